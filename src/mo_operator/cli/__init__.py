@@ -1,0 +1,1 @@
+"""The ``mo-operator`` command line."""

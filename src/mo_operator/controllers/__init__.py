@@ -1,0 +1,1 @@
+"""One controller (an Actor) per MatrixOne kind."""

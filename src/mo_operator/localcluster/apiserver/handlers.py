@@ -1,0 +1,374 @@
+"""HTTP handlers of resource requests: verbs, query parameters, content
+negotiation (JSON or server-side printed Tables), lists with pagination, and
+the special subresources (status, scale, binding, finalize)."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from . import patch_ops, scale
+from .errors import StatusError, bad_request, gone, method_not_allowed, not_found
+from .jsonutil import dumps, loads
+from .objects import WriteOptions
+from .resources import ResourceType
+from .routing import Target
+from .selectors import parse_field_selector, parse_label_selector
+from .watching import serve_watch
+
+if TYPE_CHECKING:
+    from .server import ApiServer
+
+Obj = dict[str, Any]
+_TRUE = ("true", "1", "True")
+
+
+def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    headers = {}
+    if warnings:
+        headers["Warning"] = ", ".join(f'299 - "{w}"' for w in warnings)
+    return web.Response(body=dumps(body), status=status, content_type="application/json", headers=headers)
+
+
+def wants_table(request: web.Request) -> bool:
+    accept = request.headers.get("Accept", "")
+    first = accept.split(",")[0]
+    return "as=Table" in first
+
+
+def write_options(request: web.Request) -> WriteOptions:
+    q = request.query
+    dry = q.getall("dryRun", [])
+    if any(d != "All" for d in dry):
+        raise bad_request(f"Invalid dry run value: {dry}")
+    validation = q.get("fieldValidation", q.get("fieldValidation", "Warn"))
+    if validation not in ("Strict", "Warn", "Ignore"):
+        raise bad_request(f"fieldValidation must be one of Ignore, Warn, Strict, got {validation}")
+    return WriteOptions(
+        field_manager=q.get("fieldManager", ""),
+        dry_run=bool(dry),
+        field_validation=validation,
+        user_agent=request.headers.get("User-Agent", ""),
+        force=q.get("force", "") in _TRUE,
+    )
+
+
+async def read_body(request: web.Request) -> Any:
+    raw = await request.read()
+    if not raw:
+        return {}
+    ctype = request.content_type
+    if "protobuf" in ctype or "cbor" in ctype:
+        # Only JSON is spoken here; client-go falls back to JSON on 415.
+        raise StatusError(
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {ctype})",
+        )
+    try:
+        if ctype in ("application/yaml", "application/apply-patch+yaml"):
+            import yaml
+
+            return yaml.safe_load(raw.decode())
+        return loads(raw)
+    except Exception as e:
+        raise bad_request(f"error decoding request body: {e}") from e
+
+
+class ResourceHandlers:
+    def __init__(self, server: ApiServer) -> None:
+        self.server = server
+        self.api = server.api
+
+    async def handle(self, request: web.Request, t: Target) -> web.StreamResponse:
+        method = request.method
+        sub = t.subresource
+        if sub and sub not in ("status", "scale", "binding", "finalize"):
+            raise not_found(t.rt.group_resource, t.name)
+        if sub == "scale" and t.rt.scale is None:
+            raise not_found(t.rt.group_resource, t.name)
+        if sub == "status" and not t.rt.status_subresource:
+            raise not_found(t.rt.group_resource, t.name)
+        if method == "GET":
+            if t.name:
+                return self._get(request, t)
+            if request.query.get("watch") in _TRUE:
+                return await self._watch(request, t)
+            return self._list(request, t)
+        if method == "POST":
+            if sub == "binding" or (t.rt.kind == "Binding"):
+                return await self._bind(request, t)
+            if t.name:
+                raise method_not_allowed("the server does not allow this method on the requested resource")
+            return await self._create(request, t)
+        if method == "PUT":
+            if not t.name:
+                raise method_not_allowed("the server does not allow this method on the requested resource")
+            return await self._update(request, t)
+        if method == "PATCH":
+            if not t.name:
+                raise method_not_allowed("the server does not allow this method on the requested resource")
+            return await self._patch(request, t)
+        if method == "DELETE":
+            if t.name:
+                return await self._delete(request, t)
+            return await self._delete_collection(request, t)
+        raise method_not_allowed(f"{method} is not supported")
+
+    # ------------------------------------------------------------------ reads
+    def _render_one(self, request: web.Request, rt: ResourceType, obj: Obj) -> web.Response:
+        if wants_table(request):
+            return json_response(
+                self._table(
+                    request, rt, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+                )
+            )
+        return json_response(obj)
+
+    def _table(self, request: web.Request, rt: ResourceType, objs: list[Obj], list_meta: Obj) -> Obj:
+        from .tables import to_table
+
+        include = request.query.get("includeObject", "Metadata")
+        table = to_table(rt, objs, include_object=include, now=datetime.datetime.now(datetime.UTC))
+        table["metadata"] = list_meta
+        return table
+
+    def _get(self, request: web.Request, t: Target) -> web.Response:
+        obj = self.api.get(t.rt, t.namespace, t.name)
+        if t.subresource == "scale":
+            return json_response(scale.to_scale(t.rt, obj))
+        return self._render_one(request, t.rt, obj)
+
+    def _selectors(self, request: web.Request, rt: ResourceType) -> Any:
+        q = request.query
+        label = parse_label_selector(q["labelSelector"]) if q.get("labelSelector") else None
+        field = parse_field_selector(q["fieldSelector"], rt.kind) if q.get("fieldSelector") else None
+        if label and field:
+            return lambda o: label(o) and field(o)
+        return label or field or (lambda o: True)
+
+    def _list(self, request: web.Request, t: Target) -> web.Response:
+        q = request.query
+        store = self.api.store
+        matches = self._selectors(request, t.rt)
+        limit = int(q.get("limit", "0") or 0)
+        cont = q.get("continue", "")
+        if cont:
+            try:
+                token = loads(base64.urlsafe_b64decode(cont.encode()))
+                snap_key, offset = token["s"], int(token["o"])
+            except Exception as e:
+                raise bad_request("continue key is not valid: illegal base64 data") from e
+            snap = store.get_snapshot(snap_key)
+            if snap is None:
+                raise gone(
+                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+                )
+            items, rv = snap.items, snap.rv
+        else:
+            snap_key, offset = "", 0
+            items = [
+                o
+                for o in store.list(t.rt.group_resource, None if t.all_namespaces else t.namespace)
+                if matches(o)
+            ]
+            rv = store.rv
+        meta: Obj = {"resourceVersion": str(rv)}
+        page = items[offset:]
+        if limit and len(page) > limit:
+            if not snap_key:
+                snap_key = store.snapshot(items)
+            page = page[:limit]
+            next_offset = offset + limit
+            meta["continue"] = base64.urlsafe_b64encode(dumps({"s": snap_key, "o": next_offset})).decode()
+            meta["remainingItemCount"] = len(items) - next_offset
+        elif snap_key:
+            store.drop_snapshot(snap_key)
+        if wants_table(request):
+            return json_response(self._table(request, t.rt, page, meta))
+        if not t.rt.is_custom:
+            page = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
+        return json_response(
+            {"kind": t.rt.list_kind, "apiVersion": t.rt.api_version, "metadata": meta, "items": page}
+        )
+
+    async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
+        q = request.query
+        matches = self._selectors(request, t.rt)
+        render = None
+        if wants_table(request):
+            rt = t.rt
+
+            def render(obj: Obj) -> bytes:
+                return dumps(
+                    self._table(
+                        request, rt, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+                    )
+                )
+
+        timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+        self.server.active_watches += 1
+        try:
+            return await serve_watch(
+                request,
+                self.api.store,
+                t.rt,
+                None if t.all_namespaces else t.namespace,
+                q.get("resourceVersion"),
+                matches,
+                bookmarks=q.get("allowWatchBookmarks") in _TRUE,
+                timeout=timeout,
+                settings=self.server.watch_settings,
+                render=render,
+            )
+        finally:
+            self.server.active_watches -= 1
+
+    # ----------------------------------------------------------------- writes
+    async def _create(self, request: web.Request, t: Target) -> web.Response:
+        opts = write_options(request)
+        body = await read_body(request)
+        if not isinstance(body, dict):
+            raise bad_request("the request body must be a JSON object")
+        obj = await self.api.create(t.rt, t.namespace, body, opts)
+        return json_response(obj, 201, opts.warnings)
+
+    async def _update(self, request: web.Request, t: Target) -> web.Response:
+        opts = write_options(request)
+        body = await read_body(request)
+        if not isinstance(body, dict):
+            raise bad_request("the request body must be a JSON object")
+        if t.subresource == "scale":
+            return json_response(await scale.write_scale(self.api, t.rt, t.namespace, t.name, body, opts))
+        if t.subresource == "finalize":
+            return json_response(await self._finalize_namespace(t, body, opts))
+        obj = await self.api.update(t.rt, t.namespace, t.name, body, opts, t.subresource)
+        return json_response(obj, 200, opts.warnings)
+
+    async def _patch(self, request: web.Request, t: Target) -> web.Response:
+        opts = write_options(request)
+        ctype = request.content_type
+        raw = await request.read()
+        body = patch_ops.parse_patch_body(ctype, raw, t.rt)
+        if t.subresource == "scale":
+            from .patching.json_patch import apply_json_patch
+            from .patching.merge_patch import apply_merge_patch
+            from .scale import to_scale
+
+            current = to_scale(t.rt, self.api.get(t.rt, t.namespace, t.name))
+            if ctype == patch_ops.JSON_PATCH:
+                desired = apply_json_patch(current, body)
+            else:
+                desired = apply_merge_patch(current, body)
+            return json_response(await scale.write_scale(self.api, t.rt, t.namespace, t.name, desired, opts))
+        existed = self.api.find(t.rt, t.namespace, t.name) is not None
+        obj = await patch_ops.patch(self.api, t.rt, t.namespace, t.name, ctype, body, opts, t.subresource)
+        return json_response(obj, 200 if existed else 201, opts.warnings)
+
+    async def _delete(self, request: web.Request, t: Target) -> web.Response:
+        opts = write_options(request)
+        body = await read_body(request)
+        options = body if isinstance(body, dict) else {}
+        q = request.query
+        if "propagationPolicy" in q:
+            options["propagationPolicy"] = q["propagationPolicy"]
+        if "gracePeriodSeconds" in q:
+            options["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+        obj = await self.api.delete(t.rt, t.namespace, t.name, options, opts)
+        if obj["metadata"].get("deletionTimestamp") and self.api.find(t.rt, t.namespace, t.name) is not None:
+            return json_response(obj, 200)
+        details = {"name": t.name, "kind": t.rt.plural, "uid": obj["metadata"].get("uid", "")}
+        if t.rt.group:
+            details["group"] = t.rt.group
+        return json_response(
+            {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+        )
+
+    async def _delete_collection(self, request: web.Request, t: Target) -> web.Response:
+        opts = write_options(request)
+        body = await read_body(request)
+        options = body if isinstance(body, dict) else {}
+        matches = self._selectors(request, t.rt)
+        items = [
+            o
+            for o in self.api.store.list(t.rt.group_resource, None if t.all_namespaces else t.namespace)
+            if matches(o)
+        ]
+        deleted = []
+        for o in items:
+            try:
+                deleted.append(
+                    await self.api.delete(
+                        t.rt, o["metadata"].get("namespace", ""), o["metadata"]["name"], dict(options), opts
+                    )
+                )
+            except StatusError as e:
+                if e.code != 404:
+                    raise
+        return json_response(
+            {
+                "kind": t.rt.list_kind,
+                "apiVersion": t.rt.api_version,
+                "metadata": {"resourceVersion": str(self.api.store.rv)},
+                "items": deleted,
+            }
+        )
+
+    # -------------------------------------------------------- special cases
+    async def _bind(self, request: web.Request, t: Target) -> web.Response:
+        """pods/binding: what the scheduler posts (pkg/registry/core/pod/storage)."""
+        from .objects import now_rfc3339
+
+        body = await read_body(request)
+        opts = write_options(request)
+        name = t.name or (body.get("metadata") or {}).get("name", "")
+        pod = self.api.get(t.rt, t.namespace, name)
+        node = ((body.get("target") or {}).get("name")) or ""
+        if not node:
+            raise bad_request("target.name is required")
+        if pod["metadata"].get("deletionTimestamp"):
+            raise StatusError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is being deleted, cannot be assigned to a host',
+            )
+        if (pod.get("spec") or {}).get("nodeName"):
+            raise StatusError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"',
+            )
+        from .jsonutil import clone
+
+        new = clone(pod)
+        new["spec"]["nodeName"] = node
+        status = new.setdefault("status", {})
+        conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conds.append(
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": now_rfc3339(),
+            }
+        )
+        status["conditions"] = conds
+        merged = dict(new)
+        await self.api.replace_with(t.rt, pod, merged, opts, "")
+        stored = self.api.get(t.rt, t.namespace, name)
+        if stored.get("status") != status:
+            await self.api.replace_with(t.rt, stored, dict(stored, status=status), opts, "status")
+        return json_response(
+            {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201
+        )
+
+    async def _finalize_namespace(self, t: Target, body: Obj, opts: WriteOptions) -> Obj:
+        from .jsonutil import clone
+
+        old = self.api.get(t.rt, "", t.name)
+        new = clone(old)
+        new.setdefault("spec", {})["finalizers"] = list((body.get("spec") or {}).get("finalizers") or [])
+        return await self.api.replace_with(t.rt, old, new, opts, "")

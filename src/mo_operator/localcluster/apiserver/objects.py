@@ -1,0 +1,526 @@
+"""The generic registry: create, update, patch, delete, get and list of any
+resource, with the order of steps kube-apiserver follows (defaulting, mutating
+admission, validation, validating admission, storage) and its preconditions.
+
+HTTP concerns (paths, content types, tables, watch streams) live in
+``http.py``; background controllers (garbage collection, namespaces, CRD
+status) in their own modules. This module only decides what gets stored.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import defaults, strategy
+from .errors import (
+    StatusError,
+    already_exists,
+    bad_request,
+    field_cause,
+    forbidden,
+    invalid,
+    not_found,
+    stale_conflict,
+)
+from .jsonutil import clone
+from .registry import Registry
+from .resources import ResourceType
+from .store import Store
+
+Obj = dict[str, Any]
+AdmissionHook = Callable[["AdmissionRequest"], Awaitable[Obj]]
+
+_SYSTEM_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds")
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def now_rfc3339() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class WriteOptions:
+    field_manager: str = ""
+    dry_run: bool = False
+    field_validation: str = "Strict"
+    user_agent: str = ""
+    force: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def manager(self) -> str:
+        if self.field_manager:
+            return self.field_manager
+        # kube-apiserver derives a default manager from the user agent's first token.
+        return (self.user_agent or "unknown").split("/", 1)[0] or "unknown"
+
+
+@dataclass
+class AdmissionRequest:
+    rt: ResourceType
+    operation: str  # CREATE, UPDATE, DELETE
+    namespace: str
+    name: str
+    object: Obj | None
+    old_object: Obj | None
+    subresource: str
+    options: WriteOptions
+    mutating: bool
+
+
+class ObjectAPI:
+    """Stored-object operations shared by the HTTP layer and the internal controllers."""
+
+    def __init__(self, store: Store, registry: Registry) -> None:
+        self.store = store
+        self.registry = registry
+        self.admission: AdmissionHook | None = None
+        self.after_write: list[Callable[[ResourceType, Obj | None, Obj | None], None]] = []
+        self._service_ips = _IPAllocator()
+
+    # ------------------------------------------------------------------ reads
+    def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
+        obj = self.store.get(rt.group_resource, namespace, name)
+        if obj is None:
+            raise not_found(rt.group_resource, name)
+        return obj
+
+    def find(self, rt: ResourceType, namespace: str, name: str) -> Obj | None:
+        return self.store.get(rt.group_resource, namespace, name)
+
+    # ----------------------------------------------------------------- create
+    async def create(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        body: Obj,
+        opts: WriteOptions,
+        managed: list[Obj] | None = None,
+    ) -> Obj:
+        obj = clone(body)
+        self._check_type(rt, obj)
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise bad_request("metadata must be an object")
+        if rt.namespaced:
+            if meta.get("namespace") not in (None, "", namespace):
+                raise bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta["namespace"] = namespace
+            self._check_namespace(rt, namespace, meta.get("name") or meta.get("generateName", ""))
+        else:
+            meta.pop("namespace", None)
+        if meta.get("resourceVersion"):
+            raise bad_request("resourceVersion should not be set on objects to be created")
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(random.choices(_NAME_CHARS, k=5))
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        for f in (
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "selfLink",
+            "managedFields",
+        ):
+            meta.pop(f, None)
+        if strategy.has_generation(rt):
+            meta["generation"] = 1
+        strategy.initial_status(rt, obj)
+        obj = await self._admit_and_validate(rt, "CREATE", None, obj, opts, "")
+        if self.store.get(rt.group_resource, namespace if rt.namespaced else "", meta["name"]) is not None:
+            raise already_exists(rt.group_resource, meta["name"])
+        self._allocate(rt, obj)
+        obj["metadata"]["managedFields"] = (
+            managed if managed is not None else self._managed_fields(rt, None, obj, opts, "")
+        )
+        if not obj["metadata"]["managedFields"]:
+            del obj["metadata"]["managedFields"]
+        return self._commit(rt, None, obj, opts)
+
+    # ----------------------------------------------------------------- update
+    async def update(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        body: Obj,
+        opts: WriteOptions,
+        subresource: str = "",
+    ) -> Obj:
+        old = self.get(rt, namespace, name)
+        new = clone(body)
+        self._check_type(rt, new)
+        meta = new.get("metadata")
+        if not isinstance(meta, dict):
+            raise bad_request("metadata must be an object")
+        if meta.get("name") not in (None, name):
+            raise bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+            )
+        rv = meta.get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise stale_conflict(rt.group_resource, name)
+        return await self._update(rt, old, new, opts, subresource, managed=None)
+
+    async def replace_with(
+        self,
+        rt: ResourceType,
+        old: Obj,
+        new: Obj,
+        opts: WriteOptions,
+        subresource: str = "",
+        managed: list[Obj] | None = None,
+    ) -> Obj:
+        """Store ``new`` over ``old`` (already read), as after a patch."""
+        return await self._update(rt, old, new, opts, subresource, managed)
+
+    async def _update(
+        self,
+        rt: ResourceType,
+        old: Obj,
+        new: Obj,
+        opts: WriteOptions,
+        subresource: str,
+        managed: list[Obj] | None,
+    ) -> Obj:
+        meta = new["metadata"]
+        ometa = old["metadata"]
+        meta["name"] = ometa["name"]
+        if rt.namespaced:
+            meta["namespace"] = ometa["namespace"]
+        else:
+            meta.pop("namespace", None)
+        for f in _SYSTEM_META:
+            if f in ometa:
+                meta[f] = ometa[f]
+            else:
+                meta.pop(f, None)
+        meta.pop("selfLink", None)
+        meta["resourceVersion"] = ometa["resourceVersion"]
+        if managed is not None:
+            meta["managedFields"] = managed
+        new = strategy.merge_for_subresource(rt, old, new, subresource)
+        meta = new["metadata"]
+        if ometa.get("deletionTimestamp"):
+            added = [f for f in meta.get("finalizers") or [] if f not in (ometa.get("finalizers") or [])]
+            if added:
+                raise invalid(
+                    rt.kind,
+                    rt.group,
+                    ometa["name"],
+                    [
+                        field_cause(
+                            "metadata.finalizers",
+                            f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{', '.join(repr(a).replace(chr(39), chr(34)) for a in added)}}}",
+                            "FieldValueForbidden",
+                        )
+                    ],
+                )
+        new = await self._admit_and_validate(rt, "UPDATE", old, new, opts, subresource)
+        meta = new["metadata"]
+        if strategy.has_generation(rt) and subresource != "status":
+            meta["generation"] = ometa.get("generation", 1) + (
+                1 if strategy.spec_changed(rt, old, new) else 0
+            )
+        if managed is None:
+            mf = self._managed_fields(rt, old, new, opts, subresource)
+            if mf:
+                meta["managedFields"] = mf
+            else:
+                meta.pop("managedFields", None)
+        if _same(old, new):
+            return old  # kube-apiserver skips no-op writes: no new resourceVersion, no event
+        if (
+            meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and not _namespace_finalizers(rt, new)
+        ):
+            if opts.dry_run:
+                return new
+            return self._remove(rt, new)
+        return self._commit(rt, old, new, opts)
+
+    # ----------------------------------------------------------------- delete
+    async def delete(
+        self, rt: ResourceType, namespace: str, name: str, options: Obj, opts: WriteOptions
+    ) -> Obj:
+        old = self.get(rt, namespace, name)
+        pre = options.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
+            raise StatusError(
+                409,
+                "Conflict",
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {old['metadata']['uid']}",
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
+            raise StatusError(
+                409,
+                "Conflict",
+                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, ResourceVersion in object meta: {old['metadata']['resourceVersion']}",
+            )
+        if self.admission is not None:
+            await self.admission(
+                AdmissionRequest(rt, "DELETE", namespace, name, None, old, "", opts, mutating=False)
+            )
+        policy = options.get("propagationPolicy")
+        if policy is None and options.get("orphanDependents") is not None:
+            policy = "Orphan" if options["orphanDependents"] else "Background"
+        if policy not in (None, "Background", "Foreground", "Orphan"):
+            raise invalid(
+                "DeleteOptions",
+                "",
+                "",
+                [
+                    field_cause(
+                        "propagationPolicy",
+                        f'Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
+                        "FieldValueNotSupported",
+                    )
+                ],
+            )
+        new = clone(old)
+        meta = new["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if policy == "Foreground" and "foregroundDeletion" not in finalizers:
+            finalizers.append("foregroundDeletion")
+            finalizers = [f for f in finalizers if f != "orphan"]
+        elif policy == "Orphan" and "orphan" not in finalizers:
+            finalizers.append("orphan")
+            finalizers = [f for f in finalizers if f != "foregroundDeletion"]
+        graceful = self._grace_period(rt, old, options)
+        if finalizers or graceful is not None or _namespace_finalizers(rt, new):
+            if finalizers:
+                meta["finalizers"] = finalizers
+            if not meta.get("deletionTimestamp"):
+                meta["deletionTimestamp"] = now_rfc3339()
+                meta["deletionGracePeriodSeconds"] = graceful or 0
+            elif graceful is not None and graceful < (meta.get("deletionGracePeriodSeconds") or 0):
+                meta["deletionGracePeriodSeconds"] = graceful
+            if (rt.group, rt.kind) == ("", "Namespace"):
+                new.setdefault("status", {})["phase"] = "Terminating"
+            if _same(old, new):
+                return old
+            return self._commit(rt, old, new, opts)
+        if opts.dry_run:
+            return old
+        return self._remove(rt, old)
+
+    def _grace_period(self, rt: ResourceType, old: Obj, options: Obj) -> int | None:
+        """Pods bound to a node are deleted gracefully: the kubelet finishes the job."""
+        if (rt.group, rt.kind) != ("", "Pod"):
+            return None
+        spec, status = old.get("spec") or {}, old.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return None
+        grace = options.get("gracePeriodSeconds")
+        if grace is None:
+            grace = spec.get("terminationGracePeriodSeconds", 30)
+        if grace == 0:
+            return None
+        return int(grace)
+
+    # ----------------------------------------------------------- internals
+    async def _admit_and_validate(
+        self, rt: ResourceType, op: str, old: Obj | None, new: Obj, opts: WriteOptions, subresource: str
+    ) -> Obj:
+        name = new["metadata"].get("name", "")
+        ns = new["metadata"].get("namespace", "")
+        if subresource == "":
+            self._default(rt, new, opts)
+        if self.admission is not None:
+            new = await self.admission(
+                AdmissionRequest(rt, op, ns, name, new, old, subresource, opts, mutating=True)
+            )
+            if subresource == "":
+                self._default(rt, new, WriteOptions(field_validation="Ignore"))
+        causes = strategy.validate_metadata(rt, new)
+        if rt.schema is not None:
+            from .schema.validation import validate
+
+            causes.extend(
+                {"reason": c.reason, "message": c.message, "field": c.field} for c in validate(new, rt.schema)
+            )
+        if old is not None:
+            causes.extend(strategy.validate_update(rt, old, new))
+        if (rt.group, rt.kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
+            causes.extend(self._validate_crd(new))
+        if causes:
+            raise invalid(rt.kind, rt.group, name, causes)
+        if self.admission is not None:
+            await self.admission(
+                AdmissionRequest(rt, op, ns, name, new, old, subresource, opts, mutating=False)
+            )
+        return new
+
+    def _default(self, rt: ResourceType, obj: Obj, opts: WriteOptions) -> None:
+        if rt.schema is not None:
+            from .schema.defaulting import apply_defaults
+            from .schema.pruning import prune
+
+            pruned_obj, unknown = prune(obj, rt.schema)
+            if unknown:
+                if opts.field_validation == "Strict":
+                    raise bad_request(
+                        f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: strict decoding error: '
+                        + ", ".join(f'unknown field "{u}"' for u in unknown)
+                    )
+                if opts.field_validation == "Warn":
+                    opts.warnings.extend(f'unknown field "{u}"' for u in unknown)
+            defaulted = apply_defaults(pruned_obj, rt.schema)
+            obj.clear()
+            obj.update(defaulted)
+        else:
+            defaults.apply_builtin_defaults(rt.group, rt.kind, obj)
+
+    def _validate_crd(self, crd: Obj) -> list[dict[str, str]]:
+        from .schema.structural import structural_errors
+
+        causes = []
+        spec = crd.get("spec") or {}
+        names = spec.get("names") or {}
+        group = spec.get("group", "")
+        expected = f"{names.get('plural', '')}.{group}"
+        if crd["metadata"].get("name") != expected:
+            causes.append(
+                field_cause(
+                    "metadata.name",
+                    f'Invalid value: "{crd["metadata"].get("name")}": must be spec.names.plural+"."+spec.group',
+                )
+            )
+        versions = spec.get("versions") or []
+        if not versions:
+            causes.append(
+                field_cause(
+                    "spec.versions", "Invalid value: must have exactly one version marked as storage version"
+                )
+            )
+        if sum(1 for v in versions if v.get("storage")) != 1:
+            causes.append(
+                field_cause(
+                    "spec.versions", "Invalid value: must have exactly one version marked as storage version"
+                )
+            )
+        for i, v in enumerate(versions):
+            schema = (v.get("schema") or {}).get("openAPIV3Schema")
+            if schema is None:
+                causes.append(
+                    field_cause(
+                        f"spec.versions[{i}].schema.openAPIV3Schema",
+                        "Required value: schemas are required",
+                        "FieldValueRequired",
+                    )
+                )
+                continue
+            for err in structural_errors(schema):
+                causes.append(field_cause(f"spec.versions[{i}].schema.openAPIV3Schema", err))
+        return causes
+
+    def _managed_fields(
+        self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions, subresource: str
+    ) -> list[Obj]:
+        from .patching.managed_fields import record_update
+        from .patching.typeinfo import type_info_for
+
+        return record_update(
+            old,
+            new,
+            manager=opts.manager(),
+            operation="Update",
+            type_info=type_info_for(rt),
+            now=now_rfc3339(),
+            subresource=subresource,
+            api_version=rt.api_version,
+        )
+
+    def _check_type(self, rt: ResourceType, obj: Obj) -> None:
+        if not isinstance(obj, dict):
+            raise bad_request("the request body must be a JSON object")
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if api_version is None or kind is None:
+            obj.setdefault("apiVersion", rt.api_version)
+            obj.setdefault("kind", rt.kind)
+            return
+        group = api_version.rpartition("/")[0]
+        if kind != rt.kind or group != rt.group:
+            raise bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version})"
+            )
+        obj["apiVersion"] = rt.api_version
+
+    def _check_namespace(self, rt: ResourceType, namespace: str, name: str) -> None:
+        ns = self.store.get("namespaces", "", namespace)
+        if ns is None:
+            raise not_found("namespaces", namespace)
+        if ns["metadata"].get("deletionTimestamp"):
+            raise forbidden(
+                rt.group_resource,
+                name,
+                f"unable to create new content in namespace {namespace} because it is being terminated",
+            )
+
+    def _allocate(self, rt: ResourceType, obj: Obj) -> None:
+        if (rt.group, rt.kind) == ("", "Service"):
+            spec = obj.setdefault("spec", {})
+            if spec.get("type") != "ExternalName" and not spec.get("clusterIP"):
+                spec["clusterIP"] = self._service_ips.next()
+            if spec.get("clusterIP"):
+                spec.setdefault("clusterIPs", [spec["clusterIP"]])
+            if spec.get("type") in ("NodePort", "LoadBalancer"):
+                for p in spec.get("ports") or []:
+                    p.setdefault("nodePort", self._service_ips.next_node_port())
+
+    def _commit(self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions) -> Obj:
+        if opts.dry_run:
+            return new
+        stored = self.store.put(rt.group_resource, new)
+        for hook in self.after_write:
+            hook(rt, old, stored)
+        return stored
+
+    def _remove(self, rt: ResourceType, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        final = self.store.remove(rt.group_resource, meta.get("namespace", ""), meta["name"])
+        for hook in self.after_write:
+            hook(rt, obj, None)
+        return final or obj
+
+
+def _same(old: Obj, new: Obj) -> bool:
+    """Equal apart from managedFields timestamps (a no-op write)."""
+    if old == new:
+        return True
+    om, nm = old.get("metadata", {}), new.get("metadata", {})
+    if {k: v for k, v in old.items() if k != "metadata"} != {k: v for k, v in new.items() if k != "metadata"}:
+        return False
+    if {k: v for k, v in om.items() if k != "managedFields"} != {
+        k: v for k, v in nm.items() if k != "managedFields"
+    }:
+        return False
+    strip = lambda mf: [{k: v for k, v in e.items() if k != "time"} for e in mf or []]  # noqa: E731
+    return bool(strip(om.get("managedFields")) == strip(nm.get("managedFields")))
+
+
+def _namespace_finalizers(rt: ResourceType, obj: Obj) -> bool:
+    return (rt.group, rt.kind) == ("", "Namespace") and bool((obj.get("spec") or {}).get("finalizers"))
+
+
+class _IPAllocator:
+    def __init__(self) -> None:
+        self._next = 10
+        self._next_port = 30000
+
+    def next(self) -> str:
+        n = self._next
+        self._next += 1
+        return f"10.96.{n // 250}.{n % 250 + 1}"
+
+    def next_node_port(self) -> int:
+        p = self._next_port
+        self._next_port += 1
+        return p

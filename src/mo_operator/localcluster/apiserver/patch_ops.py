@@ -1,0 +1,176 @@
+"""PATCH requests: JSON patch, merge patch, strategic merge patch (built-in
+kinds only, as the real server) and server-side apply, each turned into an
+ordinary update (or, for apply, a create) of the generic registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .errors import StatusError, bad_request, conflict, field_cause, invalid, not_found, stale_conflict
+from .jsonutil import clone, loads
+from .objects import ObjectAPI, WriteOptions, now_rfc3339
+from .resources import ResourceType
+
+Obj = dict[str, Any]
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+_ACCEPTED = "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+
+
+def _unsupported(content_type: str, rt: ResourceType) -> StatusError:
+    accepted = (
+        _ACCEPTED
+        if rt.is_custom
+        else _ACCEPTED.replace(
+            ", application/apply", ", application/strategic-merge-patch+json, application/apply"
+        )
+    )
+    return StatusError(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - accepted media types include: {accepted}",
+    )
+
+
+def parse_patch_body(content_type: str, raw: bytes, rt: ResourceType) -> Any:
+    try:
+        if content_type == APPLY_PATCH:
+            return yaml.safe_load(raw.decode()) if raw.strip() else {}
+        return loads(raw)
+    except Exception as e:  # malformed bodies are the client's fault
+        raise bad_request(f"error decoding patch: {e}") from e
+
+
+async def patch(
+    api: ObjectAPI,
+    rt: ResourceType,
+    namespace: str,
+    name: str,
+    content_type: str,
+    body: Any,
+    opts: WriteOptions,
+    subresource: str = "",
+) -> Obj:
+    from .patching.json_patch import PatchError, apply_json_patch
+    from .patching.merge_patch import apply_merge_patch
+    from .patching.strategic_merge import apply_strategic_merge_patch
+    from .patching.typeinfo import type_info_for
+
+    if content_type == APPLY_PATCH:
+        return await _apply(api, rt, namespace, name, body, opts, subresource)
+    old = api.find(rt, namespace, name)
+    if old is None:
+        raise not_found(rt.group_resource, name)
+    base = clone(old)
+    try:
+        if content_type == JSON_PATCH:
+            if not isinstance(body, list):
+                raise bad_request("json patch must be a list of operations")
+            new = apply_json_patch(base, body)
+        elif content_type == MERGE_PATCH:
+            new = apply_merge_patch(base, body)
+        elif content_type == STRATEGIC_PATCH:
+            if rt.is_custom:
+                raise _unsupported(content_type, rt)
+            new = apply_strategic_merge_patch(base, body, type_info_for(rt))
+        else:
+            raise _unsupported(content_type, rt)
+    except PatchError as e:
+        raise StatusError(422, "Invalid", str(e)) from e
+    if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+        raise bad_request("the patch produced an object without metadata")
+    rv = new["metadata"].get("resourceVersion")
+    if rv and rv != old["metadata"]["resourceVersion"]:
+        raise stale_conflict(rt.group_resource, name)
+    if new["metadata"].get("uid") not in (None, old["metadata"]["uid"]):
+        raise conflict(
+            rt.group_resource,
+            name,
+            f"Precondition failed: UID in precondition: {new['metadata']['uid']}, UID in object meta: {old['metadata']['uid']}",
+        )
+    return await api.replace_with(rt, old, new, opts, subresource)
+
+
+async def _apply(
+    api: ObjectAPI,
+    rt: ResourceType,
+    namespace: str,
+    name: str,
+    body: Any,
+    opts: WriteOptions,
+    subresource: str,
+) -> Obj:
+    from .patching.managed_fields import ApplyConflict, server_side_apply
+    from .patching.typeinfo import type_info_for
+
+    if not opts.field_manager:
+        raise invalid(
+            rt.kind,
+            rt.group,
+            name,
+            [
+                field_cause(
+                    "fieldManager", "Required value: is required for apply patch", "FieldValueRequired"
+                )
+            ],
+        )
+    if not isinstance(body, dict):
+        raise bad_request("apply patch must be an object")
+    applied = clone(body)
+    meta = applied.setdefault("metadata", {})
+    if meta.get("name") not in (None, name):
+        raise bad_request(
+            f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+        )
+    meta["name"] = name
+    if rt.namespaced:
+        meta["namespace"] = namespace
+    if applied.get("kind") not in (None, rt.kind):
+        raise bad_request(
+            f"the kind in the data ({applied.get('kind')}) does not match the expected kind ({rt.kind})"
+        )
+    applied.setdefault("apiVersion", rt.api_version)
+    applied.setdefault("kind", rt.kind)
+    if subresource == "" and rt.status_subresource:
+        applied.pop("status", None)
+    old = api.find(rt, namespace, name)
+    if (
+        old is not None
+        and meta.get("resourceVersion")
+        and meta["resourceVersion"] != old["metadata"]["resourceVersion"]
+    ):
+        raise stale_conflict(rt.group_resource, name)
+    meta.pop("resourceVersion", None)
+    try:
+        new = server_side_apply(
+            clone(old) if old is not None else None,
+            applied,
+            manager=opts.field_manager,
+            force=opts.force,
+            type_info=type_info_for(rt),
+            now=now_rfc3339(),
+            subresource=subresource,
+        )
+    except ApplyConflict as e:
+        causes = [
+            {"reason": "FieldManagerConflict", "message": f'conflict with "{m}"', "field": f}
+            for m, f in e.conflicts
+        ]
+        raise StatusError(
+            409,
+            "Conflict",
+            e.message,
+            details={"name": name, "group": rt.group, "kind": rt.plural, "causes": causes},
+        ) from e
+    managed = new["metadata"].get("managedFields") or []
+    if old is None:
+        if subresource:
+            raise not_found(rt.group_resource, name)
+        new["metadata"].pop("managedFields", None)
+        return await api.create(rt, namespace, new, opts, managed=managed)
+    return await api.replace_with(rt, old, new, opts, subresource, managed=managed)

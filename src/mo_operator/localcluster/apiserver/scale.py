@@ -1,0 +1,92 @@
+"""The scale subresource (autoscaling/v1 Scale) of StatefulSets, Deployments,
+ReplicaSets and custom resources that declare one: how `kubectl scale` and
+autoscalers change replicas without touching the rest of the object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import bad_request, stale_conflict
+from .jsonutil import clone
+from .objects import ObjectAPI, WriteOptions
+from .resources import ResourceType
+
+Obj = dict[str, Any]
+
+
+def _get_path(obj: Obj, path: str) -> Any:
+    cur: Any = obj
+    for part in path.lstrip(".").split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def _set_path(obj: Obj, path: str, value: Any) -> None:
+    parts = path.lstrip(".").split(".")
+    cur = obj
+    for part in parts[:-1]:
+        cur = cur.setdefault(part, {})
+    cur[parts[-1]] = value
+
+
+def _selector_string(sel: Any) -> str:
+    if isinstance(sel, str):
+        return sel
+    if isinstance(sel, dict):
+        parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+        for e in sel.get("matchExpressions") or []:
+            op = e.get("operator")
+            if op == "In":
+                parts.append(f"{e['key']} in ({','.join(e.get('values') or [])})")
+            elif op == "NotIn":
+                parts.append(f"{e['key']} notin ({','.join(e.get('values') or [])})")
+            elif op == "Exists":
+                parts.append(e["key"])
+            elif op == "DoesNotExist":
+                parts.append(f"!{e['key']}")
+        return ",".join(parts)
+    return ""
+
+
+def to_scale(rt: ResourceType, obj: Obj) -> Obj:
+    assert rt.scale is not None
+    meta = obj["metadata"]
+    replicas = _get_path(obj, rt.scale.spec_replicas_path)
+    status_replicas = _get_path(obj, rt.scale.status_replicas_path)
+    status: Obj = {"replicas": int(status_replicas or 0)}
+    if rt.scale.label_selector_path:
+        sel = _get_path(obj, rt.scale.label_selector_path)
+        if sel:
+            status["selector"] = _selector_string(sel)
+    if not rt.is_custom and isinstance((obj.get("spec") or {}).get("selector"), dict):
+        status["selector"] = _selector_string(obj["spec"]["selector"])
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in meta
+        },
+        "spec": {"replicas": int(replicas or 0)},
+        "status": status,
+    }
+
+
+async def write_scale(
+    api: ObjectAPI, rt: ResourceType, namespace: str, name: str, scale: Obj, opts: WriteOptions
+) -> Obj:
+    assert rt.scale is not None
+    old = api.get(rt, namespace, name)
+    rv = (scale.get("metadata") or {}).get("resourceVersion")
+    if rv and rv != old["metadata"]["resourceVersion"]:
+        raise stale_conflict(rt.group_resource, name)
+    replicas = (scale.get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise bad_request("spec.replicas must be a non-negative integer")
+    new = clone(old)
+    _set_path(new, rt.scale.spec_replicas_path, replicas)
+    stored = await api.replace_with(rt, old, new, opts)
+    return to_scale(rt, stored)

@@ -1,0 +1,2 @@
+"""Structural-schema handling for custom resources: validation, defaulting
+and pruning, as kube-apiserver's apiextensions code does it."""

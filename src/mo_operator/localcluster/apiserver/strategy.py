@@ -1,0 +1,328 @@
+"""Per-kind write rules of kube-apiserver (the registry "strategies"): what a
+create resets, which changes bump metadata.generation, how the main resource
+and the status subresource split an object, and which updates are forbidden.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import field_cause
+from .resources import ResourceType
+
+Obj = dict[str, Any]
+
+# Built-in kinds whose strategy sets metadata.generation (custom resources always do).
+_WITH_GENERATION = {
+    ("apps", "Deployment"),
+    ("apps", "StatefulSet"),
+    ("apps", "ReplicaSet"),
+    ("apps", "DaemonSet"),
+    ("batch", "Job"),
+    ("batch", "CronJob"),
+    ("policy", "PodDisruptionBudget"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+}
+
+# Top-level fields that are not "spec" for generation purposes.
+_NON_SPEC = {"metadata", "status", "apiVersion", "kind"}
+
+
+def has_generation(rt: ResourceType) -> bool:
+    return rt.is_custom or (rt.group, rt.kind) in _WITH_GENERATION
+
+
+def spec_changed(rt: ResourceType, old: Obj, new: Obj) -> bool:
+    """Whether an update bumps metadata.generation.
+
+    Custom resources: any change outside metadata (and outside status when the
+    status subresource is on). Deployments also bump on annotation changes
+    (pkg/registry/apps/deployment/strategy.go).
+    """
+    if rt.is_custom and not rt.status_subresource:
+        keys = (set(old) | set(new)) - {"metadata", "apiVersion", "kind"}
+    else:
+        keys = (set(old) | set(new)) - _NON_SPEC
+    if any(old.get(k) != new.get(k) for k in keys):
+        return True
+    if (rt.group, rt.kind) == ("apps", "Deployment"):
+        return (old["metadata"].get("annotations") or {}) != (new["metadata"].get("annotations") or {})
+    return False
+
+
+def separates_status(rt: ResourceType) -> bool:
+    """Kinds whose main resource ignores status writes (status subresource)."""
+    return rt.status_subresource
+
+
+def initial_status(rt: ResourceType, obj: Obj) -> None:
+    """What PrepareForCreate puts in status."""
+    if not rt.status_subresource:
+        return
+    key = (rt.group, rt.kind)
+    if key == ("", "Pod"):
+        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj.get("spec") or {})}
+    elif key == ("", "Namespace"):
+        obj["status"] = {"phase": "Active"}
+    elif key == ("", "PersistentVolumeClaim") or key == ("", "PersistentVolume"):
+        obj["status"] = {"phase": "Pending"}
+    elif key == ("", "Service"):
+        obj["status"] = {"loadBalancer": {}}
+    elif rt.is_custom:
+        obj.pop("status", None)
+    else:
+        obj["status"] = {}
+
+
+def _qos_class(spec: Obj) -> str:
+    containers = list(spec.get("containers") or [])
+    requests_seen = limits_seen = False
+    guaranteed = bool(containers)
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        requests_seen |= bool(req)
+        limits_seen |= bool(lim)
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and req[r] != lim[r]):
+                guaranteed = False
+    if guaranteed:
+        return "Guaranteed"
+    return "Burstable" if (requests_seen or limits_seen) else "BestEffort"
+
+
+def merge_for_subresource(rt: ResourceType, old: Obj, new: Obj, subresource: str) -> Obj:
+    """The object to store after a write to the main resource or to /status.
+
+    Main resource: status is kept from the old object. /status: everything but
+    status (and managedFields, which the write recomputed) is kept from old.
+    """
+    if subresource == "status":
+        merged = dict(old)
+        merged["metadata"] = dict(old["metadata"])
+        if "managedFields" in new.get("metadata", {}):
+            merged["metadata"]["managedFields"] = new["metadata"]["managedFields"]
+        if "status" in new:
+            merged["status"] = new["status"]
+        else:
+            merged.pop("status", None)
+        return merged
+    if separates_status(rt):
+        if "status" in old:
+            new["status"] = old["status"]
+        else:
+            new.pop("status", None)
+    return new
+
+
+# --------------------------------------------------------------- validation
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+
+def _name_rule(rt: ResourceType) -> tuple[re.Pattern[str], int, str]:
+    if (rt.group, rt.kind) in (("", "Namespace"),):
+        return (
+            _DNS1123_LABEL,
+            63,
+            (
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
+                "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+            ),
+        )
+    if (rt.group, rt.kind) == ("", "Service"):
+        return (
+            _DNS1035_LABEL,
+            63,
+            (
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+                "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+                "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+            ),
+        )
+    return (
+        _DNS1123_SUBDOMAIN,
+        253,
+        (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+            "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        ),
+    )
+
+
+def validate_metadata(rt: ResourceType, obj: Obj) -> list[dict[str, str]]:
+    meta = obj.get("metadata") or {}
+    causes: list[dict[str, str]] = []
+    name = meta.get("name", "")
+    if not name:
+        causes.append(
+            field_cause(
+                "metadata.name", "Required value: name or generateName is required", "FieldValueRequired"
+            )
+        )
+    else:
+        pattern, max_len, msg = _name_rule(rt)
+        if len(name) > max_len:
+            causes.append(
+                field_cause(
+                    "metadata.name", f'Invalid value: "{name}": must be no more than {max_len} characters'
+                )
+            )
+        elif not pattern.match(name) and rt.kind not in (
+            "Role",
+            "ClusterRole",
+            "RoleBinding",
+            "ClusterRoleBinding",
+        ):
+            causes.append(field_cause("metadata.name", f'Invalid value: "{name}": {msg}'))
+    for key, value in (meta.get("labels") or {}).items():
+        prefix, _, local = key.rpartition("/")
+        if (
+            not _QUALIFIED_NAME.match(local)
+            or len(local) > 63
+            or (prefix and not _DNS1123_SUBDOMAIN.match(prefix))
+        ):
+            causes.append(
+                field_cause(
+                    "metadata.labels",
+                    f"Invalid value: \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+                )
+            )
+        if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
+            causes.append(
+                field_cause(
+                    "metadata.labels",
+                    f"Invalid value: \"{value}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+                )
+            )
+    for ref in meta.get("ownerReferences") or []:
+        for f in ("apiVersion", "kind", "name", "uid"):
+            if not ref.get(f):
+                causes.append(
+                    field_cause(
+                        f"metadata.ownerReferences.{f}",
+                        'Invalid value: "": ' + f + " must not be empty",
+                        "FieldValueInvalid",
+                    )
+                )
+    controllers = [r for r in meta.get("ownerReferences") or [] if r.get("controller")]
+    if len(controllers) > 1:
+        causes.append(
+            field_cause(
+                "metadata.ownerReferences",
+                "Invalid value: only one reference can have Controller set to true",
+            )
+        )
+    return causes
+
+
+_STS_MUTABLE = {
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+}
+
+
+def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]]:
+    """Update rules of built-in kinds that a controller can run into."""
+    key = (rt.group, rt.kind)
+    causes: list[dict[str, str]] = []
+    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
+    if key == ("apps", "StatefulSet"):
+        if {k: v for k, v in os_.items() if k not in _STS_MUTABLE} != {
+            k: v for k, v in ns_.items() if k not in _STS_MUTABLE
+        }:
+            causes.append(
+                field_cause(
+                    "spec",
+                    "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+                    "FieldValueForbidden",
+                )
+            )
+    elif key in (("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "DaemonSet")):
+        if os_.get("selector") != ns_.get("selector"):
+            causes.append(
+                field_cause("spec.selector", f"Invalid value: {ns_.get('selector')}: field is immutable")
+            )
+    elif key == ("batch", "Job"):
+        if os_.get("selector") != ns_.get("selector"):
+            causes.append(field_cause("spec.selector", "Invalid value: field is immutable"))
+        if os_.get("template") != ns_.get("template"):
+            causes.append(field_cause("spec.template", "Invalid value: field is immutable"))
+    elif key == ("", "Pod"):
+        causes.extend(_pod_update(os_, ns_))
+    elif key in (("", "ConfigMap"), ("", "Secret")):
+        if old.get("immutable"):
+            for f in ("data", "binaryData", "stringData"):
+                if old.get(f) != new.get(f):
+                    causes.append(
+                        field_cause(
+                            f, "Forbidden: field is immutable when `immutable` is set", "FieldValueForbidden"
+                        )
+                    )
+            if not new.get("immutable"):
+                causes.append(
+                    field_cause(
+                        "immutable",
+                        "Forbidden: field is immutable when `immutable` is set",
+                        "FieldValueForbidden",
+                    )
+                )
+    elif key == ("", "PersistentVolumeClaim"):
+
+        def strip(s: Obj) -> Obj:
+            s = dict(s)
+            s.pop("resources", None)
+            s.pop("volumeName", None) if os_.get("volumeName") in (None, "") else None
+            return s
+
+        if strip(os_) != strip(ns_):
+            causes.append(
+                field_cause(
+                    "spec",
+                    "Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
+                    "FieldValueForbidden",
+                )
+            )
+    elif (
+        key == ("", "Service")
+        and os_.get("clusterIP")
+        and ns_.get("clusterIP") not in (None, "", os_.get("clusterIP"))
+    ):
+        causes.append(field_cause("spec.clusterIPs[0]", "Invalid value: field is immutable"))
+    return causes
+
+
+def _pod_update(old: Obj, new: Obj) -> list[dict[str, str]]:
+    """Pod spec updates may only change images, activeDeadlineSeconds and add
+    tolerations (pkg/apis/core/validation ValidatePodUpdate)."""
+
+    def masked(spec: Obj) -> Obj:
+        s = dict(spec)
+        for f in ("containers", "initContainers"):
+            s[f] = [{k: v for k, v in c.items() if k != "image"} for c in spec.get(f) or []]
+        s.pop("activeDeadlineSeconds", None)
+        s.pop("tolerations", None)
+        s.pop("nodeName", None) if not old.get("nodeName") else None
+        return s
+
+    if masked(old) != masked(new):
+        return [
+            field_cause(
+                "spec",
+                "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+                "FieldValueForbidden",
+            )
+        ]
+    return []

@@ -1,0 +1,136 @@
+"""Watch streams: replay from a resourceVersion (or the current state),
+selector transitions (an object leaving a selector is a DELETED event),
+bookmarks, timeouts, 410 Gone for versions that left the history, and the
+fault hooks that drop or stall watches."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from .errors import gone
+from .jsonutil import dumps
+from .resources import ResourceType
+from .store import Change, Expired, Store
+
+Obj = dict[str, Any]
+Matcher = Callable[[Obj], bool]
+
+
+class WatchSettings:
+    def __init__(self, bookmark_interval: float = 2.0, default_timeout: float = 1800.0) -> None:
+        self.bookmark_interval = bookmark_interval
+        self.default_timeout = default_timeout
+        self.stalled = False
+
+
+def _line(event_type: str, obj_json: bytes) -> bytes:
+    return b'{"type":"' + event_type.encode() + b'","object":' + obj_json + b"}\n"
+
+
+async def serve_watch(
+    request: web.Request,
+    store: Store,
+    rt: ResourceType,
+    namespace: str | None,
+    resource_version: str | None,
+    matches: Matcher,
+    *,
+    bookmarks: bool,
+    timeout: float | None,
+    settings: WatchSettings,
+    render: Callable[[Obj], bytes] | None,
+) -> web.StreamResponse:
+    resp = web.StreamResponse(
+        status=200, headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"}
+    )
+    await resp.prepare(request)
+    encode: Callable[[Change | Obj], bytes]
+    if render is None:
+
+        def encode(item: Change | Obj) -> bytes:
+            return item.encoded_object() if isinstance(item, Change) else dumps(item)
+    else:
+
+        def encode(item: Change | Obj) -> bytes:
+            return render(item.object if isinstance(item, Change) else item)
+
+    resource = rt.group_resource
+    since: int | None
+    initial: list[Obj] = []
+    if resource_version in (None, "", "0"):
+        since = None
+        initial = [o for o in store.list(resource, namespace) if matches(o)]
+    else:
+        try:
+            since = int(resource_version)  # type: ignore[arg-type]
+        except ValueError:
+            await resp.write(
+                _line("ERROR", dumps(gone(f"invalid resource version: {resource_version}").status()))
+            )
+            return resp
+    try:
+        q = store.watch(resource, namespace, since)
+    except Expired as e:
+        await resp.write(_line("ERROR", dumps(gone(str(e)).status())))
+        return resp
+    try:
+        for obj in initial:
+            await resp.write(_line("ADDED", encode(obj)))
+        deadline = time.monotonic() + (timeout if timeout else settings.default_timeout)
+        next_bookmark = time.monotonic() + settings.bookmark_interval
+        while not q.closed or q.items:
+            now = time.monotonic()
+            if now >= deadline:
+                break
+            if settings.stalled:
+                await asyncio.sleep(min(0.2, deadline - now))
+                continue
+            if q.items:
+                batch = []
+                while q.items:
+                    change = q.items.popleft()
+                    line = _event_line(change, matches, encode)
+                    if line:
+                        batch.append(line)
+                if batch:
+                    await resp.write(b"".join(batch))
+                continue
+            if q.closed:
+                break
+            if bookmarks and now >= next_bookmark:
+                bm = {
+                    "kind": rt.kind,
+                    "apiVersion": rt.api_version,
+                    "metadata": {"resourceVersion": str(store.rv)},
+                }
+                await resp.write(_line("BOOKMARK", dumps(bm)))
+                next_bookmark = now + settings.bookmark_interval
+            wait = min(deadline, next_bookmark if bookmarks else deadline) - time.monotonic()
+            await q.wait(max(0.0, wait))
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        store.unwatch(q)
+    return resp
+
+
+def _event_line(change: Change, matches: Matcher, encode: Callable[[Change | Obj], bytes]) -> bytes | None:
+    now_in = matches(change.object)
+    if change.type == "ADDED":
+        return _line("ADDED", encode(change)) if now_in else None
+    if change.type == "DELETED":
+        was_in = matches(change.old) if change.old is not None else now_in
+        return _line("DELETED", encode(change)) if was_in else None
+    was_in = matches(change.old) if change.old is not None else False
+    if now_in and was_in:
+        return _line("MODIFIED", encode(change))
+    if now_in:
+        return _line("ADDED", encode(change))
+    if was_in:
+        return _line("DELETED", encode(change))
+    return None

@@ -1,0 +1,1 @@
+"""Defaulting and validating admission webhooks, one module per kind."""

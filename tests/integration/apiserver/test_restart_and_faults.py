@@ -1,0 +1,107 @@
+"""A restarted server keeps its state (--data-dir, as etcd does for
+kube-apiserver), and the test-only fault hooks and request log work."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiohttp
+
+from mo_operator.localcluster.controlplane import ControlPlane
+
+from .conftest import Raw, cm
+
+NS = "/api/v1/namespaces/default"
+
+
+async def test_restart_with_data_dir_keeps_objects_and_the_counter(tmp_path: Path) -> None:
+    """After a restart objects, uids and the resourceVersion counter survive;
+    a watch from a pre-restart version gets 410 since the watch cache starts
+    fresh (kube-apiserver re-initialises its watch cache from etcd)."""
+    data = tmp_path / "data"
+    cp = ControlPlane(data_dir=data, simulate_workloads=False)
+    await cp.start(tmp_path / "kc")
+    async with aiohttp.ClientSession() as s:
+        raw = Raw(cp, s)
+        _, obj = await raw.post(f"{NS}/configmaps", cm("keep", {"a": "1"}))
+        await raw.post(f"{NS}/configmaps", cm("gone"))
+        await raw.delete(f"{NS}/configmaps/gone")
+        _, lst = await raw.get(f"{NS}/configmaps")
+        rv_before = int(lst["metadata"]["resourceVersion"])
+    port, token = cp.server.port, cp.server.token
+    await cp.stop()
+
+    cp2 = ControlPlane(data_dir=data, port=port, simulate_workloads=False)
+    await cp2.start(tmp_path / "kc2")
+    try:
+        assert cp2.server.token == token
+        async with aiohttp.ClientSession() as s:
+            raw = Raw(cp2, s)
+            code, again = await raw.get(f"{NS}/configmaps/keep")
+            assert code == 200
+            assert again["metadata"]["uid"] == obj["metadata"]["uid"]
+            assert again["data"] == {"a": "1"}
+            code, _ = await raw.get(f"{NS}/configmaps/gone")
+            assert code == 404
+            _, created = await raw.post(f"{NS}/configmaps", cm("after"))
+            assert int(created["metadata"]["resourceVersion"]) > rv_before
+            events = await raw.watch(
+                f"{NS}/configmaps", {"resourceVersion": str(rv_before - 1)}, max_events=1
+            )
+            assert events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410
+    finally:
+        await cp2.stop()
+
+
+async def test_injected_failures_and_retry_after(raw: Raw, control_plane: ControlPlane) -> None:
+    control_plane.server.faults.fail_next(2, 429, retry_after=3)
+    code, err = await raw.get(f"{NS}/configmaps")
+    assert code == 429 and err["reason"] == "TooManyRequests"
+    code, _ = await raw.get(f"{NS}/configmaps")
+    assert code == 429
+    code, _ = await raw.get(f"{NS}/configmaps")
+    assert code == 200
+    control_plane.server.faults.fail_next(1, 500)
+    code, err = await raw.get(f"{NS}/configmaps")
+    assert code == 500 and err["reason"] == "InternalError"
+
+
+async def test_dropped_watches_end_their_streams(raw: Raw, control_plane: ControlPlane) -> None:
+    async def drop() -> None:
+        await asyncio.sleep(0.2)
+        control_plane.server.store.drop_watchers()
+
+    task = asyncio.create_task(drop())
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    await raw.watch(f"{NS}/configmaps", {"resourceVersion": "1"}, timeout=5)
+    await task
+    assert loop.time() - t0 < 3
+
+
+async def test_stalled_watch_sends_nothing(raw: Raw, control_plane: ControlPlane) -> None:
+    control_plane.server.watch_settings.stalled = True
+    _, obj = await raw.post(f"{NS}/configmaps", cm("a"))
+
+    async def write() -> None:
+        await asyncio.sleep(0.1)
+        await raw.post(f"{NS}/configmaps", cm("b"))
+
+    task = asyncio.create_task(write())
+    events = await raw.watch(
+        f"{NS}/configmaps",
+        {"resourceVersion": obj["metadata"]["resourceVersion"], "allowWatchBookmarks": "true"},
+        timeout=1.5,
+    )
+    await task
+    assert events == []
+
+
+async def test_request_log_counts_writes_by_manager(raw: Raw, control_plane: ControlPlane) -> None:
+    await raw.post(f"{NS}/configmaps", cm("x"), params={"fieldManager": "me"})
+    await raw.get(f"{NS}/configmaps/x")
+    writes = control_plane.server.faults.writes(field_manager="me")
+    assert [(w.verb, w.resource, w.name, w.code) for w in writes] == [("create", "configmaps", "", 201)]
+    code, body = await raw.get("/localcluster/requests")
+    assert code == 200 and any(r["verb"] == "get" and r["name"] == "x" for r in body["items"])

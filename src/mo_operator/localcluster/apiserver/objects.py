@@ -379,7 +379,7 @@ class ObjectAPI:
             defaults.apply_builtin_defaults(rt.group, rt.kind, obj)
 
     def _validate_crd(self, crd: Obj) -> list[dict[str, str]]:
-        from .schema.structural import structural_errors
+        from .schema.structural import structural_causes
 
         causes = []
         spec = crd.get("spec") or {}
@@ -417,8 +417,11 @@ class ObjectAPI:
                     )
                 )
                 continue
-            for err in structural_errors(schema):
-                causes.append(field_cause(f"spec.versions[{i}].schema.openAPIV3Schema", err))
+            status = "status" in (v.get("subresources") or {})
+            causes += [
+                {"reason": c.reason, "message": c.message, "field": c.field}
+                for c in structural_causes(schema, f"spec.versions[{i}].schema.openAPIV3Schema", status_subresource=status)
+            ]
         return causes
 
     def _managed_fields(

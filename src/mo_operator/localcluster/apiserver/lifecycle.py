@@ -134,17 +134,28 @@ class Lifecycle:
                 self._wake.set()
 
     async def _drain(self) -> None:
-        retry = False
+        """Work through everything pending; what is still waiting (on a
+        finalizer, on dependents) is looked at again shortly."""
+        again_crd: set[str] = set()
+        again_obj: set[Key] = set()
+        again_ns: set[str] = set()
         while self._pending_crd:
-            retry |= await self._sync_crd(self._pending_crd.pop())
+            name = self._pending_crd.pop()
+            if await self._sync_crd(name):
+                again_crd.add(name)
         while self._pending:
             key = self._pending.pop()
-            retry |= await self._sync_object(key)
-        for ns in list(self._pending_ns):
-            self._pending_ns.discard(ns)
-            retry |= await self._sync_namespace(ns)
-        if retry:
+            if await self._sync_object(key):
+                again_obj.add(key)
+        while self._pending_ns:
+            ns = self._pending_ns.pop()
+            if await self._sync_namespace(ns):
+                again_ns.add(ns)
+        if again_crd or again_obj or again_ns:
             await asyncio.sleep(0.2)
+            self._pending_crd |= again_crd
+            self._pending |= again_obj
+            self._pending_ns |= again_ns
             self._wake.set()
 
     # -------------------------------------------------------------------- GC

@@ -56,6 +56,11 @@ async def patch(
     opts: WriteOptions,
     subresource: str = "",
 ) -> Obj:
+    if content_type == STRATEGIC_PATCH and rt.is_custom:
+        raise _unsupported(content_type, rt)
+    if content_type not in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH):
+        raise _unsupported(content_type, rt)
+
     from .patching.json_patch import PatchError, apply_json_patch
     from .patching.merge_patch import apply_merge_patch
     from .patching.strategic_merge import apply_strategic_merge_patch
@@ -74,12 +79,8 @@ async def patch(
             new = apply_json_patch(base, body)
         elif content_type == MERGE_PATCH:
             new = apply_merge_patch(base, body)
-        elif content_type == STRATEGIC_PATCH:
-            if rt.is_custom:
-                raise _unsupported(content_type, rt)
-            new = apply_strategic_merge_patch(base, body, type_info_for(rt))
         else:
-            raise _unsupported(content_type, rt)
+            new = apply_strategic_merge_patch(base, body, type_info_for(rt))
     except PatchError as e:
         raise StatusError(422, "Invalid", str(e)) from e
     if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):

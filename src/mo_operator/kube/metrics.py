@@ -14,7 +14,9 @@ _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0
 
 # Work queue (client-go names, label "name" is the queue/controller name).
 WORKQUEUE_DEPTH = Gauge("workqueue_depth", "Current depth of the work queue.", ["name"], registry=REGISTRY)
-WORKQUEUE_ADDS = Counter("workqueue_adds", "Total adds handled by the work queue.", ["name"], registry=REGISTRY)
+WORKQUEUE_ADDS = Counter(
+    "workqueue_adds", "Total adds handled by the work queue.", ["name"], registry=REGISTRY
+)
 WORKQUEUE_QUEUE_DURATION = Histogram(
     "workqueue_queue_duration_seconds",
     "How long an item stays in the work queue before being processed.",
@@ -29,7 +31,9 @@ WORKQUEUE_WORK_DURATION = Histogram(
     buckets=_LATENCY_BUCKETS,
     registry=REGISTRY,
 )
-WORKQUEUE_RETRIES = Counter("workqueue_retries", "Total retries handled by the work queue.", ["name"], registry=REGISTRY)
+WORKQUEUE_RETRIES = Counter(
+    "workqueue_retries", "Total retries handled by the work queue.", ["name"], registry=REGISTRY
+)
 WORKQUEUE_UNFINISHED_WORK = Gauge(
     "workqueue_unfinished_work_seconds",
     "Seconds of work in progress not yet observed by work_duration.",
@@ -45,7 +49,10 @@ RECONCILE_TOTAL = Counter(
     registry=REGISTRY,
 )
 RECONCILE_ERRORS = Counter(
-    "controller_runtime_reconcile_errors", "Total reconcile errors per controller.", ["controller"], registry=REGISTRY
+    "controller_runtime_reconcile_errors",
+    "Total reconcile errors per controller.",
+    ["controller"],
+    registry=REGISTRY,
 )
 RECONCILE_TIME = Histogram(
     "controller_runtime_reconcile_time_seconds",
@@ -58,7 +65,10 @@ ACTIVE_WORKERS = Gauge(
     "controller_runtime_active_workers", "Workers currently reconciling.", ["controller"], registry=REGISTRY
 )
 MAX_CONCURRENT_RECONCILES = Gauge(
-    "controller_runtime_max_concurrent_reconciles", "Configured workers per controller.", ["controller"], registry=REGISTRY
+    "controller_runtime_max_concurrent_reconciles",
+    "Configured workers per controller.",
+    ["controller"],
+    registry=REGISTRY,
 )
 
 # API client (client-go's rest_client names).
@@ -84,10 +94,17 @@ REST_CLIENT_RATE_LIMITER_DURATION = Histogram(
 )
 
 # Informers.
-INFORMER_OBJECTS = Gauge("informer_cached_objects", "Objects held in an informer's cache.", ["resource"], registry=REGISTRY)
-INFORMER_RELISTS = Counter("informer_relists", "Full relists per informer (410 Gone, stalls).", ["resource"], registry=REGISTRY)
+INFORMER_OBJECTS = Gauge(
+    "informer_cached_objects", "Objects held in an informer's cache.", ["resource"], registry=REGISTRY
+)
+INFORMER_RELISTS = Counter(
+    "informer_relists", "Full relists per informer (410 Gone, stalls).", ["resource"], registry=REGISTRY
+)
 INFORMER_WATCH_RESTARTS = Counter(
-    "informer_watch_restarts", "Watch restarts per informer and reason.", ["resource", "reason"], registry=REGISTRY
+    "informer_watch_restarts",
+    "Watch restarts per informer and reason.",
+    ["resource", "reason"],
+    registry=REGISTRY,
 )
 
 # Leader election (controller-runtime's name).

@@ -1,0 +1,238 @@
+"""The Actor framework (seed 000): a kind's logic is an Actor with
+``observe(ctx) -> action | None`` and ``finalize(ctx) -> done``; this module
+does everything around it that every controller would otherwise repeat.
+
+- the finalizer is added before the first observe and removed when
+  ``finalize`` reports done;
+- ``status.observedGeneration`` and conditions are kept, written through
+  ``/status`` only when they changed (``lastTransitionTime`` moves only when
+  a condition's status does);
+- every log line carries kind, namespace, name and a reconcile id;
+- transient errors become backoff (raised to the controller), terminal errors
+  (a bad spec) become a ``Synced=False`` condition and a Warning Event with
+  no retry until the object changes;
+- a pause annotation stops all writes for that object;
+- observation and action are separate: ``observe`` reads the cache once and
+  decides, the returned action writes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .conditions import set_condition
+from .controller import Request, Result
+
+log = logging.getLogger(__name__)
+Obj = dict[str, Any]
+
+#: Condition types every kind carries.
+READY = "Ready"
+SYNCED = "Synced"
+
+
+class TerminalError(Exception):
+    """The object cannot be reconciled as written (a bad spec): retrying will
+    not help until someone changes it."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class Writer(Protocol):
+    """The writes the framework makes on the reconciled object."""
+
+    async def merge_patch(self, namespace: str, name: str, patch: Obj) -> Obj: ...
+
+    async def patch_status(self, namespace: str, name: str, status: Obj) -> Obj: ...
+
+
+class Recorder(Protocol):
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None: ...
+
+
+Action = Callable[["Context"], Awaitable[None]]
+
+
+@dataclass
+class Context:
+    """What an Actor sees: the cached object, its status draft, helpers."""
+
+    obj: Mapping[str, Any]
+    reconcile_id: str
+    log: logging.LoggerAdapter[logging.Logger]
+    recorder: Recorder
+    status: Obj = field(default_factory=dict)
+    requeue_after: float | None = None
+
+    @property
+    def namespace(self) -> str:
+        return str(self.obj["metadata"].get("namespace") or "")
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+    @property
+    def generation(self) -> int:
+        return int(self.obj["metadata"].get("generation") or 0)
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        return self.obj.get("spec") or {}
+
+    def event(self, type: str, reason: str, message: str) -> None:
+        self.recorder.event(self.obj, type, reason, message)
+
+    def set_condition(self, type: str, status: bool | str, reason: str, message: str = "") -> None:
+        value = status if isinstance(status, str) else ("True" if status else "False")
+        self.status["conditions"] = set_condition(
+            list(self.status.get("conditions") or []),
+            {
+                "type": type,
+                "status": value,
+                "reason": reason,
+                "message": message,
+                "observedGeneration": self.generation,
+            },
+            now=_now(),
+        )
+
+    def requeue(self, after: float) -> None:
+        """Look again after ``after`` seconds (the soonest request wins)."""
+        self.requeue_after = after if self.requeue_after is None else min(self.requeue_after, after)
+
+
+class Actor(Protocol):
+    async def observe(self, ctx: Context) -> Action | None: ...
+
+    async def finalize(self, ctx: Context) -> bool: ...
+
+
+class ObjectLogger(logging.LoggerAdapter[logging.Logger]):
+    """Every line names the object and the reconcile: as a prefix for people
+    and as structured fields for JSON logs."""
+
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        extra = self.extra or {}
+        prefix = f"{extra.get('kind')} {extra.get('namespace')}/{extra.get('objectName')} [{extra.get('reconcileID')}]"
+        kwargs["extra"] = {**extra, **(kwargs.get("extra") or {})}
+        return f"{prefix}: {msg}", kwargs
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ActorReconciler:
+    """Turns an Actor into a controller's reconcile function."""
+
+    def __init__(
+        self,
+        *,
+        kind: str,
+        actor: Actor,
+        get: Callable[[Request], Mapping[str, Any] | None],
+        writer: Writer,
+        recorder: Recorder,
+        finalizer: str,
+        pause_annotation: str,
+        progress_requeue: float = 2.0,
+    ) -> None:
+        self.kind = kind
+        self.actor = actor
+        self.get = get
+        self.writer = writer
+        self.recorder = recorder
+        self.finalizer = finalizer
+        self.pause_annotation = pause_annotation
+        self.progress_requeue = progress_requeue
+
+    async def __call__(self, req: Request) -> Result | None:
+        cached = self.get(req)
+        if cached is None:
+            return None  # gone: its children go by owner references
+        meta = cached["metadata"]
+        rid = uuid.uuid4().hex[:8]
+        logger = ObjectLogger(
+            log, {"kind": self.kind, "namespace": req.namespace, "objectName": req.name, "reconcileID": rid}
+        )
+        if (meta.get("annotations") or {}).get(self.pause_annotation, "") in ("true", "True", "1"):
+            logger.debug("paused by annotation %s", self.pause_annotation)
+            return None
+        status = _plain(cached.get("status") or {})
+        ctx = Context(cached, rid, logger, self.recorder, status=status)
+        finalizers = list(meta.get("finalizers") or [])
+        if meta.get("deletionTimestamp"):
+            if self.finalizer not in finalizers:
+                return None
+            if await self.actor.finalize(ctx):
+                await self.writer.merge_patch(
+                    req.namespace,
+                    req.name,
+                    {
+                        "metadata": {
+                            "finalizers": [f for f in finalizers if f != self.finalizer] or None,
+                            "resourceVersion": meta["resourceVersion"],
+                        }
+                    },
+                )
+                logger.info("finalized")
+                return None
+            return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
+        if self.finalizer not in finalizers:
+            await self.writer.merge_patch(
+                req.namespace,
+                req.name,
+                {
+                    "metadata": {
+                        "finalizers": [*finalizers, self.finalizer],
+                        "resourceVersion": meta["resourceVersion"],
+                    }
+                },
+            )
+            return None  # the update event brings us back with the finalizer in place
+        try:
+            action = await self.actor.observe(ctx)
+        except TerminalError as e:
+            ctx.set_condition(SYNCED, False, e.reason, e.message)
+            ctx.set_condition(READY, False, e.reason, e.message)
+            if await self._write_status(ctx, cached):
+                ctx.event("Warning", e.reason, e.message)
+            logger.warning("cannot reconcile: %s", e.message)
+            return None
+        if action is not None:
+            await action(ctx)
+            ctx.set_condition(
+                SYNCED, False, "Progressing", getattr(action, "__doc__", None) or "applying changes"
+            )
+            await self._write_status(ctx, cached)
+            return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
+        ctx.set_condition(SYNCED, True, "Synced", "the observed state matches the spec")
+        await self._write_status(ctx, cached)
+        return Result(requeue_after=ctx.requeue_after) if ctx.requeue_after is not None else None
+
+    async def _write_status(self, ctx: Context, cached: Mapping[str, Any]) -> bool:
+        ctx.status["observedGeneration"] = ctx.generation
+        current = _plain(cached.get("status") or {})
+        if ctx.status == current:
+            return False
+        meta = cached["metadata"]
+        await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
+        return True
+
+
+def _plain(value: Any) -> Any:
+    """A mutable deep copy of a (possibly read-only) cached value."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,243 @@
+"""Controllers: the wiring from informer events to a work queue of object
+keys, and workers that call a level-based reconcile for each key.
+
+``For(kind)`` enqueues the object itself, ``Owns(kind)`` enqueues the
+controller owner of a changed object, ``Watches(kind, mapper)`` enqueues
+whatever the mapper returns. Predicates filter update events (as
+controller-runtime's GenerationChangedPredicate and friends); creates and
+deletes always pass, so nothing is missed after a restart or a relist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .metrics import (
+    ACTIVE_WORKERS,
+    MAX_CONCURRENT_RECONCILES,
+    RECONCILE_ERRORS,
+    RECONCILE_TIME,
+    RECONCILE_TOTAL,
+)
+from .workqueue import QueueShutDown, WorkQueue
+
+log = logging.getLogger(__name__)
+Obj = Any  # a cached object: a read-only mapping
+
+
+@dataclass(frozen=True, order=True)
+class Request:
+    """What a reconcile is asked to look at: one object by namespace and name."""
+
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True)
+class Result:
+    """``requeue_after``: look again after this many seconds even if nothing changes."""
+
+    requeue_after: float | None = None
+
+
+Reconcile = Callable[[Request], Awaitable["Result | None"]]
+Mapper = Callable[[Obj], Iterable[Request]]
+UpdatePredicate = Callable[[Obj, Obj], bool]
+
+
+class EventSource(Protocol):
+    """An informer, as far as a controller needs one."""
+
+    def add_event_handler(
+        self,
+        on_add: Callable[[Obj], None],
+        on_update: Callable[[Obj, Obj], None],
+        on_delete: Callable[[Obj], None],
+    ) -> None: ...
+
+
+# ------------------------------------------------------------------ predicates
+def _meta(obj: Obj) -> Any:
+    return obj.get("metadata") or {}
+
+
+def generation_changed(old: Obj, new: Obj) -> bool:
+    return bool(_meta(old).get("generation") != _meta(new).get("generation"))
+
+
+def labels_changed(old: Obj, new: Obj) -> bool:
+    return bool((_meta(old).get("labels") or {}) != (_meta(new).get("labels") or {}))
+
+
+def annotations_changed(old: Obj, new: Obj) -> bool:
+    return bool((_meta(old).get("annotations") or {}) != (_meta(new).get("annotations") or {}))
+
+
+def deletion_started(old: Obj, new: Obj) -> bool:
+    return bool(_meta(new).get("deletionTimestamp")) and not _meta(old).get("deletionTimestamp")
+
+
+def finalizers_changed(old: Obj, new: Obj) -> bool:
+    return bool((_meta(old).get("finalizers") or []) != (_meta(new).get("finalizers") or []))
+
+
+def any_of(*predicates: UpdatePredicate) -> UpdatePredicate:
+    return lambda old, new: any(p(old, new) for p in predicates)
+
+
+#: What our own kinds react to by default: spec changes, labels, annotations
+#: (pause, restart), deletion and finalizers — but not our own status writes.
+DEFAULT_PREDICATE = any_of(
+    generation_changed, labels_changed, annotations_changed, deletion_started, finalizers_changed
+)
+
+
+def request_for(obj: Obj) -> Request:
+    meta = _meta(obj)
+    return Request(meta.get("namespace") or "", meta.get("name") or "")
+
+
+def owner_mapper(api_version: str, kind: str) -> Mapper:
+    """Map an owned object to its controller owner of the given type
+    (controller-runtime's EnqueueRequestForOwner with OnlyControllerOwner)."""
+    group = api_version.rpartition("/")[0]
+
+    def mapper(obj: Obj) -> Iterable[Request]:
+        meta = _meta(obj)
+        for ref in meta.get("ownerReferences") or []:
+            if (
+                ref.get("controller")
+                and ref.get("kind") == kind
+                and ref.get("apiVersion", "").rpartition("/")[0] == group
+            ):
+                return [Request(meta.get("namespace") or "", ref.get("name", ""))]
+        return []
+
+    return mapper
+
+
+# ----------------------------------------------------------------- controller
+class Controller:
+    def __init__(
+        self,
+        name: str,
+        reconcile: Reconcile,
+        *,
+        max_concurrent: int = 1,
+        queue: WorkQueue[Request] | None = None,
+    ) -> None:
+        self.name = name
+        self.reconcile = reconcile
+        self.max_concurrent = max_concurrent
+        self.queue: WorkQueue[Request] = queue or WorkQueue(name)
+        self._workers: list[asyncio.Task[None]] = []
+        self.reconciles = 0
+
+    # ---------------------------------------------------------------- wiring
+    def watch(self, source: EventSource, mapper: Mapper, predicate: UpdatePredicate | None = None) -> None:
+        def enqueue(obj: Obj) -> None:
+            for req in mapper(obj):
+                self.queue.add(req)
+
+        def on_update(old: Obj, new: Obj) -> None:
+            if predicate is None or predicate(old, new):
+                enqueue(new)
+
+        source.add_event_handler(enqueue, on_update, enqueue)
+
+    def for_(self, source: EventSource, predicate: UpdatePredicate | None = DEFAULT_PREDICATE) -> Controller:
+        self.watch(source, lambda obj: [request_for(obj)], predicate)
+        return self
+
+    def owns(
+        self,
+        source: EventSource,
+        owner_api_version: str,
+        owner_kind: str,
+        predicate: UpdatePredicate | None = None,
+    ) -> Controller:
+        self.watch(source, owner_mapper(owner_api_version, owner_kind), predicate)
+        return self
+
+    def watches(
+        self, source: EventSource, mapper: Mapper, predicate: UpdatePredicate | None = None
+    ) -> Controller:
+        self.watch(source, mapper, predicate)
+        return self
+
+    # --------------------------------------------------------------- running
+    def start(self) -> None:
+        MAX_CONCURRENT_RECONCILES.labels(self.name).set(self.max_concurrent)
+        self._workers = [
+            asyncio.create_task(self._worker(), name=f"{self.name}-worker-{i}")
+            for i in range(self.max_concurrent)
+        ]
+
+    async def stop(self, timeout: float = 30.0) -> None:
+        """Let in-flight reconciles finish (up to ``timeout``), then stop."""
+        self.queue.shutdown(drain=False)
+        if not self._workers:
+            return
+        _, pending = await asyncio.wait(self._workers, timeout=timeout)
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                req = await self.queue.get()
+            except QueueShutDown:
+                return
+            try:
+                await self._process(req)
+            finally:
+                self.queue.done(req)
+
+    async def _process(self, req: Request) -> None:
+        rid = uuid.uuid4().hex[:8]
+        ACTIVE_WORKERS.labels(self.name).inc()
+        started = time.perf_counter()
+        try:
+            result = await self.reconcile(req)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            RECONCILE_ERRORS.labels(self.name).inc()
+            RECONCILE_TOTAL.labels(self.name, "error").inc()
+            log.warning(
+                "reconcile of %s failed (will retry): %s",
+                req,
+                e,
+                extra={"controller": self.name, "object": str(req), "reconcileID": rid},
+                exc_info=not _expected(e),
+            )
+            self.queue.add_rate_limited(req)
+            return
+        finally:
+            RECONCILE_TIME.labels(self.name).observe(time.perf_counter() - started)
+            ACTIVE_WORKERS.labels(self.name).dec()
+            self.reconciles += 1
+        self.queue.forget(req)
+        if result is not None and result.requeue_after is not None:
+            RECONCILE_TOTAL.labels(self.name, "requeue_after").inc()
+            self.queue.add_after(req, result.requeue_after)
+        else:
+            RECONCILE_TOTAL.labels(self.name, "success").inc()
+
+
+def _expected(e: Exception) -> bool:
+    """Errors that are part of normal operation (conflicts, throttling) are
+    logged without a traceback."""
+    status = getattr(e, "status", None) or getattr(e, "code", None)
+    return status in (409, 429, 500, 503, 504)

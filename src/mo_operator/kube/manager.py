@@ -1,0 +1,96 @@
+"""The manager: starts the shared informers, waits for their caches to sync,
+then starts the controllers — only while leading when leader election is on —
+serves the probes and metrics, and shuts down gracefully (in-flight
+reconciles finish within a timeout, the lease is released)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .controller import Controller
+from .leader import LeaderElector
+from .probes import ProbeServer
+
+log = logging.getLogger(__name__)
+
+
+class Informers(Protocol):
+    async def start(self) -> None: ...
+
+    async def wait_synced(self, timeout: float | None = None) -> bool: ...
+
+    def has_synced(self) -> bool: ...
+
+    async def stop(self) -> None: ...
+
+
+@dataclass
+class Manager:
+    informers: Informers
+    controllers: list[Controller] = field(default_factory=list)
+    elector: LeaderElector | None = None
+    probes: ProbeServer | None = None
+    shutdown_timeout: float = 30.0
+    on_leading: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    lost_leadership: bool = False
+
+    def add(self, controller: Controller) -> None:
+        self.controllers.append(controller)
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.request_stop)
+
+    async def run(self) -> None:
+        """Run until stopped (or, when leader election is on, until leadership is lost)."""
+        if self.probes is not None:
+            self.probes.add_readiness_check(
+                "informers", lambda: (self.informers.has_synced(), "caches synced")
+            )
+            if self.elector is not None:
+                elector = self.elector
+                self.probes.add_readiness_check(
+                    "leader", lambda: (True, "leading" if elector.is_leader else "standby")
+                )
+            await self.probes.start()
+        await self.informers.start()
+        try:
+            while not await self.informers.wait_synced(timeout=5.0):
+                log.info("waiting for informer caches to sync")
+            log.info("informer caches synced")
+            if self.elector is None:
+                await self._lead_until_stopped()
+            else:
+                leading = asyncio.create_task(self.elector.run(self._lead_until_stopped))
+                stop = asyncio.create_task(self._stop.wait())
+                done, _ = await asyncio.wait({leading, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if leading in done and not self._stop.is_set():
+                    self.lost_leadership = True
+                leading.cancel()
+                stop.cancel()
+                await asyncio.gather(leading, stop, return_exceptions=True)
+        finally:
+            await self.informers.stop()
+            if self.probes is not None:
+                await self.probes.stop()
+
+    async def _lead_until_stopped(self) -> None:
+        for controller in self.controllers:
+            controller.start()
+        for hook in self.on_leading:
+            await hook()
+        try:
+            await self._stop.wait()
+        finally:
+            await asyncio.gather(*(c.stop(self.shutdown_timeout) for c in self.controllers))
+            log.info("controllers stopped")

@@ -1,0 +1,242 @@
+"""Controller wiring (For/Owns/Watches with predicates) and the Actor
+framework (finalizers, observedGeneration, conditions, terminal errors,
+pause), with fake event sources and a fake writer."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mo_operator.kube.actor import ActorReconciler, Context, TerminalError
+from mo_operator.kube.controller import Controller, Request, Result, generation_changed
+
+Obj = dict[str, Any]
+
+
+class FakeSource:
+    def __init__(self) -> None:
+        self.handlers: list[tuple[Callable[..., None], ...]] = []
+
+    def add_event_handler(self, on_add: Any, on_update: Any, on_delete: Any) -> None:
+        self.handlers.append((on_add, on_update, on_delete))
+
+    def add(self, obj: Obj) -> None:
+        for h in self.handlers:
+            h[0](obj)
+
+    def update(self, old: Obj, new: Obj) -> None:
+        for h in self.handlers:
+            h[1](old, new)
+
+
+def obj(name: str, gen: int = 1, ns: str = "default", **meta: Any) -> Obj:
+    return {"metadata": {"name": name, "namespace": ns, "generation": gen, **meta}}
+
+
+async def test_for_owns_and_watches_enqueue_the_right_keys() -> None:
+    seen: list[Request] = []
+
+    async def reconcile(req: Request) -> None:
+        seen.append(req)
+
+    c = Controller("t", reconcile, max_concurrent=2)
+    parents, children, others = FakeSource(), FakeSource(), FakeSource()
+    c.for_(parents).owns(children, "example.com/v1", "Parent").watches(
+        others, lambda o: [Request("default", o["metadata"]["labels"]["for"])]
+    )
+    c.start()
+    parents.add(obj("p1"))
+    parents.update(obj("p1"), obj("p1", labels={"a": "b"}))  # labels changed: passes the default predicate
+    children.add(
+        obj(
+            "c1",
+            ownerReferences=[
+                {
+                    "apiVersion": "example.com/v1",
+                    "kind": "Parent",
+                    "name": "p2",
+                    "controller": True,
+                    "uid": "u",
+                }
+            ],
+        )
+    )
+    children.add(obj("c2", ownerReferences=[{"apiVersion": "v1", "kind": "Other", "name": "x", "uid": "u"}]))
+    others.add(obj("o", labels={"for": "p3"}))
+    await asyncio.sleep(0.05)
+    await c.stop()
+    assert sorted({str(r) for r in seen}) == ["default/p1", "default/p2", "default/p3"]
+
+
+async def test_status_only_updates_do_not_requeue_with_the_generation_predicate() -> None:
+    seen: list[Request] = []
+
+    async def reconcile(req: Request) -> None:
+        seen.append(req)
+
+    c = Controller("t", reconcile)
+    src = FakeSource()
+    c.for_(src, generation_changed)
+    c.start()
+    old = obj("x", 1)
+    src.update(old, dict(old, status={"ready": True}))
+    await asyncio.sleep(0.05)
+    assert seen == []
+    src.update(old, obj("x", 2))
+    await asyncio.sleep(0.05)
+    await c.stop()
+    assert seen == [Request("default", "x")]
+
+
+async def test_errors_back_off_and_requeue_after_is_honoured() -> None:
+    calls: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def reconcile(req: Request) -> Result | None:
+        calls.append(loop.time())
+        if len(calls) < 3:
+            raise RuntimeError("transient")
+        if len(calls) == 3:
+            return Result(requeue_after=0.1)
+        return None
+
+    c = Controller("t", reconcile)
+    c.start()
+    c.queue.add(Request("", "k"))
+    for _ in range(100):
+        if len(calls) >= 4:
+            break
+        await asyncio.sleep(0.02)
+    await c.stop()
+    assert len(calls) == 4
+    assert calls[3] - calls[2] >= 0.09
+
+
+class FakeWriter:
+    def __init__(self, store: dict[str, Obj]) -> None:
+        self.store = store
+        self.writes: list[tuple[str, Obj]] = []
+
+    async def merge_patch(self, namespace: str, name: str, patch: Obj) -> Obj:
+        self.writes.append(("patch", patch))
+        o = self.store[name]
+        assert patch["metadata"].pop("resourceVersion") == o["metadata"]["resourceVersion"]
+        fins = patch["metadata"]["finalizers"]
+        o["metadata"]["finalizers"] = fins or []
+        o["metadata"]["resourceVersion"] = str(int(o["metadata"]["resourceVersion"]) + 1)
+        return o
+
+    async def patch_status(self, namespace: str, name: str, status: Obj) -> Obj:
+        self.writes.append(("status", copy.deepcopy(status)))
+        self.store[name]["status"] = copy.deepcopy(status)
+        return self.store[name]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str]] = []
+
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
+        self.events.append((type, reason, message))
+
+
+class ScriptedActor:
+    def __init__(self) -> None:
+        self.pending = 1
+        self.finalized = False
+        self.bad = False
+
+    async def observe(self, ctx: Context) -> Any:
+        if self.bad:
+            raise TerminalError("InvalidSpec", "spec.replicas: must be positive")
+        if self.pending:
+
+            async def act(c: Context) -> None:
+                self.pending -= 1
+
+            return act
+        ctx.status["replicas"] = 3
+        ctx.set_condition("Ready", True, "AllReady")
+        return None
+
+    async def finalize(self, ctx: Context) -> bool:
+        self.finalized = True
+        return True
+
+
+def make(store: dict[str, Obj]) -> tuple[ActorReconciler, ScriptedActor, FakeWriter, Recorder]:
+    actor, writer, rec = ScriptedActor(), FakeWriter(store), Recorder()
+    r = ActorReconciler(
+        kind="Thing",
+        actor=actor,
+        get=lambda req: copy.deepcopy(store.get(req.name)),
+        writer=writer,
+        recorder=rec,
+        finalizer="example.com/thing",
+        pause_annotation="example.com/pause",
+    )
+    return r, actor, writer, rec
+
+
+async def test_actor_lifecycle_and_zero_writes_when_settled() -> None:
+    store = {
+        "t": {"metadata": {"name": "t", "namespace": "default", "generation": 4, "resourceVersion": "1"}}
+    }
+    r, actor, writer, _ = make(store)
+    req = Request("default", "t")
+    assert await r(req) is None
+    assert store["t"]["metadata"]["finalizers"] == ["example.com/thing"], "finalizer first, before observing"
+    res = await r(req)
+    assert res is not None and res.requeue_after == 2.0
+    assert store["t"]["status"]["conditions"][0]["reason"] == "Progressing"
+    await r(req)
+    status = store["t"]["status"]
+    assert status["observedGeneration"] == 4 and status["replicas"] == 3
+    assert {c["type"]: c["status"] for c in status["conditions"]} == {"Synced": "True", "Ready": "True"}
+    writes = len(writer.writes)
+    await r(req)
+    await r(req)
+    assert len(writer.writes) == writes, "a settled object costs no writes"
+    store["t"]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    await r(req)
+    assert actor.finalized and store["t"]["metadata"]["finalizers"] == []
+
+
+async def test_terminal_error_sets_a_condition_and_one_event() -> None:
+    store = {
+        "t": {
+            "metadata": {
+                "name": "t",
+                "namespace": "default",
+                "generation": 1,
+                "resourceVersion": "1",
+                "finalizers": ["example.com/thing"],
+            }
+        }
+    }
+    r, actor, _, rec = make(store)
+    actor.bad = True
+    assert await r(Request("default", "t")) is None
+    assert await r(Request("default", "t")) is None
+    cond = {c["type"]: c for c in store["t"]["status"]["conditions"]}
+    assert cond["Synced"]["status"] == "False" and cond["Synced"]["reason"] == "InvalidSpec"
+    assert rec.events == [("Warning", "InvalidSpec", "spec.replicas: must be positive")]
+
+
+async def test_pause_annotation_stops_all_writes() -> None:
+    store = {
+        "t": {
+            "metadata": {
+                "name": "t",
+                "namespace": "default",
+                "generation": 1,
+                "resourceVersion": "1",
+                "annotations": {"example.com/pause": "true"},
+            }
+        }
+    }
+    r, _, writer, _ = make(store)
+    await r(Request("default", "t"))
+    assert writer.writes == []

@@ -78,7 +78,6 @@ class ApiServer:
         self.handlers = ResourceHandlers(self)
         self.active_watches = 0
         self._runner: web.AppRunner | None = None
-        self._openapi_cache: dict[Any, Any] = {}
 
     # ------------------------------------------------------------ identity
     def _load_or_make_token(self) -> str:
@@ -276,26 +275,24 @@ class ApiServer:
         return await self.handlers.handle(request, target)
 
     def _openapi(self, request: web.Request, path: str) -> web.Response:
-        from .openapi import openapi_document, openapi_index
+        from .openapi import openapi_document, openapi_index, openapi_v2
 
         types = self.registry.all()
+        if path == "/openapi/v2":
+            body, content_type = openapi_v2(request.headers.get("Accept", ""))
+            return web.Response(body=body, headers={"Content-Type": content_type})
         if path == "/openapi/v3":
             return json_response(openapi_index(types))
         if path.startswith("/openapi/v3/"):
-            rest = path[len("/openapi/v3/") :]
-            parts = rest.split("/")
+            parts = path[len("/openapi/v3/") :].split("/")
             if parts[0] == "api" and len(parts) == 2:
-                group, version = "", parts[1]
+                doc = openapi_document("", parts[1], types)
             elif parts[0] == "apis" and len(parts) == 3:
-                group, version = parts[1], parts[2]
+                doc = openapi_document(parts[1], parts[2], types)
             else:
-                raise StatusError(404, "NotFound", "the server could not find the requested resource")
-            key = (group, version, self.registry.generation)
-            doc = self._openapi_cache.get(key)
-            if doc is None:
-                doc = openapi_document(group, version, types)
-                self._openapi_cache[key] = doc
-            return json_response(doc)
+                doc = None
+            if doc is not None:
+                return json_response(doc)
         raise StatusError(404, "NotFound", "the server could not find the requested resource")
 
     # ------------------------------------------------------------ test hooks

@@ -29,6 +29,7 @@ class ControlPlane:
         self.simulate_workloads = simulate_workloads
         self.simulator_options = simulator_options or {}
         self.simulator: Any = None
+        self._sim_client: Any = None
         self.kubeconfig_path: Path | None = None
 
     async def start(self, kubeconfig: str | Path | None = None) -> None:
@@ -39,13 +40,11 @@ class ControlPlane:
             await self._start_simulator()
 
     async def _start_simulator(self) -> None:
-        try:
-            from .simulator.simulator import Simulator, SimulatorConfig
-        except ImportError:  # the simulator is optional while it is being built
-            log.warning("workload simulator not available")
-            return
+        from .simulator.simulator import Simulator, SimulatorConfig
+
         config = SimulatorConfig(**self.simulator_options)
-        self.simulator = Simulator(self.client(), config)
+        self._sim_client = self.client()
+        self.simulator = Simulator(self._sim_client, config)
         await self.simulator.start()
 
     def client(self) -> Any:
@@ -58,4 +57,5 @@ class ControlPlane:
         if self.simulator is not None:
             await self.simulator.stop()
             self.simulator = None
+            await self._sim_client.close()
         await self.server.stop()

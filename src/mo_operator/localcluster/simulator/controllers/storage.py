@@ -1,0 +1,99 @@
+"""Persistent volumes: the simulated provisioner of the simulator's
+StorageClass (both modes) and, in full mode, the PV controller's binding."""
+
+from __future__ import annotations
+
+from ..core.actions import Action, Create
+from ..core.kinds import NODE, POD, PV, PVC, STORAGE_CLASS
+from ..core.objects import Obj, key_of, name_of, namespace_of, spec_of
+from ..core.pods import is_terminal, pvc_claim_names
+from ..decisions.volumes import plan_claim, plan_volume, provision, reclaim, storage_class
+from .base import CONTROLLER_MANAGER, PROVISIONER, Component, Context
+
+
+class VolumeController(Component):
+    """Keys: ("claim", namespace, name) and ("volume", name)."""
+
+    name = "volume-controller"
+    manager = CONTROLLER_MANAGER
+
+    def __init__(self, ctx: Context, *, binder: bool) -> None:
+        super().__init__(ctx)
+        self.binder = binder
+        self.provisioner_exec = self.ctx.executor(PROVISIONER)
+
+    def setup(self) -> None:
+        self.caches[PVC].add_handler(lambda _t, old, new: self._claim(new or old or {}))
+        self.caches[PV].add_handler(self._on_volume)
+        self.caches[STORAGE_CLASS].add_handler(lambda *_: self.resync())
+        self.caches.need(NODE)
+        if self.binder:
+            self.caches[POD].add_handler(self._on_pod)
+
+    def _claim(self, claim: Obj) -> None:
+        self.enqueue(("claim", *key_of(claim)))
+
+    def _on_volume(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
+        pv = new or old or {}
+        self.enqueue(("volume", name_of(pv)))
+        ref = spec_of(pv).get("claimRef") or {}
+        if ref.get("name"):
+            self.enqueue(("claim", ref.get("namespace", ""), ref["name"]))
+
+    def _on_pod(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
+        """A pod that stops using a claim may release its protection finalizer."""
+        for pod in (old, new):
+            if pod is not None:
+                for c in pvc_claim_names(pod):
+                    self.enqueue(("claim", namespace_of(pod), c))
+
+    def resync(self) -> None:
+        for c in self.caches[PVC].objects():
+            self._claim(c)
+        for v in self.caches[PV].objects():
+            self.enqueue(("volume", name_of(v)))
+
+    async def start(self) -> None:
+        cfg = self.config
+        assert cfg.storage_class is not None
+        sc = storage_class(
+            cfg.storage_class, cfg.provisioner, default=cfg.full, binding_mode=cfg.volume_binding_mode
+        )
+        await self.exec.perform(Create(STORAGE_CLASS, sc, exists_ok=True))
+        await super().start()
+
+    def _classes(self) -> dict[str, Obj]:
+        return {name_of(c): c for c in self.caches[STORAGE_CLASS].objects()}
+
+    async def sync(self, key: tuple[str, ...]) -> float | None:
+        if key[0] == "claim":
+            return await self._sync_claim(key[1], key[2])
+        return await self._sync_volume(key[1])
+
+    async def _sync_claim(self, namespace: str, name: str) -> float | None:
+        claim = self.caches[PVC].get(namespace, name)
+        if claim is None:
+            return None
+        volumes = self.caches[PV].objects()
+        classes = self._classes()
+        nodes = {name_of(n): n for n in self.caches[NODE].objects()}
+        made = provision(claim, volumes, classes, self.config.provisioner, nodes)
+        if made and await self.provisioner_exec.run(made):
+            return 0.05
+        if not self.binder:
+            return None
+        in_use = any(name in pvc_claim_names(p) and not is_terminal(p) for p in self.pods_in(namespace))
+        actions: list[Action] = plan_claim(claim, volumes, classes, in_use)
+        return None if await self.write(actions) else 0.05
+
+    async def _sync_volume(self, name: str) -> float | None:
+        pv = self.caches[PV].get("", name)
+        if pv is None:
+            return None
+        claims = {key_of(c): c for c in self.caches[PVC].objects()}
+        gone = reclaim(pv, claims, self.config.provisioner)
+        if gone:
+            return None if not await self.provisioner_exec.run(gone) else 0.05
+        if not self.binder:
+            return None
+        return None if await self.write(plan_volume(pv, claims)) else 0.05

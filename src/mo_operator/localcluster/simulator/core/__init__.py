@@ -1,0 +1,2 @@
+"""What every simulated part shares: resource kinds, object helpers, the API
+client over lightkube, watched caches and the keyed control loop."""

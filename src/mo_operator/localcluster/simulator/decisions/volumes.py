@@ -1,0 +1,322 @@
+"""Persistent volumes: the PV controller's binding (pkg/controller/volume/
+persistentvolume), retroactive default StorageClass assignment, the PVC/PV
+protection finalizers' removal, and a simulated external provisioner
+(provisioning and deleting PVs of its own StorageClass, as
+sigs.k8s.io/sig-storage-lib-external-provisioner does)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.kube.quantity import quantity_value
+
+from ..core.actions import Action, Create, Delete, Patch
+from ..core.kinds import PV, PVC
+from ..core.objects import (
+    Obj,
+    annotations_of,
+    is_deleting,
+    meta,
+    name_of,
+    namespace_of,
+    resource_version_of,
+    spec_of,
+    status_of,
+    uid_of,
+)
+
+DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
+STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
+BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
+PV_PROTECTION = "kubernetes.io/pv-protection"
+
+
+def storage_class(name: str, provisioner: str, *, default: bool, binding_mode: str) -> Obj:
+    sc: Obj = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "reclaimPolicy": "Delete",
+        "volumeBindingMode": binding_mode,
+        "allowVolumeExpansion": True,
+    }
+    if default:
+        sc["metadata"]["annotations"] = {DEFAULT_CLASS: "true"}
+    return sc
+
+
+def default_class(classes: Sequence[Obj]) -> Obj | None:
+    """The default StorageClass; with several, the newest (as the
+    DefaultStorageClass admission plugin picks since 1.26)."""
+    defaults = [c for c in classes if annotations_of(c).get(DEFAULT_CLASS) == "true"]
+    if not defaults:
+        return None
+    return max(defaults, key=lambda c: (str(meta(c).get("creationTimestamp") or ""), name_of(c)))
+
+
+def _request(claim: Obj) -> str:
+    return str(((spec_of(claim).get("resources") or {}).get("requests") or {}).get("storage", "1Gi"))
+
+
+def _claim_ref(claim: Obj) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "namespace": namespace_of(claim),
+        "name": name_of(claim),
+        "uid": uid_of(claim),
+        "resourceVersion": resource_version_of(claim),
+    }
+
+
+def _refers_to(pv: Obj, claim: Obj) -> bool:
+    ref = spec_of(pv).get("claimRef") or {}
+    if ref.get("namespace") != namespace_of(claim) or ref.get("name") != name_of(claim):
+        return False
+    return not ref.get("uid") or ref.get("uid") == uid_of(claim)
+
+
+def _remove_finalizer(kind: Any, obj: Obj, finalizer: str) -> Patch:
+    fins = list(meta(obj).get("finalizers") or [])
+    i = fins.index(finalizer)
+    path = f"/metadata/finalizers/{i}"
+    return Patch(
+        kind,
+        namespace_of(obj),
+        name_of(obj),
+        [{"op": "test", "path": path, "value": finalizer}, {"op": "remove", "path": path}],
+        patch_type="json",
+    )
+
+
+def plan_claim(claim: Obj, volumes: Sequence[Obj], classes: Mapping[str, Obj], in_use: bool) -> list[Action]:
+    """The PV controller's ``syncClaim`` (plus the PVC protection controller)."""
+    ns, name = namespace_of(claim), name_of(claim)
+    if is_deleting(claim):
+        if PVC_PROTECTION in (meta(claim).get("finalizers") or []) and not in_use:
+            return [_remove_finalizer(PVC, claim, PVC_PROTECTION)]
+        return []
+    spec = spec_of(claim)
+    if "storageClassName" not in spec or spec.get("storageClassName") is None:
+        dflt = default_class(list(classes.values()))
+        if dflt is not None:  # retroactive default StorageClass assignment (GA in 1.28)
+            return [Patch(PVC, ns, name, {"spec": {"storageClassName": name_of(dflt)}})]
+    bound_to = spec.get("volumeName")
+    pv = next((v for v in volumes if name_of(v) == bound_to), None) if bound_to else None
+    if bound_to:
+        if pv is None:
+            if status_of(claim).get("phase") == "Bound":
+                return [Patch(PVC, ns, name, {"status": {"phase": "Lost"}}, subresource="status")]
+            return []
+        actions: list[Action] = []
+        if not spec_of(pv).get("claimRef") or not _refers_to(pv, claim):
+            if spec_of(pv).get("claimRef"):
+                return []  # the volume is someone else's: wait, as the controller does
+            actions.append(Patch(PV, "", name_of(pv), {"spec": {"claimRef": _claim_ref(claim)}}))
+        return actions + _claim_bound(claim, pv)
+    # Not bound yet: a volume that already points at this claim, else a free matching one.
+    cls_name = spec.get("storageClassName") or ""
+    for v in volumes:
+        if spec_of(v).get("claimRef") and _refers_to(v, claim) and not is_deleting(v):
+            return _bind(claim, v)
+    for v in sorted(volumes, key=lambda v: (_size(v), name_of(v))):
+        if (
+            spec_of(v).get("claimRef")
+            or is_deleting(v)
+            or (spec_of(v).get("storageClassName") or "") != cls_name
+        ):
+            continue
+        if _size(v) >= _size_of(_request(claim)) and set(spec.get("accessModes") or []) <= set(
+            spec_of(v).get("accessModes") or []
+        ):
+            return [
+                Patch(
+                    PV,
+                    "",
+                    name_of(v),
+                    {
+                        "metadata": {"annotations": {BOUND_BY_CONTROLLER: "yes"}},
+                        "spec": {"claimRef": _claim_ref(claim)},
+                    },
+                )
+            ]
+    out: list[Action] = []
+    cls = classes.get(cls_name)
+    ann = annotations_of(claim)
+    if (
+        cls is not None
+        and cls.get("provisioner")
+        and cls.get("provisioner") != "kubernetes.io/no-provisioner"
+    ):
+        wffc = cls.get("volumeBindingMode") == "WaitForFirstConsumer"
+        if (not wffc or ann.get(SELECTED_NODE)) and ann.get(STORAGE_PROVISIONER) != cls["provisioner"]:
+            out.append(
+                Patch(
+                    PVC,
+                    ns,
+                    name,
+                    {
+                        "metadata": {
+                            "annotations": {
+                                STORAGE_PROVISIONER: cls["provisioner"],
+                                BETA_STORAGE_PROVISIONER: cls["provisioner"],
+                            }
+                        }
+                    },
+                )
+            )
+    if status_of(claim).get("phase") != "Pending":
+        out.append(Patch(PVC, ns, name, {"status": {"phase": "Pending"}}, subresource="status"))
+    return out
+
+
+def _size_of(text: str) -> int:
+    try:
+        return quantity_value(text)
+    except ValueError:
+        return 0
+
+
+def _size(pv: Obj) -> int:
+    return _size_of(str((spec_of(pv).get("capacity") or {}).get("storage", "0")))
+
+
+def _bind(claim: Obj, pv: Obj) -> list[Action]:
+    """``bind``: the claim names the volume, then both report Bound."""
+    ann = {BIND_COMPLETED: "yes", BOUND_BY_CONTROLLER: "yes"}
+    return [
+        Patch(
+            PVC,
+            namespace_of(claim),
+            name_of(claim),
+            {"metadata": {"annotations": ann}, "spec": {"volumeName": name_of(pv)}},
+        ),
+        *_claim_bound(claim, pv),
+    ]
+
+
+def _claim_bound(claim: Obj, pv: Obj) -> list[Action]:
+    out: list[Action] = []
+    if status_of(pv).get("phase") != "Bound":
+        out.append(Patch(PV, "", name_of(pv), {"status": {"phase": "Bound"}}, subresource="status"))
+    want = {
+        "phase": "Bound",
+        "accessModes": list(spec_of(pv).get("accessModes") or []),
+        "capacity": dict(spec_of(pv).get("capacity") or {}),
+    }
+    st = status_of(claim)
+    if any(st.get(k) != v for k, v in want.items()):
+        out.append(Patch(PVC, namespace_of(claim), name_of(claim), {"status": want}, subresource="status"))
+    if annotations_of(claim).get(BIND_COMPLETED) != "yes":
+        out.append(
+            Patch(
+                PVC,
+                namespace_of(claim),
+                name_of(claim),
+                {"metadata": {"annotations": {BIND_COMPLETED: "yes"}}},
+            )
+        )
+    return out
+
+
+def plan_volume(pv: Obj, claims: Mapping[tuple[str, str], Obj]) -> list[Action]:
+    """The PV controller's ``syncVolume``: Available, Bound or Released (plus
+    the PV protection controller)."""
+    if is_deleting(pv):
+        if PV_PROTECTION in (meta(pv).get("finalizers") or []) and status_of(pv).get("phase") != "Bound":
+            return [_remove_finalizer(PV, pv, PV_PROTECTION)]
+        return []
+    ref = spec_of(pv).get("claimRef")
+    phase = status_of(pv).get("phase")
+    if not ref:
+        want = "Available"
+    else:
+        claim = claims.get((ref.get("namespace", ""), ref.get("name", "")))
+        if claim is not None and (not ref.get("uid") or ref.get("uid") == uid_of(claim)):
+            want = "Bound" if spec_of(claim).get("volumeName") == name_of(pv) else (phase or "Available")
+        elif ref.get("uid"):
+            want = "Released"
+        else:
+            want = "Available"
+    if want != phase:
+        return [Patch(PV, "", name_of(pv), {"status": {"phase": want}}, subresource="status")]
+    return []
+
+
+def provision(
+    claim: Obj,
+    volumes: Sequence[Obj],
+    classes: Mapping[str, Obj],
+    provisioner: str,
+    nodes_by_name: Mapping[str, Obj],
+) -> list[Action]:
+    """The simulated external provisioner: a PV ``pvc-<uid>`` for each claim
+    its class hands to it (the PV controller's storage-provisioner annotation)."""
+    ann = annotations_of(claim)
+    if is_deleting(claim) or spec_of(claim).get("volumeName"):
+        return []
+    if ann.get(STORAGE_PROVISIONER, ann.get(BETA_STORAGE_PROVISIONER)) != provisioner:
+        return []
+    cls = classes.get(spec_of(claim).get("storageClassName") or "")
+    if cls is None or cls.get("provisioner") != provisioner:
+        return []
+    pv_name = f"pvc-{uid_of(claim)}"
+    if any(name_of(v) == pv_name for v in volumes):
+        return []
+    selected = ann.get(SELECTED_NODE)
+    if cls.get("volumeBindingMode") == "WaitForFirstConsumer" and not selected:
+        return []
+    spec: Obj = {
+        "capacity": {"storage": _request(claim)},
+        "accessModes": list(spec_of(claim).get("accessModes") or ["ReadWriteOnce"]),
+        "persistentVolumeReclaimPolicy": cls.get("reclaimPolicy") or "Delete",
+        "storageClassName": name_of(cls),
+        "volumeMode": spec_of(claim).get("volumeMode") or "Filesystem",
+        "claimRef": _claim_ref(claim),
+        "hostPath": {"path": f"/var/lib/localcluster/volumes/{pv_name}", "type": "DirectoryOrCreate"},
+    }
+    if selected:
+        hostname = (meta(nodes_by_name.get(selected) or {}).get("labels") or {}).get(
+            "kubernetes.io/hostname", selected
+        )
+        spec["nodeAffinity"] = {
+            "required": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/hostname", "operator": "In", "values": [hostname]}
+                        ]
+                    }
+                ]
+            }
+        }
+    pv: Obj = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": pv_name, "annotations": {PROVISIONED_BY: provisioner}},
+        "spec": spec,
+    }
+    return [Create(PV, pv, exists_ok=True)]
+
+
+def reclaim(pv: Obj, claims: Mapping[tuple[str, str], Obj], provisioner: str) -> list[Action]:
+    """Delete a Released volume this provisioner made, under policy Delete."""
+    if is_deleting(pv) or annotations_of(pv).get(PROVISIONED_BY) != provisioner:
+        return []
+    if (spec_of(pv).get("persistentVolumeReclaimPolicy") or "Delete") != "Delete":
+        return []
+    ref = spec_of(pv).get("claimRef") or {}
+    claim = claims.get((ref.get("namespace", ""), ref.get("name", "")))
+    released = status_of(pv).get("phase") == "Released" or (
+        bool(ref.get("uid")) and (claim is None or uid_of(claim) != ref.get("uid"))
+    )
+    if not released:
+        return []
+    return [Delete(PV, "", name_of(pv), uid=uid_of(pv))]

@@ -112,6 +112,64 @@ async def test_watch_without_a_version_starts_with_the_current_state(raw: Raw) -
     assert [e["type"] for e in events] == ["ADDED"] * 3
 
 
+async def test_streaming_list_sends_the_state_then_an_end_bookmark_then_changes(raw: Raw) -> None:
+    """KEP-3157 (WatchList, used by client-go reflectors and kubectl 1.3x):
+    ``sendInitialEvents=true`` streams the current state as ADDED events, then
+    a BOOKMARK annotated ``k8s.io/initial-events-end`` at the version of that
+    state, then later changes (api-concepts#streaming-lists)."""
+    await _make(raw, 2)
+    params = {
+        "sendInitialEvents": "true",
+        "resourceVersionMatch": "NotOlderThan",
+        "allowWatchBookmarks": "true",
+    }
+    _, lst = await raw.get(f"{NS}/configmaps")
+    listed_rv = int(lst["metadata"]["resourceVersion"])
+
+    async def later() -> None:
+        await asyncio.sleep(0.5)
+        await raw.post(f"{NS}/configmaps", cm("late"))
+
+    writer = asyncio.create_task(later())
+    events = await raw.watch(f"{NS}/configmaps", params, max_events=10, timeout=2)
+    await writer
+    events = events[:3] + [e for e in events[3:] if e["type"] != "BOOKMARK"]  # periodic ones
+    assert [e["type"] for e in events] == ["ADDED", "ADDED", "BOOKMARK", "ADDED"]
+    assert [e["object"]["metadata"]["name"] for e in events[:2]] == ["c000", "c001"]
+    end = events[2]["object"]["metadata"]
+    assert end["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert int(end["resourceVersion"]) == listed_rv
+    assert events[3]["object"]["metadata"]["name"] == "late"
+
+
+async def test_streaming_list_without_bookmarks_or_match_is_invalid(raw: Raw) -> None:
+    """``ValidateListOptions``: sendInitialEvents needs resourceVersionMatch=NotOlderThan
+    and allowWatchBookmarks=true; resourceVersionMatch alone is forbidden on a watch."""
+    code, err = await raw.get(f"{NS}/configmaps", params={"watch": "true", "sendInitialEvents": "true"})
+    assert code == 422 and err["details"]["kind"] == "ListOptions"
+    assert {c["field"] for c in err["details"]["causes"]} == {"resourceVersionMatch", "allowWatchBookmarks"}
+    code, err = await raw.get(
+        f"{NS}/configmaps", params={"watch": "true", "resourceVersionMatch": "NotOlderThan"}
+    )
+    assert code == 422 and err["details"]["causes"][0]["field"] == "resourceVersionMatch"
+
+
+async def test_watch_without_initial_events_starts_now(raw: Raw) -> None:
+    """``sendInitialEvents=false`` with no resourceVersion: no synthetic ADDED
+    events for what exists, only later changes."""
+    await _make(raw, 2)
+    params = {"sendInitialEvents": "false", "resourceVersionMatch": "NotOlderThan"}
+
+    async def later() -> None:
+        await asyncio.sleep(0.5)
+        await raw.post(f"{NS}/configmaps", cm("late"))
+
+    writer = asyncio.create_task(later())
+    events = await raw.watch(f"{NS}/configmaps", params, max_events=1, timeout=5)
+    await writer
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "late")]
+
+
 async def test_watch_selector_transitions_are_added_and_deleted(raw: Raw) -> None:
     """An object that starts or stops matching a watch's selector is sent as
     ADDED or DELETED (apiserver cacher: watch filter transitions)."""

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import base64
 import datetime
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from . import patch_ops, scale
-from .errors import StatusError, bad_request, gone, method_not_allowed, not_found
+from .errors import StatusError, bad_request, field_cause, gone, invalid, method_not_allowed, not_found
 from .jsonutil import dumps, loads
 from .objects import WriteOptions
 from .resources import ResourceType
@@ -210,6 +211,8 @@ class ResourceHandlers:
                 )
 
         timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+        bookmarks = q.get("allowWatchBookmarks") in _TRUE
+        send_initial = _send_initial_events(q, bookmarks)
         self.server.active_watches += 1
         try:
             return await serve_watch(
@@ -219,7 +222,8 @@ class ResourceHandlers:
                 None if t.all_namespaces else t.namespace,
                 q.get("resourceVersion"),
                 matches,
-                bookmarks=q.get("allowWatchBookmarks") in _TRUE,
+                bookmarks=bookmarks,
+                send_initial_events=send_initial,
                 timeout=timeout,
                 settings=self.server.watch_settings,
                 render=render,
@@ -372,3 +376,40 @@ class ResourceHandlers:
         new = clone(old)
         new.setdefault("spec", {})["finalizers"] = list((body.get("spec") or {}).get("finalizers") or [])
         return await self.api.replace_with(t.rt, old, new, opts, "")
+
+
+def _send_initial_events(q: Mapping[str, str], bookmarks: bool) -> bool | None:
+    """``sendInitialEvents`` of a watch (KEP-3157, the streaming list client-go
+    and kubectl 1.3x use), checked as ``ValidateListOptions`` does."""
+    raw = q.get("sendInitialEvents")
+    match = q.get("resourceVersionMatch", "")
+    causes = []
+    if raw is None:
+        if match:
+            causes.append(
+                field_cause(
+                    "resourceVersionMatch",
+                    "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                    "FieldValueForbidden",
+                )
+            )
+    else:
+        if match != "NotOlderThan":
+            causes.append(
+                field_cause(
+                    "resourceVersionMatch",
+                    "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    "FieldValueForbidden",
+                )
+            )
+        if raw in _TRUE and not bookmarks:
+            causes.append(
+                field_cause(
+                    "allowWatchBookmarks",
+                    "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
+                    "FieldValueForbidden",
+                )
+            )
+    if causes:
+        raise invalid("ListOptions", "meta.k8s.io", "", causes)
+    return None if raw is None else raw in _TRUE

@@ -420,7 +420,9 @@ class ObjectAPI:
             status = "status" in (v.get("subresources") or {})
             causes += [
                 {"reason": c.reason, "message": c.message, "field": c.field}
-                for c in structural_causes(schema, f"spec.versions[{i}].schema.openAPIV3Schema", status_subresource=status)
+                for c in structural_causes(
+                    schema, f"spec.versions[{i}].schema.openAPIV3Schema", status_subresource=status
+                )
             ]
         return causes
 
@@ -505,8 +507,11 @@ def _same(old: Obj, new: Obj) -> bool:
         k: v for k, v in nm.items() if k != "managedFields"
     }:
         return False
-    strip = lambda mf: [{k: v for k, v in e.items() if k != "time"} for e in mf or []]  # noqa: E731
-    return bool(strip(om.get("managedFields")) == strip(nm.get("managedFields")))
+    return _without_times(om.get("managedFields")) == _without_times(nm.get("managedFields"))
+
+
+def _without_times(managed_fields: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    return [{k: v for k, v in e.items() if k != "time"} for e in managed_fields or []]
 
 
 def _namespace_finalizers(rt: ResourceType, obj: Obj) -> bool:

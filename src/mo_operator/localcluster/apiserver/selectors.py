@@ -23,7 +23,9 @@ _REQ = re.compile(
 
 
 def _split_top(selector: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in selector:
         if ch == "(":
             depth += 1

@@ -131,9 +131,7 @@ class ApiServer:
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ctx, reuse_address=True)
         await site.start()
         if self.port == 0:
-            server = site._server
-            assert server is not None
-            self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            self.port = self._runner.addresses[0][1]
         log.info("API server listening on %s", self.url)
 
     async def stop(self) -> None:

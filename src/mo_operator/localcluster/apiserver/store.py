@@ -12,6 +12,7 @@ loop, which gives the same linearizable order etcd gives.
 
 from __future__ import annotations
 
+import builtins
 import collections
 import os
 import time
@@ -142,7 +143,7 @@ class Store:
     def namespaces_in_use(self, resource: str) -> Iterator[str]:
         yield from (ns for ns, objs in self._data.get(resource, {}).items() if objs)
 
-    def resources(self) -> list[str]:
+    def resources(self) -> builtins.list[str]:
         return list(self._data)
 
     # ----------------------------------------------------------------- writes
@@ -236,7 +237,7 @@ class Store:
         self._history_start = self.rv
 
     # --------------------------------------------------------- list snapshots
-    def snapshot(self, items: list[Obj], ttl: float = 300.0) -> str:
+    def snapshot(self, items: builtins.list[Obj], ttl: float = 300.0) -> str:
         """Keep a consistent list result for continue tokens (etcd serves pages
         of one revision); the token expires like a compacted revision."""
         now = time.monotonic()

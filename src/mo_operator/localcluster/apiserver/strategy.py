@@ -284,7 +284,12 @@ def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]
         def strip(s: Obj) -> Obj:
             s = dict(s)
             s.pop("resources", None)
-            s.pop("volumeName", None) if os_.get("volumeName") in (None, "") else None
+            if os_.get("volumeName") in (None, ""):
+                s.pop("volumeName", None)
+            if "storageClassName" not in os_:
+                # KEP-3333 (GA in 1.28): the PV controller may assign the default
+                # class retroactively to a claim created without one (nil, not "").
+                s.pop("storageClassName", None)
             return s
 
         if strip(os_) != strip(ns_):

@@ -1,7 +1,8 @@
 """Watch streams: replay from a resourceVersion (or the current state),
 selector transitions (an object leaving a selector is a DELETED event),
-bookmarks, timeouts, 410 Gone for versions that left the history, and the
-fault hooks that drop or stall watches."""
+bookmarks, the streaming list (``sendInitialEvents``, ended by a bookmark
+annotated ``k8s.io/initial-events-end``), timeouts, 410 Gone for versions
+that left the history, and the fault hooks that drop or stall watches."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from .store import Change, Expired, Store
 
 Obj = dict[str, Any]
 Matcher = Callable[[Obj], bool]
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
 class WatchSettings:
@@ -44,7 +47,12 @@ async def serve_watch(
     timeout: float | None,
     settings: WatchSettings,
     render: Callable[[Obj], bytes] | None,
+    send_initial_events: bool | None = None,
 ) -> web.StreamResponse:
+    """``send_initial_events`` None is the classic watch (current state first
+    only when no resourceVersion is given); True streams the current state
+    then a bookmark marking its end (a consistent list over the watch); False
+    starts at the given version, or now, with no initial state."""
     resp = web.StreamResponse(
         status=200, headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"}
     )
@@ -62,12 +70,14 @@ async def serve_watch(
     resource = rt.group_resource
     since: int | None
     initial: list[Obj] = []
-    if resource_version in (None, "", "0"):
+    if send_initial_events or (send_initial_events is None and resource_version in (None, "", "0")):
         since = None
         initial = [o for o in store.list(resource, namespace) if matches(o)]
+    elif resource_version in (None, "", "0"):
+        since = None
     else:
         try:
-            since = int(resource_version)  # type: ignore[arg-type]
+            since = int(resource_version)
         except ValueError:
             await resp.write(
                 _line("ERROR", dumps(gone(f"invalid resource version: {resource_version}").status()))
@@ -78,9 +88,14 @@ async def serve_watch(
     except Expired as e:
         await resp.write(_line("ERROR", dumps(gone(str(e)).status())))
         return resp
+    initial_rv = store.rv  # the list and the watch start at this version, with no await between
     try:
         for obj in initial:
             await resp.write(_line("ADDED", encode(obj)))
+        if send_initial_events:
+            await resp.write(
+                _line("BOOKMARK", dumps(_bookmark(rt, initial_rv, {INITIAL_EVENTS_END: "true"})))
+            )
         deadline = time.monotonic() + (timeout if timeout else settings.default_timeout)
         next_bookmark = time.monotonic() + settings.bookmark_interval
         while not q.closed or q.items:
@@ -103,12 +118,7 @@ async def serve_watch(
             if q.closed:
                 break
             if bookmarks and now >= next_bookmark:
-                bm = {
-                    "kind": rt.kind,
-                    "apiVersion": rt.api_version,
-                    "metadata": {"resourceVersion": str(store.rv)},
-                }
-                await resp.write(_line("BOOKMARK", dumps(bm)))
+                await resp.write(_line("BOOKMARK", dumps(_bookmark(rt, store.rv))))
                 next_bookmark = now + settings.bookmark_interval
             wait = min(deadline, next_bookmark if bookmarks else deadline) - time.monotonic()
             await q.wait(max(0.0, wait))
@@ -117,6 +127,13 @@ async def serve_watch(
     finally:
         store.unwatch(q)
     return resp
+
+
+def _bookmark(rt: ResourceType, rv: int, annotations: dict[str, str] | None = None) -> Obj:
+    meta: Obj = {"resourceVersion": str(rv)}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
 
 
 def _event_line(change: Change, matches: Matcher, encode: Callable[[Change | Obj], bytes]) -> bytes | None:

@@ -73,12 +73,14 @@ class Manager:
             else:
                 leading = asyncio.create_task(self.elector.run(self._lead_until_stopped))
                 stop = asyncio.create_task(self._stop.wait())
-                done, _ = await asyncio.wait({leading, stop}, return_when=asyncio.FIRST_COMPLETED)
-                if leading in done and not self._stop.is_set():
-                    self.lost_leadership = True
-                leading.cancel()
-                stop.cancel()
-                await asyncio.gather(leading, stop, return_exceptions=True)
+                try:
+                    done, _ = await asyncio.wait({leading, stop}, return_when=asyncio.FIRST_COMPLETED)
+                    if leading in done and not self._stop.is_set():
+                        self.lost_leadership = True
+                finally:  # also when run() itself is cancelled: never leave the elector behind
+                    leading.cancel()
+                    stop.cancel()
+                    await asyncio.gather(leading, stop, return_exceptions=True)
         finally:
             await self.informers.stop()
             if self.probes is not None:

@@ -37,4 +37,5 @@ def setup_logging(level: str = "INFO", *, json_format: bool = False) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    for noisy in ("httpx", "httpx2"):  # lightkube 1.x uses httpx2; one INFO line per request
+        logging.getLogger(noisy).setLevel(logging.WARNING)

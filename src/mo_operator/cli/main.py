@@ -74,6 +74,40 @@ def demo(kubeconfig: str, exit_when_ready: bool, timeout: float) -> None:
     sys.exit(asyncio.run(run_demo(kubeconfig, exit_when_ready=exit_when_ready, timeout=timeout)))
 
 
+@main.command()
+@click.option(
+    "--check",
+    "check_dir",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Compare the CRD files in this directory with the models; exit 1 when they differ.",
+)
+@click.option(
+    "--write",
+    "write_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write one CRD file per kind into this directory (what deploy/crds holds).",
+)
+def crds(check_dir: str | None, write_dir: str | None) -> None:
+    """Print the CustomResourceDefinitions of every MatrixOne kind."""
+    from mo_operator.api.crdgen import crds_yaml, stale_crd_files, write_crds
+
+    if check_dir is not None:
+        stale = stale_crd_files(check_dir)
+        for name in stale:
+            click.echo(f"{name} differs from what the models generate", err=True)
+        if stale:
+            click.echo(f"regenerate with: mo-operator crds --write {check_dir}", err=True)
+            sys.exit(1)
+        return
+    if write_dir is not None:
+        for path in write_crds(write_dir):
+            click.echo(str(path))
+        return
+    click.echo(crds_yaml(), nl=False)
+
+
 async def _wait_for_signal() -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

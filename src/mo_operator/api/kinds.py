@@ -1,0 +1,216 @@
+"""The registry of our kinds: model, names, scope, printer columns and subresources.
+
+Everything that differs per kind and is not a field lives here, so the CRD
+generator, the validators and the defaulter all look kinds up in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from .backup import Backup, BackupJob, RestoreJob
+from .base import APIModel
+from .bucketclaim import BucketClaim
+from .cluster import MatrixOneCluster
+from .cnclaim import CNClaim, CNClaimSet
+from .cnpool import CNPool
+from .cnset import CNSet
+from .dnset import DNSet, TNSet
+from .logset import LogSet
+from .proxyset import ProxySet
+from .webui import WebUI
+
+__all__ = [
+    "API_VERSION",
+    "CATEGORY",
+    "GROUP",
+    "KINDS",
+    "VERSION",
+    "KindInfo",
+    "PrinterColumn",
+    "ScaleSubresource",
+    "kind_info",
+]
+
+GROUP = "core.matrixorigin.io"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+CATEGORY = "matrixone"
+"""``kubectl get matrixone`` lists every kind of ours."""
+
+
+@dataclass(frozen=True)
+class PrinterColumn:
+    """One ``kubectl get`` column (``additionalPrinterColumns``)."""
+
+    name: str
+    type: str
+    json_path: str
+    description: str
+    priority: int = 0
+    format: str | None = None
+
+
+@dataclass(frozen=True)
+class ScaleSubresource:
+    """Where ``/scale`` reads and writes replicas."""
+
+    spec_replicas_path: str = ".spec.replicas"
+    status_replicas_path: str = ".status.replicas"
+    label_selector_path: str | None = ".status.labelSelector"
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """What the API knows about one kind besides its fields."""
+
+    kind: str
+    plural: str
+    model: type[APIModel]
+    printer_columns: tuple[PrinterColumn, ...]
+    short_names: tuple[str, ...] = ()
+    namespaced: bool = True
+    scale: ScaleSubresource | None = None
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+
+_AGE = PrinterColumn("Age", "date", ".metadata.creationTimestamp", "Time since the object was created.")
+_READY = PrinterColumn(
+    "Ready", "string", '.status.conditions[?(@.type=="Ready")].status', "Whether the object is Ready."
+)
+_IMAGE = PrinterColumn("Image", "string", ".spec.image", "Image of the main container.")
+_REPLICAS = PrinterColumn("Replicas", "integer", ".spec.replicas", "Desired number of pods.")
+_SET_COLUMNS = (_IMAGE, _REPLICAS, _READY, _AGE)
+
+
+def _kinds() -> tuple[KindInfo, ...]:
+    return (
+        KindInfo(
+            "MatrixOneCluster",
+            "matrixoneclusters",
+            MatrixOneCluster,
+            (
+                PrinterColumn("Log", "integer", ".spec.logService.replicas", "Log service replicas."),
+                PrinterColumn("DN", "integer", ".spec.dn.replicas", "TN replicas (legacy dn field)."),
+                PrinterColumn("TN", "integer", ".spec.tn.replicas", "TN replicas."),
+                PrinterColumn("Version", "string", ".spec.version", "MatrixOne version."),
+                PrinterColumn("Phase", "string", ".status.phase", "Ready or NotReady."),
+                _AGE,
+            ),
+            short_names=("mo",),
+        ),
+        KindInfo("LogSet", "logsets", LogSet, _SET_COLUMNS, short_names=("log",)),
+        KindInfo("DNSet", "dnsets", DNSet, _SET_COLUMNS, short_names=("dn",)),
+        KindInfo("TNSet", "tnsets", TNSet, _SET_COLUMNS, short_names=("tn",)),
+        KindInfo(
+            "CNSet",
+            "cnsets",
+            CNSet,
+            (
+                _IMAGE,
+                _REPLICAS,
+                PrinterColumn("Available", "integer", ".status.readyReplicas", "Pods that are ready."),
+                _READY,
+                _AGE,
+            ),
+            short_names=("cn",),
+            scale=ScaleSubresource(),
+        ),
+        KindInfo(
+            "ProxySet", "proxysets", ProxySet, _SET_COLUMNS, short_names=("proxy",), scale=ScaleSubresource()
+        ),
+        KindInfo("WebUI", "webuis", WebUI, _SET_COLUMNS),
+        KindInfo(
+            "BucketClaim",
+            "bucketclaims",
+            BucketClaim,
+            (
+                PrinterColumn("Status", "string", ".status.state", "InUse, Released or Deleting."),
+                PrinterColumn("Bind", "string", ".status.bindTo", "The LogSet the claim is bound to."),
+                _AGE,
+            ),
+            short_names=("bucket",),
+        ),
+        KindInfo(
+            "BackupJob",
+            "backupjobs",
+            BackupJob,
+            (
+                PrinterColumn("phase", "string", ".status.phase", "Pending, Running, Completed or Failed."),
+                PrinterColumn("Backup", "string", ".status.backup", "The Backup the job produced."),
+                _AGE,
+            ),
+        ),
+        KindInfo(
+            "Backup",
+            "backups",
+            Backup,
+            (
+                PrinterColumn("ID", "string", ".meta.id", "Identifier of the backup."),
+                PrinterColumn("At", "string", ".meta.atTime", "When the backup started.", format="date-time"),
+                PrinterColumn("Source", "string", ".meta.sourceRef", "What was backed up."),
+                _AGE,
+            ),
+            namespaced=False,
+        ),
+        KindInfo(
+            "RestoreJob",
+            "restorejobs",
+            RestoreJob,
+            (
+                PrinterColumn("phase", "string", ".status.phase", "Pending, Running, Completed or Failed."),
+                _AGE,
+            ),
+        ),
+        KindInfo(
+            "CNClaim",
+            "cnclaims",
+            CNClaim,
+            (
+                PrinterColumn("Pod", "string", ".spec.podName", "The claimed pod."),
+                PrinterColumn("Phase", "string", ".status.phase", "Pending, Bound, Lost or Outdated."),
+                _AGE,
+            ),
+        ),
+        KindInfo(
+            "CNClaimSet",
+            "cnclaimsets",
+            CNClaimSet,
+            (
+                PrinterColumn("Replicas", "integer", ".spec.replicas", "Desired number of claims."),
+                PrinterColumn("Bound", "integer", ".status.readyReplicas", "Claims that are bound."),
+                _AGE,
+            ),
+            scale=ScaleSubresource(),
+        ),
+        KindInfo(
+            "CNPool",
+            "cnpools",
+            CNPool,
+            (
+                PrinterColumn(
+                    "MaxIdle", "integer", ".spec.strategy.scaleStrategy.maxIdle", "Idle pods kept for claims."
+                ),
+                _READY,
+                _AGE,
+            ),
+        ),
+    )
+
+
+KINDS: Mapping[str, KindInfo] = MappingProxyType({k.kind: k for k in _kinds()})
+"""Every kind we serve, by kind name, in the order the CRDs are written."""
+
+
+def kind_info(kind: str) -> KindInfo | None:
+    """The registry entry of a kind, or None when it is not one of ours."""
+    return KINDS.get(kind)

@@ -1,0 +1,111 @@
+"""Spec-level checks of each kind of set (upstream ``ValidateSpecCreate``): what is
+checked for a standalone set and for the same component inside a cluster."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from ..fields import parse_duration
+from .errors import FieldError, child, index
+from .resources import volume_errors
+from .storage import cache_errors, shared_storage_errors
+
+__all__ = [
+    "cn_label_errors",
+    "cnset_spec_errors",
+    "dnset_spec_errors",
+    "logset_spec_errors",
+    "proxyset_spec_errors",
+    "rolling_update_errors",
+]
+
+_PERCENT = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+
+
+def _duration_errors(spec: dict[str, Any], name: str, path: str) -> list[FieldError]:
+    value = spec.get(name)
+    if value is not None and parse_duration(value) < 0:
+        return [FieldError(child(path, name), "must not be negative")]
+    return []
+
+
+def logset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
+    """Volume, bootstrap settings that keep a quorum, shared storage, failover timeout."""
+    errs = volume_errors(spec["volume"], child(path, "volume"))
+    initial = spec.get("initialConfig") or {}
+    initial_path = child(path, "initialConfig")
+    replicas, shard_replicas = spec["replicas"], initial.get("logShardReplicas")
+    if shard_replicas is not None and replicas != 0 and shard_replicas > replicas:
+        errs.append(
+            FieldError(
+                child(initial_path, "logShardReplicas"),
+                "logShardReplicas must not larger then logservice replicas",
+            )
+        )
+    errs += shared_storage_errors(spec["sharedStorage"], child(path, "sharedStorage"))
+    errs += _duration_errors(spec, "storeFailureTimeout", path)
+    return errs
+
+
+def dnset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
+    """Cache volume and caches, and a config that names the TN section once."""
+    errs = volume_errors(spec.get("cacheVolume"), child(path, "cacheVolume"))
+    errs += cache_errors(spec, path)
+    config = spec.get("config")
+    if config is not None:
+        sections = tomllib.loads(config)
+        if "tn" in sections and "dn" in sections:
+            errs.append(FieldError(child(path, "config"), "[tn] and [dn] cannot be set at the same time"))
+    return errs
+
+
+def rolling_update_errors(strategy: dict[str, Any] | None, path: str) -> list[FieldError]:
+    """maxSurge and maxUnavailable: a count of at least 0, or a percentage."""
+    errs = []
+    for name, value in (strategy or {}).items():
+        at = child(path, name)
+        if isinstance(value, int) and value < 0:
+            errs.append(FieldError(at, "must be greater than or equal to 0"))
+        elif isinstance(value, str) and not (
+            value.endswith("%") and value[:-1].isascii() and value[:-1].isdigit()
+        ):
+            errs.append(FieldError(at, f'Invalid value: "{value}": {_PERCENT}'))
+    return errs
+
+
+def cn_label_errors(labels: list[dict[str, Any]] | None, path: str) -> list[FieldError]:
+    """Every CN label has a key and at least one value, none empty (upstream's messages)."""
+    errs = []
+    for i, label in enumerate(labels or []):
+        at = index(path, i)
+        if not label.get("key"):
+            errs.append(FieldError(child(at, "key"), "label key cannot be empty"))
+        values = label.get("values") or []
+        if not values:
+            errs.append(FieldError(child(at, "values"), "label values cannot be empty"))
+        for j, value in enumerate(values):
+            if value == "":
+                errs.append(FieldError(index(child(at, "values"), j), "label value cannot be empty string"))
+    return errs
+
+
+def cnset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
+    """Cache volume and caches, Service settings, CN labels, rolling update, draining."""
+    errs = volume_errors(spec.get("cacheVolume"), child(path, "cacheVolume"))
+    errs += cache_errors(spec, path)
+    if spec.get("nodePort") is not None and spec.get("serviceType", "ClusterIP") == "ClusterIP":
+        errs.append(FieldError(child(path, "nodePort"), "cannot set node port when serviceType is ClusterIP"))
+    errs += cn_label_errors(spec.get("cnLabels"), child(path, "cnLabels"))
+    errs += rolling_update_errors(spec.get("updateStrategy"), child(path, "updateStrategy"))
+    errs += _duration_errors(
+        spec.get("scalingConfig") or {}, "storeDrainTimeout", child(path, "scalingConfig")
+    )
+    return errs
+
+
+def proxyset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
+    """Service settings."""
+    if spec.get("nodePort") is not None and spec.get("serviceType", "ClusterIP") == "ClusterIP":
+        return [FieldError(child(path, "nodePort"), "cannot set node port when serviceType is ClusterIP")]
+    return []

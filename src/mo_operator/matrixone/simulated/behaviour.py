@@ -1,0 +1,40 @@
+"""The simulator's ``PodBehaviour`` for MatrixOne pods: a table lookup, never a computation.
+
+The kubelet asks on every status it computes, so ``judge`` only reads the verdicts the
+simulated MatrixOne computed at its last refresh. A pod it has not seen yet is held not
+ready and triggers a refresh, whose new verdicts make the kubelet ask again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mo_operator.localcluster.simulator.behaviour import PodVerdict
+from mo_operator.matrixone.simulated.view import mo_component
+
+_UNSEEN = PodVerdict(ready=False)
+
+
+class MatrixOneBehaviour:
+    """Answers the kubelet for pods labelled with a MatrixOne component; None for others."""
+
+    def __init__(self, on_unseen: Callable[[], None]) -> None:
+        self._on_unseen = on_unseen
+        self._verdicts: dict[str, PodVerdict] = {}
+        self.enabled = True
+
+    def judge(self, pod: dict[str, Any], node: dict[str, Any] | None) -> PodVerdict | None:
+        if not self.enabled or mo_component(pod) is None:
+            return None
+        found = self._verdicts.get(str((pod.get("metadata") or {}).get("uid") or ""))
+        if found is None:
+            self._on_unseen()
+            return _UNSEEN
+        return found
+
+    def update(self, verdicts: Mapping[str, PodVerdict]) -> bool:
+        """Take new verdicts (by pod UID); True if any differs, so the kubelet must look again."""
+        changed = dict(verdicts) != self._verdicts
+        self._verdicts = dict(verdicts)
+        return changed

@@ -1,0 +1,218 @@
+"""The simulated MatrixOne wired into a running workload simulator.
+
+It watches what a MatrixOne process would see (pods, the ConfigMaps and Services
+they refer to, nodes, volume claims) through the simulator's API client, so it works on the embedded
+control plane and against a real API server alike. On every change, and every
+``refresh_interval`` for what moves with time (heartbeat timeouts, drains), it
+rebuilds the instances, advances the model and hands the kubelet new verdicts.
+
+Tests get the admin provider to give the operator, and knobs: bad images, sessions,
+and the model's ``settings`` (``store_timeout``, ``tick_seconds``, ``drain_seconds``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+from types import TracebackType
+
+from mo_operator.localcluster.simulator.core.cache import ObjectCache
+from mo_operator.localcluster.simulator.core.kinds import CONFIGMAP, NODE, POD, PVC, SERVICE
+from mo_operator.localcluster.simulator.simulator import Simulator
+from mo_operator.matrixone.simulated.admin import SimulatedAdminProvider
+from mo_operator.matrixone.simulated.behaviour import MatrixOneBehaviour
+from mo_operator.matrixone.simulated.instances import Instance, observe_instances
+from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_address
+from mo_operator.matrixone.simulated.state import HAKeeper, MOModel, Settings
+from mo_operator.matrixone.simulated.verdicts import verdict
+from mo_operator.matrixone.simulated.view import Obj, Snapshot, mo_component
+
+log = logging.getLogger(__name__)
+
+OPERATOR_NAMESPACE = "default"
+"""The namespace short discovery hosts are resolved in when the operator calls (it has none)."""
+
+
+class SimulatedMatrixOne:
+    """Simulated MatrixOne processes for every MatrixOne pod the simulator runs."""
+
+    def __init__(
+        self,
+        simulator: Simulator,
+        settings: Settings | None = None,
+        *,
+        bad_images: Iterable[str] = (),
+        refresh_interval: float = 0.2,
+        cn_store_condition: bool = True,
+    ) -> None:
+        self.simulator = simulator
+        self.cn_store_condition = cn_store_condition
+        self.model = MOModel(settings)
+        self.refresh_interval = refresh_interval
+        self._clock = simulator.ctx.clock
+        self._bad_images = list(bad_images)
+        self._snapshot = Snapshot()
+        self._instances: dict[tuple[str, str], Instance] = {}
+        self._dirty = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.behaviour = MatrixOneBehaviour(self._dirty.set)
+        self.provider = SimulatedAdminProvider(self.model, self._resolve, self._clock, self._dirty.set)
+        relist = simulator.config.relist_period
+        self._configmaps = ObjectCache(simulator.api, CONFIGMAP, relist_period=relist)
+        self._services = ObjectCache(simulator.api, SERVICE, relist_period=relist)
+
+    @property
+    def settings(self) -> Settings:
+        return self.model.settings
+
+    # ------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        """Watch, take over MatrixOne pods from the kubelet's default, and keep refreshing."""
+        if self._task is not None:
+            return
+        for cache in (self._configmaps, self._services):
+            cache.add_handler(self._on_event)
+            await cache.start()
+        self.simulator.cache(POD).add_handler(self._on_pod)
+        self.simulator.cache(NODE).add_handler(self._on_event)
+        self.refresh()
+        self.simulator.add_behaviour(self.behaviour)
+        self._task = asyncio.create_task(self._run(), name="simulated-matrixone")
+
+    async def stop(self) -> None:
+        """Stop simulating: MatrixOne pods fall back to the simulator's default behaviour."""
+        self.behaviour.enabled = False
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for cache in (self._configmaps, self._services):
+            await cache.stop()
+        self.simulator.resync_pods()
+
+    async def __aenter__(self) -> SimulatedMatrixOne:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # ---------------------------------------------------------------- knobs
+    def mark_image_bad(self, glob: str) -> None:
+        """Pods whose main container image matches ``glob`` never work (e.g. ``*:2.0.0-broken``)."""
+        self._bad_images.append(glob)
+        self._dirty.set()
+
+    def mark_image_good(self, glob: str) -> None:
+        """Undo ``mark_image_bad(glob)``."""
+        self._bad_images = [g for g in self._bad_images if g != glob]
+        self._dirty.set()
+
+    def store_uuid(self, namespace: str, pod: str) -> str | None:
+        """The store UUID of the MatrixOne process in ``pod`` (as of the last refresh)."""
+        found = self._instances.get((namespace, pod))
+        return found.uuid if found is not None else None
+
+    def set_sessions(self, uuid: str, sessions: int) -> None:
+        """Give CN ``uuid`` exactly ``sessions`` sessions; raises StoreNotFound if not registered."""
+        self.model.set_sessions(uuid, sessions, self._clock())
+        self._dirty.set()
+
+    def sessions(self, uuid: str) -> int:
+        return self.model.sessions(uuid)
+
+    def open_sessions(self, namespace: str, logset: str, count: int) -> int:
+        """Clients open ``count`` sessions on the cluster of LogSet ``namespace/logset``.
+
+        They go to its Working CNs, fewest first; returns how many found one.
+        """
+        placed = self.model.open_sessions((namespace, logset), count)
+        self._dirty.set()
+        return placed
+
+    def hakeeper(self, namespace: str, logset: str) -> HAKeeper | None:
+        """The HAKeeper of a LogSet as the model holds it (phase, stores), for tests to look at."""
+        return self.model.hakeepers.get((namespace, logset))
+
+    # ------------------------------------------------------------- internal
+    def refresh(self) -> None:
+        """Observe the current objects now, advance the model and publish the verdicts."""
+        snapshot = self._take_snapshot()
+        instances = observe_instances(snapshot, self._bad_images)
+        self.model.observe(instances, self._clock(), snapshot.volume_claims)
+        self._snapshot = snapshot
+        self._instances = {i.key: i for i in instances}
+        verdicts = {
+            i.uid: verdict(i, self.model, cn_store_condition=self.cn_store_condition) for i in instances
+        }
+        if self.behaviour.update(verdicts):
+            self.simulator.resync_pods()
+
+    def _take_snapshot(self) -> Snapshot:
+        pods = [p for p in self.simulator.cache(POD).objects() if mo_component(p) is not None]
+        configmaps: list[Obj] = []
+        for pod in pods:
+            namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+            for volume in (pod.get("spec") or {}).get("volumes") or []:
+                name = (volume.get("configMap") or {}).get("name")
+                found = self._configmaps.get(namespace, str(name)) if name else None
+                if found is not None:
+                    configmaps.append(found)
+        return Snapshot.of(
+            pods=pods,
+            configmaps=configmaps,
+            services=self._services.objects(),
+            nodes=self.simulator.cache(NODE).objects(),
+            volume_claims=self.simulator.cache(PVC).objects(),
+        )
+
+    def _resolve(self, address: str) -> LogSetKey | Unresolved:
+        return resolve_address(address, OPERATOR_NAMESPACE, self._snapshot)
+
+    def _on_pod(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
+        if any(p is not None and mo_component(p) is not None for p in (old, new)):
+            self._dirty.set()
+
+    def _on_event(self, _etype: str, _old: Obj | None, _new: Obj | None) -> None:
+        self._dirty.set()
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.refresh_interval):
+                    await self._dirty.wait()
+            self._dirty.clear()
+            try:
+                self.refresh()
+            except Exception:  # a bug here must not stop the simulation
+                log.exception("simulated MatrixOne refresh failed")
+
+
+async def install_simulated_matrixone(
+    simulator: Simulator,
+    settings: Settings | None = None,
+    *,
+    bad_images: Iterable[str] = (),
+    refresh_interval: float = 0.2,
+    cn_store_condition: bool = True,
+) -> SimulatedMatrixOne:
+    """Start a simulated MatrixOne on a started ``simulator`` (e.g. ``ControlPlane.simulator``).
+
+    Give the operator ``.provider`` as its ``MOAdminProvider``; ``await .stop()`` when done.
+    With ``cn_store_condition=False`` CN pods get no ``matrixorigin.io/cn-store``
+    condition from the simulation (for an operator that writes it itself, as upstream's).
+    """
+    simulated = SimulatedMatrixOne(
+        simulator,
+        settings,
+        bad_images=bad_images,
+        refresh_interval=refresh_interval,
+        cn_store_condition=cn_store_condition,
+    )
+    await simulated.start()
+    return simulated

@@ -1,0 +1,79 @@
+"""What the kubelet reports for a MatrixOne pod: readiness, the CN store condition, a state note.
+
+Readiness follows what makes each component useful, since upstream sets no probes and
+relies on readiness gates instead: a log store is ready once it runs with a valid
+config; a TN once its store registered in HAKeeper; a CN's container once its store
+registered, and its ``matrixorigin.io/cn-store`` condition (the readiness gate of CN
+pods, as upstream) only while HAKeeper holds it Working, so a Draining CN leaves its
+Services; a proxy once it reaches a HAKeeper. A pod that cannot run never becomes ready.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mo_operator.localcluster.simulator.behaviour import PodVerdict
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import WorkState
+from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.simulated.instances import Instance
+from mo_operator.matrixone.simulated.resolve import Unresolved
+from mo_operator.matrixone.simulated.state import MOModel
+
+STATE_ANNOTATION: Final = "simulated.matrixorigin.io/state"
+"""A short note of what the simulated process is doing, for humans (``kubectl describe``)."""
+
+
+def _cn_store(status: bool, reason: str, message: str = "") -> dict[str, str]:
+    condition = {"type": labels.CN_STORE_READINESS, "status": str(status), "reason": reason}
+    if message:
+        condition["message"] = message
+    return condition
+
+
+def _waiting_for_hakeeper(instance: Instance) -> str:
+    if isinstance(instance.hakeeper, Unresolved):
+        return instance.hakeeper.reason
+    logsets = ", ".join(f"{ns}/{name}" for ns, name in instance.hakeeper)
+    return f"the HAKeeper of LogSet {logsets} is not up"
+
+
+def verdict(instance: Instance, model: MOModel, *, cn_store_condition: bool = True) -> PodVerdict:
+    """The verdict for ``instance``'s pod given the model's current state.
+
+    Upstream's operator, not MatrixOne, writes ``matrixorigin.io/cn-store``; with
+    ``cn_store_condition=False`` the simulation leaves it to our operator likewise.
+    """
+    cn = instance.component is Component.CN and cn_store_condition
+    if instance.problem is not None:
+        note = f"{instance.problem.reason}: {instance.problem.message}"
+        conditions = (_cn_store(False, instance.problem.reason, instance.problem.message),) if cn else ()
+        return PodVerdict(ready=False, conditions=conditions, annotations={STATE_ANNOTATION: note})
+    if not instance.running:
+        conditions = (_cn_store(False, "NotRunning"),) if cn else ()
+        return PodVerdict(ready=False, conditions=conditions, annotations={STATE_ANNOTATION: "NotRunning"})
+    if instance.component in (Component.LOG, Component.WEBUI):
+        return PodVerdict(ready=True, annotations={STATE_ANNOTATION: "Serving"})
+    if instance.component is Component.PROXY:
+        if model.reachable(instance) is None:
+            note = f"WaitingForHAKeeper: {_waiting_for_hakeeper(instance)}"
+            return PodVerdict(ready=False, annotations={STATE_ANNOTATION: note})
+        return PodVerdict(ready=True, annotations={STATE_ANNOTATION: "Serving"})
+    record = model.registration(instance)
+    if record is None:
+        message = _waiting_for_hakeeper(instance)
+        conditions = (_cn_store(False, "NotRegistered", message),) if cn else ()
+        return PodVerdict(
+            ready=False,
+            conditions=conditions,
+            annotations={STATE_ANNOTATION: f"WaitingForHAKeeper: {message}"},
+        )
+    if not cn:
+        return PodVerdict(ready=True, annotations={STATE_ANNOTATION: "Registered"})
+    working = record.work_state is WorkState.WORKING
+    state = record.work_state.mo_name
+    return PodVerdict(
+        ready=True,
+        conditions=(_cn_store(working, state),),
+        annotations={STATE_ANNOTATION: f"Registered: {state}"},
+    )

@@ -1,0 +1,98 @@
+"""Shared pieces of the ``bench/`` scripts: the embedded API
+server in its own process (so the runtime under test does not share an event
+loop, or a CPU's worth of Python, with the server it talks to), populating
+it, and printing figures (one JSON line each, then a table)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mo_operator.kube.client import ApiClient
+from mo_operator.kube.resource import Resource
+
+CONFIGMAPS = Resource("", "v1", "ConfigMap", "configmaps", True)
+REPO = Path(__file__).resolve().parents[1]
+
+
+def rss_bytes(pid: int | None = None) -> int:
+    for line in Path(f"/proc/{pid or os.getpid()}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+@dataclass(frozen=True)
+class ControlPlane:
+    kubeconfig: Path
+    pid: int
+
+
+@contextlib.asynccontextmanager
+async def control_plane_process() -> AsyncIterator[ControlPlane]:
+    """Run ``mo-operator control-plane`` (API only) in its own process."""
+    with tempfile.TemporaryDirectory() as d:
+        kubeconfig = Path(d) / "kubeconfig"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "mo_operator.cli.main",
+            "--log-level",
+            "WARNING",
+            "control-plane",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--no-simulator",
+            stdout=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            for _ in range(300):
+                if kubeconfig.exists() and kubeconfig.stat().st_size > 0:
+                    break
+                if proc.returncode is not None:
+                    raise RuntimeError("the control plane exited")
+                await asyncio.sleep(0.1)
+            else:
+                raise RuntimeError("the control plane did not start")
+            await asyncio.sleep(0.3)
+            yield ControlPlane(kubeconfig, proc.pid)
+        finally:
+            proc.terminate()
+            await asyncio.wait_for(proc.wait(), 10)
+
+
+def config_map(name: str, namespace: str = "default", labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """A ConfigMap of a typical size for what an operator caches (~0.5 KiB of JSON)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"bench": "1", **(labels or {})}},
+        "data": {f"key{i}": f"{name}-{i}-" + "x" * 40 for i in range(5)},
+    }
+
+
+async def create_all(client: ApiClient, objects: Sequence[dict[str, Any]], concurrency: int = 32) -> None:
+    sem = asyncio.Semaphore(concurrency)
+
+    async def create(obj: dict[str, Any]) -> None:
+        async with sem:
+            await client.create(CONFIGMAPS, obj)
+
+    await asyncio.gather(*(create(o) for o in objects))
+
+
+def print_figures(figures: list[dict[str, Any]]) -> None:
+    for f in figures:
+        print(json.dumps(f))
+    print()
+    print(f"{'figure':44} {'value':>14}  unit")
+    for f in figures:
+        print(f"{f['figure']:44} {f['value']:>14}  {f['unit']}")

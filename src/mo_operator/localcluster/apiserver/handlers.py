@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import patch_ops, scale
+from . import patch_ops, protobuf, scale
 from .errors import StatusError, bad_request, field_cause, gone, invalid, method_not_allowed, not_found
 from .jsonutil import dumps, loads
 from .objects import WriteOptions
@@ -57,17 +57,32 @@ def write_options(request: web.Request) -> WriteOptions:
     )
 
 
-async def read_body(request: web.Request) -> Any:
+async def read_body(request: web.Request, rt: ResourceType, *, delete_options: bool = False) -> Any:
+    """The request body as JSON: JSON, YAML, or (built-in kinds, and
+    DeleteOptions for any resource) Kubernetes protobuf. kube-apiserver decodes
+    DeleteOptions with its own codecs, which speak protobuf even for custom
+    resources (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/delete.go)."""
     raw = await request.read()
     if not raw:
         return {}
     ctype = request.content_type
+    if ctype == protobuf.CONTENT_TYPE and (delete_options or not rt.is_custom):
+        try:
+            body = protobuf.decode(raw)
+        except protobuf.DecodeError as e:
+            raise bad_request(e.describe("DeleteOptions" if delete_options else rt.kind)) from e
+        if delete_options and body["kind"] != "DeleteOptions":
+            raise bad_request("decoded object cannot be converted to DeleteOptions")
+        return body
     if "protobuf" in ctype or "cbor" in ctype:
-        # Only JSON is spoken here; client-go falls back to JSON on 415.
+        # Custom resources have no protobuf form; CBOR is not spoken here.
+        accepted = "application/json, application/yaml"
+        if not rt.is_custom:
+            accepted += ", application/vnd.kubernetes.protobuf"
         raise StatusError(
             415,
             "UnsupportedMediaType",
-            f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {ctype})",
+            f"the body of the request was in an unknown format - accepted media types include: {accepted} (got {ctype})",
         )
     try:
         if ctype in ("application/yaml", "application/apply-patch+yaml"):
@@ -234,7 +249,7 @@ class ResourceHandlers:
     # ----------------------------------------------------------------- writes
     async def _create(self, request: web.Request, t: Target) -> web.Response:
         opts = write_options(request)
-        body = await read_body(request)
+        body = await read_body(request, t.rt)
         if not isinstance(body, dict):
             raise bad_request("the request body must be a JSON object")
         obj = await self.api.create(t.rt, t.namespace, body, opts)
@@ -242,7 +257,7 @@ class ResourceHandlers:
 
     async def _update(self, request: web.Request, t: Target) -> web.Response:
         opts = write_options(request)
-        body = await read_body(request)
+        body = await read_body(request, t.rt)
         if not isinstance(body, dict):
             raise bad_request("the request body must be a JSON object")
         if t.subresource == "scale":
@@ -274,7 +289,7 @@ class ResourceHandlers:
 
     async def _delete(self, request: web.Request, t: Target) -> web.Response:
         opts = write_options(request)
-        body = await read_body(request)
+        body = await read_body(request, t.rt, delete_options=True)
         options = body if isinstance(body, dict) else {}
         q = request.query
         if "propagationPolicy" in q:
@@ -293,7 +308,7 @@ class ResourceHandlers:
 
     async def _delete_collection(self, request: web.Request, t: Target) -> web.Response:
         opts = write_options(request)
-        body = await read_body(request)
+        body = await read_body(request, t.rt, delete_options=True)
         options = body if isinstance(body, dict) else {}
         matches = self._selectors(request, t.rt)
         items = [
@@ -326,7 +341,7 @@ class ResourceHandlers:
         """pods/binding: what the scheduler posts (pkg/registry/core/pod/storage)."""
         from .objects import now_rfc3339
 
-        body = await read_body(request)
+        body = await read_body(request, t.rt)
         opts = write_options(request)
         name = t.name or (body.get("metadata") or {}).get("name", "")
         pod = self.api.get(t.rt, t.namespace, name)

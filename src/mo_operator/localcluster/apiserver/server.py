@@ -198,6 +198,9 @@ class ApiServer:
             )
         except web.HTTPException:
             raise
+        except ConnectionResetError:
+            code = 499  # the client went away mid-request: nobody to answer
+            raise
         except Exception as e:
             log.exception("internal error serving %s %s", request.method, path)
             err = internal(str(e))

@@ -1,15 +1,40 @@
-"""``mo-operator demo``: an embedded control plane, shown working with
-kubectl, kept running until Ctrl-C (or exited once ready for scripts)."""
+"""``mo-operator demo``: see the operator run a MatrixOne cluster, with nothing
+but Python.
+
+Starts the embedded control plane with the simulated MatrixOne, installs the
+CRDs, runs the operator in this process, applies an example
+MatrixOneCluster (``examples/demo-cluster.yaml``, written as for the Go
+operator) and shows each set's progress until the cluster is Ready; then
+says how to look at it with kubectl, and keeps everything running until
+Ctrl-C (or exits, with ``--exit-when-ready``, for scripts).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
+import time
+from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
+import yaml
+from lightkube.config.kubeconfig import KubeConfig
 from rich.console import Console
+from rich.live import Live
+from rich.table import Table
 
-from mo_operator.localcluster.controlplane import ControlPlane
+from mo_operator.api.install import install_crds
+from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.operator import Operator, OperatorConfig
+from mo_operator.kube.client import ApiClient
+from mo_operator.kube.conditions import get_condition
+from mo_operator.matrixone.simulated.cluster import SimulatedCluster
+
+SETS = ((r.LOGSETS, "LogSet"), (r.DNSETS, "DNSet"), (r.CNSETS, "CNSet"), (r.PROXYSETS, "ProxySet"))
+DEMO_TIMINGS = {"start_delay": 0.5, "ready_delay": 0.3, "time_scale": 0.05}
 
 
 def kubectl_binary() -> str:
@@ -25,37 +50,86 @@ def kubectl_binary() -> str:
         return found
 
 
+def example_cluster() -> dict[str, Any]:
+    text = resources.files("mo_operator.cli").joinpath("examples/demo-cluster.yaml").read_text()
+    found: dict[str, Any] = yaml.safe_load(text)
+    return found
+
+
+def _ready(obj: Mapping[str, Any] | None) -> tuple[str, str]:
+    if obj is None:
+        return "…", "not created yet"
+    condition = get_condition((obj.get("status") or {}).get("conditions") or (), "Ready")
+    if condition is None:
+        return "…", "starting"
+    mark = "[green]✔[/green]" if condition["status"] == "True" else "[yellow]…[/yellow]"
+    return mark, f"{condition.get('reason')}: {condition.get('message') or ''}"
+
+
+async def _table(client: ApiClient, namespace: str, name: str, started: float) -> tuple[Table, bool]:
+    table = Table(title=f"MatrixOneCluster {namespace}/{name} ({int(time.monotonic() - started)}s)")
+    for column in ("", "kind", "name", "state"):
+        table.add_column(column)
+    cluster = await client.get_or_none(r.MATRIXONE_CLUSTERS, name, namespace)
+    mark, text = _ready(cluster)
+    table.add_row(mark, "MatrixOneCluster", name, text)
+    for res, kind in SETS:
+        for obj in (
+            await client.list(res, namespace, label_selector=f"matrixorigin.io/cluster={name}")
+        ).items:
+            mark, text = _ready(obj)
+            table.add_row(mark, kind, obj["metadata"]["name"], text)
+    ready = cluster is not None and _ready(cluster)[0].endswith("✔[/green]")
+    return table, ready
+
+
 async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) -> int:
     console = Console(stderr=True)
-    cp = ControlPlane()
     path = Path(kubeconfig).resolve()
-    with console.status("Starting the embedded control plane..."):
-        await asyncio.wait_for(cp.start(path), timeout)
-    console.print(f"[green]Control plane ready[/green] at {cp.server.url}")
-    proc = await asyncio.create_subprocess_exec(
-        kubectl_binary(),
-        "--kubeconfig",
-        str(path),
-        "get",
-        "namespaces",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    console.print(out.decode().rstrip())
-    if proc.returncode != 0:
-        await cp.stop()
-        console.print("[red]kubectl could not talk to the control plane[/red]")
-        return 1
-    console.print(f"\nUse it with kubectl:\n  export KUBECONFIG={path}\n  kubectl get all -A\n")
-    if exit_when_ready:
-        await cp.stop()
-        return 0
-    console.print("Press Ctrl-C to stop.")
+    cluster = SimulatedCluster(simulator_options=DEMO_TIMINGS)
+    with console.status("Starting the embedded control plane and the simulated MatrixOne..."):
+        await asyncio.wait_for(cluster.start(path), timeout)
+    client = ApiClient(KubeConfig.from_file(str(path)), field_manager="mo-operator", qps=None)
+    operator = Operator(client, cluster.provider, OperatorConfig())
+    task = asyncio.create_task(operator.run(), name="operator")
     try:
-        await asyncio.Event().wait()
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        pass
+        with console.status("Installing the CRDs..."):
+            await install_crds(client)
+        example = example_cluster()
+        meta = example["metadata"]
+        await client.apply(example, resource=r.MATRIXONE_CLUSTERS, field_manager="mo-demo")
+        console.print(
+            f"[green]Control plane ready[/green] at {cluster.control_plane.server.url if cluster.control_plane else ''}"
+        )
+        started = time.monotonic()
+        ready = False
+        with Live(console=console, refresh_per_second=4) as live:
+            while time.monotonic() - started < timeout and not task.done():
+                table, ready = await _table(client, meta["namespace"], meta["name"], started)
+                live.update(table)
+                if ready:
+                    break
+                await asyncio.sleep(0.5)
+        if not ready:
+            console.print(f"[red]The cluster did not become Ready within {int(timeout)}s[/red]")
+            return 1
+        console.print(
+            f"\n[green]MatrixOneCluster {meta['name']} is Ready.[/green] Look at it with kubectl:\n"
+            f"  export KUBECONFIG={path}\n"
+            f"  {kubectl_binary()} get mo,log,dn,cn,proxy\n"
+            f"  {kubectl_binary()} get pods,svc,cm -l matrixorigin.io/cluster={meta['name']}\n"
+            f"  {kubectl_binary()} patch mo {meta['name']} --type json -p "
+            '\'[{"op":"replace","path":"/spec/cnGroups/0/replicas","value":3}]\'\n'
+        )
+        if exit_when_ready:
+            return 0
+        console.print("Press Ctrl-C to stop.")
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.Event().wait()
+        return 0
     finally:
-        await cp.stop()
-    return 0
+        operator.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 30)
+        await client.close()
+        await cluster.stop()

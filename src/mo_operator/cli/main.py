@@ -36,22 +36,135 @@ def main(log_level: str, log_json: bool) -> None:
     default=None,
     help="Keep the state here, so a restarted control plane keeps its objects.",
 )
-@click.option("--no-simulator", is_flag=True, help="Serve the API only; do not simulate workloads.")
+@click.option(
+    "--no-simulator", is_flag=True, help="Serve the API only; do not simulate workloads or MatrixOne."
+)
 def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator: bool) -> None:
-    """Run the embedded API server and workload simulator until interrupted."""
-    from mo_operator.localcluster.controlplane import ControlPlane
+    """Run the embedded API server, workload simulator and simulated MatrixOne until interrupted.
+
+    The kubeconfig also tells `mo-operator run --kubeconfig FILE` where the
+    simulated MatrixOne answers, so the operator needs no other flag."""
 
     async def run() -> None:
-        cp = ControlPlane(port=port, data_dir=data_dir, simulate_workloads=not no_simulator)
-        await cp.start(kubeconfig)
-        click.echo(f"API server on {cp.server.url}; kubeconfig written to {kubeconfig}")
+        if no_simulator:
+            from mo_operator.localcluster.controlplane import ControlPlane
+
+            cp = ControlPlane(port=port, data_dir=data_dir, simulate_workloads=False)
+            await cp.start(kubeconfig)
+            url, stop = cp.server.url, cp.stop
+        else:
+            from mo_operator.matrixone.simulated.cluster import SimulatedCluster
+
+            cluster = SimulatedCluster(data_dir=data_dir, port=port)
+            await cluster.start(kubeconfig)
+            assert cluster.control_plane is not None and cluster.admin_server is not None
+            url, stop = cluster.control_plane.server.url, cluster.stop
+            click.echo(f"Simulated MatrixOne admin interface on {cluster.admin_server.url}")
+        click.echo(f"API server on {url}; kubeconfig written to {kubeconfig}")
         click.echo(f"  export KUBECONFIG={Path(kubeconfig).resolve()}")
         try:
             await _wait_for_signal()
         finally:
-            await cp.stop()
+            await stop()
 
     asyncio.run(run())
+
+
+@main.command("run")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="Kubeconfig of the cluster to manage (default: in-cluster, then $KUBECONFIG, then ~/.kube/config).",
+)
+@click.option("--namespace", default=None, help="Manage only this namespace (default: all namespaces).")
+@click.option(
+    "--leader-elect/--no-leader-elect",
+    default=True,
+    show_default=True,
+    help="Run with leader election, so that replicas never both write.",
+)
+@click.option(
+    "--lease-namespace",
+    default=None,
+    help="Namespace of the leader election Lease (default: the kubeconfig's, else default).",
+)
+@click.option("--lease-duration", default=15.0, show_default=True, help="Seconds a leader's lease lasts.")
+@click.option(
+    "--renew-deadline",
+    default=10.0,
+    show_default=True,
+    help="Seconds a leader may fail to renew before it stops writing.",
+)
+@click.option(
+    "--retry-period",
+    default=2.0,
+    show_default=True,
+    help="Seconds between lease renewals and acquisition attempts.",
+)
+@click.option(
+    "--health-port",
+    default=8081,
+    show_default=True,
+    help="Port of /healthz, /readyz and /metrics (0: any free port, -1: none).",
+)
+@click.option(
+    "--qps", default=50.0, show_default=True, help="Client-side rate limit of API requests per second."
+)
+@click.option("--burst", default=100, show_default=True, help="Burst of the client-side rate limit.")
+@click.option("--workers", default=4, show_default=True, help="Concurrent reconciles per controller.")
+@click.option(
+    "--install-crds",
+    is_flag=True,
+    help="Apply the CRDs before starting (they are also in deploy/crds and the Helm chart).",
+)
+@click.option(
+    "--mo-admin-url", default=None, hidden=True, help="URL of a simulated MatrixOne's admin server (tests)."
+)
+@click.option("--mo-admin-token", default=None, hidden=True, help="Bearer token of that server.")
+@click.option(
+    "--identity",
+    default=None,
+    help="Leader election identity (default: $POD_NAME, else host name and a random suffix).",
+)
+def run_command(
+    kubeconfig: str | None,
+    namespace: str | None,
+    leader_elect: bool,
+    lease_namespace: str | None,
+    lease_duration: float,
+    renew_deadline: float,
+    retry_period: float,
+    health_port: int,
+    qps: float,
+    burst: int,
+    workers: int,
+    install_crds: bool,
+    mo_admin_url: str | None,
+    mo_admin_token: str | None,
+    identity: str | None,
+) -> None:
+    """Run the operator against a cluster (in-cluster or by kubeconfig)."""
+    from .run import RunOptions, run
+
+    options = RunOptions(
+        kubeconfig=kubeconfig,
+        namespace=namespace,
+        leader_elect=leader_elect,
+        lease_namespace=lease_namespace,
+        lease_duration=lease_duration,
+        renew_deadline=renew_deadline,
+        retry_period=retry_period,
+        health_port=None if health_port < 0 else health_port,
+        qps=qps,
+        burst=burst,
+        workers=workers,
+        install_crds=install_crds,
+        mo_admin_url=mo_admin_url,
+        mo_admin_token=mo_admin_token,
+        identity=identity,
+    )
+    sys.exit(run(options))
 
 
 @main.command()
@@ -69,7 +182,12 @@ def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for Ready.")
 def demo(kubeconfig: str, exit_when_ready: bool, timeout: float) -> None:
     """Start an embedded control plane with the operator and an example cluster."""
+    import logging
+
     from .demo import run_demo
+
+    root = logging.getLogger()
+    root.setLevel(max(root.level, logging.WARNING))  # the progress table says what INFO lines would
 
     sys.exit(asyncio.run(run_demo(kubeconfig, exit_when_ready=exit_when_ready, timeout=timeout)))
 

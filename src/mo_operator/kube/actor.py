@@ -210,9 +210,7 @@ class ActorReconciler:
             return None
         if action is not None:
             await action(ctx)
-            ctx.set_condition(
-                SYNCED, False, "Progressing", getattr(action, "__doc__", None) or "applying changes"
-            )
+            ctx.set_condition(SYNCED, False, "Progressing", _describe(action))
             await self._write_status(ctx, cached)
             return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
         ctx.set_condition(SYNCED, True, "Synced", "the observed state matches the spec")
@@ -227,6 +225,11 @@ class ActorReconciler:
         meta = cached["metadata"]
         await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
         return True
+
+
+def _describe(action: Action) -> str:
+    """An action's ``description`` (e.g. a plan of writes), else its docstring."""
+    return str(getattr(action, "description", None) or getattr(action, "__doc__", None) or "applying changes")
 
 
 def _plain(value: Any) -> Any:

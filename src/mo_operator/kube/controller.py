@@ -215,7 +215,8 @@ class Controller:
         except Exception as e:
             RECONCILE_ERRORS.labels(self.name).inc()
             RECONCILE_TOTAL.labels(self.name, "error").inc()
-            log.warning(
+            log.log(
+                logging.DEBUG if _conflict(e) else logging.WARNING,
                 "reconcile of %s failed (will retry): %s",
                 req,
                 e,
@@ -234,6 +235,12 @@ class Controller:
             self.queue.add_after(req, result.requeue_after)
         else:
             RECONCILE_TOTAL.labels(self.name, "success").inc()
+
+
+def _conflict(e: Exception) -> bool:
+    """A 409: someone wrote the object since we read it; the retry reads it
+    again. Optimistic concurrency working as designed, not worth a warning."""
+    return (getattr(e, "status", None) or getattr(e, "code", None)) == 409
 
 
 def _expected(e: Exception) -> bool:

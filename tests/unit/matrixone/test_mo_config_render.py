@@ -316,3 +316,14 @@ def test_wait_plugin_addr_is_validated(
             shared_storage=s3_storage,
             hakeeper=endpoint,
         )
+
+
+def test_external_log_service_keeps_the_users_fileservices(endpoint: HAKeeperEndpoint) -> None:
+    """A set on an external log service has no LogSet storage to render from: its
+    own config lists the fileservices, and we add only the data directory."""
+    user = '[[fileservice]]\nname = "S3"\nbackend = "S3"\n'
+    doc = _render(Component.CN, {"image": "m:2.0.0", "config": user}, {}, endpoint)
+    assert doc["fileservice"] == [{"name": "S3", "backend": "S3"}]
+    assert doc["data-dir"] == "/var/lib/matrixone/data"
+    bare = _render(Component.TN, {"image": "m:2.0.0"}, {}, endpoint)
+    assert "fileservice" not in bare

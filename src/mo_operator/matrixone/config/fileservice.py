@@ -77,7 +77,14 @@ def shared_fileservice(
 
 
 def fileservice_defaults(storage: Mapping[str, Any], cache: Mapping[str, Any] | None) -> Table:
-    """``data-dir`` and the LOCAL, S3 and ETL fileservices of a log, TN, CN or proxy."""
+    """``data-dir`` and the LOCAL, S3 and ETL fileservices of a log, TN, CN or proxy.
+
+    Empty ``storage`` means the set runs against an external log service, whose
+    storage we do not know: then only ``data-dir`` is set and the set's own
+    ``config`` must list the fileservices (MatrixOne refuses to start otherwise).
+    """
+    if not storage:
+        return {"data-dir": layout.DATA_DIR}
     return {
         "data-dir": layout.DATA_DIR,
         "fileservice": [

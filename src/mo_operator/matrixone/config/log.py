@@ -57,6 +57,8 @@ def _shared_storage(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     storage = spec.get("sharedStorage")
     if not isinstance(storage, Mapping):
         raise ConfigError("LogSet spec.sharedStorage is required")
+    if not storage:  # the LogSet defines the cluster's storage: it cannot leave it to config
+        raise ConfigError("sharedStorage must set exactly one of s3 and fileSystem")
     return storage
 
 

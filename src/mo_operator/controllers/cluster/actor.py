@@ -1,0 +1,268 @@
+"""The MatrixOneCluster controller: it creates and syncs the child sets, never pods.
+
+Each reconcile computes every child the spec asks for (``children.py``) and
+applies the ones that differ, deletes the CN groups the spec no longer
+names, and reports the children's state as its own.
+
+**Rolling changes go in dependency order.** A change that rolls pods
+(image, version, config, resources...) reaches a child only once every
+child before it (log → TN → CN groups → proxy) has *settled*: taken the
+latest spec, rolled every pod to it, and become Ready. Until then the child
+keeps its current pod-shaping fields, while changes that roll nothing
+(replicas, labels, Service settings) apply at once. So an upgrade rolls the
+log service first, and a new version that does not start halts there: the
+log service's ``UpToDate`` condition names the pod and why, this cluster's
+``UpToDate`` says the roll halted at which child, and nothing after it is
+touched. Fixing the spec resumes from where it stopped.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.kube.actor import Context
+from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.frozen import thaw
+from mo_operator.matrixone import labels, names, ports
+from mo_operator.matrixone.component import Component
+
+from ..common import resources as r
+from ..common.admission import admitted
+from ..common.desired import stamped, up_to_date
+from ..common.env import Env
+from ..common.meta import child_metadata, is_controlled_by, is_deleting, name_of
+from ..common.status import UP_TO_DATE
+from ..common.writes import Writes
+from .children import ROLE_CN, ROLE_LOG, ROLE_PROXY, ROLE_TN, Child, cn_groups, desired_children, held
+
+Obj = dict[str, Any]
+
+ROLE_ORDER = (ROLE_LOG, ROLE_TN, ROLE_CN, ROLE_PROXY)
+NOT_READY_REASONS = {
+    ROLE_LOG: "LogServiceNotReady",
+    ROLE_TN: "DNSetNotReady",
+    ROLE_CN: "SomeCNSetsAreNotReady",
+    ROLE_PROXY: "ProxySetNotReady",
+}
+CREDENTIAL_USER = "dump"
+
+
+def settled(cached: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> bool:
+    """The child took the whole desired spec, rolled every pod to it, and is Ready."""
+    if cached is None or not up_to_date(cached, desired):
+        return False
+    status = cached.get("status") or {}
+    if int(status.get("observedGeneration") or 0) < int(cached["metadata"].get("generation") or 0):
+        return False
+    conditions = status.get("conditions") or ()
+    ready, current = get_condition(conditions, "Ready"), get_condition(conditions, UP_TO_DATE)
+    return bool(ready and ready["status"] == "True" and current and current["status"] == "True")
+
+
+def _describe(child: Child, cached: Mapping[str, Any] | None, ctype: str) -> str:
+    if cached is None:
+        return f"{child.label} is being created"
+    condition = get_condition((cached.get("status") or {}).get("conditions") or (), ctype)
+    if condition is None:
+        return f"{child.label} has not reported yet"
+    return f"{child.label}: {condition.get('reason')}: {condition.get('message') or ''}".rstrip(": ")
+
+
+class MatrixOneClusterActor:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    async def observe(self, ctx: Context) -> Writes | None:
+        obj = ctx.obj
+        spec = admitted("MatrixOneCluster", obj)["spec"]
+        namespace, name = ctx.namespace, ctx.name
+        plan = Writes(self.env.client)
+        self._credential(obj, plan)
+        stored = {
+            (res.kind, name_of(o)): o
+            for res in (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS)
+            for o in self.env.caches.list(res, namespace, labels.cluster_labels(name))
+        }
+        children = desired_children(obj, spec, stored)
+        unsettled_roles: list[str] = []
+        held_children: list[Child] = []
+        cached_children: dict[str, Mapping[str, Any] | None] = {}
+        for role in ROLE_ORDER:
+            group = [c for c in children if c.role == role]
+            for child in group:
+                cached = self.env.caches.get(child.resource, namespace, child.name)
+                cached_children[child.label] = cached
+                want = stamped(child.obj)
+                if cached is not None and unsettled_roles:
+                    applied = stamped(held(child.obj, cached))
+                    if applied != want:
+                        held_children.append(child)
+                    want = applied
+                if not up_to_date(cached, want):
+                    plan.apply(want, child.resource)
+            if any(not settled(cached_children[c.label], stamped(c.obj)) for c in group):
+                unsettled_roles.append(role)
+        self._delete_orphans(obj, {c.name for c in children if c.role == ROLE_CN}, plan)
+        self._status(ctx, spec, children, cached_children, held_children)
+        return plan or None
+
+    async def finalize(self, ctx: Context) -> bool:
+        """Children go by owner reference, each by its own policy (the LogSet's
+        volumes by its retention policy); nothing here to wait for."""
+        return True
+
+    # ---------------------------------------------------------------- writes
+    def _credential(self, obj: Mapping[str, Any], plan: Writes) -> None:
+        """The initial SQL credential ``<mo>-credential``: made once, never rewritten
+        (a new password would not reach the running cluster)."""
+        namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
+        secret_name = names.credential_secret_name(name)
+        if self.env.caches.get(r.SECRETS, namespace, secret_name) is not None:
+            return
+        obj_labels = {
+            labels.NAMESPACE: namespace,
+            labels.INSTANCE: name,
+            labels.COMPONENT: "MatrixOneCluster",
+            **labels.cluster_labels(name),
+        }
+        password = secrets.token_urlsafe(18)
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": child_metadata(obj, secret_name, obj_labels),
+            "type": "Opaque",
+            "data": {
+                "username": base64.b64encode(CREDENTIAL_USER.encode()).decode(),
+                "password": base64.b64encode(password.encode()).decode(),
+            },
+        }
+        plan.create(secret, r.SECRETS)
+
+    def _delete_orphans(self, obj: Mapping[str, Any], wanted: set[str], plan: Writes) -> None:
+        """CN groups the spec no longer names (only those this cluster controls)."""
+        namespace = obj["metadata"].get("namespace") or ""
+        for cnset in self.env.caches.list(
+            r.CNSETS, namespace, labels.cluster_labels(obj["metadata"]["name"])
+        ):
+            if name_of(cnset) not in wanted and is_controlled_by(cnset, obj) and not is_deleting(cnset):
+                plan.delete(r.CNSETS, namespace, name_of(cnset), uid=cnset["metadata"]["uid"])
+
+    # ---------------------------------------------------------------- status
+    def _status(
+        self,
+        ctx: Context,
+        spec: Mapping[str, Any],
+        children: Sequence[Child],
+        cached: Mapping[str, Mapping[str, Any] | None],
+        held_children: Sequence[Child],
+    ) -> None:
+        status = ctx.status
+        namespace, name = ctx.namespace, ctx.name
+        by_role = {role: [c for c in children if c.role == role] for role in ROLE_ORDER}
+
+        def child_status(child: Child) -> Obj:
+            found = cached[child.label]
+            copied: Obj = thaw((found or {}).get("status") or {})
+            return copied
+
+        status["credentialRef"] = {"name": names.credential_secret_name(name)}
+        status["logService"] = child_status(by_role[ROLE_LOG][0])
+        if by_role[ROLE_TN]:
+            status["dn"] = child_status(by_role[ROLE_TN][0])
+        if by_role[ROLE_PROXY]:
+            status["proxy"] = child_status(by_role[ROLE_PROXY][0])
+        else:
+            status.pop("proxy", None)
+        groups: list[Obj] = []
+        ready_groups = 0
+        for (group, _), child in zip(cn_groups(spec), by_role[ROLE_CN], strict=True):
+            found = cached[child.label]
+            conditions = (found or {}).get("status", {}).get("conditions") or ()
+            ready = get_condition(conditions, "Ready")
+            synced = get_condition(conditions, "Synced")
+            ready_groups += bool(ready and ready["status"] == "True")
+            groups.append(
+                {
+                    "name": group,
+                    "host": names.service_host(Component.CN, child.name, namespace),
+                    "ready": bool(ready and ready["status"] == "True"),
+                    "synced": bool(synced and synced["status"] == "True"),
+                }
+            )
+        status["cnGroups"] = {
+            "desiredGroups": len(groups),
+            "readyGroups": ready_groups,
+            "syncedGroups": sum(g["synced"] for g in groups),
+            "groups": groups,
+        }
+        if by_role[ROLE_PROXY]:
+            status["host"] = names.service_host(Component.PROXY, by_role[ROLE_PROXY][0].name, namespace)
+        elif groups:
+            status["host"] = groups[0]["host"]
+        status["port"] = ports.CN_SQL
+        status["readable"] = {
+            "log": _summary(cached[by_role[ROLE_LOG][0].label]),
+            "dn": _summary(cached[by_role[ROLE_TN][0].label]) if by_role[ROLE_TN] else "none",
+            "cn": f"{ready_groups}/{len(groups)} groups ready",
+        }
+        self._ready(ctx, by_role, cached)
+        self._up_to_date(ctx, children, cached, held_children)
+
+    def _ready(
+        self,
+        ctx: Context,
+        by_role: Mapping[str, Sequence[Child]],
+        cached: Mapping[str, Mapping[str, Any] | None],
+    ) -> None:
+        for role in ROLE_ORDER:
+            not_ready = [c for c in by_role[role] if not _is_ready(cached[c.label])]
+            if not_ready:
+                message = "; ".join(_describe(c, cached[c.label], "Ready") for c in not_ready)
+                ctx.set_condition("Ready", False, NOT_READY_REASONS[role], message)
+                ctx.status["phase"] = "NotReady"
+                return
+        ctx.set_condition("Ready", True, "AllSetsReady", "every set of the cluster is Ready")
+        ctx.status["phase"] = "Ready"
+
+    def _up_to_date(
+        self,
+        ctx: Context,
+        children: Sequence[Child],
+        cached: Mapping[str, Mapping[str, Any] | None],
+        held_children: Sequence[Child],
+    ) -> None:
+        for child in children:
+            found = cached[child.label]
+            if settled(found, stamped(child.obj)):
+                continue
+            waiting = f"; waiting: {', '.join(c.label for c in held_children)}" if held_children else ""
+            condition = get_condition((found or {}).get("status", {}).get("conditions") or (), UP_TO_DATE)
+            if condition is not None and condition.get("reason") == "RolloutStalled":
+                ctx.set_condition(
+                    UP_TO_DATE, False, "RolloutHalted", f"{_describe(child, found, UP_TO_DATE)}{waiting}"
+                )
+            else:
+                ctx.set_condition(
+                    UP_TO_DATE, False, "Rolling", f"{_describe(child, found, UP_TO_DATE)}{waiting}"
+                )
+            return
+        ctx.set_condition(UP_TO_DATE, True, "RolloutComplete", "every set runs the current spec")
+
+
+def _is_ready(obj: Mapping[str, Any] | None) -> bool:
+    if obj is None:
+        return False
+    ready = get_condition((obj.get("status") or {}).get("conditions") or (), "Ready")
+    return bool(ready and ready["status"] == "True")
+
+
+def _summary(obj: Mapping[str, Any] | None) -> str:
+    if obj is None:
+        return "creating"
+    ready = get_condition((obj.get("status") or {}).get("conditions") or (), "Ready")
+    return f"{'ready' if ready and ready['status'] == 'True' else 'not ready'}: {(ready or {}).get('message') or ''}".rstrip(
+        ": "
+    )

@@ -1,0 +1,209 @@
+"""The child sets a MatrixOneCluster asks for: a pure function of its spec.
+
+Names and inheritance follow upstream: the LogSet, DNSet and ProxySet are
+named like the cluster, each CN group is the CNSet ``<mo>-<group>`` (``tp``
+and ``ap`` for the deprecated fields). Children take the cluster's image
+(``<imageRepository>:<version>``) unless they name their own, and its
+``nodeSelector``, ``topologySpread``, ``semanticVersion``,
+``operatorVersion``, ``memoryFsSize`` and ``imagePullPolicy`` unless they set
+their own. CNs get the cluster's initial password (``DEFAULT_PASSWORD``, by
+Secret reference) and, behind a proxy, ``cn.frontend.proxy-enabled``.
+
+Each child is returned as the defaulting webhook would store it, so that
+comparing it with the stored child settles instead of fighting the webhook.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mo_operator.api.defaulting import default
+from mo_operator.kube.frozen import thaw
+from mo_operator.kube.resource import Resource
+from mo_operator.matrixone import labels, layout, names
+from mo_operator.matrixone.config import cn as cn_config
+from mo_operator.matrixone.version import component_image
+
+from ..common import resources as r
+from ..common.meta import owner_reference
+
+Obj = dict[str, Any]
+
+INHERITED = ("nodeSelector", "topologySpread", "semanticVersion", "operatorVersion", "memoryFsSize")
+ROLE_LOG, ROLE_TN, ROLE_CN, ROLE_PROXY = "log", "tn", "cn", "proxy"
+
+
+@dataclass(frozen=True)
+class Child:
+    """One child set: which role it plays, its resource and its desired object."""
+
+    role: str
+    resource: Resource
+    obj: Obj
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+    @property
+    def label(self) -> str:
+        """How conditions name it: ``LogSet mo``."""
+        return f"{self.resource.kind} {self.name}"
+
+
+def _inherit(spec: Mapping[str, Any], cluster: Mapping[str, Any]) -> Obj:
+    out = copy.deepcopy(dict(spec))
+    out["image"] = component_image(spec, cluster)
+    for key in INHERITED:
+        if out.get(key) in (None, [], {}) and cluster.get(key) not in (None, [], {}):
+            out[key] = copy.deepcopy(cluster[key])
+    policy = cluster.get("imagePullPolicy")
+    if policy:
+        overlay = dict(out.get("overlay") or {})
+        overlay.setdefault("imagePullPolicy", policy)
+        out["overlay"] = overlay
+    return out
+
+
+def _ref(name: str, namespace: str) -> Obj:
+    return {"metadata": {"name": name, "namespace": namespace}}
+
+
+def _child(
+    cluster: Mapping[str, Any],
+    kind: str,
+    name: str,
+    spec: Obj,
+    old: Mapping[str, Any] | None,
+    deps: Obj | None = None,
+) -> Obj:
+    meta = cluster["metadata"]
+    obj: Obj = {
+        "apiVersion": cluster["apiVersion"],
+        "kind": kind,
+        "metadata": {
+            "name": name,
+            "namespace": meta.get("namespace") or "",
+            "labels": labels.cluster_labels(meta["name"]),
+            "ownerReferences": [owner_reference(cluster)],
+        },
+        "spec": spec,
+    }
+    if deps is not None:
+        obj["deps"] = deps
+    stored: Obj = default(kind, obj, old=old)
+    return stored
+
+
+def cn_groups(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """``(group name, CNSet spec)`` of every CN group, the deprecated tp/ap first."""
+    groups: list[tuple[str, Mapping[str, Any]]] = [(g, spec[g]) for g in ("tp", "ap") if spec.get(g)]
+    for group in spec.get("cnGroups") or ():
+        groups.append((str(group["name"]), {k: v for k, v in group.items() if k != "name"}))
+    return groups
+
+
+def desired_children(
+    cluster: Mapping[str, Any], spec: Mapping[str, Any], stored: Mapping[tuple[str, str], Mapping[str, Any]]
+) -> list[Child]:
+    """Every child of ``cluster`` (admitted ``spec``), in dependency order: log, TN, CNs, proxy.
+
+    ``stored`` holds the children as cached, by (kind, name), for the create-only
+    defaults (those already stored keep their values)."""
+    meta = cluster["metadata"]
+    namespace, mo = meta.get("namespace") or "", meta["name"]
+    base = names.cluster_child_name(mo)
+    logset_ref = {"logSet": _ref(base, namespace)}
+    children = [
+        Child(
+            ROLE_LOG,
+            r.LOGSETS,
+            _child(cluster, "LogSet", base, _inherit(spec["logService"], spec), stored.get(("LogSet", base))),
+        )
+    ]
+    tn = spec.get("tn") or spec.get("dn")
+    if tn:
+        children.append(
+            Child(
+                ROLE_TN,
+                r.DNSETS,
+                _child(
+                    cluster, "DNSet", base, _inherit(tn, spec), stored.get(("DNSet", base)), dict(logset_ref)
+                ),
+            )
+        )
+    password = {
+        "name": layout.ENV_DEFAULT_PASSWORD,
+        "valueFrom": {"secretKeyRef": {"name": names.credential_secret_name(mo), "key": "password"}},
+    }
+    for group, group_spec in cn_groups(spec):
+        cn_spec = _inherit(group_spec, spec)
+        overlay = dict(cn_spec.get("overlay") or {})
+        env = [e for e in overlay.get("env") or () if e.get("name") != layout.ENV_DEFAULT_PASSWORD]
+        overlay["env"] = [*env, password]
+        cn_spec["overlay"] = overlay
+        if spec.get("proxy"):
+            cn_spec["config"] = cn_config.with_proxy_frontend(cn_spec.get("config"))
+        name = names.cn_group_cnset_name(mo, group)
+        deps = {**logset_ref, "dnSet": _ref(base, namespace)} if tn else dict(logset_ref)
+        children.append(
+            Child(
+                ROLE_CN, r.CNSETS, _child(cluster, "CNSet", name, cn_spec, stored.get(("CNSet", name)), deps)
+            )
+        )
+    if spec.get("proxy"):
+        children.append(
+            Child(
+                ROLE_PROXY,
+                r.PROXYSETS,
+                _child(
+                    cluster,
+                    "ProxySet",
+                    base,
+                    _inherit(spec["proxy"], spec),
+                    stored.get(("ProxySet", base)),
+                    dict(logset_ref),
+                ),
+            )
+        )
+    return children
+
+
+NON_ROLLING: Mapping[str, frozenset[str]] = {
+    "LogSet": frozenset({"replicas", "storeFailureTimeout", "failedPodStrategy", "pvcRetentionPolicy"}),
+    "DNSet": frozenset({"replicas"}),
+    "CNSet": frozenset(
+        {
+            "replicas",
+            "cnLabels",
+            "serviceType",
+            "serviceAnnotations",
+            "nodePort",
+            "updateStrategy",
+            "terminationPolicy",
+            "podsToDelete",
+            "pauseUpdate",
+            "reusePVC",
+        }
+    ),
+    "ProxySet": frozenset({"replicas", "serviceType", "serviceAnnotations", "nodePort", "minReadySeconds"}),
+}
+"""Spec fields whose change does not touch the pods: they apply at once, even while an
+earlier component of the cluster is still rolling."""
+
+
+def held(desired: Mapping[str, Any], stored: Mapping[str, Any]) -> Obj:
+    """``desired`` with every field that would roll pods kept as ``stored`` has it,
+    for a child whose turn to roll has not come."""
+    keep = NON_ROLLING.get(str(desired["kind"]), frozenset())
+    spec: Obj = thaw(stored.get("spec") or {})
+    wanted = desired.get("spec") or {}
+    for key in keep:
+        if key in wanted:
+            spec[key] = copy.deepcopy(wanted[key])
+        else:
+            spec.pop(key, None)
+    return {**desired, "spec": spec}

@@ -1,0 +1,127 @@
+"""CN pods as the CNSet creates them, and what it reads back from them.
+
+A CN pod is the set's pod template plus what makes it one member:
+``hostname``/``subdomain`` (its DNS name, from which its store UUID is
+derived), the template hash it was built from (a pod of an older hash is
+outdated and rolls), the store UUID and the CN labels, the HAKeeper it
+registers with and the LogSet behind it (so its store can be deleted from
+HAKeeper when the pod goes, even after its CNSet is gone), and the
+``matrixorigin.io/cn-draining`` finalizer guarding that store.
+
+The CN labels are left out of the template hash: they are synced to
+HAKeeper in place, as upstream does, and never restart a CN.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.matrixone import identity, labels, layout, names
+from mo_operator.matrixone.component import Component
+
+from ..common.desired import content_hash
+from ..common.meta import child_metadata, owner_reference
+
+Obj = dict[str, Any]
+
+TEMPLATE_HASH = "matrixorigin.io/template-hash"
+"""Label: the hash of the pod template a CN pod was built from."""
+HAKEEPER_ANNOTATION = "matrixorigin.io/hakeeper-discovery"
+"""Annotation: the HAKeeper address the CN registers with."""
+LOGSET_ANNOTATION = "matrixorigin.io/logset"
+"""Annotation: ``namespace/name`` of the LogSet behind that HAKeeper (absent for an external one)."""
+
+COMPONENT = Component.CN
+
+
+def template_hash(template: Mapping[str, Any]) -> str:
+    return content_hash(template)
+
+
+def cache_claim_name(pod: str) -> str:
+    """The cache volume claim of a CN pod (as a CloneSet names it: ``<template>-<pod>``)."""
+    return f"{layout.DATA_VOLUME}-{pod}"
+
+
+def cn_pod(
+    owner: Mapping[str, Any],
+    template: Mapping[str, Any],
+    digest: str,
+    index: int,
+    *,
+    discovery: str,
+    logset: str | None,
+    cn_labels: str,
+    cache_volume: bool,
+) -> Obj:
+    """Pod ``<cn>-cn-<index>`` of CNSet ``owner`` from ``template`` (whose hash is ``digest``)."""
+    set_name, namespace = owner["metadata"]["name"], owner["metadata"].get("namespace") or ""
+    name = names.pod_name(COMPONENT, set_name, index)
+    tmeta = template.get("metadata") or {}
+    pod_labels = {
+        **(tmeta.get("labels") or {}),
+        TEMPLATE_HASH: digest,
+        labels.CN_UUID: identity.cn_store_uuid(name, set_name, namespace),
+    }
+    annotations = {
+        **(tmeta.get("annotations") or {}),
+        labels.CN_LABEL: cn_labels,
+        HAKEEPER_ANNOTATION: discovery,
+    }
+    if logset:
+        annotations[LOGSET_ANNOTATION] = logset
+    meta = child_metadata(owner, name, pod_labels, annotations)
+    meta["finalizers"] = [labels.CN_DRAINING_FINALIZER]
+    spec = copy.deepcopy(dict(template.get("spec") or {}))
+    spec["hostname"] = name
+    spec["subdomain"] = names.headless_service_name(COMPONENT, set_name)
+    if cache_volume:
+        spec["volumes"] = [
+            *spec.get("volumes", []),
+            {"name": layout.DATA_VOLUME, "persistentVolumeClaim": {"claimName": cache_claim_name(name)}},
+        ]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def cache_claim(
+    owner: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    volume: Mapping[str, Any],
+    obj_labels: Mapping[str, str],
+    *,
+    reuse: bool,
+) -> Obj:
+    """The cache volume claim of ``pod``: owned by the pod (it goes with it), or by
+    the CNSet when ``reusePVC`` keeps it for the next pod of the same name."""
+    spec: Obj = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": str(volume["size"])}},
+    }
+    if volume.get("storageClassName"):
+        spec["storageClassName"] = volume["storageClassName"]
+    meta = child_metadata(owner, cache_claim_name(pod["metadata"]["name"]), obj_labels)
+    if not reuse:
+        ref = owner_reference(pod)
+        meta["ownerReferences"] = [{**ref, "apiVersion": "v1", "kind": "Pod"}]
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
+
+
+def cn_labels_json(spec: Mapping[str, Any]) -> str:
+    """The ``matrixone.cloud/cn-label`` annotation: the set's cnLabels as JSON."""
+    return json.dumps(spec.get("cnLabels") or [], separators=(",", ":"), sort_keys=True)
+
+
+def index_of(pod: Mapping[str, Any]) -> int:
+    found = names.pod_ordinal(pod["metadata"]["name"])
+    return found if found is not None else -1
+
+
+def store_uuid(pod: Mapping[str, Any]) -> str:
+    return str((pod["metadata"].get("labels") or {}).get(labels.CN_UUID) or "")
+
+
+def draining_since(pod: Mapping[str, Any]) -> str | None:
+    return (pod["metadata"].get("annotations") or {}).get(labels.STORE_DRAINING_START)

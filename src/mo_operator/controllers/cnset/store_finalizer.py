@@ -1,0 +1,99 @@
+"""Removing a CN's store from HAKeeper when its pod goes, whoever deletes it.
+
+Every CN pod carries the ``matrixorigin.io/cn-draining`` finalizer (upstream's
+name): HAKeeper keeps a store record (with its work state) until told to
+delete it, and the next pod of the same name would inherit it. This
+controller watches CN pods being deleted, deletes their store through the
+HAKeeper address recorded on the pod, then lets the pod go. It works on
+pods, not CNSets, because pods outlive their set when the set is deleted.
+
+It never holds a pod forever: when the LogSet behind the HAKeeper is gone or
+going (the whole cluster is being deleted) there is no store to delete, and
+when HAKeeper does not answer for ``give_up_seconds`` the pod goes anyway,
+with a Warning Event.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.kube.controller import Request, Result
+from mo_operator.kube.events import EventRecorder
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import AdminError, StoreNotFound
+
+from ..common import pods as podutil
+from ..common import resources as r
+from ..common.env import Env
+from ..common.meta import is_deleting
+from . import pods as cnpods
+
+log = logging.getLogger(__name__)
+
+GIVE_UP_SECONDS = 120.0
+
+
+class CNStoreFinalizer:
+    def __init__(
+        self, env: Env, recorder: EventRecorder, *, give_up_seconds: float = GIVE_UP_SECONDS
+    ) -> None:
+        self.env = env
+        self.recorder = recorder
+        self.give_up_seconds = give_up_seconds
+
+    async def __call__(self, req: Request) -> Result | None:
+        pod = self.env.caches.get(r.PODS, req.namespace, req.name)
+        if pod is None or not is_deleting(pod):
+            return None
+        finalizers = list(pod["metadata"].get("finalizers") or ())
+        if labels.CN_DRAINING_FINALIZER not in finalizers:
+            return None
+        if not await self._delete_store(pod):
+            return Result(requeue_after=self.env.settings.busy_poll_seconds)
+        await self.env.client.patch(
+            r.PODS,
+            req.name,
+            {
+                "metadata": {
+                    "finalizers": [f for f in finalizers if f != labels.CN_DRAINING_FINALIZER],
+                    "resourceVersion": pod["metadata"]["resourceVersion"],
+                }
+            },
+            req.namespace,
+        )
+        return None
+
+    async def _delete_store(self, pod: Mapping[str, Any]) -> bool:
+        """True once the store is gone from HAKeeper (or there is nothing to ask)."""
+        annotations = pod["metadata"].get("annotations") or {}
+        address = annotations.get(cnpods.HAKEEPER_ANNOTATION)
+        uuid = cnpods.store_uuid(pod)
+        if not address or not uuid or not self._logset_alive(annotations.get(cnpods.LOGSET_ANNOTATION)):
+            return True
+        try:
+            await self.env.admin.admin(address).delete_cn_store(uuid)
+            return True
+        except StoreNotFound:
+            return True
+        except AdminError as e:
+            since = podutil.parse_time(pod["metadata"].get("deletionTimestamp")) or self.env.clock()
+            if self.env.clock() - since < self.give_up_seconds:
+                log.info("cannot delete the store of CN pod %s yet: %s", pod["metadata"]["name"], e)
+                return False
+            self.recorder.event(
+                pod,
+                "Warning",
+                "StoreNotDeleted",
+                f"HAKeeper at {address} did not answer for {int(self.give_up_seconds)}s; "
+                f"letting the pod go with its store {uuid} still registered",
+            )
+            return True
+
+    def _logset_alive(self, ref: str | None) -> bool:
+        if not ref:
+            return True  # an external log service: ask it
+        namespace, _, name = ref.partition("/")
+        logset = self.env.caches.get(r.LOGSETS, namespace, name)
+        return logset is not None and not is_deleting(logset)

@@ -1,0 +1,90 @@
+"""Immutable, content-named ConfigMaps and their garbage collection.
+
+Every config change produces a new ConfigMap named ``<base>-<content
+hash>`` and marked ``immutable``; the pod template names it, so the change
+rolls the pods like any template change and a pod's spec always says which
+config it runs. Old ConfigMaps are deleted once no pod of the set and no
+desired workload mounts them any more (after the roll), never before: a pod
+restarting mid-roll must still find its config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.config.configmap import hashed_name
+
+from . import resources as r
+from .env import Caches
+from .meta import child_metadata, is_controlled_by, is_deleting, name_of, namespace_of
+from .writes import Writes
+
+Obj = dict[str, Any]
+
+CONFIG_HASH_LABEL = "matrixorigin.io/config-base"
+"""On each hashed ConfigMap: the base name it was hashed from (which set and role it serves)."""
+
+
+def hashed_config_map(
+    owner: Mapping[str, Any], base: str, obj_labels: Mapping[str, str], data: Mapping[str, str]
+) -> Obj:
+    """The immutable ConfigMap holding ``data``, named by its content."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": child_metadata(owner, hashed_name(base, data), {**obj_labels, CONFIG_HASH_LABEL: base}),
+        "data": dict(data),
+        "immutable": True,
+    }
+
+
+def config_maps_in_use(pods: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Names of the ConfigMaps the pods mount."""
+    used: set[str] = set()
+    for pod in pods:
+        for volume in (pod.get("spec") or {}).get("volumes") or ():
+            name = (volume.get("configMap") or {}).get("name")
+            if name:
+                used.add(name)
+    return used
+
+
+def unused_config_maps(
+    owner: Mapping[str, Any],
+    base: str,
+    existing: Iterable[Mapping[str, Any]],
+    keep: Iterable[str],
+) -> list[Mapping[str, Any]]:
+    """Hashed ConfigMaps of ``owner`` for ``base`` that nothing in ``keep`` names."""
+    kept = set(keep)
+    return [
+        cm
+        for cm in existing
+        if (cm.get("metadata") or {}).get("labels", {}).get(CONFIG_HASH_LABEL) == base
+        and is_controlled_by(cm, owner)
+        and name_of(cm) not in kept
+        and not is_deleting(cm)
+    ]
+
+
+def collect_unused(
+    caches: Caches,
+    owner: Mapping[str, Any],
+    component: Component,
+    base: str,
+    pods: Iterable[Mapping[str, Any]],
+    keep: Iterable[str],
+    plan: Writes,
+) -> None:
+    """Plan the deletion of ``owner``'s hashed ConfigMaps for ``base`` that no pod
+    mounts and ``keep`` (the desired objects' names) does not name. Call it only
+    once the roll is complete, so a pod restarting mid-roll keeps its config."""
+    namespace = namespace_of(owner)
+    existing = caches.list(
+        r.CONFIGMAPS, namespace, labels.sub_resource_labels(component, name_of(owner), namespace)
+    )
+    for cm in unused_config_maps(owner, base, existing, config_maps_in_use(pods) | set(keep)):
+        plan.delete(r.CONFIGMAPS, namespace, name_of(cm), uid=cm["metadata"]["uid"])

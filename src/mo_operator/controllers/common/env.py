@@ -1,0 +1,122 @@
+"""What every MatrixOne controller reaches: the API client, the shared caches,
+the MatrixOne admin interface, the settings and the clock.
+
+One ``Env`` is built at start-up (``controllers/operator.py``) and handed to
+every actor, so the actors hold no connections or informers of their own and
+tests can build one around fakes.
+
+The caches are the shared informers, scoped to what we manage: our kinds in
+full, and the built-in objects we create only when they carry
+``matrixorigin.io/component`` (every object the operator creates does), so a
+large cluster's unrelated Pods and ConfigMaps never enter our memory.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mo_operator.kube.adapters import Client
+from mo_operator.kube.cache import IndexFunc
+from mo_operator.kube.informer import SharedInformer
+from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.kube.resource import Resource
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import MOAdminProvider
+
+from . import resources as r
+
+MANAGED_SELECTOR = labels.COMPONENT
+"""Label selector (key exists) of every built-in object the operator creates."""
+
+LOGSET_REF_INDEX = "logset-ref"
+"""Index of sets by the ``namespace/name`` of the LogSet their ``deps`` name."""
+
+OUR_KINDS: tuple[Resource, ...] = (
+    r.MATRIXONE_CLUSTERS,
+    r.LOGSETS,
+    r.DNSETS,
+    r.TNSETS,
+    r.CNSETS,
+    r.PROXYSETS,
+)
+OWNED_KINDS: tuple[Resource, ...] = (
+    r.STATEFULSETS,
+    r.DEPLOYMENTS,
+    r.SERVICES,
+    r.CONFIGMAPS,
+    r.PODS,
+    r.PVCS,
+    r.SECRETS,
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Timing and scope of the controllers (all in seconds)."""
+
+    namespace: str | None = None
+    """Watch only this namespace (None: all namespaces)."""
+    rollout_stall_seconds: float = 120.0
+    """A new pod of a roll that is not ready after this long halts the roll (condition says why)."""
+    poll_seconds: float = 10.0
+    """How often a ready set looks at MatrixOne's own state (HAKeeper), which sends no events."""
+    busy_poll_seconds: float = 1.0
+    """How often a set looks again while it waits on MatrixOne (bootstrap, registration, draining)."""
+    drain_timeout_seconds: float = 300.0
+    """Longest a CN drain lasts when the CNSet sets no storeDrainTimeout."""
+
+
+def logset_ref_key(obj: Mapping[str, Any]) -> Iterable[str]:
+    """The LogSet a set depends on, as ``namespace/name`` (index function)."""
+    ref = ((obj.get("deps") or {}).get("logSet") or {}).get("metadata") or {}
+    name = ref.get("name")
+    if not name:
+        return ()
+    namespace = ref.get("namespace") or (obj.get("metadata") or {}).get("namespace") or ""
+    return (f"{namespace}/{name}",)
+
+
+class Caches:
+    """The shared informers the controllers read from, by resource."""
+
+    def __init__(self, informers: InformerFactory, namespace: str | None = None) -> None:
+        self.factory = informers
+        self.namespace = namespace
+        self._informers: dict[Resource, SharedInformer] = {}
+        dependents: Mapping[str, IndexFunc] = {LOGSET_REF_INDEX: logset_ref_key}
+        for res in OUR_KINDS:
+            indexers = dependents if res in (r.DNSETS, r.TNSETS, r.CNSETS, r.PROXYSETS) else None
+            self._informers[res] = informers.informer(res, namespace, indexers=indexers)
+        for res in OWNED_KINDS:
+            self._informers[res] = informers.informer(res, namespace, MANAGED_SELECTOR)
+
+    def informer(self, res: Resource) -> SharedInformer:
+        return self._informers[res]
+
+    def get(self, res: Resource, namespace: str, name: str) -> Mapping[str, Any] | None:
+        return self._informers[res].get(namespace or None, name)
+
+    def list(
+        self, res: Resource, namespace: str | None = None, match_labels: Mapping[str, str] | None = None
+    ) -> list[Mapping[str, Any]]:
+        """Cached objects in ``namespace`` (all when None) carrying every label of ``match_labels``."""
+        selector = None if match_labels is None else {"matchLabels": dict(match_labels)}
+        return list(self._informers[res].store.list(namespace, selector))
+
+    def by_index(self, res: Resource, index: str, value: str) -> builtins.list[Mapping[str, Any]]:
+        return list(self._informers[res].store.by_index(index, value))
+
+
+@dataclass
+class Env:
+    """Everything an actor may use besides the object it reconciles."""
+
+    client: Client
+    caches: Caches
+    admin: MOAdminProvider
+    settings: Settings = field(default_factory=Settings)
+    clock: Callable[[], float] = time.time

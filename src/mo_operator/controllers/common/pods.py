@@ -1,0 +1,87 @@
+"""Reading pods: readiness, and why a pod is not becoming ready, in words a
+platform engineer acts on (``ImagePullBackOff: image x not found``,
+``CrashLoopBackOff (5 restarts)``, ``Unschedulable: 0/3 nodes...``)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.matrixone import layout
+
+
+def parse_time(value: object) -> float | None:
+    """Seconds since the epoch of an RFC 3339 timestamp, None if absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def format_time(epoch: float) -> str:
+    return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == ctype:
+            return c  # type: ignore[no-any-return]
+    return None
+
+
+def is_ready(pod: Mapping[str, Any]) -> bool:
+    c = condition(pod, "Ready")
+    return c is not None and c.get("status") == "True"
+
+
+def not_ready_since(pod: Mapping[str, Any]) -> float | None:
+    """When the pod last stopped being ready (or was created), None if it is ready."""
+    if is_ready(pod):
+        return None
+    created = parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
+    ready = condition(pod, "Ready")
+    changed = parse_time(ready.get("lastTransitionTime")) if ready else None
+    times = [t for t in (created, changed) if t is not None]
+    return max(times) if times else None
+
+
+def _container_problem(status: Mapping[str, Any]) -> str | None:
+    state = status.get("state") or {}
+    restarts = int(status.get("restartCount") or 0)
+    waiting = state.get("waiting")
+    if waiting and waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
+        text = str(waiting["reason"])
+        if waiting.get("message"):
+            text += f": {waiting['message']}"
+        return text + (f" ({restarts} restarts)" if restarts else "")
+    terminated = state.get("terminated")
+    if terminated and terminated.get("exitCode"):
+        return f"{terminated.get('reason') or 'Error'}: exit code {terminated['exitCode']}"
+    if restarts and not status.get("ready"):
+        return f"restarting ({restarts} restarts)"
+    return None
+
+
+def problem(pod: Mapping[str, Any]) -> str:
+    """Why the pod is not ready, as specifically as its status says."""
+    status = pod.get("status") or {}
+    scheduled = condition(pod, "PodScheduled")
+    if scheduled is not None and scheduled.get("status") == "False":
+        return f"{scheduled.get('reason') or 'Unschedulable'}: {scheduled.get('message') or 'not scheduled'}"
+    statuses = list(status.get("containerStatuses") or ())
+    statuses.sort(key=lambda s: s.get("name") != layout.MAIN_CONTAINER)
+    for s in statuses:
+        found = _container_problem(s)
+        if found:
+            return found
+    for c in status.get("conditions") or ():
+        if (
+            c.get("type") not in ("Ready", "ContainersReady", "PodScheduled", "Initialized")
+            and c.get("status") == "False"
+        ):
+            return f"{c.get('type')}: {c.get('reason') or ''} {c.get('message') or ''}".strip()
+    phase = status.get("phase") or "Pending"
+    return f"{phase}, not ready"

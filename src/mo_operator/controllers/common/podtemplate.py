@@ -1,0 +1,248 @@
+"""The pod template of a MatrixOne set: the main container the operator
+builds from a ``PodSet`` spec, then the user's ``overlay`` over it.
+
+Every set (log, TN, CN, proxy) runs the same shape of pod: one ``main``
+container running the rendered ``start.sh`` from the set's immutable
+ConfigMap, the downward-API environment the script derives its identity
+from, object-storage credentials by Secret reference (never by value), and
+the version annotations. The overlay rules follow upstream's
+``OverlayPodMeta``/``OverlayPodSpec``/``OverlayMainContainer`` so that
+manifests written for it build the same pods; we also apply
+``startupProbe``, which upstream validates and then forgets.
+
+The template is written the way the API server stores it (canonical
+quantities, no empty lists), so comparing it with the cached workload
+settles (see ``desired.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mo_operator.kube.quantity import canonical_quantity, quantity_value
+from mo_operator.matrixone import labels, layout, ports
+from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.version import version_annotations
+
+Obj = dict[str, Any]
+
+TERMINATION_GRACE_SECONDS = 30
+
+
+@dataclass
+class PodTemplateInput:
+    """What a set contributes to its pod template besides the PodSet spec."""
+
+    component: Component
+    set_name: str
+    namespace: str
+    spec: Mapping[str, Any]
+    image: str
+    config_map: str
+    """Name of the immutable ConfigMap the pods run (the pod spec names the exact config)."""
+    selector_labels: Mapping[str, str]
+    shared_storage: Mapping[str, Any] | None = None
+    extra_labels: Mapping[str, str] = field(default_factory=dict)
+    extra_env: Sequence[Obj] = ()
+    extra_volumes: Sequence[Obj] = ()
+    extra_mounts: Sequence[Obj] = ()
+    readiness_gates: Sequence[str] = ()
+    headless_service: str | None = None
+    image_pull_policy: str | None = None
+
+
+def canonical_resources(resources: Mapping[str, Any] | None) -> Obj:
+    """``resources`` with every quantity as the API server prints it."""
+    out: Obj = {}
+    for part in ("limits", "requests"):
+        values = (resources or {}).get(part)
+        if values:
+            out[part] = {k: canonical_quantity(str(v)) for k, v in values.items()}
+    return out
+
+
+def _field_env(name: str, path: str) -> Obj:
+    return {"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": path}}}
+
+
+def _gomemlimit(spec: Mapping[str, Any]) -> Obj | None:
+    percent = spec.get("memoryLimitPercent")
+    limit = ((spec.get("resources") or {}).get("limits") or {}).get("memory")
+    if not percent or not limit:
+        return None
+    return {"name": layout.ENV_GOMEMLIMIT, "value": str(quantity_value(str(limit)) * int(percent) // 100)}
+
+
+def _storage_env(shared_storage: Mapping[str, Any] | None) -> list[Obj]:
+    s3 = (shared_storage or {}).get("s3") or {}
+    env: list[Obj] = []
+    secret = (s3.get("secretRef") or {}).get("name")
+    if secret:
+        for key in (layout.ENV_AWS_ACCESS_KEY_ID, layout.ENV_AWS_SECRET_ACCESS_KEY):
+            env.append({"name": key, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
+    if s3:
+        env.append({"name": layout.ENV_AWS_REGION, "value": s3.get("region") or layout.DEFAULT_AWS_REGION})
+    return env
+
+
+def _upsert(items: Iterable[Mapping[str, Any]], updates: Iterable[Mapping[str, Any]]) -> list[Obj]:
+    """Items by ``name``, updates replacing same-named ones in place, new ones appended."""
+    out = [dict(i) for i in items]
+    index = {i.get("name"): n for n, i in enumerate(out)}
+    for u in updates:
+        at = index.get(u.get("name"))
+        if at is None:
+            index[u.get("name")] = len(out)
+            out.append(copy.deepcopy(dict(u)))
+        else:
+            out[at] = copy.deepcopy(dict(u))
+    return out
+
+
+def _main_container(inp: PodTemplateInput) -> Obj:
+    spec = inp.spec
+    env = [
+        _field_env(layout.ENV_POD_NAME, "metadata.name"),
+        _field_env(layout.ENV_NAMESPACE, "metadata.namespace"),
+        _field_env(layout.ENV_POD_IP, "status.podIP"),
+    ]
+    if inp.headless_service:
+        env.append({"name": layout.ENV_HEADLESS_SERVICE, "value": inp.headless_service})
+    if spec.get("dnsBasedIdentity"):
+        env.append({"name": layout.ENV_HOSTNAME_UUID, "value": "y"})
+    memlimit = _gomemlimit(spec)
+    if memlimit is not None:
+        env.append(memlimit)
+    env += _storage_env(inp.shared_storage)
+    env += [dict(e) for e in inp.extra_env]
+    mounts: list[Obj] = [{"name": layout.CONFIG_VOLUME, "mountPath": layout.config_dir(inp.component)}]
+    mounts += [dict(m) for m in inp.extra_mounts]
+    s3 = (inp.shared_storage or {}).get("s3") or {}
+    if (s3.get("certificateRef") or {}).get("name"):
+        mounts.append({"name": layout.S3_CERT_VOLUME, "mountPath": layout.S3_CERT_PATH, "readOnly": True})
+    if spec.get("memoryFsSize"):
+        mounts.append({"name": layout.MEMORY_FS_VOLUME, "mountPath": layout.MEMORY_BIN_PATH})
+        env.append({"name": layout.ENV_MO_BIN_PATH, "value": layout.MEMORY_BIN_PATH})
+    container: Obj = {
+        "name": layout.MAIN_CONTAINER,
+        "image": inp.image,
+        "command": layout.entrypoint_command(inp.component),
+        "env": env,
+        "volumeMounts": mounts,
+    }
+    if spec.get("serviceArgs"):
+        container["args"] = list(spec["serviceArgs"])
+    resources = canonical_resources(spec.get("resources"))
+    if resources:
+        container["resources"] = resources
+    if inp.image_pull_policy:
+        container["imagePullPolicy"] = inp.image_pull_policy
+    if inp.component is Component.PROXY:
+        container["readinessProbe"] = {
+            "tcpSocket": {"port": ports.PROXY_SQL},
+            "periodSeconds": 5,
+            "failureThreshold": 2,
+        }
+    return container
+
+
+def _overlay_main(container: Obj, overlay: Mapping[str, Any]) -> None:
+    for key in ("command", "args", "envFrom"):
+        if overlay.get(key):
+            container[key] = copy.deepcopy(list(overlay[key]))
+    if overlay.get("env"):
+        container["env"] = _upsert(container.get("env") or [], overlay["env"])
+    if overlay.get("volumeMounts"):
+        container["volumeMounts"] = _upsert(container.get("volumeMounts") or [], overlay["volumeMounts"])
+    if overlay.get("imagePullPolicy"):
+        container["imagePullPolicy"] = overlay["imagePullPolicy"]
+    for key in ("livenessProbe", "readinessProbe", "startupProbe", "lifecycle"):
+        if overlay.get(key):
+            container[key] = copy.deepcopy(dict(overlay[key]))
+    if overlay.get("mainContainerSecurityContext"):
+        container["securityContext"] = copy.deepcopy(dict(overlay["mainContainerSecurityContext"]))
+
+
+def _volumes(inp: PodTemplateInput) -> list[Obj]:
+    volumes: list[Obj] = [{"name": layout.CONFIG_VOLUME, "configMap": {"name": inp.config_map}}]
+    volumes += [dict(v) for v in inp.extra_volumes]
+    s3 = (inp.shared_storage or {}).get("s3") or {}
+    cert = s3.get("certificateRef") or {}
+    if cert.get("name"):
+        volumes.append({"name": layout.S3_CERT_VOLUME, "secret": {"secretName": cert["name"]}})
+    if inp.spec.get("memoryFsSize"):
+        size = canonical_quantity(str(inp.spec["memoryFsSize"]))
+        volumes.append({"name": layout.MEMORY_FS_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": size}})
+    return volumes
+
+
+def _spread(keys: Sequence[str], selector: Mapping[str, str]) -> list[Obj]:
+    return [
+        {
+            "maxSkew": 1,
+            "topologyKey": key,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": dict(selector)},
+        }
+        for key in keys
+    ]
+
+
+_POD_OVERLAY_FIELDS = (
+    "serviceAccountName",
+    "securityContext",
+    "imagePullSecrets",
+    "affinity",
+    "tolerations",
+    "priorityClassName",
+    "terminationGracePeriodSeconds",
+    "hostAliases",
+    "topologySpreadConstraints",
+    "runtimeClassName",
+    "dnsConfig",
+    "shareProcessNamespace",
+    "initContainers",
+)
+
+
+def pod_labels(inp: PodTemplateInput) -> dict[str, str]:
+    """The pod's labels: the overlay's, then ours (ours win: the selector depends on them)."""
+    overlay = inp.spec.get("overlay") or {}
+    return {**(overlay.get("podLabels") or {}), **inp.extra_labels, **inp.selector_labels}
+
+
+def pod_template(inp: PodTemplateInput) -> Obj:
+    """The pod template (metadata and spec) of a set."""
+    spec = inp.spec
+    overlay: Mapping[str, Any] = spec.get("overlay") or {}
+    main = _main_container(inp)
+    _overlay_main(main, overlay)
+    containers = [main]
+    sidecars = overlay.get("sidecarContainers")
+    if sidecars:
+        containers += [copy.deepcopy(dict(c)) for c in sidecars]
+    pod_spec: Obj = {
+        "containers": containers,
+        "volumes": _upsert(_volumes(inp), overlay.get("volumes") or []),
+        "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
+    }
+    if spec.get("nodeSelector"):
+        pod_spec["nodeSelector"] = dict(spec["nodeSelector"])
+    if spec.get("topologySpread"):
+        pod_spec["topologySpreadConstraints"] = _spread(spec["topologySpread"], inp.selector_labels)
+    if inp.readiness_gates:
+        pod_spec["readinessGates"] = [{"conditionType": g} for g in inp.readiness_gates]
+    for key in _POD_OVERLAY_FIELDS:
+        if overlay.get(key) is not None and overlay.get(key) != []:
+            pod_spec[key] = copy.deepcopy(overlay[key])
+    annotations = {**(overlay.get("podAnnotations") or {}), **version_annotations(spec)}
+    if spec.get("exportToPrometheus") and spec.get("promDiscoveryScheme") == "Pod":
+        annotations[labels.PROMETHEUS_SCRAPE] = "true"
+        annotations[labels.PROMETHEUS_PORT] = str(ports.METRICS)
+    metadata: Obj = {"labels": pod_labels(inp)}
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"metadata": metadata, "spec": pod_spec}

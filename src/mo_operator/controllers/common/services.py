@@ -1,0 +1,115 @@
+"""The Services of a set, named and shaped as upstream makes them.
+
+Headless Services give each pod a stable DNS name (a store's address);
+client Services carry MySQL traffic to CNs and proxies; the LogSet's
+discovery Service is the HAKeeper address TN, CN and proxy find the cluster
+by; metric Services expose port 7001 to Prometheus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.matrixone import labels, ports
+
+from .meta import child_metadata
+
+Obj = dict[str, Any]
+
+
+def _service(
+    owner: Mapping[str, Any],
+    name: str,
+    obj_labels: Mapping[str, str],
+    selector: Mapping[str, str],
+    service_ports: Sequence[Obj],
+    *,
+    annotations: Mapping[str, str] | None = None,
+    **spec: Any,
+) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": child_metadata(owner, name, obj_labels, annotations),
+        "spec": {"selector": dict(selector), "ports": [dict(p) for p in service_ports], **spec},
+    }
+
+
+def _port(name: str, port: int) -> Obj:
+    return {"name": name, "port": port, "targetPort": port, "protocol": "TCP"}
+
+
+def headless_service(
+    owner: Mapping[str, Any],
+    name: str,
+    obj_labels: Mapping[str, str],
+    selector: Mapping[str, str],
+    service_ports: Sequence[tuple[str, int]],
+) -> Obj:
+    """Stable per-pod DNS names; not-ready pods are published too, since stores
+    must find each other while they start (raft peers, HAKeeper members)."""
+    return _service(
+        owner,
+        name,
+        obj_labels,
+        selector,
+        [_port(n, p) for n, p in service_ports],
+        clusterIP="None",
+        publishNotReadyAddresses=True,
+    )
+
+
+def discovery_service(
+    owner: Mapping[str, Any], name: str, obj_labels: Mapping[str, str], selector: Mapping[str, str]
+) -> Obj:
+    """The HAKeeper discovery address of a LogSet (port 32001)."""
+    return _service(owner, name, obj_labels, selector, [_port("logservice", ports.LOG_SERVICE)])
+
+
+def metric_service(
+    owner: Mapping[str, Any],
+    name: str,
+    obj_labels: Mapping[str, str],
+    selector: Mapping[str, str],
+    spec: Mapping[str, Any],
+) -> Obj:
+    """Port 7001 of every pod; with exportToPrometheus and the Service scheme
+    (the default), annotated for Prometheus to discover."""
+    annotations: dict[str, str] = {}
+    if spec.get("exportToPrometheus") and spec.get("promDiscoveryScheme", "Service") == "Service":
+        annotations = {labels.PROMETHEUS_SCRAPE: "true", labels.PROMETHEUS_PORT: str(ports.METRICS)}
+    return _service(
+        owner,
+        name,
+        obj_labels,
+        selector,
+        [_port(ports.METRICS_PORT_NAME, ports.METRICS)],
+        annotations=annotations,
+    )
+
+
+def client_service(
+    owner: Mapping[str, Any],
+    name: str,
+    obj_labels: Mapping[str, str],
+    selector: Mapping[str, str],
+    port_name: str,
+    port: int,
+    spec: Mapping[str, Any],
+) -> Obj:
+    """The MySQL endpoint of CNs or proxies: ``serviceType``, ``nodePort`` and
+    ``serviceAnnotations`` from the spec."""
+    service_port = _port(port_name, port)
+    service_type = spec.get("serviceType") or "ClusterIP"
+    if service_type != "ClusterIP" and spec.get("nodePort"):
+        service_port["nodePort"] = int(spec["nodePort"])
+    return _service(
+        owner,
+        name,
+        obj_labels,
+        selector,
+        [service_port],
+        annotations=spec.get("serviceAnnotations") or None,
+        type=service_type,
+    )

@@ -1,0 +1,143 @@
+"""StatefulSets of the stateful sets (log service, TN), and how far their
+rolls have got.
+
+We let the StatefulSet controller roll pods: with ``RollingUpdate`` it
+replaces one pod at a time, highest ordinal first, and waits for each new
+pod to be Ready before the next. A MatrixOne pod is Ready only once it
+serves (a TN once its store registered in HAKeeper), so the roll goes pod
+by pod with the application in the loop, and a new pod that never becomes
+ready stops it where it is. ``Parallel`` pod management (as upstream) lets
+a fixed spec replace a broken pod: with ``OrderedReady`` a StatefulSet
+waits forever on a pod that will never be ready (kubernetes#67250).
+
+What the StatefulSet controller cannot do is tell anyone why a roll
+stopped; ``rollout`` reads the pods for that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import pods as podutil
+from .meta import child_metadata, is_deleting
+
+Obj = dict[str, Any]
+
+REVISION_LABEL = "controller-revision-hash"
+
+
+def statefulset(
+    owner: Mapping[str, Any],
+    name: str,
+    obj_labels: Mapping[str, str],
+    selector: Mapping[str, str],
+    *,
+    replicas: int,
+    service_name: str,
+    template: Mapping[str, Any],
+    volume_claim_templates: Sequence[Obj] = (),
+    pvc_retention: str = "Delete",
+) -> Obj:
+    """A StatefulSet rolling one pod at a time, in parallel pod management."""
+    spec: Obj = {
+        "replicas": replicas,
+        "selector": {"matchLabels": dict(selector)},
+        "serviceName": service_name,
+        "podManagementPolicy": "Parallel",
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+        "template": dict(template),
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": pvc_retention, "whenScaled": pvc_retention},
+    }
+    if volume_claim_templates:
+        spec["volumeClaimTemplates"] = [dict(v) for v in volume_claim_templates]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": child_metadata(owner, name, obj_labels),
+        "spec": spec,
+    }
+
+
+def volume_claim_template(
+    name: str, size: str, storage_class: str | None, obj_labels: Mapping[str, str]
+) -> Obj:
+    spec: Obj = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "labels": dict(obj_labels)},
+        "spec": spec,
+    }
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """Where a StatefulSet's pods stand against its latest template."""
+
+    replicas: int
+    ready: int
+    updated: int
+    complete: bool
+    """Every pod runs the latest template and is ready, and the StatefulSet controller saw the latest spec."""
+    stalled: str | None = None
+    """Why the roll (or start) is stuck: a pod not ready for longer than the stall time, and why."""
+    recheck_after: float | None = None
+    """When a pod not ready yet would count as stalled: look again then."""
+
+    def summary(self) -> str:
+        return f"{self.ready}/{self.replicas} ready, {self.updated}/{self.replicas} updated"
+
+
+def rollout(
+    sts: Mapping[str, Any] | None,
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    now: float,
+    stall_seconds: float,
+) -> Rollout:
+    """The roll state of ``sts`` (as cached) and its ``pods``."""
+    if sts is None:
+        return Rollout(0, 0, 0, False)
+    spec, status = sts.get("spec") or {}, sts.get("status") or {}
+    replicas = int(spec.get("replicas") or 0)
+    observed = int(status.get("observedGeneration") or 0) >= int(sts["metadata"].get("generation") or 0)
+    update_revision = status.get("updateRevision")
+    members = [p for p in pods if not is_deleting(p)]
+    ready = sum(1 for p in members if podutil.is_ready(p))
+    updated = sum(
+        1 for p in members if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == update_revision
+    )
+    complete = (
+        observed
+        and int(status.get("replicas") or 0) == replicas
+        and int(status.get("readyReplicas") or 0) == replicas
+        and int(status.get("updatedReplicas") or 0) == replicas
+        and (replicas == 0 or status.get("currentRevision") == update_revision)
+    )
+    stalled, recheck = stall(members, now, stall_seconds)
+    return Rollout(replicas, ready, updated, complete, stalled, recheck)
+
+
+def stall(
+    members: Sequence[Mapping[str, Any]], now: float, stall_seconds: float
+) -> tuple[str | None, float | None]:
+    """The first pod (by name) not ready for ``stall_seconds`` and why; else in how
+    many seconds the soonest not-ready pod would reach that."""
+    recheck: float | None = None
+    for pod in sorted(members, key=lambda p: p["metadata"]["name"]):
+        since = podutil.not_ready_since(pod)
+        if since is None:
+            continue
+        waited = now - since
+        if waited >= stall_seconds:
+            return (
+                f"pod {pod['metadata']['name']} is not ready after {int(waited)}s: {podutil.problem(pod)}",
+                None,
+            )
+        left = stall_seconds - waited
+        recheck = left if recheck is None else min(recheck, left)
+    return None, recheck

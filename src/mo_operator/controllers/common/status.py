@@ -1,0 +1,52 @@
+"""Conditions every set reports besides ``Ready`` and ``Synced``.
+
+``UpToDate`` says whether every pod runs the current spec: False while a
+change rolls (with how far it got) or when the roll stopped (with the pod
+and why). The MatrixOneCluster waits for it before rolling the next
+component, which is how an upgrade goes log → TN → CN → proxy and halts
+where a new pod fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.kube.actor import Context
+
+from . import pods as podutil
+from .meta import name_of
+from .statefulsets import Rollout
+
+UP_TO_DATE = "UpToDate"
+
+
+def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> None:
+    if pending:
+        ctx.set_condition(UP_TO_DATE, False, "Applying", "applying the current spec to the workload")
+    elif roll.stalled:
+        ctx.set_condition(UP_TO_DATE, False, "RolloutStalled", roll.stalled)
+    elif not roll.complete:
+        ctx.set_condition(UP_TO_DATE, False, "RollingUpdate", roll.summary())
+    else:
+        ctx.set_condition(UP_TO_DATE, True, "RolloutComplete", f"{roll.replicas} pods run the current spec")
+
+
+def store_status(status: dict[str, Any], pods: Sequence[Mapping[str, Any]], now: float) -> None:
+    """``availableStores``/``failedStores`` from the pods (upstream's FailoverStatus)."""
+    available: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    previous = {
+        s.get("podName"): s
+        for s in (status.get("failedStores") or []) + (status.get("availableStores") or [])
+    }
+    for pod in sorted(pods, key=name_of):
+        up = podutil.is_ready(pod)
+        phase = "Up" if up else "Down"
+        before = previous.get(name_of(pod)) or {}
+        since = before.get("lastTransition") if before.get("phase") == phase else podutil.format_time(now)
+        (available if up else failed).append(
+            {"podName": name_of(pod), "phase": phase, "lastTransition": since}
+        )
+    status["availableStores"] = available
+    status["failedStores"] = failed

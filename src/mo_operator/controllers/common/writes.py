@@ -1,0 +1,147 @@
+"""Planned writes: what an actor's ``observe`` decided, run later as its action.
+
+Observation and action are separate (seed 000): ``observe`` reads the cache
+once and fills a ``Writes`` plan; the Actor framework runs it only when it
+is not empty. The plan's ``description`` becomes the ``Synced=False`` message
+while it runs, so ``kubectl describe`` says what the controller is doing.
+Writes run in the order planned (ConfigMaps before the workload that mounts
+them); an error stops the plan and the reconcile retries with backoff,
+recomputing everything from the cache, so a half-run plan is never resumed
+from stale decisions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+from mo_operator.kube.actor import Context
+from mo_operator.kube.adapters import Client
+from mo_operator.kube.errors import is_already_exists, is_not_found
+from mo_operator.kube.resource import Resource, resource_of_object
+
+from .desired import up_to_date
+from .env import Caches
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+Step = Callable[[], Awaitable[object]]
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    return f"{obj.get('kind')} {(obj.get('metadata') or {}).get('name')}"
+
+
+class Writes:
+    """An ordered list of writes with a human description of each."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.steps: list[tuple[str, Step]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.steps)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @property
+    def description(self) -> str:
+        """What the framework shows as the Synced=False message while the plan runs."""
+        shown = [what for what, _ in self.steps[:3]]
+        more = len(self.steps) - len(shown)
+        return "; ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+    def add(self, what: str, step: Step) -> None:
+        self.steps.append((what, step))
+
+    def apply(self, obj: Mapping[str, Any], resource: Resource | None = None) -> None:
+        """Server-side apply ``obj`` with our field manager, taking over fields
+        others changed (drift in a field we own is corrected, not fought)."""
+        res = resource or resource_of_object(obj)
+        self.add(f"apply {_describe(obj)}", lambda: self.client.apply(obj, resource=res, force=True))
+
+    def create(self, obj: Mapping[str, Any], resource: Resource | None = None) -> None:
+        """Create ``obj``; AlreadyExists counts as done. Objects are named
+        deterministically, so asking twice (the cache had not shown the first
+        yet) can never make two."""
+        res = resource or resource_of_object(obj)
+
+        async def step() -> object:
+            try:
+                return await self.client.create(res, obj)
+            except Exception as e:
+                if is_already_exists(e):
+                    return None
+                raise
+
+        self.add(f"create {_describe(obj)}", step)
+
+    def sync(self, caches: Caches, desired: Iterable[tuple[Resource, Mapping[str, Any]]]) -> None:
+        """Apply each (stamped) desired object the cache does not already hold as desired."""
+        for res, want in desired:
+            meta = want.get("metadata") or {}
+            if not up_to_date(caches.get(res, meta.get("namespace") or "", meta.get("name") or ""), want):
+                self.apply(want, res)
+
+    def delete(
+        self,
+        resource: Resource,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = "Background",
+    ) -> None:
+        """Delete by name; ``uid`` makes it conditional on still being the object we judged."""
+
+        async def step() -> object:
+            return await self.client.delete(
+                resource,
+                name,
+                namespace or None,
+                uid=uid,
+                grace_period_seconds=grace_period_seconds,
+                propagation_policy=propagation_policy,
+                missing_ok=True,
+            )
+
+        self.add(f"delete {resource.kind} {name}", step)
+
+    def patch(
+        self,
+        resource: Resource,
+        namespace: str,
+        name: str,
+        patch: Mapping[str, Any],
+        *,
+        subresource: str | None = None,
+        what: str | None = None,
+        patch_type: str = "merge",
+    ) -> None:
+        """A merge patch (or ``strategic``, for lists keyed by name or type on
+        built-in kinds); a missing object is skipped (it went meanwhile)."""
+
+        async def step() -> object:
+            try:
+                return await self.client.patch(
+                    resource, name, patch, namespace or None, patch_type=patch_type, subresource=subresource
+                )
+            except Exception as e:
+                if is_not_found(e):
+                    return None
+                raise
+
+        self.add(what or f"patch {resource.kind} {name}", step)
+
+    def call(self, what: str, step: Step) -> None:
+        """Any other side effect (e.g. a MatrixOne admin call), in order with the writes."""
+        self.add(what, step)
+
+    async def __call__(self, ctx: Context) -> None:
+        for what, step in self.steps:
+            ctx.log.debug("%s", what)
+            await step()

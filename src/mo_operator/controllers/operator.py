@@ -1,0 +1,208 @@
+"""The operator: every MatrixOne controller wired onto the runtime.
+
+``Operator`` builds the shared informers and caches, one controller per
+kind (each an Actor behind the runtime's ``ActorReconciler``), the event
+recorder, optional leader election, and the manager that runs them. It
+takes its API client and its MatrixOne admin interface from the caller:
+``mo-operator run`` passes a real client, the demo and the tests pass a
+client to the embedded control plane and the simulated MatrixOne.
+
+Writes go through a fenced client when leader election is on, so a replica
+that stopped leading cannot write even from a reconcile already running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mo_operator.kube.actor import Actor, ActorReconciler
+from mo_operator.kube.adapters import Client, ClientEventSink, ClientLeaseStore, ClientWriter, FencedClient
+from mo_operator.kube.client import ApiClient
+from mo_operator.kube.controller import Controller, Request, deletion_started
+from mo_operator.kube.events import EventRecorder
+from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.kube.leader import LeaderElectionConfig, LeaderElector
+from mo_operator.kube.manager import Manager
+from mo_operator.kube.probes import ProbeServer
+from mo_operator.kube.resource import Resource
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import MOAdminProvider
+
+from .cluster import MatrixOneClusterActor
+from .cnset import CNSetActor, CNStoreFinalizer
+from .common import resources as r
+from .common.env import LOGSET_REF_INDEX, Caches, Env, Settings
+from .dnset import DNSetActor
+from .logset import LogSetActor
+from .proxyset import ProxySetActor
+
+log = logging.getLogger(__name__)
+
+FIELD_MANAGER = "mo-operator"
+LEASE_NAME = "mo-operator-leader"
+PAUSE_ANNOTATION = labels.SKIP_SYNC
+"""``matrixorigin.io/skip-sync: "true"`` pauses reconciliation of an object (upstream's name)."""
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    """How the operator process runs (see ``mo-operator run --help``)."""
+
+    settings: Settings = field(default_factory=Settings)
+    leader_election: bool = False
+    lease_namespace: str = "default"
+    identity: str = ""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    probe_port: int | None = None
+    """Port of /healthz, /readyz and /metrics; None serves none."""
+    probe_host: str = "0.0.0.0"
+    workers: int = 4
+    """Concurrent reconciles per controller."""
+
+
+def default_identity() -> str:
+    """A leader election identity unique to this process (pod name when in a pod)."""
+    return os.environ.get("POD_NAME") or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
+
+
+def set_of_pod(component_kind: str) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
+    """Map a pod to the set it belongs to, by its labels (pods are owned by
+    the set's workload, not by the set itself)."""
+
+    def mapper(pod: Mapping[str, Any]) -> Iterable[Request]:
+        meta = pod.get("metadata") or {}
+        pod_labels = meta.get("labels") or {}
+        if pod_labels.get(labels.COMPONENT) != component_kind or not pod_labels.get(labels.INSTANCE):
+            return []
+        return [Request(meta.get("namespace") or "", pod_labels[labels.INSTANCE])]
+
+    return mapper
+
+
+def dependents_of_logset(caches: Caches, res: Resource) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
+    """Map a LogSet to the sets of kind ``res`` that depend on it."""
+
+    def mapper(logset: Mapping[str, Any]) -> Iterable[Request]:
+        meta = logset.get("metadata") or {}
+        key = f"{meta.get('namespace') or ''}/{meta.get('name')}"
+        return [
+            Request(d["metadata"].get("namespace") or "", d["metadata"]["name"])
+            for d in caches.by_index(res, LOGSET_REF_INDEX, key)
+        ]
+
+    return mapper
+
+
+class Operator:
+    def __init__(
+        self,
+        client: ApiClient,
+        admin: MOAdminProvider,
+        config: OperatorConfig | None = None,
+        *,
+        lease_client: ApiClient | None = None,
+    ) -> None:
+        """``lease_client``: a separate client for the lease (so a busy
+        controller's rate limit never starves renewals); defaults to ``client``."""
+        self.config = config or OperatorConfig()
+        self.client = client
+        self.informers = InformerFactory(client)
+        self.elector: LeaderElector | None = None
+        writer: Client = client
+        if self.config.leader_election:
+            lease = LeaderElectionConfig(
+                LEASE_NAME,
+                self.config.lease_namespace,
+                self.config.identity or default_identity(),
+                self.config.lease_duration,
+                self.config.renew_deadline,
+                self.config.retry_period,
+            )
+            self.elector = LeaderElector(ClientLeaseStore(lease_client or client), lease)
+            writer = FencedClient(client, self.elector.may_write)
+        self.writer = writer
+        self.caches = Caches(self.informers, self.config.settings.namespace)
+        self.recorder = EventRecorder(
+            ClientEventSink(writer), component="mo-operator", host=self.config.identity
+        )
+        self.env = Env(writer, self.caches, admin, self.config.settings)
+        self.controllers: list[Controller] = []
+        self._build()
+        probes = None
+        if self.config.probe_port is not None:
+            probes = ProbeServer(host=self.config.probe_host, port=self.config.probe_port)
+        self.probes = probes
+        self.manager = Manager(self.informers, self.controllers, elector=self.elector, probes=probes)
+
+    # ----------------------------------------------------------------- wiring
+    def _actor_controller(
+        self, name: str, res: Resource, actor: Actor, owns: Iterable[Resource]
+    ) -> Controller:
+        informer = self.caches.informer(res)
+        reconciler = ActorReconciler(
+            kind=res.kind,
+            actor=actor,
+            get=lambda req: informer.get(req.namespace or None, req.name),
+            writer=ClientWriter(self.writer, res),
+            recorder=self.recorder,
+            finalizer=labels.finalizer(name),
+            pause_annotation=PAUSE_ANNOTATION,
+        )
+        controller = Controller(name, reconciler, max_concurrent=self.config.workers)
+        controller.for_(informer)
+        for owned in owns:
+            controller.owns(self.caches.informer(owned), res.api_version, res.kind)
+        self.controllers.append(controller)
+        return controller
+
+    def _build(self) -> None:
+        env = self.env
+        pods = self.caches.informer(r.PODS)
+        logsets = self.caches.informer(r.LOGSETS)
+        stateful = (r.STATEFULSETS, r.SERVICES, r.CONFIGMAPS)
+        self._actor_controller("logset", r.LOGSETS, LogSetActor(env), stateful).watches(
+            pods, set_of_pod("LogSet")
+        )
+        for name, res in (("dnset", r.DNSETS), ("tnset", r.TNSETS)):
+            tn = self._actor_controller(name, res, DNSetActor(env, res.kind), stateful)
+            tn.watches(pods, set_of_pod("DNSet")).watches(logsets, dependents_of_logset(self.caches, res))
+        cn = self._actor_controller(
+            "cnset", r.CNSETS, CNSetActor(env), (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS)
+        )
+        cn.watches(logsets, dependents_of_logset(self.caches, r.CNSETS))
+        proxy = self._actor_controller(
+            "proxyset", r.PROXYSETS, ProxySetActor(env), (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS)
+        )
+        proxy.watches(pods, set_of_pod("ProxySet")).watches(
+            logsets, dependents_of_logset(self.caches, r.PROXYSETS)
+        )
+        self._actor_controller(
+            "matrixonecluster",
+            r.MATRIXONE_CLUSTERS,
+            MatrixOneClusterActor(env),
+            (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS, r.SECRETS),
+        )
+        store_finalizer = Controller(
+            "cnstore", CNStoreFinalizer(env, self.recorder), max_concurrent=self.config.workers
+        )
+        store_finalizer.for_(pods, predicate=deletion_started)
+        self.controllers.append(store_finalizer)
+
+    # ---------------------------------------------------------------- running
+    async def run(self) -> None:
+        """Run until ``stop()`` (or, with leader election, until leadership is lost)."""
+        try:
+            await self.manager.run()
+        finally:
+            await self.recorder.flush()
+
+    def stop(self) -> None:
+        self.manager.request_stop()

@@ -1,0 +1,110 @@
+"""A Kubernetes cluster where MatrixOne pods behave like MatrixOne: what the
+demo, ``mo-operator control-plane`` and the end-to-end tests run the operator
+against.
+
+Two shapes, one interface:
+
+- **embedded**: the embedded API server plus the full workload simulator
+  (scheduler, workload controllers, kubelets), started here;
+- **attached**: a real API server given by a kubeconfig, where the
+  simulator plays only the kubelets of its own simulated Nodes (and their
+  volume provisioner), as kwok does, and the real controllers do the rest.
+
+Either way the simulated MatrixOne watches the MatrixOne pods and answers
+the operator's admin calls, in process (``provider``) or over HTTP for an
+operator in another process (``admin_server``, advertised in the kubeconfig).
+The operator, not the simulation, sets the CN readiness gate, as upstream's
+operator does on a real cluster.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lightkube import AsyncClient, KubeConfig
+
+from mo_operator.localcluster.controlplane import ControlPlane
+from mo_operator.localcluster.simulator.config import SimulatorConfig
+from mo_operator.localcluster.simulator.simulator import Simulator
+from mo_operator.matrixone.simulated.admin import SimulatedAdminProvider
+from mo_operator.matrixone.simulated.install import SimulatedMatrixOne, install_simulated_matrixone
+from mo_operator.matrixone.simulated.remote import AdminServer, publish
+from mo_operator.matrixone.simulated.state import Settings
+
+
+class SimulatedCluster:
+    def __init__(
+        self,
+        *,
+        attach_to: str | Path | None = None,
+        data_dir: str | Path | None = None,
+        port: int = 0,
+        simulator_options: dict[str, Any] | None = None,
+        mo_settings: Settings | None = None,
+        control_plane_options: dict[str, Any] | None = None,
+        refresh_interval: float = 0.2,
+    ) -> None:
+        """``attach_to``: the kubeconfig of a real API server (None: start an embedded one)."""
+        self.attach_to = Path(attach_to) if attach_to is not None else None
+        self.data_dir = data_dir
+        self.port = port
+        self.simulator_options = simulator_options or {}
+        self.mo_settings = mo_settings
+        self.control_plane_options = control_plane_options or {}
+        self.refresh_interval = refresh_interval
+        self.control_plane: ControlPlane | None = None
+        self.simulator: Simulator | None = None
+        self.mo: SimulatedMatrixOne | None = None
+        self.admin_server: AdminServer | None = None
+        self.kubeconfig: Path | None = None
+        self._client: AsyncClient | None = None
+
+    @property
+    def provider(self) -> SimulatedAdminProvider:
+        """The in-process admin interface (for an operator in this process)."""
+        assert self.mo is not None, "not started"
+        return self.mo.provider
+
+    async def start(self, kubeconfig: str | Path | None = None) -> None:
+        """Start; for an embedded cluster, write its kubeconfig to ``kubeconfig``."""
+        if self.attach_to is None:
+            self.control_plane = ControlPlane(
+                data_dir=self.data_dir,
+                port=self.port,
+                simulator_options=self.simulator_options,
+                **self.control_plane_options,
+            )
+            await self.control_plane.start(kubeconfig)
+            self.kubeconfig = self.control_plane.kubeconfig_path
+            self.simulator = self.control_plane.simulator
+        else:
+            self.kubeconfig = self.attach_to
+            self._client = AsyncClient(KubeConfig.from_file(str(self.attach_to)), field_manager="localcluster")
+            self.simulator = Simulator(self._client, SimulatorConfig(**{"mode": "kubelet", **self.simulator_options}))
+            await self.simulator.start()
+        assert self.simulator is not None
+        self.mo = await install_simulated_matrixone(
+            self.simulator, self.mo_settings, refresh_interval=self.refresh_interval, cn_store_condition=False
+        )
+        self.admin_server = AdminServer(self.mo.provider)
+        await self.admin_server.start()
+        if self.kubeconfig is not None and self.attach_to is None:
+            publish(self.kubeconfig, self.admin_server.url, self.admin_server.token)
+
+    async def stop(self) -> None:
+        if self.admin_server is not None:
+            await self.admin_server.stop()
+            self.admin_server = None
+        if self.mo is not None:
+            await self.mo.stop()
+            self.mo = None
+        if self.control_plane is not None:
+            await self.control_plane.stop()
+            self.control_plane = None
+        elif self.simulator is not None:
+            await self.simulator.stop()
+        self.simulator = None
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

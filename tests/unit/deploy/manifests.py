@@ -24,9 +24,9 @@ OPERATOR_NAMESPACE = "mo-operator-system"
 LEASE_NAME = "mo-operator-leader"
 NAME_LABEL = ("app.kubernetes.io/name", "mo-operator")
 
-# The kinds served by our admission webhooks (singular, lower case). Their
-# plurals add an "s", as in upstream's CRDs (matrixoneclusters, webuis, ...).
-WEBHOOK_KINDS = (
+# Our namespaced kinds (singular, lower case); Backup is our only cluster-scoped
+# one. Their plurals add an "s", as in upstream's CRDs (matrixoneclusters, webuis, ...).
+NAMESPACED_KINDS = (
     "matrixonecluster",
     "logset",
     "dnset",
@@ -41,6 +41,11 @@ WEBHOOK_KINDS = (
     "cnclaimset",
     "cnpool",
 )
+# The kinds served by our admission webhooks (mo_operator.webhooks.routes):
+# defaulting where it does more than the CRD schema, validation for every kind.
+MUTATING_KINDS = ("matrixonecluster", "logset", "dnset", "tnset", "cnset", "proxyset")
+VALIDATING_KINDS = (*NAMESPACED_KINDS[:9], "backup", *NAMESPACED_KINDS[9:])
+CLUSTER_SCOPED_KINDS = ("backup",)
 
 Obj = dict[str, Any]
 

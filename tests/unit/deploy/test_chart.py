@@ -11,7 +11,17 @@ from typing import Any
 import pytest
 import yaml
 
-from .manifests import CHART_DIR, CRDS_DIR, GROUP, LEASE_NAME, WEBHOOK_KINDS, one, operator_objects
+from .manifests import (
+    CHART_DIR,
+    CLUSTER_SCOPED_KINDS,
+    CRDS_DIR,
+    GROUP,
+    LEASE_NAME,
+    MUTATING_KINDS,
+    VALIDATING_KINDS,
+    one,
+    operator_objects,
+)
 
 TEMPLATES = CHART_DIR / "templates"
 EXPECTED_TEMPLATES = (
@@ -137,10 +147,18 @@ def test_namespaced_permissions_follow_watch_namespaces() -> None:
 
 def test_the_chart_webhooks_cover_the_same_kinds_and_paths() -> None:
     text = _template("webhooks.yaml")
-    (kinds,) = re.findall(r"\$kinds := list ((?:\"\w+\"\s*)+)", text)
-    assert tuple(re.findall(r'"(\w+)"', kinds)) == WEBHOOK_KINDS
+    for variable, expected in (
+        ("mutating", MUTATING_KINDS),
+        ("validating", VALIDATING_KINDS),
+        ("clusterScoped", CLUSTER_SCOPED_KINDS),
+    ):
+        (kinds,) = re.findall(rf"\${variable} := list ((?:\"\w+\"\s*)+)", text)
+        assert tuple(re.findall(r'"(\w+)"', kinds)) == expected, variable
     assert "path: /{{ $hook.path }}-core-matrixorigin-io-v1alpha1-{{ $kind }}" in text
-    assert '"path" "mutate"' in text and '"path" "validate"' in text
+    assert '"path" "mutate" "letter" "m" "kinds" $mutating)' in text
+    assert '"path" "validate" "letter" "v" "kinds" $validating)' in text
+    assert "{{- range $kind := $hook.kinds }}" in text
+    assert "scope: {{ if has $kind $clusterScoped }}Cluster{{ else }}Namespaced{{ end }}" in text
     for line in (
         "failurePolicy: Fail",
         "sideEffects: None",

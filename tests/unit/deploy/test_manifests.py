@@ -11,14 +11,19 @@ from typing import Any
 import click
 import pytest
 
+from mo_operator.webhooks import ServiceRef, webhook_configurations
+
 from .manifests import (
+    CLUSTER_SCOPED_KINDS,
     GROUP,
     LEASE_NAME,
+    MUTATING_KINDS,
     NAME_LABEL,
+    NAMESPACED_KINDS,
     OPERATOR_NAMESPACE,
     REPO,
+    VALIDATING_KINDS,
     VERSION,
-    WEBHOOK_KINDS,
     Obj,
     all_rules,
     allows,
@@ -83,7 +88,7 @@ def _container_port(container: Obj, port: int | str) -> int:
 
 def _needed() -> list[tuple[str, str, str, str | None]]:
     """(group, resource, verb, name) the operator must be able to do in every watched namespace."""
-    ours = [f"{k}s" for k in WEBHOOK_KINDS]
+    ours = [f"{k}s" for k in NAMESPACED_KINDS]
     needed: list[tuple[str, str, str, str | None]] = []
     needed += [(GROUP, r, v, None) for r in [*ours, "backups"] for v in CRUD]
     needed += [
@@ -333,20 +338,23 @@ def test_services_route_to_the_named_container_ports(
 
 
 @pytest.mark.parametrize(
-    ("kind", "prefix", "letter"),
-    [("MutatingWebhookConfiguration", "mutate", "m"), ("ValidatingWebhookConfiguration", "validate", "v")],
+    ("kind", "prefix", "letter", "kinds"),
+    [
+        ("MutatingWebhookConfiguration", "mutate", "m", MUTATING_KINDS),
+        ("ValidatingWebhookConfiguration", "validate", "v", VALIDATING_KINDS),
+    ],
 )
 def test_every_kind_has_a_webhook_at_the_upstream_path(
-    objs: list[Obj], kind: str, prefix: str, letter: str
+    objs: list[Obj], kind: str, prefix: str, letter: str, kinds: tuple[str, ...]
 ) -> None:
     """Paths as controller-runtime derives them (and upstream serves them):
     /<mutate|validate>-<group with dots as dashes>-<version>-<kind lower case>."""
     config = one(objs, kind)
     assert config["metadata"]["labels"][NAME_LABEL[0]] == NAME_LABEL[1]
     hooks: dict[str, Any] = {h["clientConfig"]["service"]["path"]: h for h in config["webhooks"]}
-    assert len(hooks) == len(config["webhooks"]) == len(WEBHOOK_KINDS)
-    assert len({h["name"] for h in config["webhooks"]}) == len(WEBHOOK_KINDS)
-    for k in WEBHOOK_KINDS:
+    assert len(hooks) == len(config["webhooks"]) == len(kinds)
+    assert len({h["name"] for h in config["webhooks"]}) == len(kinds)
+    for k in kinds:
         hook = hooks[f"/{prefix}-core-matrixorigin-io-v1alpha1-{k}"]
         assert hook["name"] == f"{letter}{k}.core.matrixorigin.io"
         assert hook["failurePolicy"] == "Fail"
@@ -364,6 +372,18 @@ def test_every_kind_has_a_webhook_at_the_upstream_path(
         assert rule["apiGroups"] == [GROUP] and rule["apiVersions"] == [VERSION]
         assert sorted(rule["operations"]) == ["CREATE", "UPDATE"]
         assert rule["resources"] == [f"{k}s"]
+        assert rule["scope"] == ("Cluster" if k in CLUSTER_SCOPED_KINDS else "Namespaced")
+
+
+def test_the_webhook_manifests_are_what_the_operator_generates(objs: list[Obj]) -> None:
+    """The operator installs or patches these same objects at start-up; the file is
+    its generator's output for the default Service, without a caBundle."""
+    expected = webhook_configurations(
+        service=ServiceRef(namespace=OPERATOR_NAMESPACE, name="mo-operator-webhook", port=443), ca_bundle=None
+    )
+    assert of_kind(objs, "MutatingWebhookConfiguration") + of_kind(
+        objs, "ValidatingWebhookConfiguration"
+    ) == (expected)
 
 
 # ---------------------------------------------------------------- with CRDs
@@ -389,12 +409,12 @@ def test_rbac_covers_every_crd_and_its_subresources(cluster_rules: list[Obj]) ->
             assert allows(cluster_rules, GROUP, f"{plural}/scale", "update"), plural
 
 
-def test_every_webhook_kind_is_a_namespaced_crd_served_at_v1alpha1() -> None:
+def test_every_webhook_kind_is_a_crd_of_its_scope_served_at_v1alpha1() -> None:
     by_plural = {c["spec"]["names"]["plural"]: c for c in _our_crds()}
-    for k in WEBHOOK_KINDS:
+    for k in VALIDATING_KINDS:
         crd = by_plural.get(f"{k}s")
         assert crd is not None, f"no CRD for {k}s in deploy/crds"
-        assert crd["spec"]["scope"] == "Namespaced"
+        assert crd["spec"]["scope"] == ("Cluster" if k in CLUSTER_SCOPED_KINDS else "Namespaced")
         assert VERSION in {v["name"] for v in crd["spec"]["versions"] if v.get("served")}
 
 

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -77,7 +78,9 @@ def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator
     default=None,
     help="Kubeconfig of the cluster to manage (default: in-cluster, then $KUBECONFIG, then ~/.kube/config).",
 )
-@click.option("--namespace", default=None, help="Manage only this namespace (default: all namespaces).")
+@click.option(
+    "--namespace", "namespaces", multiple=True, help="Manage only this namespace (repeatable; default: all)."
+)
 @click.option(
     "--leader-elect/--no-leader-elect",
     default=True,
@@ -87,7 +90,7 @@ def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator
 @click.option(
     "--lease-namespace",
     default=None,
-    help="Namespace of the leader election Lease (default: the kubeconfig's, else default).",
+    help="Namespace of the leader election Lease (default: $POD_NAMESPACE, the kubeconfig's, else default).",
 )
 @click.option("--lease-duration", default=15.0, show_default=True, help="Seconds a leader's lease lasts.")
 @click.option(
@@ -103,10 +106,44 @@ def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator
     help="Seconds between lease renewals and acquisition attempts.",
 )
 @click.option(
-    "--health-port",
-    default=8081,
+    "--metrics-bind-address",
+    default=":8080",
     show_default=True,
-    help="Port of /healthz, /readyz and /metrics (0: any free port, -1: none).",
+    help='Where /metrics is served ("0": nowhere).',
+)
+@click.option(
+    "--health-probe-bind-address",
+    default=":8081",
+    show_default=True,
+    help='Where /healthz and /readyz are served ("0": nowhere).',
+)
+@click.option(
+    "--webhooks/--no-webhooks",
+    default=True,
+    show_default=True,
+    envvar="ENABLE_WEBHOOKS",
+    help="Serve the defaulting and validating webhooks.",
+)
+@click.option("--webhook-port", default=9443, show_default=True, help="Port of the webhook server.")
+@click.option(
+    "--webhook-host", default="0.0.0.0", show_default=True, help="Address the webhook server listens on."
+)
+@click.option(
+    "--webhook-cert-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Serving certificate (tls.crt, tls.key, ca.crt), e.g. from cert-manager; default: a CA of the operator's own.",
+)
+@click.option(
+    "--webhook-service",
+    default="mo-operator-webhook",
+    show_default=True,
+    help="The webhook Service (in $POD_NAMESPACE): the name the serving certificate is made for.",
+)
+@click.option(
+    "--webhook-url",
+    default=None,
+    help="Register the webhooks by this https URL (an operator outside the cluster) instead of patching the CA into the installed configurations.",
 )
 @click.option(
     "--qps", default=50.0, show_default=True, help="Client-side rate limit of API requests per second."
@@ -119,6 +156,25 @@ def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator
     help="Apply the CRDs before starting (they are also in deploy/crds and the Helm chart).",
 )
 @click.option(
+    "--rollout-stall-seconds",
+    default=120.0,
+    show_default=True,
+    help="A new pod of a roll not ready after this long halts the roll (and the condition says why).",
+)
+@click.option(
+    "--poll-seconds",
+    default=10.0,
+    show_default=True,
+    help="How often a ready set looks at MatrixOne's own state, which sends no events.",
+)
+@click.option(
+    "--busy-poll-seconds",
+    default=1.0,
+    show_default=True,
+    hidden=True,
+    help="How often a set looks again while it waits on MatrixOne.",
+)
+@click.option(
     "--mo-admin-url", default=None, hidden=True, help="URL of a simulated MatrixOne's admin server (tests)."
 )
 @click.option("--mo-admin-token", default=None, hidden=True, help="Bearer token of that server.")
@@ -127,44 +183,23 @@ def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator
     default=None,
     help="Leader election identity (default: $POD_NAME, else host name and a random suffix).",
 )
-def run_command(
-    kubeconfig: str | None,
-    namespace: str | None,
-    leader_elect: bool,
-    lease_namespace: str | None,
-    lease_duration: float,
-    renew_deadline: float,
-    retry_period: float,
-    health_port: int,
-    qps: float,
-    burst: int,
-    workers: int,
-    install_crds: bool,
-    mo_admin_url: str | None,
-    mo_admin_token: str | None,
-    identity: str | None,
-) -> None:
+@click.option(
+    "--log-level",
+    "run_log_level",
+    default=None,
+    help="Logging level (as the global option, accepted here too).",
+)
+@click.option(
+    "--log-json", "run_log_json", is_flag=True, help="Log one JSON object per line (as the global option)."
+)
+def run_command(run_log_level: str | None, run_log_json: bool, **options: Any) -> None:
     """Run the operator against a cluster (in-cluster or by kubeconfig)."""
     from .run import RunOptions, run
 
-    options = RunOptions(
-        kubeconfig=kubeconfig,
-        namespace=namespace,
-        leader_elect=leader_elect,
-        lease_namespace=lease_namespace,
-        lease_duration=lease_duration,
-        renew_deadline=renew_deadline,
-        retry_period=retry_period,
-        health_port=None if health_port < 0 else health_port,
-        qps=qps,
-        burst=burst,
-        workers=workers,
-        install_crds=install_crds,
-        mo_admin_url=mo_admin_url,
-        mo_admin_token=mo_admin_token,
-        identity=identity,
-    )
-    sys.exit(run(options))
+    if run_log_level or run_log_json:
+        setup_logging(run_log_level or "INFO", json_format=run_log_json)
+    options["namespaces"] = tuple(options["namespaces"])
+    sys.exit(run(RunOptions(**options)))
 
 
 @main.command()

@@ -2,16 +2,19 @@
 
 Builds the API client (kubeconfig, or in-cluster when there is none), the
 MatrixOne admin interface (the simulated one a local control plane
-advertises in its kubeconfig, or MatrixOne's own interface), and runs the
-operator until SIGTERM/SIGINT, finishing in-flight reconciles on the way
-out. With leader election, losing the lease ends the process (exit code
-1), as controller-runtime does, so that the restarted process starts clean.
+advertises in its kubeconfig, or MatrixOne's own interface), the webhook
+server (on every replica: admission must not depend on who leads) and the
+operator, and runs until SIGTERM/SIGINT, finishing in-flight reconciles on
+the way out. With leader election, losing the lease ends the process (exit
+code 1), as controller-runtime does, so that a restarted process starts
+clean.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,35 +24,53 @@ from mo_operator.api.install import install_crds
 from mo_operator.controllers.common.env import Settings
 from mo_operator.controllers.operator import Operator, OperatorConfig, default_identity
 from mo_operator.kube.client import ApiClient
+from mo_operator.kube.probes import ProbeServer
+from mo_operator.kube.webhook_certs import CertSource, DirectoryCerts, GeneratedCerts, shared_ca
+from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.simulated.remote import RemoteAdminProvider, discover
+from mo_operator.webhooks import inject_ca_bundle, install_webhook_configurations, register
 
 log = logging.getLogger(__name__)
+
+WEBHOOK_CA_SECRET = "mo-operator-webhook-ca"
 
 
 @dataclass(frozen=True)
 class RunOptions:
     kubeconfig: str | None = None
-    namespace: str | None = None
+    namespaces: tuple[str, ...] = ()
     leader_elect: bool = True
     lease_namespace: str | None = None
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
-    health_port: int | None = 8081
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = ":8081"
+    webhooks: bool = True
+    webhook_port: int = 9443
+    webhook_host: str = "0.0.0.0"
+    webhook_cert_dir: str | None = None
+    webhook_service: str = "mo-operator-webhook"
+    webhook_url: str | None = None
     qps: float = 50.0
     burst: int = 100
     workers: int = 4
     install_crds: bool = False
+    rollout_stall_seconds: float = 120.0
+    poll_seconds: float = 10.0
+    busy_poll_seconds: float = 1.0
     mo_admin_url: str | None = None
     mo_admin_token: str | None = None
     identity: str | None = None
 
 
-def _config(options: RunOptions) -> KubeConfig:
-    if options.kubeconfig:
-        return KubeConfig.from_file(options.kubeconfig)
-    return KubeConfig.from_env()
+def bind_address(text: str) -> tuple[str, int] | None:
+    """``host:port`` or ``:port`` (all interfaces); ``0`` means "do not serve"."""
+    if text in ("0", ""):
+        return None
+    host, _, port = text.rpartition(":")
+    return host or "0.0.0.0", int(port)
 
 
 def admin_provider(options: RunOptions) -> MOAdminProvider:
@@ -68,42 +89,82 @@ def admin_provider(options: RunOptions) -> MOAdminProvider:
     return provider
 
 
+async def start_webhooks(options: RunOptions, client: ApiClient, namespace: str) -> WebhookServer:
+    """Serve the webhooks and make the API server trust them."""
+    certs: CertSource
+    if options.webhook_cert_dir:
+        certs = DirectoryCerts(options.webhook_cert_dir)  # cert-manager injects its CA itself
+    else:
+        service = options.webhook_service
+        hosts = [
+            service,
+            f"{service}.{namespace}",
+            f"{service}.{namespace}.svc",
+            f"{service}.{namespace}.svc.cluster.local",
+            "localhost",
+            "127.0.0.1",
+        ]
+        certs = GeneratedCerts(hosts, ca=await shared_ca(client, namespace, WEBHOOK_CA_SECRET))
+    server = WebhookServer(certs, host=options.webhook_host, port=options.webhook_port)
+    register(server)
+    await server.start()
+    if options.webhook_url:
+        await install_webhook_configurations(client, url_base=options.webhook_url, ca_bundle=certs.ca_bundle)
+    elif not options.webhook_cert_dir:
+        await inject_ca_bundle(client, certs.ca_bundle)
+    return server
+
+
 async def run_operator(options: RunOptions) -> int:
-    config = _config(options)
+    config = KubeConfig.from_file(options.kubeconfig) if options.kubeconfig else KubeConfig.from_env()
     identity = options.identity or default_identity()
+    agent = f"mo-operator/{identity}"
     client = ApiClient(
-        config,
-        field_manager="mo-operator",
-        user_agent=f"mo-operator/{identity}",
-        qps=options.qps,
-        burst=options.burst,
+        config, field_manager="mo-operator", user_agent=agent, qps=options.qps, burst=options.burst
     )
-    lease_client = ApiClient(
-        config, field_manager="mo-operator", user_agent=f"mo-operator/{identity}/leader-election"
-    )
+    lease_client = ApiClient(config, field_manager="mo-operator", user_agent=f"{agent}/leader-election")
+    namespace = os.environ.get("POD_NAMESPACE") or client.namespace or "default"
     admin = admin_provider(options)
-    if options.install_crds:
-        await install_crds(client)
-    operator = Operator(
-        client,
-        admin,
-        OperatorConfig(
-            settings=Settings(namespace=options.namespace),
-            leader_election=options.leader_elect,
-            lease_namespace=options.lease_namespace or client.namespace or "default",
-            identity=identity,
-            lease_duration=options.lease_duration,
-            renew_deadline=options.renew_deadline,
-            retry_period=options.retry_period,
-            probe_port=options.health_port,
-            workers=options.workers,
-        ),
-        lease_client=lease_client,
-    )
-    operator.manager.install_signal_handlers()
+    webhooks: WebhookServer | None = None
+    metrics: ProbeServer | None = None
     try:
+        if options.install_crds:
+            await install_crds(client)
+        if options.webhooks:
+            webhooks = await start_webhooks(options, client, namespace)
+        health = bind_address(options.health_probe_bind_address)
+        metrics_at = bind_address(options.metrics_bind_address)
+        if metrics_at is not None and metrics_at != health:
+            metrics = ProbeServer(host=metrics_at[0], port=metrics_at[1])
+            await metrics.start()
+        operator = Operator(
+            client,
+            admin,
+            OperatorConfig(
+                settings=Settings(
+                    namespaces=options.namespaces,
+                    rollout_stall_seconds=options.rollout_stall_seconds,
+                    poll_seconds=options.poll_seconds,
+                    busy_poll_seconds=options.busy_poll_seconds,
+                ),
+                leader_election=options.leader_elect,
+                lease_namespace=options.lease_namespace or namespace,
+                identity=identity,
+                lease_duration=options.lease_duration,
+                renew_deadline=options.renew_deadline,
+                retry_period=options.retry_period,
+                probe_host=health[0] if health else "0.0.0.0",
+                probe_port=health[1] if health else None,
+                workers=options.workers,
+            ),
+            lease_client=lease_client,
+        )
+        operator.manager.install_signal_handlers()
         await operator.run()
     finally:
+        for server in (webhooks, metrics):
+            if server is not None:
+                await server.stop()
         close = getattr(admin, "close", None)
         if close is not None:
             await close()

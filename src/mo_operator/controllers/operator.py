@@ -129,7 +129,7 @@ class Operator:
             self.elector = LeaderElector(ClientLeaseStore(lease_client or client), lease)
             writer = FencedClient(client, self.elector.may_write)
         self.writer = writer
-        self.caches = Caches(self.informers, self.config.settings.namespace)
+        self.caches = Caches(self.informers, self.config.settings.namespaces)
         self.recorder = EventRecorder(
             ClientEventSink(writer), component="mo-operator", host=self.config.identity
         )
@@ -146,44 +146,47 @@ class Operator:
     def _actor_controller(
         self, name: str, res: Resource, actor: Actor, owns: Iterable[Resource]
     ) -> Controller:
-        informer = self.caches.informer(res)
+        caches = self.caches
         reconciler = ActorReconciler(
             kind=res.kind,
             actor=actor,
-            get=lambda req: informer.get(req.namespace or None, req.name),
+            get=lambda req: caches.get(res, req.namespace, req.name),
             writer=ClientWriter(self.writer, res),
             recorder=self.recorder,
             finalizer=labels.finalizer(name),
             pause_annotation=PAUSE_ANNOTATION,
         )
         controller = Controller(name, reconciler, max_concurrent=self.config.workers)
-        controller.for_(informer)
+        for informer in caches.informers(res):
+            controller.for_(informer)
         for owned in owns:
-            controller.owns(self.caches.informer(owned), res.api_version, res.kind)
+            for informer in caches.informers(owned):
+                controller.owns(informer, res.api_version, res.kind)
         self.controllers.append(controller)
         return controller
 
+    def _watch(
+        self, controller: Controller, res: Resource, mapper: Callable[[Mapping[str, Any]], Iterable[Request]]
+    ) -> None:
+        for informer in self.caches.informers(res):
+            controller.watches(informer, mapper)
+
     def _build(self) -> None:
         env = self.env
-        pods = self.caches.informer(r.PODS)
-        logsets = self.caches.informer(r.LOGSETS)
         stateful = (r.STATEFULSETS, r.SERVICES, r.CONFIGMAPS)
-        self._actor_controller("logset", r.LOGSETS, LogSetActor(env), stateful).watches(
-            pods, set_of_pod("LogSet")
-        )
+        logsets = self._actor_controller("logset", r.LOGSETS, LogSetActor(env), stateful)
+        self._watch(logsets, r.PODS, set_of_pod("LogSet"))
         for name, res in (("dnset", r.DNSETS), ("tnset", r.TNSETS)):
             tn = self._actor_controller(name, res, DNSetActor(env, res.kind), stateful)
-            tn.watches(pods, set_of_pod("DNSet")).watches(logsets, dependents_of_logset(self.caches, res))
-        cn = self._actor_controller(
-            "cnset", r.CNSETS, CNSetActor(env), (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS)
-        )
-        cn.watches(logsets, dependents_of_logset(self.caches, r.CNSETS))
-        proxy = self._actor_controller(
-            "proxyset", r.PROXYSETS, ProxySetActor(env), (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS)
-        )
-        proxy.watches(pods, set_of_pod("ProxySet")).watches(
-            logsets, dependents_of_logset(self.caches, r.PROXYSETS)
-        )
+            self._watch(tn, r.PODS, set_of_pod("DNSet"))
+            self._watch(tn, r.LOGSETS, dependents_of_logset(self.caches, res))
+        cn_owns = (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS)
+        cn = self._actor_controller("cnset", r.CNSETS, CNSetActor(env), cn_owns)
+        self._watch(cn, r.LOGSETS, dependents_of_logset(self.caches, r.CNSETS))
+        proxy_owns = (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS)
+        proxy = self._actor_controller("proxyset", r.PROXYSETS, ProxySetActor(env), proxy_owns)
+        self._watch(proxy, r.PODS, set_of_pod("ProxySet"))
+        self._watch(proxy, r.LOGSETS, dependents_of_logset(self.caches, r.PROXYSETS))
         self._actor_controller(
             "matrixonecluster",
             r.MATRIXONE_CLUSTERS,
@@ -193,7 +196,8 @@ class Operator:
         store_finalizer = Controller(
             "cnstore", CNStoreFinalizer(env, self.recorder), max_concurrent=self.config.workers
         )
-        store_finalizer.for_(pods, predicate=deletion_started)
+        for informer in self.caches.informers(r.PODS):
+            store_finalizer.for_(informer, predicate=deletion_started)
         self.controllers.append(store_finalizer)
 
     # ---------------------------------------------------------------- running

@@ -490,7 +490,9 @@ class CNSetActor:
         ready = sum(1 for p in live if podutil.is_ready(p) and cnpods.draining_since(p) is None)
         updated = sum(1 for p in current if cnpods.draining_since(p) is None)
         complete = len(live) == replicas == updated and all(podutil.is_ready(p) for p in current)
-        serving = [p for p in live if cnpods.draining_since(p) is None]  # draining pods are not ready on purpose
+        serving = [
+            p for p in live if cnpods.draining_since(p) is None
+        ]  # draining pods are not ready on purpose
         stalled, recheck = stall(serving, self.env.clock(), self.env.settings.rollout_stall_seconds)
         return Rollout(replicas, min(ready, replicas), min(updated, replicas), complete, stalled, recheck)
 

@@ -58,8 +58,8 @@ OWNED_KINDS: tuple[Resource, ...] = (
 class Settings:
     """Timing and scope of the controllers (all in seconds)."""
 
-    namespace: str | None = None
-    """Watch only this namespace (None: all namespaces)."""
+    namespaces: tuple[str, ...] = ()
+    """Watch only these namespaces (empty: all namespaces)."""
     rollout_stall_seconds: float = 120.0
     """A new pod of a roll that is not ready after this long halts the roll (condition says why)."""
     poll_seconds: float = 10.0
@@ -81,34 +81,54 @@ def logset_ref_key(obj: Mapping[str, Any]) -> Iterable[str]:
 
 
 class Caches:
-    """The shared informers the controllers read from, by resource."""
+    """The shared informers the controllers read from, by resource.
 
-    def __init__(self, informers: InformerFactory, namespace: str | None = None) -> None:
+    Scoped to some namespaces, a resource has one informer per namespace
+    (each lists and watches only its namespace, which is all the RBAC of a
+    namespaced install allows); reads route to the right one.
+    """
+
+    def __init__(self, informers: InformerFactory, namespaces: Iterable[str] = ()) -> None:
         self.factory = informers
-        self.namespace = namespace
-        self._informers: dict[Resource, SharedInformer] = {}
+        self.namespaces = tuple(namespaces)
+        self._informers: dict[Resource, dict[str | None, SharedInformer]] = {}
         dependents: Mapping[str, IndexFunc] = {LOGSET_REF_INDEX: logset_ref_key}
         for res in OUR_KINDS:
             indexers = dependents if res in (r.DNSETS, r.TNSETS, r.CNSETS, r.PROXYSETS) else None
-            self._informers[res] = informers.informer(res, namespace, indexers=indexers)
+            self._informers[res] = self._scoped(res, None, indexers)
         for res in OWNED_KINDS:
-            self._informers[res] = informers.informer(res, namespace, MANAGED_SELECTOR)
+            self._informers[res] = self._scoped(res, MANAGED_SELECTOR, None)
 
-    def informer(self, res: Resource) -> SharedInformer:
-        return self._informers[res]
+    def _scoped(
+        self, res: Resource, selector: str | None, indexers: Mapping[str, IndexFunc] | None
+    ) -> dict[str | None, SharedInformer]:
+        scopes: tuple[str | None, ...] = self.namespaces if self.namespaces and res.namespaced else (None,)
+        return {ns: self.factory.informer(res, ns, selector, indexers=indexers) for ns in scopes}
+
+    def informers(self, res: Resource) -> list[SharedInformer]:
+        """Every informer of ``res`` (one per watched namespace): the event sources of a controller."""
+        return list(self._informers[res].values())
 
     def get(self, res: Resource, namespace: str, name: str) -> Mapping[str, Any] | None:
-        return self._informers[res].get(namespace or None, name)
+        scopes = self._informers[res]
+        informer = scopes.get(namespace) if None not in scopes else scopes[None]
+        return informer.get(namespace or None, name) if informer is not None else None
 
     def list(
         self, res: Resource, namespace: str | None = None, match_labels: Mapping[str, str] | None = None
-    ) -> list[Mapping[str, Any]]:
+    ) -> builtins.list[Mapping[str, Any]]:
         """Cached objects in ``namespace`` (all when None) carrying every label of ``match_labels``."""
         selector = None if match_labels is None else {"matchLabels": dict(match_labels)}
-        return list(self._informers[res].store.list(namespace, selector))
+        scopes = self._informers[res]
+        if namespace is not None and None not in scopes:
+            informer = scopes.get(namespace)
+            return list(informer.store.list(namespace, selector)) if informer is not None else []
+        return [o for informer in scopes.values() for o in informer.store.list(namespace, selector)]
 
     def by_index(self, res: Resource, index: str, value: str) -> builtins.list[Mapping[str, Any]]:
-        return list(self._informers[res].store.by_index(index, value))
+        return [
+            o for informer in self._informers[res].values() for o in informer.store.by_index(index, value)
+        ]
 
 
 @dataclass

@@ -1,0 +1,90 @@
+"""Fixtures of the acceptance scenarios (MISSION.md): a world per test and
+the operator under test.
+
+On the embedded control plane every test gets a fresh cluster (a second to
+start), so scenarios never see each other's objects or faults. With
+``MO_TEST_KUBECONFIG`` the tests share that real cluster: each uses its own
+namespace, and the CRDs are removed at the end of the session.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from lightkube.config.kubeconfig import KubeConfig
+
+from mo_operator.api.crdgen import all_crds
+from mo_operator.api.install import CRDS, install_crds
+from mo_operator.kube.client import ApiClient
+from mo_operator.matrixone.simulated.cluster import SimulatedCluster
+
+from .harness import FAST_SIMULATOR, MO_SETTINGS, NAMESPACES, REAL_KUBECONFIG, OperatorRunner, World
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    if REAL_KUBECONFIG:
+        cluster = SimulatedCluster(attach_to=REAL_KUBECONFIG, mo_settings=MO_SETTINGS, refresh_interval=0.05)
+        await cluster.start()
+        kubeconfig = Path(REAL_KUBECONFIG)
+    else:
+        cluster = SimulatedCluster(
+            simulator_options=FAST_SIMULATOR,
+            mo_settings=MO_SETTINGS,
+            refresh_interval=0.05,
+            control_plane_options={"bookmark_interval": 0.5},
+        )
+        kubeconfig = tmp_path / "kubeconfig"
+        await cluster.start(kubeconfig)
+    client = ApiClient(KubeConfig.from_file(str(kubeconfig)), field_manager="e2e-user", qps=None)
+    namespace = f"e2e-{uuid.uuid4().hex[:8]}"
+    try:
+        await install_crds(client)
+        await client.create(NAMESPACES, {"metadata": {"name": namespace}})
+        yield World(cluster, kubeconfig, namespace, client)
+    finally:
+        if REAL_KUBECONFIG:
+            await client.delete(NAMESPACES, namespace, missing_ok=True)
+        await client.close()
+        await cluster.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_crds_from_a_real_cluster() -> object:
+    yield None
+    if REAL_KUBECONFIG:
+        import asyncio
+
+        async def remove() -> None:
+            client = ApiClient(KubeConfig.from_file(REAL_KUBECONFIG), field_manager="e2e-user")
+            for crd in all_crds():
+                await client.delete(CRDS, crd["metadata"]["name"], missing_ok=True)
+            await client.close()
+
+        asyncio.run(remove())
+
+
+@pytest.fixture
+async def operator(world: World) -> AsyncIterator[OperatorRunner]:
+    """The operator, running in this process."""
+    runner = OperatorRunner(world)
+    await runner.start()
+    try:
+        yield runner
+    finally:
+        await runner.stop()
+
+
+@pytest.fixture
+async def operator_runner(world: World) -> AsyncIterator[OperatorRunner]:
+    """An operator runner the test starts itself (in process or as a child process)."""
+    runner = OperatorRunner(world)
+    try:
+        yield runner
+    finally:
+        await runner.stop()

@@ -1,0 +1,305 @@
+"""The world an end-to-end scenario runs in, the same on the embedded control
+plane and on a real API server.
+
+``World`` is a cluster (``SimulatedCluster``: embedded, or attached to the
+API server ``MO_TEST_KUBECONFIG`` names), a namespace of the test's own, a
+client acting as the user, and kubectl. ``OperatorRunner`` runs the
+operator in this process (fast, the default) or as a child process that
+tests kill with SIGKILL.
+
+Nothing here relies on what only the embedded server offers: writes are
+counted from the operator's own client, not the server's request log, and
+pods are made to fail through the simulator's rules ConfigMap, which any
+API server stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from lightkube.config.kubeconfig import KubeConfig
+
+from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.common.env import Settings as OperatorSettings
+from mo_operator.controllers.operator import Operator, OperatorConfig
+from mo_operator.kube.client import ApiClient
+from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.resource import Resource
+from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
+from mo_operator.localcluster.simulator.rules import RuleSet, rules_configmap
+from mo_operator.matrixone.simulated.cluster import SimulatedCluster
+from mo_operator.matrixone.simulated.state import Settings as MOSettings
+
+REAL_KUBECONFIG = os.environ.get("MO_TEST_KUBECONFIG")
+"""A real API server to run against instead of the embedded one."""
+
+GROUP_VERSION = "core.matrixorigin.io/v1alpha1"
+VERSION = "2.0.0"
+FAST_SIMULATOR = {
+    "nodes": 3,
+    "start_delay": 0.05,
+    "ready_delay": 0.05,
+    "run_duration": 0.1,
+    "time_scale": 0.002,
+}
+MO_SETTINGS = MOSettings(store_timeout=1.0, tick_seconds=0.1, drain_seconds=1.0)
+OPERATOR_SETTINGS = OperatorSettings(
+    busy_poll_seconds=0.2, poll_seconds=1.0, rollout_stall_seconds=3.0, drain_timeout_seconds=30.0
+)
+SIMULATED_STORAGE_CLASS = "localcluster-simulated"
+NAMESPACES = Resource("", "v1", "Namespace", "namespaces", False)
+
+Obj = dict[str, Any]
+
+
+async def eventually(
+    check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1, message: str = ""
+) -> Any:
+    """Poll ``check`` (sync or async) until it returns something truthy; return that."""
+    last: Any = None
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                last = check()
+                if asyncio.iscoroutine(last):
+                    last = await last
+                if last:
+                    return last
+                await asyncio.sleep(interval)
+    except TimeoutError:
+        raise AssertionError(f"not true after {timeout}s: {message or check} (last: {last!r})") from None
+
+
+def condition(obj: Mapping[str, Any] | None, ctype: str) -> Mapping[str, Any]:
+    found = get_condition(((obj or {}).get("status") or {}).get("conditions") or (), ctype)
+    return found or {}
+
+
+def is_ready(obj: Mapping[str, Any] | None) -> bool:
+    return condition(obj, "Ready").get("status") == "True"
+
+
+class World:
+    """One scenario's cluster, namespace, user client and kubectl."""
+
+    def __init__(
+        self, cluster: SimulatedCluster, kubeconfig: Path, namespace: str, client: ApiClient
+    ) -> None:
+        self.cluster = cluster
+        self.kubeconfig = kubeconfig
+        self.namespace = namespace
+        self.client = client
+        self.real = REAL_KUBECONFIG is not None
+
+    # ------------------------------------------------------------- manifests
+    def for_cluster(self, obj: Obj) -> Obj:
+        """``obj`` made runnable here: on a real API server, pods go to the
+        simulated nodes and volumes to their StorageClass."""
+        obj = copy.deepcopy(obj)
+        obj.setdefault("metadata", {}).setdefault("namespace", self.namespace)
+        if not self.real:
+            return obj
+        spec = obj.get("spec") or {}
+        sets = (
+            [spec]
+            if obj.get("kind") != "MatrixOneCluster"
+            else [spec.get(k) for k in ("logService", "tn", "dn", "proxy", "tp", "ap") if spec.get(k)]
+            + list(spec.get("cnGroups") or [])
+        )
+        for s in sets:
+            overlay = s.setdefault("overlay", {})
+            overlay.setdefault("tolerations", []).append(
+                {"key": SIMULATED_LABEL, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+            )
+            s.setdefault("nodeSelector", {})[SIMULATED_LABEL] = "true"
+            for volume in ("volume", "cacheVolume"):
+                if s.get(volume):
+                    s[volume].setdefault("storageClassName", SIMULATED_STORAGE_CLASS)
+        return obj
+
+    def cluster_manifest(self, name: str = "mo", **spec: Any) -> Obj:
+        """A minimal MatrixOneCluster, with ``spec`` fields replacing the defaults."""
+        base: Obj = {
+            "version": VERSION,
+            "logService": {
+                "replicas": 3,
+                "volume": {"size": "1Gi"},
+                "sharedStorage": {"s3": {"path": f"bucket/{name}"}},
+            },
+            "tn": {"replicas": 1},
+            "cnGroups": [{"name": "tp", "replicas": 2, "scalingConfig": {"minDelaySeconds": 0}}],
+        }
+        base.update(spec)
+        return self.for_cluster(
+            {
+                "apiVersion": GROUP_VERSION,
+                "kind": "MatrixOneCluster",
+                "metadata": {"name": name},
+                "spec": base,
+            }
+        )
+
+    # ---------------------------------------------------------------- actions
+    async def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        from mo_operator.cli.demo import kubectl_binary
+
+        proc = await asyncio.create_subprocess_exec(
+            kubectl_binary(),
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "-n",
+            self.namespace,
+            *args,
+            stdin=asyncio.subprocess.PIPE if input is not None else None,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "KUBECACHEDIR": str(self.kubeconfig.parent / "kubecache")},
+        )
+        out, err = await asyncio.wait_for(proc.communicate(input.encode() if input is not None else None), 60)
+        result = subprocess.CompletedProcess(list(args), proc.returncode or 0, out.decode(), err.decode())
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed:\n{result.stderr}{result.stdout}")
+        return result
+
+    async def apply(self, obj: Obj) -> None:
+        """``kubectl apply`` a manifest, as a user would."""
+        await self.kubectl("apply", "-f", "-", input=yaml.safe_dump(obj))
+
+    async def get(self, res: Any, name: str) -> Obj | None:
+        return await self.client.get_or_none(res, name, self.namespace)
+
+    async def list(self, res: Any, **labels: str) -> list[Obj]:
+        selector = ",".join(f"{k}={v}" for k, v in labels.items()) or None
+        return (await self.client.list(res, self.namespace, label_selector=selector)).items
+
+    async def wait_ready(self, res: Any, name: str, timeout: float = 60.0) -> Obj:
+        return await self._wait(res, name, timeout, "Ready", lambda o: is_ready(o) and _observed(o))
+
+    async def wait_settled(self, res: Any, name: str, timeout: float = 60.0) -> Obj:
+        """Ready and every pod on the current spec (``UpToDate``), at the latest generation."""
+
+        def settled(obj: Obj | None) -> bool:
+            return is_ready(obj) and condition(obj, "UpToDate").get("status") == "True" and _observed(obj)
+
+        return await self._wait(res, name, timeout, "settled", settled)
+
+    async def _wait(self, res: Any, name: str, timeout: float, what: str, done: Callable[[Obj | None], bool]) -> Obj:
+        last: list[Obj | None] = [None]
+
+        async def check() -> Obj | None:
+            last[0] = await self.get(res, name)
+            return last[0] if done(last[0]) else None
+
+        try:
+            found: Obj = await eventually(check, timeout)
+        except AssertionError:
+            conditions = ((last[0] or {}).get("status") or {}).get("conditions")
+            raise AssertionError(f"{res.kind} {name} not {what} after {timeout}s; conditions: {conditions}") from None
+        return found
+
+    async def pods(self, **labels: str) -> list[Obj]:
+        return [p for p in await self.list(r.PODS, **labels) if not p["metadata"].get("deletionTimestamp")]
+
+    async def set_simulator_rules(self, rules: RuleSet) -> None:
+        """Make chosen pods fail (image pull errors, crashes, never ready) by rule,
+        through the rules ConfigMap (which works against a real API server too)."""
+        body = rules_configmap(rules)
+        namespace = body["metadata"]["namespace"]
+        if await self.client.get_or_none(NAMESPACES, namespace) is None:
+            await self.client.create(NAMESPACES, {"metadata": {"name": namespace}})
+        await self.client.apply(body, resource=r.CONFIGMAPS, force=True)
+
+
+def _observed(obj: Mapping[str, Any] | None) -> bool:
+    meta, status = (obj or {}).get("metadata") or {}, (obj or {}).get("status") or {}
+    return int(status.get("observedGeneration") or 0) >= int(meta.get("generation") or 0)
+
+
+class OperatorRunner:
+    """The operator under test: in this process, or as a process tests can kill."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.operator: Operator | None = None
+        self.client: ApiClient | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def start(self, **config: Any) -> Operator:
+        """Run the operator in this process (the world's simulated MatrixOne in process too)."""
+        self.client = ApiClient(
+            KubeConfig.from_file(str(self.world.kubeconfig)), field_manager="mo-operator", qps=None
+        )
+        self.operator = Operator(
+            self.client, self.world.cluster.provider, OperatorConfig(settings=OPERATOR_SETTINGS, **config)
+        )
+        self._task = asyncio.create_task(self.operator.run(), name="operator-under-test")
+        return self.operator
+
+    async def stop(self) -> None:
+        if self.operator is not None and self._task is not None:
+            self.operator.stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 30)
+        if self.client is not None:
+            await self.client.close()
+        self.operator = self.client = self._task = None
+        await self.kill()
+
+    async def spawn(self, *extra: str, identity: str | None = None) -> asyncio.subprocess.Process:
+        """Run ``mo-operator run`` as a child process against the world's cluster."""
+        assert self.world.cluster.admin_server is not None
+        admin = self.world.cluster.admin_server
+        args = [
+            sys.executable,
+            "-m",
+            "mo_operator.cli.main",
+            "--log-level",
+            "WARNING",
+            "run",
+            "--kubeconfig",
+            str(self.world.kubeconfig),
+            "--health-probe-bind-address",
+            "0",
+            "--metrics-bind-address",
+            "0",
+            "--no-webhooks",
+            "--mo-admin-url",
+            admin.url,
+            "--mo-admin-token",
+            admin.token,
+            "--identity",
+            identity or f"e2e-{uuid.uuid4().hex[:6]}",
+            "--poll-seconds",
+            str(OPERATOR_SETTINGS.poll_seconds),
+            "--busy-poll-seconds",
+            str(OPERATOR_SETTINGS.busy_poll_seconds),
+            "--rollout-stall-seconds",
+            str(OPERATOR_SETTINGS.rollout_stall_seconds),
+            *extra,
+        ]
+        self.process = await asyncio.create_subprocess_exec(*args)
+        return self.process
+
+    async def kill(self) -> None:
+        """SIGKILL the child operator: no clean-up, no lease release, nothing."""
+        if self.process is not None and self.process.returncode is None:
+            self.process.send_signal(signal.SIGKILL)
+            await self.process.wait()
+        self.process = None
+
+
+Check = Callable[[], Awaitable[Any]]

@@ -1,9 +1,10 @@
 """What the operator asks of a running MatrixOne cluster: the admin interface and its answers.
 
 Controllers depend on the ``MOAdmin`` protocol only. Tests and the demo use a simulated
-implementation (in the simulated MatrixOne); production uses a thin adapter that
-speaks MatrixOne's own RPC. The adapter is not written yet; this is what it must do,
-found in upstream's source (matrixone-operator ``pkg/mocli``, ``pkg/querycli``,
+implementation (in the simulated MatrixOne); production uses the adapter in
+``mo_operator.matrixone.rpc`` (``provider.RpcAdminProvider``), which speaks MatrixOne's own
+RPC; ``docs/matrixone-rpc.md`` says what it implements and what is unverified. What it
+does, found in upstream's source (matrixone-operator ``pkg/mocli``, ``pkg/querycli``,
 ``pkg/controllers/cnstore``; matrixone ``pkg/logservice/hakeeper_client.go``,
 ``proto/logservice.proto``, ``proto/metadata.proto``, ``proto/query.proto``,
 ``proto/lock.proto``):

@@ -36,10 +36,14 @@ from mo_operator.controllers.operator import Operator, OperatorConfig
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.conditions import get_condition
 from mo_operator.kube.resource import Resource
+from mo_operator.kube.webhook_certs import GeneratedCerts
+from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
 from mo_operator.localcluster.simulator.rules import RuleSet, rules_configmap
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 from mo_operator.matrixone.simulated.state import Settings as MOSettings
+from mo_operator.webhooks import configuration_names, install_webhook_configurations, register
+from mo_operator.webhooks.configurations import MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION
 
 REAL_KUBECONFIG = os.environ.get("MO_TEST_KUBECONFIG")
 """A real API server to run against instead of the embedded one."""
@@ -196,7 +200,9 @@ class World:
 
         return await self._wait(res, name, timeout, "settled", settled)
 
-    async def _wait(self, res: Any, name: str, timeout: float, what: str, done: Callable[[Obj | None], bool]) -> Obj:
+    async def _wait(
+        self, res: Any, name: str, timeout: float, what: str, done: Callable[[Obj | None], bool]
+    ) -> Obj:
         last: list[Obj | None] = [None]
 
         async def check() -> Obj | None:
@@ -207,7 +213,9 @@ class World:
             found: Obj = await eventually(check, timeout)
         except AssertionError:
             conditions = ((last[0] or {}).get("status") or {}).get("conditions")
-            raise AssertionError(f"{res.kind} {name} not {what} after {timeout}s; conditions: {conditions}") from None
+            raise AssertionError(
+                f"{res.kind} {name} not {what} after {timeout}s; conditions: {conditions}"
+            ) from None
         return found
 
     async def pods(self, **labels: str) -> list[Obj]:
@@ -237,23 +245,47 @@ class OperatorRunner:
         self.client: ApiClient | None = None
         self._task: asyncio.Task[None] | None = None
         self.process: asyncio.subprocess.Process | None = None
+        self.webhooks: WebhookServer | None = None
 
-    async def start(self, **config: Any) -> Operator:
-        """Run the operator in this process (the world's simulated MatrixOne in process too)."""
+    async def start(self, *, webhooks: bool = True, **config: Any) -> Operator:
+        """Run the operator in this process (the world's simulated MatrixOne in process
+        too), with its webhooks served and registered as an install would."""
         self.client = ApiClient(
             KubeConfig.from_file(str(self.world.kubeconfig)), field_manager="mo-operator", qps=None
         )
+        if webhooks:
+            await self.start_webhooks()
         self.operator = Operator(
             self.client, self.world.cluster.provider, OperatorConfig(settings=OPERATOR_SETTINGS, **config)
         )
         self._task = asyncio.create_task(self.operator.run(), name="operator-under-test")
         return self.operator
 
+    async def start_webhooks(self) -> None:
+        certs = GeneratedCerts(["127.0.0.1", "localhost"])
+        self.webhooks = WebhookServer(certs, host="127.0.0.1", port=0)
+        register(self.webhooks)
+        await self.webhooks.start()
+        await install_webhook_configurations(
+            self.world.client, url_base=f"https://127.0.0.1:{self.webhooks.port}", ca_bundle=certs.ca_bundle
+        )
+
+    async def stop_webhooks(self) -> None:
+        """Stop serving and remove the configurations (else failurePolicy Fail blocks every write)."""
+        if self.webhooks is not None:
+            await self.webhooks.stop()
+            self.webhooks = None
+        resources = (MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION)
+        for res, name in zip(resources, configuration_names(), strict=True):
+            await self.world.client.delete(res, name, missing_ok=True)
+
     async def stop(self) -> None:
         if self.operator is not None and self._task is not None:
             self.operator.stop()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._task, 30)
+        if self.webhooks is not None:
+            await self.stop_webhooks()
         if self.client is not None:
             await self.client.close()
         self.operator = self.client = self._task = None

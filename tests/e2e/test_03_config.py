@@ -20,7 +20,9 @@ async def _configs(world: World, instance: str) -> set[str]:
     return {_config_of(p) for p in await world.pods(**{labels.INSTANCE: instance})}
 
 
-async def test_a_config_change_rolls_pods_to_a_new_hashed_config_map(world: World, operator: OperatorRunner) -> None:
+async def test_a_config_change_rolls_pods_to_a_new_hashed_config_map(
+    world: World, operator: OperatorRunner
+) -> None:
     manifest = world.cluster_manifest("mo")
     await world.apply(manifest)
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")

@@ -25,7 +25,9 @@ async def _set_version(world: World, version: str) -> None:
     await world.kubectl("patch", "mo", "mo", "--type", "merge", "-p", f'{{"spec":{{"version":"{version}"}}}}')
 
 
-async def test_an_upgrade_rolls_in_dependency_order_one_pod_at_a_time(world: World, operator: OperatorRunner) -> None:
+async def test_an_upgrade_rolls_in_dependency_order_one_pod_at_a_time(
+    world: World, operator: OperatorRunner
+) -> None:
     await world.apply(world.cluster_manifest("mo", proxy={"replicas": 1}))
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
     await _set_version(world, "2.1.0")
@@ -39,7 +41,9 @@ async def test_an_upgrade_rolls_in_dependency_order_one_pod_at_a_time(world: Wor
             1
             for p in pods
             if p["metadata"]["labels"][labels.COMPONENT] == "LogSet"
-            and not any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
+            and not any(
+                c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", [])
+            )
         )
         log_unready_max = max(log_unready_max, log_unready)
         for pod in pods:
@@ -55,7 +59,9 @@ async def test_an_upgrade_rolls_in_dependency_order_one_pod_at_a_time(world: Wor
     assert condition(cluster, "UpToDate")["reason"] == "RolloutComplete"
 
 
-async def test_a_failing_version_halts_the_roll_and_a_fix_resumes_it(world: World, operator: OperatorRunner) -> None:
+async def test_a_failing_version_halts_the_roll_and_a_fix_resumes_it(
+    world: World, operator: OperatorRunner
+) -> None:
     await world.apply(world.cluster_manifest("mo", proxy={"replicas": 1}))
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
     await world.set_simulator_rules(RuleSet(rules=[FailureRule("ImagePullError", image="*:2.1.0-broken")]))
@@ -81,6 +87,8 @@ async def test_a_failing_version_halts_the_roll_and_a_fix_resumes_it(world: Worl
 
     await _set_version(world, "2.1.0")
     await eventually(
-        lambda: world.wait_settled(r.MATRIXONE_CLUSTERS, "mo"), timeout=90, message="the fixed upgrade completes"
+        lambda: world.wait_settled(r.MATRIXONE_CLUSTERS, "mo"),
+        timeout=90,
+        message="the fixed upgrade completes",
     )
     assert {_tag(p) for p in await world.pods(**{labels.CLUSTER: "mo"})} == {"2.1.0"}

@@ -33,7 +33,9 @@ async def test_a_heterogeneous_group_comes_and_goes(world: World, operator: Oper
     await world.apply(manifest)
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
 
-    manifest["spec"]["cnGroups"].append(world.for_cluster({"kind": "CNSet", "spec": dict(AP)})["spec"] | {"name": "ap"})
+    manifest["spec"]["cnGroups"].append(
+        world.for_cluster({"kind": "CNSet", "spec": dict(AP)})["spec"] | {"name": "ap"}
+    )
     await world.apply(manifest)
     cnset = await world.wait_settled(r.CNSETS, "mo-ap")
     assert cnset["metadata"]["labels"][labels.CLUSTER] == "mo"
@@ -45,7 +47,9 @@ async def test_a_heterogeneous_group_comes_and_goes(world: World, operator: Oper
     keeper = mo.hakeeper(world.namespace, "mo")
     assert keeper is not None
     uuid = pods[0]["metadata"]["labels"][labels.CN_UUID]
-    await eventually(lambda: keeper.stores[Component.CN][uuid].labels == {"role": ("ap",)}, message="labels synced")
+    await eventually(
+        lambda: keeper.stores[Component.CN][uuid].labels == {"role": ("ap",)}, message="labels synced"
+    )
     cluster = await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
     assert cluster["status"]["cnGroups"]["desiredGroups"] == 2
 
@@ -79,7 +83,11 @@ async def test_standalone_cnsets_join_an_existing_cluster(world: World, operator
             "apiVersion": GROUP_VERSION,
             "kind": "CNSet",
             "metadata": {"name": "extra"},
-            "spec": {"replicas": 1, "image": "matrixorigin/matrixone:2.0.0", "scalingConfig": {"minDelaySeconds": 0}},
+            "spec": {
+                "replicas": 1,
+                "image": "matrixorigin/matrixone:2.0.0",
+                "scalingConfig": {"minDelaySeconds": 0},
+            },
             "deps": {"logSet": {"metadata": {"name": "mo"}}},
         }
     )

@@ -27,6 +27,7 @@ __all__ = [
     "CATEGORY",
     "GROUP",
     "KINDS",
+    "LOGSET_BOOTSTRAP_ANNOTATION",
     "VERSION",
     "KindInfo",
     "PrinterColumn",
@@ -39,6 +40,9 @@ VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 CATEGORY = "matrixone"
 """``kubectl get matrixone`` lists every kind of ours."""
+LOGSET_BOOTSTRAP_ANNOTATION = "logset.matrixorigin.io/bootstrap"
+"""On a LogSet: its HAKeeper bootstrap decision (JSON), recorded once before any log pod
+exists; from then on the LogSet's ``initialConfig`` may not change."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ that stopped leading cannot write even from a reconcile already running.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -135,6 +136,7 @@ class Operator:
         )
         self.env = Env(writer, self.caches, admin, self.config.settings)
         self.controllers: list[Controller] = []
+        self._primary: list[tuple[Controller, Resource]] = []
         self._build()
         probes = None
         if self.config.probe_port is not None:
@@ -163,6 +165,7 @@ class Operator:
             for informer in caches.informers(owned):
                 controller.owns(informer, res.api_version, res.kind)
         self.controllers.append(controller)
+        self._primary.append((controller, res))
         return controller
 
     def _watch(
@@ -201,6 +204,27 @@ class Operator:
         self.controllers.append(store_finalizer)
 
     # ---------------------------------------------------------------- running
+    def resync(self) -> int:
+        """Enqueue every object each controller reconciles, as a periodic resync
+        would; return how many. A resync of objects in their desired state must
+        write nothing."""
+        count = 0
+        for controller, res in self._primary:
+            for obj in self.caches.list(res):
+                controller.queue.add(Request(obj["metadata"].get("namespace") or "", obj["metadata"]["name"]))
+                count += 1
+        return count
+
+    async def wait_idle(self, timeout: float = 30.0, settle: float = 0.2) -> None:
+        """Until every controller has been idle for ``settle`` seconds."""
+        async with asyncio.timeout(timeout):
+            while True:
+                while not all(c.idle for c in self.controllers):
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(settle)
+                if all(c.idle for c in self.controllers):
+                    return
+
     async def run(self) -> None:
         """Run until ``stop()`` (or, with leader election, until leadership is lost)."""
         try:

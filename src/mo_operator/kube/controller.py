@@ -174,6 +174,11 @@ class Controller:
         self.watch(source, mapper, predicate)
         return self
 
+    @property
+    def idle(self) -> bool:
+        """Nothing queued and nothing being reconciled (delayed requeues aside)."""
+        return not self.queue.busy
+
     # --------------------------------------------------------------- running
     def start(self) -> None:
         MAX_CONCURRENT_RECONCILES.labels(self.name).set(self.max_concurrent)

@@ -298,6 +298,11 @@ class WorkQueue(Generic[K]):
         """Keys ready to be handed out (not counting delayed or in-flight ones)."""
         return len(self._queue)
 
+    @property
+    def busy(self) -> bool:
+        """Some key is queued or being processed (keys waiting out a delay do not count)."""
+        return bool(self._dirty or self._processing)
+
     # ------------------------------------------------------------- internals
     def _wake_one(self) -> None:
         while self._getters:

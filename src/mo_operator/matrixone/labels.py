@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from mo_operator.api.kinds import LOGSET_BOOTSTRAP_ANNOTATION
 from mo_operator.matrixone.component import Component
 
 PREFIX: Final = "matrixorigin.io"
@@ -51,7 +52,7 @@ PROMETHEUS_PORT: Final = "prometheus.io/port"
 PROMETHEUS_PATH: Final = "prometheus.io/path"
 
 # Object annotations.
-LOGSET_BOOTSTRAP: Final = "logset.matrixorigin.io/bootstrap"
+LOGSET_BOOTSTRAP: Final = LOGSET_BOOTSTRAP_ANNOTATION
 """On a LogSet: JSON of the HAKeeper bootstrap decision, written once (see bootstrap.py)."""
 SKIP_SYNC: Final = "matrixorigin.io/skip-sync"
 RESTORE_COMPLETE: Final = "matrixorigin.io/restore-complete"

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mo_operator.api.kinds import LOGSET_BOOTSTRAP_ANNOTATION
 from mo_operator.api.validation import FieldError, validate_create, validate_update
 from mo_operator.api.validation.errors import ROOT
 
@@ -207,11 +208,35 @@ def test_inputs_that_are_not_objects_are_answered() -> None:
     assert err.path.startswith("spec.a.a.a") and "nested" in err.message
 
 
+def _bootstrapped(obj: Obj) -> Obj:
+    """``obj`` as stored once its HAKeeper bootstrap was decided (LogSet) or done (cluster)."""
+    if obj["kind"] == "LogSet":
+        obj["metadata"].setdefault("annotations", {})[LOGSET_BOOTSTRAP_ANNOTATION] = "[]"
+    if obj["kind"] == "MatrixOneCluster":
+        obj["status"] = {"logService": {"discovery": {"address": "mo-log-discovery.ns.svc", "port": 32001}}}
+    return obj
+
+
 def _updated(name: str, mutate: Callable[[Obj], None]) -> tuple[Obj, Obj]:
-    old = example(name)
+    old = _bootstrapped(example(name))
     new = example(name)
     mutate(new)
     return old, new
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [("logset", "spec.initialConfig"), ("matrixonecluster", "spec.logService.initialConfig")],
+)
+def test_initial_config_may_change_until_the_bootstrap_is_decided(name: str, path: str) -> None:
+    """A LogSet made with a bad initialConfig (webhook off) must stay fixable: nothing
+    depends on the settings until the operator records the bootstrap decision."""
+    old, new = example(name), example(name)
+    _set(path, {"logShardReplicas": 1, "logShards": 2})(new)
+    assert validate_update(new["kind"], old, new) == []
+    assert FieldError(path, "initialConfig is immutable") in validate_update(
+        new["kind"], _bootstrapped(old), new
+    )
 
 
 # fmt: off

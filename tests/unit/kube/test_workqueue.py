@@ -430,3 +430,17 @@ async def test_delayed_requeues_under_load_never_overlap_and_all_fire() -> None:
     assert overlaps == []
     for key, requeued in last_requeue.items():
         assert last_processed[key] >= requeued, key
+
+
+async def test_busy_while_a_key_is_queued_or_processed_but_not_while_it_waits_out_a_delay() -> None:
+    q = new_queue()
+    assert not q.busy
+    q.add_after("later", 60)
+    assert not q.busy, "a delayed key is not work to wait for"
+    q.add("a")
+    assert q.busy
+    key = q.get_nowait()
+    assert q.busy, "in flight"
+    q.done(key)
+    assert not q.busy
+    q.shutdown()

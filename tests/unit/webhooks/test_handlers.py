@@ -14,6 +14,7 @@ import pytest
 from api.conftest import EXAMPLES, example
 
 from mo_operator.api.defaulting import LATEST_OPERATOR_VERSION, default
+from mo_operator.api.kinds import LOGSET_BOOTSTRAP_ANNOTATION
 from mo_operator.api.validation import FieldError
 from mo_operator.kube.webhook_server import AdmissionRequest
 from mo_operator.webhooks import DEFAULTED_KINDS, VALIDATED_KINDS, Validator, invalid_message, route
@@ -177,8 +178,17 @@ async def test_upstreams_rejections_with_upstreams_messages(
 
 
 def _logset() -> Obj:
+    """A stored LogSet whose HAKeeper bootstrap was decided (its initialConfig is fixed)."""
     obj: Obj = default("LogSet", example("logset"))
     obj["spec"]["volume"]["storageClassName"] = "standard"
+    obj["metadata"].setdefault("annotations", {})[LOGSET_BOOTSTRAP_ANNOTATION] = "[]"
+    return obj
+
+
+def _running_cluster() -> Obj:
+    """A stored cluster whose log service bootstrapped (its initialConfig is fixed)."""
+    obj: Obj = default("MatrixOneCluster", example("matrixonecluster"))
+    obj["status"] = {"logService": {"discovery": {"address": "mo-log-discovery.ns.svc", "port": 32001}}}
     return obj
 
 
@@ -194,7 +204,7 @@ def _logset() -> Obj:
         ("DNSet", lambda: default("DNSet", example("dnset") | {"spec": {**example("dnset")["spec"], "cacheVolume": {"size": "10Gi"}}}), lambda s: s["cacheVolume"].update(size="9500Mi"), "spec.cacheVolume.size: volume size cannot be decreased"),
         ("MatrixOneCluster", lambda: default("MatrixOneCluster", example("matrixonecluster")), lambda s: s.update(operatorVersion="1.2.0"), "spec.operatorVersion: new operatorVersion must be greater than or equal to the oldVersion"),
         ("MatrixOneCluster", lambda: default("MatrixOneCluster", example("matrixonecluster-restore")), lambda s: s.update(restoreFrom="another"), "spec.restoreFrom: restoreFrom is immutable"),
-        ("MatrixOneCluster", lambda: default("MatrixOneCluster", example("matrixonecluster")), lambda s: s["logService"]["initialConfig"].update(dnShards=3), "spec.logService.initialConfig: initialConfig is immutable"),
+        ("MatrixOneCluster", _running_cluster, lambda s: s["logService"]["initialConfig"].update(dnShards=3), "spec.logService.initialConfig: initialConfig is immutable"),
         ("CNClaim", lambda: example("cnclaim") | {"spec": {**example("cnclaim")["spec"], "podName": "pod-a"}}, lambda s: s.update(podName="pod-b"), "spec.podName: podName is immutable"),
     ],
 )  # fmt: skip

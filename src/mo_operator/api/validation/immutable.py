@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..kinds import LOGSET_BOOTSTRAP_ANNOTATION
 from ..semver import parse_tolerant
 from .errors import FieldError, child
 from .resources import amount
@@ -36,10 +37,17 @@ def _without_retention(s3: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if s3 is None else {k: v for k, v in s3.items() if k != "s3RetentionPolicy"}
 
 
-def logset_update_errors(old: dict[str, Any], new: dict[str, Any], path: str) -> list[FieldError]:
-    """The bootstrap settings and the data's location are fixed; the volume only grows."""
+def logset_update_errors(
+    old: dict[str, Any], new: dict[str, Any], path: str, *, bootstrapped: bool = True
+) -> list[FieldError]:
+    """The bootstrap settings and the data's location are fixed; the volume only grows.
+
+    The bootstrap settings are fixed only once HAKeeper's bootstrap was decided
+    (``bootstrapped``): before that nothing depends on them, and a LogSet whose
+    settings were wrong (made while the webhook was off) must stay fixable.
+    """
     errs = []
-    if old.get("initialConfig") != new.get("initialConfig"):
+    if bootstrapped and old.get("initialConfig") != new.get("initialConfig"):
         errs.append(FieldError(child(path, "initialConfig"), "initialConfig is immutable"))
     old_storage, new_storage = old["sharedStorage"], new["sharedStorage"]
     if _without_retention(old_storage.get("s3")) != _without_retention(new_storage.get("s3")):
@@ -80,7 +88,8 @@ def _cache_volume(old: dict[str, Any] | None, new: dict[str, Any] | None, path: 
 
 def _cluster(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
     o, n = old["spec"], new["spec"]
-    errs = logset_update_errors(o["logService"], n["logService"], "spec.logService")
+    discovery = ((old.get("status") or {}).get("logService") or {}).get("discovery")
+    errs = logset_update_errors(o["logService"], n["logService"], "spec.logService", bootstrapped=bool(discovery))
     errs += operator_version_errors(o, n, "spec")
     if n.get("restoreFrom") is not None and n.get("restoreFrom") != o.get("restoreFrom"):
         errs.append(FieldError("spec.restoreFrom", "restoreFrom is immutable"))
@@ -99,8 +108,9 @@ def _set(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
 
 
 def _logset(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
+    decided = LOGSET_BOOTSTRAP_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {})
     return operator_version_errors(old["spec"], new["spec"], "spec") + logset_update_errors(
-        old["spec"], new["spec"], "spec"
+        old["spec"], new["spec"], "spec", bootstrapped=decided
     )
 
 

@@ -1,0 +1,176 @@
+"""Scenario 9: the operator is killed (SIGKILL: no clean-up, no lease
+release) at seeded random moments while a user drives a cluster through
+creation, scaling, reconfiguration, an upgrade and CN group changes, and
+things change while it is down (a pod dies, the spec changes, a child object
+is deleted by hand). After the last restart everything converges to the end
+state an undisturbed run reaches: nothing lost, nothing duplicated, nothing
+stuck Terminating, every finalizer accounted for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.controllers.common import resources as r
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.component import Component
+
+from .harness import OperatorRunner, World, eventually
+
+SEED = int(os.environ.get("MO_TEST_CHAOS_SEED", "20261123"))
+OPERATOR_ARGS = ("--no-leader-elect",)  # one replica; leader handover is scenario 10
+FINALIZERS = {
+    "MatrixOneCluster": "matrixorigin.io/matrixonecluster",
+    "LogSet": "matrixorigin.io/logset",
+    "DNSet": "matrixorigin.io/dnset",
+    "CNSet": "matrixorigin.io/cnset",
+    "ProxySet": "matrixorigin.io/proxyset",
+}
+
+
+class Chaos:
+    """Runs the operator as a child process and kills it at random moments."""
+
+    def __init__(self, runner: OperatorRunner, seed: int) -> None:
+        self.runner = runner
+        self.rng = random.Random(seed)
+        self.kills = 0
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _loop(self) -> None:
+        while not self._stop.is_set():
+            await self.runner.spawn(*OPERATOR_ARGS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self.rng.uniform(0.5, 4.0))
+            if self._stop.is_set():
+                return
+            await self.runner.kill()
+            self.kills += 1
+            await asyncio.sleep(self.rng.uniform(0.0, 1.0))
+
+    def __enter__(self) -> Chaos:
+        self._task = asyncio.create_task(self._loop(), name="chaos")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+
+
+async def _patch(world: World, patch: str, kind: str = "json") -> None:
+    await world.kubectl("patch", "mo", "mo", "--type", kind, "-p", patch)
+
+
+async def _settled(world: World, timeout: float = 120) -> None:
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=timeout)
+
+
+async def assert_clean_end_state(world: World, cn_groups: Mapping[str, int], version: str) -> None:
+    """Exactly the objects the spec asks for, nothing more, nothing stuck."""
+    cluster = await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+    assert cluster["metadata"]["finalizers"] == [FINALIZERS["MatrixOneCluster"]]
+    for res, kind in (
+        (r.LOGSETS, "LogSet"),
+        (r.DNSETS, "DNSet"),
+        (r.CNSETS, "CNSet"),
+        (r.PROXYSETS, "ProxySet"),
+    ):
+        for obj in await world.list(res):
+            assert obj["metadata"].get("finalizers") == [FINALIZERS[kind]], obj["metadata"]
+            assert not obj["metadata"].get("deletionTimestamp"), f"{kind} {obj['metadata']['name']} stuck"
+    assert sorted(o["metadata"]["name"] for o in await world.list(r.CNSETS)) == sorted(
+        f"mo-{g}" for g in cn_groups
+    )
+
+    pods = await world.list(r.PODS, **{labels.CLUSTER: "mo"})
+    assert not [p["metadata"]["name"] for p in pods if p["metadata"].get("deletionTimestamp")], "pods stuck"
+    counts: dict[str, int] = {}
+    for pod in pods:
+        key = f"{pod['metadata']['labels'][labels.INSTANCE]}/{pod['metadata']['labels'][labels.COMPONENT]}"
+        counts[key] = counts.get(key, 0) + 1
+        assert pod["spec"]["containers"][0]["image"].endswith(f":{version}")
+    expected = {"mo/LogSet": 3, "mo/DNSet": 1, "mo/ProxySet": 1} | {
+        f"mo-{g}/CNSet": n for g, n in cn_groups.items()
+    }
+    assert counts == expected
+    for pod in pods:
+        if pod["metadata"]["labels"][labels.COMPONENT] == "CNSet":
+            assert pod["metadata"]["finalizers"] == [labels.CN_DRAINING_FINALIZER]
+
+    # One hashed config per set, the one its pods run; the log service's two mutable ones.
+    in_use = {v["configMap"]["name"] for p in pods for v in p["spec"]["volumes"] if v.get("configMap")}
+    config_maps = {c["metadata"]["name"] for c in await world.list(r.CONFIGMAPS, **{labels.CLUSTER: "mo"})}
+    assert config_maps == in_use, (config_maps - in_use, in_use - config_maps)
+    assert [s["metadata"]["name"] for s in await world.list(r.SECRETS, **{labels.CLUSTER: "mo"})] == [
+        "mo-credential"
+    ]
+
+    # HAKeeper knows exactly the CNs that run: no store was lost or left behind.
+    mo = world.cluster.mo
+    assert mo is not None
+    keeper = mo.hakeeper(world.namespace, "mo")
+    assert keeper is not None
+    cn_uuids = {
+        p["metadata"]["labels"][labels.CN_UUID] for p in pods if labels.CN_UUID in p["metadata"]["labels"]
+    }
+    assert set(keeper.stores[Component.CN]) == cn_uuids
+
+
+async def test_killing_the_operator_at_random_loses_and_duplicates_nothing(
+    world: World, operator_runner: OperatorRunner
+) -> None:
+    chaos = Chaos(operator_runner, SEED)
+    with chaos:
+        tp = {"name": "tp", "replicas": 2, "scalingConfig": {"storeDrainEnabled": True, "minDelaySeconds": 0}}
+        await world.apply(world.cluster_manifest("mo", cnGroups=[tp], proxy={"replicas": 1}))
+        await _settled(world)
+        mo = world.cluster.mo
+        assert mo is not None
+        mo.open_sessions(world.namespace, "mo", 20)
+        await _patch(world, '[{"op":"replace","path":"/spec/cnGroups/0/replicas","value":3}]')
+        await _settled(world)
+        await _patch(world, '[{"op":"replace","path":"/spec/cnGroups/0/replicas","value":2}]')
+        await _settled(world)
+        await _patch(
+            world,
+            '{"spec":{"cnGroups":[{"name":"tp","replicas":2,"config":"[cn.txn]\\nmode = \\"pessimistic\\"\\n","scalingConfig":{"storeDrainEnabled":true,"minDelaySeconds":0}}]}}',
+            "merge",
+        )
+        await _settled(world)
+        await _patch(world, '{"spec":{"version":"2.1.0"}}', "merge")
+        await _settled(world)
+        ap = {"name": "ap", "replicas": 1, "scalingConfig": {"minDelaySeconds": 0}}
+        await _patch(world, f'[{{"op":"add","path":"/spec/cnGroups/-","value":{_json(ap)}}}]')
+        await _settled(world)
+        await _patch(world, '[{"op":"remove","path":"/spec/cnGroups/1"}]')
+        await _settled(world)
+    await chaos.stop()
+    assert chaos.kills >= 5, f"only {chaos.kills} kills: the test did not disturb much"
+
+    # While the operator is down: a pod dies, the spec changes, a child is deleted by hand.
+    await operator_runner.kill()
+    await world.kubectl("delete", "pod", "mo-log-1", "--wait=false")
+    await world.kubectl("delete", "service", "mo-tp-cn")
+    await world.kubectl("delete", "statefulset", "mo-dn", "--wait=false")
+    await _patch(world, '[{"op":"replace","path":"/spec/cnGroups/0/replicas","value":3}]')
+    await operator_runner.spawn(*OPERATOR_ARGS)
+    await eventually(
+        lambda: world.get(r.SERVICES, "mo-tp-cn"), timeout=60, message="the Service is recreated"
+    )
+    await assert_clean_end_state(world, {"tp": 3}, "2.1.0")
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, separators=(",", ":"))

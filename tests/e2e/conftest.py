@@ -34,6 +34,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         kubeconfig = Path(REAL_KUBECONFIG)
     else:
         cluster = SimulatedCluster(
+            data_dir=tmp_path / "etcd",  # so a test can restart the API server over its state
             simulator_options=FAST_SIMULATOR,
             mo_settings=MO_SETTINGS,
             refresh_interval=0.05,

@@ -38,6 +38,7 @@ from mo_operator.kube.conditions import get_condition
 from mo_operator.kube.resource import Resource
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.localcluster.apiserver.server import ApiServer
 from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
 from mo_operator.localcluster.simulator.rules import RuleSet, rules_configmap
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
@@ -221,6 +222,22 @@ class World:
     async def pods(self, **labels: str) -> list[Obj]:
         return [p for p in await self.list(r.PODS, **labels) if not p["metadata"].get("deletionTimestamp")]
 
+    async def restart_api_server(self) -> None:
+        """Stop the embedded API server and start a new one on the same port from its
+        data directory, as kube-apiserver restarts over etcd: objects and the
+        resourceVersion counter survive, watches and the watch cache do not."""
+        control_plane = self.cluster.control_plane
+        assert control_plane is not None and control_plane.server.data_dir is not None, "needs a data dir"
+        old = control_plane.server
+        await old.stop()
+        control_plane.server = ApiServer(
+            port=old.port,
+            data_dir=old.data_dir,
+            history_size=old.store.history_size,
+            bookmark_interval=old.watch_settings.bookmark_interval,
+        )
+        await control_plane.server.start()
+
     async def set_simulator_rules(self, rules: RuleSet) -> None:
         """Make chosen pods fail (image pull errors, crashes, never ready) by rule,
         through the rules ConfigMap (which works against a real API server too)."""
@@ -255,9 +272,8 @@ class OperatorRunner:
         )
         if webhooks:
             await self.start_webhooks()
-        self.operator = Operator(
-            self.client, self.world.cluster.provider, OperatorConfig(settings=OPERATOR_SETTINGS, **config)
-        )
+        config = {"settings": OPERATOR_SETTINGS, "watch_stall_seconds": 3.0, **config}
+        self.operator = Operator(self.client, self.world.cluster.provider, OperatorConfig(**config))
         self._task = asyncio.create_task(self.operator.run(), name="operator-under-test")
         return self.operator
 

@@ -35,9 +35,12 @@ from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
 
+from .backup import BackupJobActor, RestoreJobActor
+from .bucketclaim import BucketClaimActor
 from .cluster import MatrixOneClusterActor
 from .cnset import CNSetActor, CNStoreFinalizer
 from .common import resources as r
+from .common.bucketclaims import claims_of_logset, logsets_of_claim
 from .common.env import LOGSET_REF_INDEX, Caches, Env, Settings
 from .dnset import DNSetActor
 from .logset import LogSetActor
@@ -67,6 +70,9 @@ class OperatorConfig:
     probe_host: str = "0.0.0.0"
     workers: int = 4
     """Concurrent reconciles per controller."""
+    watch_stall_seconds: float = 180.0
+    """A watch that brings no event and no bookmark for this long is restarted
+    (kube-apiserver sends a bookmark about every minute)."""
 
 
 def default_identity() -> str:
@@ -115,7 +121,7 @@ class Operator:
         controller's rate limit never starves renewals); defaults to ``client``."""
         self.config = config or OperatorConfig()
         self.client = client
-        self.informers = InformerFactory(client)
+        self.informers = InformerFactory(client, stall_timeout=self.config.watch_stall_seconds)
         self.elector: LeaderElector | None = None
         writer: Client = client
         if self.config.leader_election:
@@ -179,6 +185,9 @@ class Operator:
         stateful = (r.STATEFULSETS, r.SERVICES, r.CONFIGMAPS)
         logsets = self._actor_controller("logset", r.LOGSETS, LogSetActor(env), stateful)
         self._watch(logsets, r.PODS, set_of_pod("LogSet"))
+        self._watch(logsets, r.BUCKETCLAIMS, logsets_of_claim(self.caches))
+        claims = self._actor_controller("bucketclaim", r.BUCKETCLAIMS, BucketClaimActor(env), (r.JOBS,))
+        self._watch(claims, r.LOGSETS, claims_of_logset(self.caches))
         for name, res in (("dnset", r.DNSETS), ("tnset", r.TNSETS)):
             tn = self._actor_controller(name, res, DNSetActor(env, res.kind), stateful)
             self._watch(tn, r.PODS, set_of_pod("DNSet"))
@@ -194,8 +203,14 @@ class Operator:
             "matrixonecluster",
             r.MATRIXONE_CLUSTERS,
             MatrixOneClusterActor(env),
-            (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS, r.SECRETS),
+            (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS, r.SECRETS, r.RESTOREJOBS),
         )
+        for name, res, job_actor in (
+            ("backupjob", r.BACKUPJOBS, BackupJobActor(env)),
+            ("restorejob", r.RESTOREJOBS, RestoreJobActor(env)),
+        ):
+            job_controller = self._actor_controller(name, res, job_actor, (r.JOBS,))
+            self._watch(job_controller, r.PODS, set_of_pod(res.kind))
         store_finalizer = Controller(
             "cnstore", CNStoreFinalizer(env, self.recorder), max_concurrent=self.config.workers
         )

@@ -1,0 +1,75 @@
+"""Issue 8's API faults during the scenarios: dropped watches, a forced 410
+(the watch history expired), a silently stalled watch, a 429 storm and an
+API server restarted from its data directory, injected at seeded random
+moments while a cluster is created, scaled and reconfigured; everything
+still converges, to the same end state as an undisturbed run.
+
+The fault hooks exist only on the embedded API server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+
+import pytest
+
+from mo_operator.controllers.common import resources as r
+
+from .harness import REAL_KUBECONFIG, OperatorRunner, World
+from .test_09_operator_kill import assert_clean_end_state
+
+pytestmark = pytest.mark.skipif(
+    REAL_KUBECONFIG is not None, reason="fault hooks exist only on the embedded API server"
+)
+
+SEED = int(os.environ.get("MO_TEST_CHAOS_SEED", "20261123"))
+
+
+async def _inject(world: World, rng: random.Random, stop: asyncio.Event, done: list[str]) -> None:
+    server = lambda: world.cluster.control_plane.server  # noqa: E731  (the restart replaces it)
+    faults = ["drop", "expire", "stall", "storm", "restart"]
+    order = [faults[i % len(faults)] for i in range(len(faults) * 3)]
+    rng.shuffle(order)
+    for fault in order:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), rng.uniform(0.5, 2.0))
+        if stop.is_set():
+            return
+        if fault == "drop":
+            server().store.drop_watchers()
+        elif fault == "expire":
+            server().store.expire_history()
+            server().store.drop_watchers()
+        elif fault == "stall":
+            server().watch_settings.stalled = True
+            await asyncio.sleep(rng.uniform(3.5, 5.0))  # past the operator's 3s stall bound
+            server().watch_settings.stalled = False
+        elif fault == "storm":
+            server().faults.fail_next(40, 429, retry_after=1)
+        else:
+            await world.restart_api_server()
+        done.append(fault)
+
+
+async def test_api_faults_during_a_scenario_lose_nothing(world: World, operator: OperatorRunner) -> None:
+    stop = asyncio.Event()
+    done: list[str] = []
+    injector = asyncio.create_task(_inject(world, random.Random(SEED), stop, done))
+    try:
+        tp = {"name": "tp", "replicas": 2, "scalingConfig": {"minDelaySeconds": 0}}
+        await world.apply(world.cluster_manifest("mo", cnGroups=[tp], proxy={"replicas": 1}))
+        await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+        for replicas in (3, 1, 2):
+            patch = f'[{{"op":"replace","path":"/spec/cnGroups/0/replicas","value":{replicas}}}]'
+            await world.kubectl("patch", "mo", "mo", "--type", "json", "-p", patch)
+            await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+        await world.kubectl("patch", "mo", "mo", "--type", "merge", "-p", '{"spec":{"version":"2.1.0"}}')
+        await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+        await asyncio.wait_for(injector, 120)  # every fault happened while the cluster lived
+    finally:
+        stop.set()
+        await asyncio.gather(injector, return_exceptions=True)
+    assert sorted(set(done)) == ["drop", "expire", "restart", "stall", "storm"], done
+    await assert_clean_end_state(world, {"tp": 2}, "2.1.0")

@@ -2,7 +2,7 @@
 but Python.
 
 Starts the embedded control plane with the simulated MatrixOne, installs the
-CRDs, runs the operator in this process, applies an example
+CRDs, runs the operator and its webhooks in this process, applies an example
 MatrixOneCluster (``examples/demo-cluster.yaml``, written as for the Go
 operator) and shows each set's progress until the cluster is Ready; then
 says how to look at it with kubectl, and keeps everything running until
@@ -31,7 +31,10 @@ from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.operator import Operator, OperatorConfig
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.webhook_certs import GeneratedCerts
+from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
+from mo_operator.webhooks import install_webhook_configurations, register
 
 SETS = ((r.LOGSETS, "LogSet"), (r.DNSETS, "DNSet"), (r.CNSETS, "CNSet"), (r.PROXYSETS, "ProxySet"))
 DEMO_TIMINGS = {"start_delay": 0.5, "ready_delay": 0.3, "time_scale": 0.05}
@@ -92,9 +95,15 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
     client = ApiClient(KubeConfig.from_file(str(path)), field_manager="mo-operator", qps=None)
     operator = Operator(client, cluster.provider, OperatorConfig())
     task = asyncio.create_task(operator.run(), name="operator")
+    webhooks = WebhookServer(GeneratedCerts(["127.0.0.1", "localhost"]), host="127.0.0.1", port=0)
     try:
-        with console.status("Installing the CRDs..."):
+        with console.status("Installing the CRDs and the webhooks..."):
             await install_crds(client)
+            register(webhooks)
+            await webhooks.start()
+            await install_webhook_configurations(
+                client, url_base=f"https://127.0.0.1:{webhooks.port}", ca_bundle=webhooks.certs.ca_bundle
+            )
         example = example_cluster()
         meta = example["metadata"]
         await client.apply(example, resource=r.MATRIXONE_CLUSTERS, field_manager="mo-demo")
@@ -131,5 +140,6 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
         operator.stop()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 30)
+        await webhooks.stop()
         await client.close()
         await cluster.stop()

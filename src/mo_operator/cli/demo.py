@@ -94,8 +94,8 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
         await asyncio.wait_for(cluster.start(path), timeout)
     client = ApiClient(KubeConfig.from_file(str(path)), field_manager="mo-operator", qps=None)
     operator = Operator(client, cluster.provider, OperatorConfig())
-    task = asyncio.create_task(operator.run(), name="operator")
     webhooks = WebhookServer(GeneratedCerts(["127.0.0.1", "localhost"]), host="127.0.0.1", port=0)
+    task: asyncio.Task[None] | None = None
     try:
         with console.status("Installing the CRDs and the webhooks..."):
             await install_crds(client)
@@ -104,6 +104,7 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
             await install_webhook_configurations(
                 client, url_base=f"https://127.0.0.1:{webhooks.port}", ca_bundle=webhooks.certs.ca_bundle
             )
+        task = asyncio.create_task(operator.run(), name="operator")
         example = example_cluster()
         meta = example["metadata"]
         await client.apply(example, resource=r.MATRIXONE_CLUSTERS, field_manager="mo-demo")
@@ -122,13 +123,15 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
         if not ready:
             console.print(f"[red]The cluster did not become Ready within {int(timeout)}s[/red]")
             return 1
+        kubectl = kubectl_binary()
+        replicas = '[{"op":"replace","path":"/spec/cnGroups/0/replicas","value":3}]'
         console.print(
             f"\n[green]MatrixOneCluster {meta['name']} is Ready.[/green] Look at it with kubectl:\n"
             f"  export KUBECONFIG={path}\n"
-            f"  {kubectl_binary()} get mo,log,dn,cn,proxy\n"
-            f"  {kubectl_binary()} get pods,svc,cm -l matrixorigin.io/cluster={meta['name']}\n"
-            f"  {kubectl_binary()} patch mo {meta['name']} --type json -p "
-            '\'[{"op":"replace","path":"/spec/cnGroups/0/replicas","value":3}]\'\n'
+            f"  {kubectl} get mo,log,dn,cn,proxy\n"
+            f"  {kubectl} get pods,svc,cm -l matrixorigin.io/cluster={meta['name']}\n"
+            f"  {kubectl} patch mo {meta['name']} --type json -p '{replicas}'\n",
+            soft_wrap=True,
         )
         if exit_when_ready:
             return 0
@@ -138,8 +141,9 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
         return 0
     finally:
         operator.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, 30)
         await webhooks.stop()
         await client.close()
         await cluster.stop()

@@ -20,6 +20,7 @@ from mo_operator.matrixone import layout
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config.tomlconfig import get_in
+from mo_operator.matrixone.simulated.backups import RestorePoint, StorageLocation
 from mo_operator.matrixone.simulated.view import Snapshot
 
 _MEMBER = re.compile(r"([0-9]+):(.+)")
@@ -48,6 +49,8 @@ class Bootstrap:
     bootstrap_cluster: bool
     members: tuple[str, ...]
     """The UUIDs of ``init-hakeeper-members`` (the replica IDs play no part here)."""
+    restore: RestorePoint | None = None
+    """``restore.file-path``: HAKeeper's data to bootstrap from (a cluster restored from a backup)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,11 @@ class ProcessConfig:
 def _config_map_volumes(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     spec = pod.get("spec") or {}
     return [v for v in spec.get("volumes") or [] if isinstance(v.get("configMap"), Mapping)]
+
+
+def _mounts_config_secret(pod: Mapping[str, Any]) -> bool:
+    volumes = (pod.get("spec") or {}).get("volumes") or []
+    return any(v.get("name") == layout.CONFIG_VOLUME and isinstance(v.get("secret"), Mapping) for v in volumes)
 
 
 def missing_config_maps(pod: Mapping[str, Any], namespace: str, view: Snapshot) -> list[str]:
@@ -141,7 +149,8 @@ def _required_keys_problem(component: Component, doc: Mapping[str, Any]) -> str 
         return "logservice.deployment-id is not set"
     if component in _NEEDS_FILESERVICES:
         names = {fs.get("name") for fs in doc.get("fileservice") or [] if isinstance(fs, Mapping)}
-        if "LOCAL" not in names or not names & {"S3", "SHARED"}:
+        restoring = component is Component.LOG and "BACKUP" in names  # reads only the backup at first
+        if not restoring and ("LOCAL" not in names or not names & {"S3", "SHARED"}):
             return "fileservice must define LOCAL and a shared (S3 or SHARED) fileservice"
     if component in _NEEDS_HAKEEPER:
         client = _hakeeper_client(doc)
@@ -162,6 +171,25 @@ def _hakeeper_client(doc: Mapping[str, Any]) -> HAKeeperClient | None:
     )
 
 
+def _restore_point(doc: Mapping[str, Any], file_path: object) -> RestorePoint | str:
+    """``restore.file-path`` (``<fileservice>://<path>``) resolved to a storage location."""
+    fs_name, sep, path = str(file_path).partition("://")
+    if not sep:
+        return f"restore.file-path {file_path!r} is not <fileservice>://<path>"
+    for fs in doc.get("fileservice") or []:
+        if not isinstance(fs, Mapping) or fs.get("name") != fs_name:
+            continue
+        s3 = fs.get("s3")
+        if isinstance(s3, Mapping):
+            where = StorageLocation.of(
+                str(s3.get("endpoint") or ""), str(s3.get("bucket") or ""), str(s3.get("key-prefix") or "")
+            )
+        else:
+            where = StorageLocation.of("file", "", str(fs.get("data-dir") or ""))
+        return RestorePoint(where, path)
+    return f"restore.file-path names fileservice {fs_name!r}, which is not defined"
+
+
 def _bootstrap(doc: Mapping[str, Any]) -> Bootstrap | str | None:
     table = get_in(doc, ["logservice", "BootstrapConfig"])
     if not isinstance(table, Mapping):
@@ -172,7 +200,14 @@ def _bootstrap(doc: Mapping[str, Any]) -> Bootstrap | str | None:
         if match is None:
             return f"init-hakeeper-members entry {item!r} is not <replica id>:<uuid>"
         members.append(match.group(2))
-    return Bootstrap(table.get("bootstrap-cluster") is True, tuple(members))
+    restore: RestorePoint | None = None
+    file_path = get_in(table, ["restore", "file-path"])
+    if file_path:
+        point = _restore_point(doc, file_path)
+        if isinstance(point, str):
+            return point
+        restore = point
+    return Bootstrap(table.get("bootstrap-cluster") is True, tuple(members), restore)
 
 
 def _init_work_state(doc: Mapping[str, Any]) -> WorkState | str:
@@ -192,6 +227,8 @@ def read_config(
     missing = missing_config_maps(pod, namespace, view)
     if missing:
         return Problem("ConfigMapMissing", f"ConfigMap {', '.join(missing)} not found")
+    if component is Component.WEBUI and _mounts_config_secret(pod):
+        return ProcessConfig()  # the dashboard (not MatrixOne) reads a config holding a credential
     text = _effective_text(component, pod, namespace, view)
     if text is None:
         return Problem(

@@ -1,0 +1,196 @@
+"""The WebUI controller: a cluster's optional web console.
+
+What it owns, named as upstream names them: the Deployment ``<w>-webui``
+(the dashboard's backend on 8007 and frontend on 8001), the Service
+``<w>-webui`` (port 8001, named ``web``, of ``serviceType``) and the
+backend's config. Upstream ignores ``spec.image`` and runs its dashboard
+images; so do we.
+
+The backend logs in to the cluster's ``tp`` CN group (``<w>-tp-cn``) with the
+cluster's credential, so its config holds a password: it is kept in an
+immutable Secret named by its content (rolled like any config change),
+never in a ConfigMap, and the credential is read from the cluster's
+``<mo>-credential`` Secret, never invented. A console waits (a condition,
+no error) until that Secret exists.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.matrixone import labels, layout, names, ports
+from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.config import webui as webui_config
+from mo_operator.matrixone.config.configmap import hashed_name
+from mo_operator.matrixone.config.tomlconfig import ConfigError
+
+from .common import resources as r
+from .common.admission import admitted
+from .common.deployments import deployment, rollout
+from .common.desired import stamped
+from .common.env import Env
+from .common.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, set_labels
+from .common.podtemplate import canonical_resources
+from .common.services import client_service
+from .common.status import set_rollout_conditions
+from .common.writes import Writes
+
+Obj = dict[str, Any]
+
+COMPONENT = Component.WEBUI
+BACKEND_IMAGE = "matrixorigin/dashboard:backend-0.1.0"
+FRONTEND_IMAGE = "matrixorigin/dashboard:frontend-0.1.0"
+CONFIG_BASE_LABEL = "matrixorigin.io/config-base"
+
+
+def _decode(secret: Mapping[str, Any], key: str) -> str | None:
+    raw = (secret.get("data") or {}).get(key)
+    return base64.b64decode(raw).decode() if isinstance(raw, str) else None
+
+
+class WebUIActor:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    async def observe(self, ctx: Context) -> Writes | None:
+        obj = ctx.obj
+        spec = admitted("WebUI", obj).get("spec") or {}
+        namespace, name = ctx.namespace, ctx.name
+        credential_name = names.credential_secret_name(cluster_of(obj) or name)
+        credential = self.env.caches.get(r.SECRETS, namespace, credential_name)
+        username = _decode(credential, "username") if credential else None
+        password = _decode(credential, "password") if credential else None
+        if not username or not password:
+            ctx.set_condition(
+                "Ready", False, "WaitingForCredential", f"Secret {credential_name} has no credential yet"
+            )
+            return None
+        selector = labels.sub_resource_labels(COMPONENT, name, namespace)
+        obj_labels = set_labels(COMPONENT, obj)
+        config = self._config_secret(obj, spec, obj_labels, username, password)
+        workload = deployment(
+            obj,
+            names.workload_name(COMPONENT, name),
+            obj_labels,
+            selector,
+            replicas=int(spec.get("replicas") or 0),
+            template=self._template(spec, selector, obj_labels, config["metadata"]["name"]),
+        )
+        service = client_service(
+            obj,
+            names.client_service_name(COMPONENT, name),
+            obj_labels,
+            selector,
+            ports.WEBUI_PORT_NAME,
+            ports.WEBUI_FRONTEND,
+            spec,
+        )
+        desired = [
+            (r.SECRETS, stamped(config)),
+            (r.SERVICES, stamped(service)),
+            (r.DEPLOYMENTS, stamped(workload)),
+        ]
+        plan = Writes(self.env.client)
+        plan.sync(self.env.caches, desired)
+        pods = self.env.caches.list(r.PODS, namespace, selector)
+        dep = self.env.caches.get(r.DEPLOYMENTS, namespace, names.workload_name(COMPONENT, name))
+        roll = rollout(dep, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
+        if roll.complete and not plan:
+            self._collect_configs(obj, config["metadata"]["name"], pods, plan)
+        replicas = int(spec.get("replicas") or 0)
+        if roll.stalled:
+            ctx.set_condition("Ready", False, "RolloutStalled", roll.stalled)
+        elif roll.ready < replicas:
+            ctx.set_condition("Ready", False, "ConsolesNotReady", f"{roll.ready}/{replicas} consoles ready")
+        else:
+            ctx.set_condition("Ready", True, "AllConsolesReady", f"{replicas} consoles ready")
+        set_rollout_conditions(ctx, roll, pending=bool(plan))
+        if roll.recheck_after is not None:
+            ctx.requeue(roll.recheck_after)
+        return plan or None
+
+    async def finalize(self, ctx: Context) -> bool:
+        """Owned objects go by owner reference; nothing else to release."""
+        return True
+
+    def _config_secret(
+        self,
+        obj: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        obj_labels: Mapping[str, str],
+        username: str,
+        password: str,
+    ) -> Obj:
+        name = obj["metadata"]["name"]
+        try:
+            data = webui_config.config_map_data(name=name, spec=spec, username=username, password=password)
+        except ConfigError as e:
+            raise TerminalError("InvalidConfig", f"spec.config: {e}") from e
+        base = names.config_map_base_name(COMPONENT, name)
+        return {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": child_metadata(obj, hashed_name(base, data), {**obj_labels, CONFIG_BASE_LABEL: base}),
+            "type": "Opaque",
+            "immutable": True,
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+        }
+
+    def _template(
+        self, spec: Mapping[str, Any], selector: Mapping[str, str], obj_labels: Mapping[str, str], config: str
+    ) -> Obj:
+        policy = spec.get("imagePullPolicy") or (spec.get("overlay") or {}).get("imagePullPolicy")
+        mount = {"name": layout.CONFIG_VOLUME, "mountPath": layout.CONFIG_PATH, "readOnly": True}
+        backend: Obj = {
+            "name": "backend",
+            "image": BACKEND_IMAGE,
+            "command": ["/mocloud-metric-service", "-c", f"{layout.CONFIG_PATH}/{layout.CONFIG_FILE}"],
+            "ports": [{"name": "backend", "containerPort": ports.WEBUI_BACKEND, "protocol": "TCP"}],
+            "volumeMounts": [mount],
+        }
+        frontend: Obj = {
+            "name": "frontend",
+            "image": FRONTEND_IMAGE,
+            "ports": [
+                {"name": ports.WEBUI_PORT_NAME, "containerPort": ports.WEBUI_FRONTEND, "protocol": "TCP"}
+            ],
+        }
+        resources = canonical_resources(spec.get("resources"))
+        for container in (backend, frontend):
+            if policy:
+                container["imagePullPolicy"] = policy
+            if resources:
+                container["resources"] = resources
+        pod_spec: Obj = {
+            "containers": [backend, frontend],
+            "volumes": [{"name": layout.CONFIG_VOLUME, "secret": {"secretName": config}}],
+        }
+        if spec.get("nodeSelector"):
+            pod_spec["nodeSelector"] = dict(spec["nodeSelector"])
+        for key in ("tolerations", "affinity", "imagePullSecrets", "serviceAccountName", "securityContext"):
+            value = (spec.get("overlay") or {}).get(key)
+            if value:
+                pod_spec[key] = value
+        return {"metadata": {"labels": {**obj_labels, **selector}}, "spec": pod_spec}
+
+    def _collect_configs(
+        self, obj: Mapping[str, Any], current: str, pods: list[Mapping[str, Any]], plan: Writes
+    ) -> None:
+        """Delete config Secrets of earlier versions once no pod mounts them."""
+        namespace = obj["metadata"].get("namespace") or ""
+        base = names.config_map_base_name(COMPONENT, obj["metadata"]["name"])
+        used = {
+            (v.get("secret") or {}).get("secretName")
+            for p in pods
+            for v in (p.get("spec") or {}).get("volumes") or ()
+        }
+        for secret in self.env.caches.list(r.SECRETS, namespace, {CONFIG_BASE_LABEL: base}):
+            if (
+                name_of(secret) not in used | {current}
+                and is_controlled_by(secret, obj)
+                and not is_deleting(secret)
+            ):
+                plan.delete(r.SECRETS, namespace, name_of(secret), uid=secret["metadata"]["uid"])

@@ -8,6 +8,12 @@ Semantics follow apimachinery's ``labels`` package (selector.go): ``!=`` and
 empty selector matches everything. As in ``metav1.LabelSelectorAsSelector``,
 an absent (``None``) LabelSelector object matches nothing while an empty one
 matches everything.
+
+A plain label map (``{"app": "web"}``) is not a LabelSelector object: read as
+one it would have no requirements and select every object, so the functions
+taking a LabelSelector refuse any mapping with other keys than
+``matchLabels``/``matchExpressions`` (``TypeError``), and
+:func:`selector_from_labels` is the way to select by a label map.
 """
 
 from __future__ import annotations
@@ -191,10 +197,44 @@ def _key(token: str, text: str) -> str:
     return token
 
 
+_SELECTOR_FIELDS = frozenset({"matchLabels", "matchExpressions"})
+
+
+def _check_label_selector(label_selector: Mapping[str, Any]) -> None:
+    """Refuse a mapping that is not a ``LabelSelector`` object: a plain label
+    map (``{"app": "web"}``) read as one would select every object."""
+    if not isinstance(label_selector, Mapping):
+        raise TypeError(f"a LabelSelector must be a mapping, not {type(label_selector).__name__}")
+    unknown = sorted(str(k) for k in label_selector if k not in _SELECTOR_FIELDS)
+    if unknown:
+        raise TypeError(
+            f"not a LabelSelector object (unknown keys {unknown}; it has only matchLabels and "
+            "matchExpressions): for a plain label map use selector_from_labels(labels) "
+            'or {"matchLabels": labels}'
+        )
+    match_labels = label_selector.get("matchLabels")
+    if match_labels is not None and (
+        not isinstance(match_labels, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in match_labels.items())
+    ):
+        raise TypeError("LabelSelector matchLabels must map label keys to string values")
+    expressions = label_selector.get("matchExpressions")
+    if expressions is not None and (
+        isinstance(expressions, (str, Mapping))
+        or not isinstance(expressions, Iterable)
+        or not all(isinstance(e, Mapping) for e in expressions)
+    ):
+        raise TypeError("LabelSelector matchExpressions must be a list of requirement objects")
+
+
 def selector_from_dict(label_selector: Mapping[str, Any] | None) -> Selector:
-    """Convert a ``LabelSelector`` object (``matchLabels``, ``matchExpressions``)."""
+    """Convert a ``LabelSelector`` object (``matchLabels``, ``matchExpressions``).
+
+    ``TypeError`` for any other mapping (a plain label map is not a
+    LabelSelector: see :func:`selector_from_labels`)."""
     if label_selector is None:
         return Selector.none()
+    _check_label_selector(label_selector)
     requirements: list[Requirement] = [
         Requirement(k, IN, frozenset([v])) for k, v in (label_selector.get("matchLabels") or {}).items()
     ]
@@ -204,15 +244,30 @@ def selector_from_dict(label_selector: Mapping[str, Any] | None) -> Selector:
     return Selector(tuple(requirements))
 
 
+def selector_from_labels(labels: Mapping[str, str]) -> Selector:
+    """The selector of objects carrying every label of ``labels``
+    (``labels.SelectorFromSet``); an empty map selects everything."""
+    return Selector(tuple(Requirement(k, IN, frozenset([v])) for k, v in labels.items()))
+
+
 SelectorLike = Selector | str | Mapping[str, Any]
+"""A :class:`Selector`, the string form, or a ``LabelSelector`` object; never a
+plain label map (use :func:`selector_from_labels` for one)."""
 
 
 def as_selector(selector: SelectorLike | None) -> Selector:
-    """Accept any form; ``None`` here means "no filter" (everything)."""
+    """Accept any form; ``None`` here means "no filter" (everything).
+
+    A mapping must be a ``LabelSelector`` object (only ``matchLabels`` and
+    ``matchExpressions`` keys): any other raises ``TypeError`` rather than
+    being read as a selector without requirements, which would match every
+    object."""
     if selector is None:
         return Selector()
     if isinstance(selector, Selector):
         return selector
     if isinstance(selector, str):
         return parse_selector(selector)
+    if not isinstance(selector, Mapping):
+        raise TypeError(f"not a label selector: {type(selector).__name__}")
     return selector_from_dict(selector)

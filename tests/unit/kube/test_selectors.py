@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from mo_operator.kube.selectors import Selector, as_selector, parse_selector, selector_from_dict
+from mo_operator.kube.cache import Store
+from mo_operator.kube.selectors import (
+    Selector,
+    as_selector,
+    parse_selector,
+    selector_from_dict,
+    selector_from_labels,
+)
 
 LABELS = {"app": "web", "tier": "front", "env": ""}
 
@@ -97,3 +104,64 @@ def test_as_selector_accepts_every_form() -> None:
     assert as_selector(sel) is sel
     assert as_selector("app=web").matches_object({"metadata": {"labels": {"app": "web"}}})
     assert not as_selector("app=web").matches_object({"metadata": {}})
+
+
+@pytest.mark.parametrize(
+    "plain",
+    [
+        {"app": "web"},
+        {"app": "db", "matchLabels": {"app": "db"}},  # a typo'd or mixed object is refused too
+        {"matchlabels": {"app": "web"}},
+    ],
+)
+def test_a_plain_label_map_is_not_a_label_selector(plain: dict[str, object]) -> None:
+    """A plain label map read as a LabelSelector object would have no
+    requirements and select every object: it is refused, with the way out."""
+    with pytest.raises(TypeError, match=r"not a LabelSelector object.*selector_from_labels"):
+        as_selector(plain)
+    with pytest.raises(TypeError, match="not a LabelSelector object"):
+        selector_from_dict(plain)
+
+
+@pytest.mark.parametrize(
+    "malformed",
+    [
+        {"matchLabels": "app=web"},
+        {"matchLabels": {"app": 1}},
+        {"matchExpressions": {"key": "app", "operator": "Exists"}},
+        {"matchExpressions": ["app"]},
+    ],
+)
+def test_a_malformed_label_selector_is_refused(malformed: dict[str, object]) -> None:
+    with pytest.raises(TypeError, match="LabelSelector match"):
+        as_selector(malformed)
+
+
+def test_only_selectors_strings_and_mappings_are_selectors() -> None:
+    with pytest.raises(TypeError, match="not a label selector: list"):
+        as_selector([("app", "web")])  # type: ignore[arg-type]
+
+
+def test_a_label_map_selects_through_selector_from_labels() -> None:
+    sel = selector_from_labels({"app": "web", "tier": "front"})
+    assert sel.matches(LABELS)
+    assert not sel.matches({"app": "web"})
+    assert str(sel) == "app=web,tier=front"
+    assert as_selector(sel) is sel
+    assert selector_from_labels({}).is_everything
+    with pytest.raises(ValueError):
+        selector_from_labels({"bad key!": "x"})
+
+
+def test_a_cache_list_with_a_plain_label_map_fails_instead_of_listing_everything() -> None:
+    """The bug this guards against: ``list(ns, {"app": "db"})`` returned every
+    object of the namespace."""
+    store = Store()
+    for name, app in (("a", "web"), ("b", "db")):
+        store.upsert(
+            {"metadata": {"name": name, "namespace": "ns", "resourceVersion": "1", "labels": {"app": app}}}
+        )
+    with pytest.raises(TypeError):
+        store.list("ns", {"app": "db"})
+    assert [o["metadata"]["name"] for o in store.list("ns", selector_from_labels({"app": "db"}))] == ["b"]
+    assert [o["metadata"]["name"] for o in store.list("ns", {"matchLabels": {"app": "db"}})] == ["b"]

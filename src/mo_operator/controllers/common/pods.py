@@ -1,6 +1,10 @@
 """Reading pods: readiness, and why a pod is not becoming ready, in words a
 platform engineer acts on (``ImagePullBackOff: image x not found``,
-``CrashLoopBackOff (5 restarts)``, ``Unschedulable: 0/3 nodes...``)."""
+``CrashLoopBackOff (5 restarts): InvalidConfig: ...``, ``Unschedulable: 0/3
+nodes...``). A crash-looping container is explained by its last run's
+``lastState.terminated.message`` (its termination message: what the process
+wrote to its termination-message file, or with ``FallbackToLogsOnError`` the
+tail of its log), else by that run's exit code."""
 
 from __future__ import annotations
 
@@ -48,20 +52,50 @@ def not_ready_since(pod: Mapping[str, Any]) -> float | None:
     return max(times) if times else None
 
 
+#: How much of a termination message a condition repeats (it may be a log tail).
+MESSAGE_LIMIT = 300
+
+
+def _one_line(text: str) -> str:
+    """A termination message as one line of bounded length."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= MESSAGE_LIMIT else flat[: MESSAGE_LIMIT - 3] + "..."
+
+
+def _last_exit(status: Mapping[str, Any]) -> str | None:
+    """Why the previous run of a container ended: its termination message (what
+    the process wrote, or its log tail), else its exit code."""
+    last = (status.get("lastState") or {}).get("terminated") or {}
+    message = _one_line(str(last.get("message") or ""))
+    if message:
+        return message
+    if last.get("exitCode"):
+        return f"exit code {last['exitCode']}"
+    return None
+
+
 def _container_problem(status: Mapping[str, Any]) -> str | None:
     state = status.get("state") or {}
     restarts = int(status.get("restartCount") or 0)
+    counted = f" ({restarts} restarts)" if restarts else ""
     waiting = state.get("waiting")
     if waiting and waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
-        text = str(waiting["reason"])
-        if waiting.get("message"):
-            text += f": {waiting['message']}"
-        return text + (f" ({restarts} restarts)" if restarts else "")
+        reason = str(waiting["reason"])
+        if reason == "CrashLoopBackOff":
+            # The back-off message only says when the next try is; the last
+            # run says why it failed.
+            detail = _last_exit(status)
+        else:
+            detail = str(waiting.get("message") or "") or None
+        return f"{reason}{counted}" + (f": {detail}" if detail else "")
     terminated = state.get("terminated")
     if terminated and terminated.get("exitCode"):
-        return f"{terminated.get('reason') or 'Error'}: exit code {terminated['exitCode']}"
+        text = f"{terminated.get('reason') or 'Error'}: exit code {terminated['exitCode']}"
+        message = _one_line(str(terminated.get("message") or ""))
+        return text + (f": {message}" if message else "")
     if restarts and not status.get("ready"):
-        return f"restarting ({restarts} restarts)"
+        last = _last_exit(status)
+        return f"restarting{counted}" + (f": {last}" if last else "")
     return None
 
 

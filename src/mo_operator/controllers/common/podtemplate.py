@@ -132,6 +132,10 @@ def _main_container(inp: PodTemplateInput) -> Obj:
         "command": layout.entrypoint_command(inp.component),
         "env": env,
         "volumeMounts": mounts,
+        # MatrixOne writes no termination-message file; when it exits on a bad
+        # config it panics to its log, which the kubelet then reports in
+        # lastState.terminated.message (and so do our stalled-roll conditions).
+        "terminationMessagePolicy": "FallbackToLogsOnError",
     }
     if spec.get("serviceArgs"):
         container["args"] = list(spec["serviceArgs"])

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import defaults, strategy
+from . import defaults, quantities, strategy
 from .errors import (
     StatusError,
     already_exists,
@@ -103,6 +103,7 @@ class ObjectAPI:
     ) -> Obj:
         obj = clone(body)
         self._check_type(rt, obj)
+        obj = self._decode_quantities(rt, obj)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise bad_request("metadata must be an object")
@@ -189,6 +190,7 @@ class ObjectAPI:
         subresource: str,
         managed: list[Obj] | None,
     ) -> Obj:
+        new = self._decode_quantities(rt, new)
         meta = new["metadata"]
         ometa = old["metadata"]
         meta["name"] = ometa["name"]
@@ -337,6 +339,7 @@ class ObjectAPI:
             new = await self.admission(
                 AdmissionRequest(rt, op, ns, name, new, old, subresource, opts, mutating=True)
             )
+            new = self._decode_quantities(rt, new)  # webhook patches are decoded too
             if subresource == "":
                 self._default(rt, new, WriteOptions(field_validation="Ignore"))
         causes = strategy.validate_metadata(rt, new)
@@ -357,6 +360,19 @@ class ObjectAPI:
                 AdmissionRequest(rt, op, ns, name, new, old, subresource, opts, mutating=False)
             )
         return new
+
+    def _decode_quantities(self, rt: ResourceType, obj: Obj) -> Obj:
+        """Quantity fields of built-in kinds in canonical form, as decoding
+        into the Go types leaves them (``0.5`` -> ``500m``); custom resources
+        keep what was written. A value that does not parse fails the decoding."""
+        if rt.is_custom:
+            return obj
+        try:
+            return quantities.canonicalize(rt.api_version, rt.kind, obj)
+        except quantities.QuantityError as e:
+            raise bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e.message}'
+            ) from None
 
     def _default(self, rt: ResourceType, obj: Obj, opts: WriteOptions) -> None:
         if rt.schema is not None:

@@ -4,12 +4,14 @@ ordinary update (or, for apply, a create) of the generic registry."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import yaml
 
+from . import quantities
 from .errors import StatusError, bad_request, conflict, field_cause, invalid, not_found, stale_conflict
-from .jsonutil import clone, loads
+from .jsonutil import clone, dumps, loads
 from .objects import ObjectAPI, WriteOptions, now_rfc3339
 from .resources import ResourceType
 
@@ -85,6 +87,7 @@ async def patch(
         raise StatusError(422, "Invalid", str(e)) from e
     if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
         raise bad_request("the patch produced an object without metadata")
+    new = _decode_quantities(rt, new)
     rv = new["metadata"].get("resourceVersion")
     if rv and rv != old["metadata"]["resourceVersion"]:
         raise stale_conflict(rt.group_resource, name)
@@ -95,6 +98,23 @@ async def patch(
             f"Precondition failed: UID in precondition: {new['metadata']['uid']}, UID in object meta: {old['metadata']['uid']}",
         )
     return await api.replace_with(rt, old, new, opts, subresource)
+
+
+def _decode_quantities(rt: ResourceType, patched: Obj) -> Obj:
+    """The patched object decoded into the Go type: quantities canonical, and
+    one that does not parse refused as kube-apiserver's patcher refuses a
+    patched object it cannot decode (422 on the field ``patch``, handlers/patch.go)."""
+    if rt.is_custom:
+        return patched
+    try:
+        return quantities.canonicalize(rt.api_version, rt.kind, patched)
+    except quantities.QuantityError as e:
+        raise invalid(
+            "",
+            "",
+            "",
+            [field_cause("patch", f"Invalid value: {json.dumps(dumps(patched).decode())}: {e.message}")],
+        ) from None
 
 
 async def _apply(

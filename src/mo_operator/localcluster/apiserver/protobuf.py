@@ -202,8 +202,9 @@ def _time(values: dict[int, Any], data: bytes, depth: int, micro: bool = False) 
 
 
 def _quantity(values: dict[int, Any], data: bytes, depth: int) -> Rendered:
-    """resource.Quantity is its string (the zero Quantity is ``"0"``); kept as
-    written, as this server keeps quantities sent as JSON."""
+    """resource.Quantity is its string (the zero Quantity is ``"0"``); the
+    registry puts it in canonical form, as it does for quantities sent as
+    JSON (``quantities.py``)."""
     text = values.get(1)
     if text is None:
         return "0", True

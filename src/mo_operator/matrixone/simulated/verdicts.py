@@ -6,22 +6,46 @@ config; a TN once its store registered in HAKeeper; a CN's container once its st
 registered, and its ``matrixorigin.io/cn-store`` condition (the readiness gate of CN
 pods, as upstream) only while HAKeeper holds it Working, so a Draining CN leaves its
 Services; a proxy once it reaches a HAKeeper. A pod that cannot run never becomes ready.
+
+A process that cannot run exits, as MatrixOne does: ``mo-service`` panics on a config it
+cannot parse or use (cmd/mo-service/main.go: ``panic("failed to parse config ...")``, exit
+code 2), and an image that is not MatrixOne, or a pod it cannot take an identity from,
+fails its start (exit code 1). The kubelet then crash-loops the main container. MatrixOne
+writes no termination-message file: the problem is what it prints last, which the kubelet
+reports as the termination message under ``terminationMessagePolicy:
+FallbackToLogsOnError`` (the policy our pod template sets). A missing ConfigMap is not a
+crash: a real kubelet never starts the container (its volume cannot be mounted).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from mo_operator.localcluster.simulator.behaviour import PodVerdict
-from mo_operator.matrixone import labels
+from mo_operator.localcluster.simulator.behaviour import ContainerExit, PodVerdict
+from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.simulated.configfiles import Problem
 from mo_operator.matrixone.simulated.instances import Instance
 from mo_operator.matrixone.simulated.resolve import Unresolved
 from mo_operator.matrixone.simulated.state import MOModel
 
 STATE_ANNOTATION: Final = "simulated.matrixorigin.io/state"
 """A short note of what the simulated process is doing, for humans (``kubectl describe``)."""
+
+
+#: Problems that make the process exit, and its exit code (a Go panic exits with 2).
+EXIT_CODES: Final[dict[str, int]] = {"InvalidConfig": 2, "BadImage": 1, "NoIdentity": 1}
+
+
+def crash(problem: Problem) -> ContainerExit | None:
+    """How the main container ends for ``problem``; None if it never gets to run."""
+    code = EXIT_CODES.get(problem.reason)
+    if code is None:
+        return None
+    return ContainerExit(
+        exit_code=code, log=f"{problem.reason}: {problem.message}", container=layout.MAIN_CONTAINER
+    )
 
 
 def _cn_store(status: bool, reason: str, message: str = "") -> dict[str, str]:
@@ -48,7 +72,12 @@ def verdict(instance: Instance, model: MOModel, *, cn_store_condition: bool = Tr
     if instance.problem is not None:
         note = f"{instance.problem.reason}: {instance.problem.message}"
         conditions = (_cn_store(False, instance.problem.reason, instance.problem.message),) if cn else ()
-        return PodVerdict(ready=False, conditions=conditions, annotations={STATE_ANNOTATION: note})
+        return PodVerdict(
+            ready=False,
+            conditions=conditions,
+            annotations={STATE_ANNOTATION: note},
+            crash=crash(instance.problem),
+        )
     if not instance.running:
         conditions = (_cn_store(False, "NotRunning"),) if cn else ()
         return PodVerdict(ready=False, conditions=conditions, annotations={STATE_ANNOTATION: "NotRunning"})

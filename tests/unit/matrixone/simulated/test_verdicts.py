@@ -115,3 +115,35 @@ def test_cn_store_condition_can_be_left_to_the_operator() -> None:
     world.step()
     found = verdict(world.instances["mo-tp-cn-0"], world.model, cn_store_condition=False)
     assert found.ready is True and found.conditions == ()
+
+
+def test_a_process_that_cannot_run_exits_with_its_problem_in_its_log() -> None:
+    """MatrixOne panics on a config it cannot use (exit code 2, as a Go panic)
+    and an image that is not MatrixOne fails its start (exit code 1): the
+    main container crash-loops, the problem is the last thing it prints."""
+    world = World()
+    cluster(world, cns=1)
+    world.bad_images.append("*:9.9.9-bad")
+    world.configmaps.append(config_map("broken", {"config.toml": "not = = toml"}))
+    world.add(set_pod(Component.CN, "mo-tp", 1, cm_name="broken"))
+    world.add(log_pod(3, image="matrixorigin/matrixone:9.9.9-bad"))
+    world.step()
+    broken, bad_log = world.verdict("mo-tp-cn-1"), world.verdict("mo-log-3")
+    assert broken.crash is not None and bad_log.crash is not None
+    assert broken.crash.exit_code == 2 and bad_log.crash.exit_code == 1
+    assert broken.crash.container == bad_log.crash.container == "main"
+    assert broken.crash.log == _note(broken) and broken.crash.log.startswith("InvalidConfig: ")
+    assert bad_log.crash.log == "BadImage: image matrixorigin/matrixone:9.9.9-bad is marked bad"
+    assert broken.crash.message == ""  # MatrixOne writes no termination-message file
+    assert world.verdict("mo-tp-cn-0").crash is None
+
+
+def test_a_missing_config_map_is_not_a_crash() -> None:
+    """The kubelet never starts a container whose ConfigMap volume is missing."""
+    world = World()
+    cluster(world, cns=0)
+    world.add(set_pod(Component.CN, "mo-tp", 0, cm_name="nowhere"))
+    world.step()
+    found = world.verdict("mo-tp-cn-0")
+    assert _note(found).startswith("ConfigMapMissing: ")
+    assert found.ready is False and found.crash is None

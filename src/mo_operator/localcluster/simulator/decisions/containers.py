@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..behaviour import ContainerExit
 from ..core.objects import Obj, name_of, namespace_of, parse_time, rfc3339, uid_of
 from ..rules import Effect, RuleSet
 
@@ -23,6 +24,12 @@ BACKOFF_MAX = 300.0
 BACKOFF_RESET = 600.0
 #: How long an image pull fails before the kubelet reports ImagePullBackOff.
 PULL_RETRY = 10.0
+#: What the kubelet keeps of a termination message: the last 4096 bytes of the
+#: file, or the last 80 lines and 2048 bytes of the log
+#: (pkg/kubelet/container/runtime.go, MaxContainerTerminationMessage*).
+MESSAGE_FILE_BYTES = 4096
+MESSAGE_LOG_LINES = 80
+MESSAGE_LOG_BYTES = 2048
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class Profile:
     restart_policy: str  # the pod's
     readiness_probe: bool
     startup_probe: bool
+    termination_message_policy: str = "File"
 
     @property
     def completes(self) -> bool:
@@ -90,6 +98,7 @@ def profiles(pod: Obj) -> tuple[list[Profile], list[Profile]]:
             restart_policy=policy,
             readiness_probe=bool(c.get("readinessProbe")),
             startup_probe=bool(c.get("startupProbe")),
+            termination_message_policy=str(c.get("terminationMessagePolicy") or "File"),
         )
 
     inits = [
@@ -149,13 +158,32 @@ def _backoff(run: ContainerRun, timing: Timing) -> float:
 
 
 def _terminated_record(run: ContainerRun) -> dict[str, Any]:
-    return {
+    record: dict[str, Any] = {
         "exitCode": run.exit_code,
         "reason": run.reason,
         "startedAt": rfc3339(run.started_at) if run.started_at is not None else None,
         "finishedAt": rfc3339(run.since),
         "containerID": run.container_id,
     }
+    if run.message:
+        record["message"] = run.message
+    return record
+
+
+def _tail_bytes(text: str, limit: int) -> str:
+    data = text.encode()
+    return data[-limit:].decode(errors="ignore") if len(data) > limit else text
+
+
+def termination_message(crash: ContainerExit, prof: Profile) -> str:
+    """The message the kubelet records for a run that ended with ``crash``:
+    the termination-message file, else the log tail if the policy allows."""
+    if crash.message:
+        return _tail_bytes(crash.message, MESSAGE_FILE_BYTES)
+    if prof.termination_message_policy == "FallbackToLogsOnError" and crash.exit_code != 0 and crash.log:
+        lines = crash.log.splitlines(keepends=True)[-MESSAGE_LOG_LINES:]
+        return _tail_bytes("".join(lines), MESSAGE_LOG_BYTES)
+    return ""
 
 
 def _start(run: ContainerRun, pod: Obj, prof: Profile, at: float, restarted: bool) -> ContainerRun:
@@ -175,12 +203,12 @@ def _start(run: ContainerRun, pod: Obj, prof: Profile, at: float, restarted: boo
     )
 
 
-def _terminate(run: ContainerRun, at: float, exit_code: int) -> ContainerRun:
+def _terminate(run: ContainerRun, at: float, exit_code: int, message: str = "") -> ContainerRun:
     return replace(
         run,
         state="terminated",
         reason="Completed" if exit_code == 0 else "Error",
-        message="",
+        message=message,
         since=at,
         exit_code=exit_code,
         ready=False,
@@ -202,8 +230,11 @@ def advance(
     now: float,
     timing: Timing,
     allow_ready: bool,
+    crash: ContainerExit | None = None,
+    completion: ContainerExit | None = None,
 ) -> Step:
-    """Move one container forward to ``now``; when to look again."""
+    """Move one container forward to ``now``; when to look again. ``crash``:
+    the process exits shortly after each start (a behaviour's verdict)."""
     rule = rules.rule_for(pod, {"name": prof.name, "image": prof.image})
     effect = rule.effect if rule is not None else None
     for _ in range(64):  # each pass makes one transition; time may have jumped
@@ -241,20 +272,26 @@ def advance(
 
         if run.state == "running":
             began = run.since if run.started_at is None else run.started_at
-            ends: list[tuple[float, int]] = []
+            ends: list[tuple[float, int, str]] = []
             kill = rules.last_kill(pod, prof.name)
             if kill is not None and began < kill.at <= now and kill.at > run.killed_at:
-                ends.append((kill.at, kill.exit_code))
+                ends.append((kill.at, kill.exit_code, ""))
             if effect is Effect.CRASH_LOOP and rule is not None:
-                ends.append((began + max(timing.ready_delay, 0.01), rule.exit_code))
+                ends.append((began + max(timing.ready_delay, 0.01), rule.exit_code, ""))
+            if crash is not None:
+                message = termination_message(crash, prof)
+                ends.append((began + max(timing.ready_delay, 0.01), crash.exit_code, message))
             if prof.completes:
                 code = rule.exit_code if effect is Effect.FAIL and rule is not None else 0
+                message = ""
+                if completion is not None and prof.role == "main" and effect is not Effect.FAIL:
+                    code, message = completion.exit_code, termination_message(completion, prof)
                 run_for = 0.0 if prof.role == "init" else timing.run_duration
-                ends.append((began + run_for, code))
+                ends.append((began + run_for, code, message))
             end = min(ends, default=None)
             if end is not None and end[0] <= now:
-                at, code = end
-                run = _terminate(run, at, code)
+                at, code, message = end
+                run = _terminate(run, at, code, message)
                 if kill is not None and at == kill.at:
                     run = replace(run, killed_at=kill.at)
                 continue
@@ -313,8 +350,6 @@ def container_status(run: ContainerRun, prof: Profile) -> dict[str, Any]:
         state: dict[str, Any] = {"running": {"startedAt": rfc3339(run.started_at)}}
     elif run.state == "terminated":
         term = _terminated_record(run)
-        if run.message:
-            term["message"] = run.message
         state = {"terminated": {k: v for k, v in term.items() if v is not None and v != ""}}
     else:
         waiting: dict[str, Any] = {"reason": run.reason}

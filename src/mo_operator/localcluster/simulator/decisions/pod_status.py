@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..behaviour import PodVerdict
+from ..behaviour import ContainerExit, PodVerdict
 from ..core.objects import (
     Obj,
     annotations_of,
@@ -233,6 +233,20 @@ def _status(
     return st
 
 
+def _crash_for(verdict: PodVerdict | None, prof: Profile) -> ContainerExit | None:
+    crash = verdict.crash if verdict is not None else None
+    if crash is None or crash.container not in (None, prof.name):
+        return None
+    return crash
+
+
+def _completion_for(verdict: PodVerdict | None, prof: Profile) -> ContainerExit | None:
+    completion = verdict.completion if verdict is not None else None
+    if completion is None or completion.container not in (None, prof.name):
+        return None
+    return completion
+
+
 def _annotation_changes(pod: Obj, verdict: PodVerdict | None) -> dict[str, str | None] | None:
     if verdict is None or not verdict.annotations:
         return None
@@ -306,7 +320,17 @@ def sync_pod(
             run = main_runs[i]
             if run.state == "waiting" and run.reason == "PodInitializing":
                 run = replace(run, reason="ContainerCreating", since=now)
-            step = advance(run, prof, pod, rules, now, timing, allow_ready=allow_ready)
+            step = advance(
+                run,
+                prof,
+                pod,
+                rules,
+                now,
+                timing,
+                allow_ready=allow_ready,
+                crash=_crash_for(verdict, prof),
+                completion=_completion_for(verdict, prof),
+            )
             main_runs[i] = step.run
             if step.wake_after is not None:
                 wakes.append(step.wake_after)

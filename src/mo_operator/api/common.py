@@ -191,7 +191,10 @@ class S3Provider(APIModel):
     )
     certificate_ref: CertificateRef | None = opt("Custom CA certificates of the object storage.")
     s3_retention_policy: RetentionPolicy | None = opt(
-        "What happens to the data when the cluster is deleted: Delete or Retain."
+        "What happens to the data under path when its LogSet (or cluster) is deleted: Retain it (the "
+        "default; upstream's default is Delete), leaving its BucketClaim Released, or Delete it with a "
+        "cleanup Job. Follows the LogSet's pvcRetentionPolicy when only that is set. On a BucketClaim: "
+        "whether deleting the claim deletes the data. Unused by backups and restores."
     )
 
 

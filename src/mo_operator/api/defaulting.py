@@ -9,6 +9,11 @@ nothing. Two upstream rules are deliberately not copied:
   controller derives ``<imageRepository>:<version>`` each time instead.
 * a TN's memory cache is defaulted only when its memory request is non-zero, as
   upstream does for CNs; upstream sets a zero-size cache for a TN without a request.
+
+And one upstream default is changed: a LogSet that sets neither ``pvcRetentionPolicy``
+nor ``s3RetentionPolicy`` gets ``Retain`` for both (upstream: ``Delete``), so the log
+service's volumes and the object-storage data survive the deletion of a cluster unless
+its manifest asks otherwise. If only one is set, the other still copies it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from .normalize import kind_schema, prune_nulls, too_deep_at
 
 __all__ = [
     "DEFAULT_GODEBUG",
+    "DEFAULT_RETENTION_POLICY",
     "DEFAULT_STORE_DRAIN_TIMEOUT",
     "DEFAULT_STORE_FAILURE_TIMEOUT",
     "LATEST_OPERATOR_VERSION",
@@ -42,6 +48,8 @@ DEFAULT_GODEBUG: Final = "madvdontneed=1,gctrace=2"
 DEFAULT_STORE_FAILURE_TIMEOUT: Final = "10m0s"
 """Written as Go prints ``metav1.Duration`` (``10m0s``), so objects read the same as upstream's."""
 DEFAULT_STORE_DRAIN_TIMEOUT: Final = "5m0s"
+DEFAULT_RETENTION_POLICY: Final = "Retain"
+"""``pvcRetentionPolicy`` and ``s3RetentionPolicy`` of a LogSet that sets neither (upstream: Delete)."""
 _HA_REPLICAS: Final = 3
 
 
@@ -101,12 +109,14 @@ def _caches(spec: Obj) -> None:
 
 
 def _retention(spec: Obj) -> None:
-    """PVC and S3 retention inherit from each other; Delete when neither is set."""
+    """PVC and S3 retention inherit from each other (upstream's rule); Retain when neither
+    is set (upstream: Delete), so that deleting a cluster never deletes data nobody asked
+    to delete."""
     s3 = spec["sharedStorage"].get("s3")
     if s3 is None:
-        spec.setdefault("pvcRetentionPolicy", "Delete")
+        spec.setdefault("pvcRetentionPolicy", DEFAULT_RETENTION_POLICY)
         return
-    policy = spec.get("pvcRetentionPolicy") or s3.get("s3RetentionPolicy") or "Delete"
+    policy = spec.get("pvcRetentionPolicy") or s3.get("s3RetentionPolicy") or DEFAULT_RETENTION_POLICY
     spec.setdefault("pvcRetentionPolicy", policy)
     s3.setdefault("s3RetentionPolicy", policy)
 

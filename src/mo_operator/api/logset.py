@@ -40,9 +40,9 @@ class LogSetSpec(PodSet):
         "What failover does with a failed pod: Delete it (the default) or Orphan it for a human to inspect."
     )
     pvc_retention_policy: RetentionPolicy | None = opt(
-        "What happens to the volumes of pods removed by deletion, scale-in or failover: Delete (the "
-        "default) or Retain them for a pod of the same name to reuse. Follows s3RetentionPolicy when only "
-        "that is set."
+        "What happens to the volumes of log service pods removed by the deletion of the LogSet (or its "
+        "cluster) or by scale-in: Retain them (the default; upstream's default is Delete) for a pod of the "
+        "same name to reuse, or Delete them. Follows s3RetentionPolicy when only that is set."
     )
 
 

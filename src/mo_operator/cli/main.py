@@ -13,6 +13,15 @@ import click
 
 from .logging_setup import setup_logging
 
+FAST_SIMULATOR = {
+    "start_delay": 0.05,
+    "ready_delay": 0.05,
+    "time_scale": 0.002,
+    "nodes": 4,
+    "node_pods": 1000,
+}
+"""Simulator timings of ``control-plane --fast`` (what the benchmarks run on)."""
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--log-level", default="INFO", show_default=True, help="Logging level.")
@@ -40,7 +49,13 @@ def main(log_level: str, log_json: bool) -> None:
 @click.option(
     "--no-simulator", is_flag=True, help="Serve the API only; do not simulate workloads or MatrixOne."
 )
-def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator: bool) -> None:
+@click.option(
+    "--fast",
+    is_flag=True,
+    hidden=True,
+    help="Fast simulator timings and room for thousands of pods (benchmarks).",
+)
+def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator: bool, fast: bool) -> None:
     """Run the embedded API server, workload simulator and simulated MatrixOne until interrupted.
 
     The kubeconfig also tells `mo-operator run --kubeconfig FILE` where the
@@ -56,7 +71,9 @@ def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator
         else:
             from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 
-            cluster = SimulatedCluster(data_dir=data_dir, port=port)
+            cluster = SimulatedCluster(
+                data_dir=data_dir, port=port, simulator_options=FAST_SIMULATOR if fast else None
+            )
             await cluster.start(kubeconfig)
             assert cluster.control_plane is not None and cluster.admin_server is not None
             url, stop = cluster.control_plane.server.url, cluster.stop
@@ -173,6 +190,11 @@ def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator
     show_default=True,
     hidden=True,
     help="How often a set looks again while it waits on MatrixOne.",
+)
+@click.option(
+    "--backup-image",
+    default=None,
+    help="Image of the backup and restore tool (mo_br) that BackupJobs and RestoreJobs run.",
 )
 @click.option(
     "--mo-admin-url", default=None, hidden=True, help="URL of a simulated MatrixOne's admin server (tests)."

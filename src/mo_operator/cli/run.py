@@ -29,7 +29,7 @@ from mo_operator.kube.webhook_certs import CertSource, DirectoryCerts, Generated
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.simulated.remote import RemoteAdminProvider, discover
-from mo_operator.webhooks import inject_ca_bundle, install_webhook_configurations, register
+from mo_operator.webhooks import api_claim_lookup, inject_ca_bundle, install_webhook_configurations, register
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,7 @@ class RunOptions:
     rollout_stall_seconds: float = 120.0
     poll_seconds: float = 10.0
     busy_poll_seconds: float = 1.0
+    backup_image: str | None = None
     mo_admin_url: str | None = None
     mo_admin_token: str | None = None
     identity: str | None = None
@@ -106,7 +107,7 @@ async def start_webhooks(options: RunOptions, client: ApiClient, namespace: str)
         ]
         certs = GeneratedCerts(hosts, ca=await shared_ca(client, namespace, WEBHOOK_CA_SECRET))
     server = WebhookServer(certs, host=options.webhook_host, port=options.webhook_port)
-    register(server)
+    register(server, claims=api_claim_lookup(client))
     await server.start()
     if options.webhook_url:
         await install_webhook_configurations(client, url_base=options.webhook_url, ca_bundle=certs.ca_bundle)
@@ -142,6 +143,7 @@ async def run_operator(options: RunOptions) -> int:
             admin,
             OperatorConfig(
                 settings=Settings(
+                    backup_image=options.backup_image or Settings.backup_image,
                     namespaces=options.namespaces,
                     rollout_stall_seconds=options.rollout_stall_seconds,
                     poll_seconds=options.poll_seconds,

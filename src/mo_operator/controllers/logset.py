@@ -41,6 +41,7 @@ from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import log as log_config
 from mo_operator.matrixone.config.tomlconfig import ConfigError
 
+from .common import bucketclaims
 from .common import pods as podutil
 from .common import resources as r
 from .common.admission import admitted
@@ -80,6 +81,8 @@ class LogSetActor:
         namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
         selector = labels.sub_resource_labels(COMPONENT, name, namespace)
         desired = self._desired(obj, spec, members, selector)
+        if not self._holds_path(ctx, obj, spec, desired, plan):
+            return plan or None  # nothing runs before the LogSet holds its S3 path
         plan.sync(self.env.caches, desired)
         pods = self.env.caches.list(r.PODS, namespace, selector)
         sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
@@ -96,9 +99,58 @@ class LogSetActor:
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
-        """Nothing outside Kubernetes to release: owned objects go by owner
-        reference, and the PVCs follow the StatefulSet's retention policy."""
+        """Release the claim of the S3 path (``s3RetentionPolicy: Retain``: the data
+        stays and the claim is Released) or delete it (``Delete``: its controller
+        deletes the data once the cluster's pods are gone). Owned objects go by owner
+        reference; the volumes follow the StatefulSet's retention policy
+        (``pvcRetentionPolicy``)."""
+        spec = ctx.obj.get("spec") or {}
+        s3 = bucketclaims.s3_of(spec)
+        if s3 is None:
+            return True
+        policy = bucketclaims.retention_policy(spec)
+        for claim in bucketclaims.claims_to_release(self.env.caches, ctx.obj, s3, policy):
+            await bucketclaims.release(self.env.client, claim, policy)
+            verb = "released (data kept)" if policy == "Retain" else "deleted (its data is deleted next)"
+            ctx.event("Normal", "BucketReleased", f"BucketClaim {name_of(claim)} {verb}")
         return True
+
+    # ------------------------------------------------------------ bucket claim
+    def _holds_path(
+        self,
+        ctx: Context,
+        obj: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        desired: list[tuple[Any, Obj]],
+        plan: Writes,
+    ) -> bool:
+        """Claim the S3 path (BucketClaim) and keep the claim in step; True once the
+        LogSet holds it. A path another LogSet holds, or whose claim is being deleted,
+        is refused with a condition and an Event until that changes."""
+        s3 = bucketclaims.s3_of(spec)
+        if s3 is None:
+            return True
+        template = next(d for res, d in desired if res is r.STATEFULSETS)["spec"]["template"]
+        decision = bucketclaims.claim_decision(
+            obj,
+            s3,
+            bucketclaims.claims_of_path(self.env.caches, s3),
+            bucketclaims.scheduling_template(template),
+            written=bool((obj.get("status") or {}).get("discovery")),
+        )
+        if decision.refused is not None:
+            raise TerminalError(*decision.refused)
+        if decision.create is not None:
+            plan.create(decision.create, r.BUCKETCLAIMS)
+        if decision.patch is not None and decision.claim is not None:
+            plan.patch(
+                r.BUCKETCLAIMS,
+                str(decision.claim["metadata"].get("namespace") or ""),
+                name_of(decision.claim),
+                decision.patch,
+                what=f"{'update' if decision.holds else 'bind'} BucketClaim {name_of(decision.claim)}",
+            )
+        return decision.holds
 
     # -------------------------------------------------------------- bootstrap
     def _bootstrap_members(
@@ -304,19 +356,19 @@ class LogSetActor:
         now = self.env.clock()
         down = {s.uuid for s in state.log_stores if not s.up}
         lost: list[Mapping[str, Any]] = []
+        waiting: list[str] = []
         soonest: float | None = None
         for pod in pods:
             ordinal = names.pod_ordinal(name_of(pod))
             since = podutil.not_ready_since(pod)
             if ordinal is None or since is None or _orphaned(pod):
                 continue
-            uses_hostname = bool(spec.get("dnsBasedIdentity"))
-            uuid = identity.log_store_uuid(ordinal) if not uses_hostname else None
-            if uuid is not None and uuid not in down:
+            if _store_uuid(ctx, spec, name_of(pod), ordinal) not in down:
                 continue
             if now - since >= timeout:
                 lost.append(pod)
             else:
+                waiting.append(name_of(pod))
                 left = timeout - (now - since)
                 soonest = left if soonest is None else min(soonest, left)
         if soonest is not None:
@@ -327,7 +379,15 @@ class LogSetActor:
         )
         limit = shard_replicas // 2
         if not lost:
-            ctx.set_condition(FAILOVER, True, "NoLostStores", "every log store is up or recovering")
+            if waiting:
+                ctx.set_condition(
+                    FAILOVER,
+                    False,
+                    "StoresDown",
+                    f"log stores {', '.join(sorted(waiting))} down; replaced once down for {int(timeout)}s",
+                )
+            else:
+                ctx.set_condition(FAILOVER, True, "NoLostStores", "every log store is up")
             return
         lost_names = ", ".join(sorted(name_of(p) for p in lost))
         if len(lost) > limit:
@@ -362,6 +422,15 @@ class LogSetActor:
         verb = "marked for a human" if strategy == "Orphan" else "replacing"
         ctx.set_condition(FAILOVER, False, "RepairingStores", f"lost log stores {lost_names}: {verb}")
         ctx.event("Warning", "StoreLost", f"log stores {lost_names} down for {int(timeout)}s: {verb}")
+
+
+def _store_uuid(ctx: Context, spec: Mapping[str, Any], pod: str, ordinal: int) -> str:
+    """The UUID the log store in ``pod`` has in HAKeeper, computed as start.sh computes it
+    (with ``dnsBasedIdentity``: a hash of the pod's DNS name)."""
+    if spec.get("dnsBasedIdentity"):
+        headless = names.headless_service_name(COMPONENT, ctx.name)
+        return identity.dns_store_uuid(names.pod_fqdn(pod, headless, ctx.namespace))
+    return identity.log_store_uuid(ordinal)
 
 
 def _orphaned(pod: Mapping[str, Any]) -> bool:

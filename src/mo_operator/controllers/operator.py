@@ -45,6 +45,7 @@ from .common.env import LOGSET_REF_INDEX, Caches, Env, Settings
 from .dnset import DNSetActor
 from .logset import LogSetActor
 from .proxyset import ProxySetActor
+from .webui import WebUIActor
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,15 @@ def set_of_pod(component_kind: str) -> Callable[[Mapping[str, Any]], Iterable[Re
         return [Request(meta.get("namespace") or "", pod_labels[labels.INSTANCE])]
 
     return mapper
+
+
+def consoles_of_credential(secret: Mapping[str, Any]) -> Iterable[Request]:
+    """A cluster's credential Secret to the WebUI of that cluster (named like it)."""
+    meta = secret.get("metadata") or {}
+    secret_labels = meta.get("labels") or {}
+    if secret_labels.get(labels.COMPONENT) != "MatrixOneCluster":
+        return []
+    return [Request(meta.get("namespace") or "", secret_labels.get(labels.INSTANCE, ""))]
 
 
 def dependents_of_logset(caches: Caches, res: Resource) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
@@ -205,6 +215,11 @@ class Operator:
             MatrixOneClusterActor(env),
             (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS, r.SECRETS, r.RESTOREJOBS),
         )
+        webui = self._actor_controller(
+            "webui", r.WEBUIS, WebUIActor(env), (r.DEPLOYMENTS, r.SERVICES, r.SECRETS)
+        )
+        self._watch(webui, r.PODS, set_of_pod("WebUI"))
+        self._watch(webui, r.SECRETS, consoles_of_credential)
         for name, res, job_actor in (
             ("backupjob", r.BACKUPJOBS, BackupJobActor(env)),
             ("restorejob", r.RESTOREJOBS, RestoreJobActor(env)),

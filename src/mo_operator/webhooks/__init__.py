@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from mo_operator.kube.webhook_server import WebhookServer
 
+from .buckets import ClaimLookup, api_claim_lookup, bucket_errors
 from .configurations import (
     FIELD_MANAGER,
     ServiceRef,
@@ -41,10 +42,13 @@ __all__ = [
     "MUTATING_ROUTES",
     "VALIDATED_KINDS",
     "VALIDATING_ROUTES",
+    "ClaimLookup",
     "Defaulter",
     "Route",
     "ServiceRef",
     "Validator",
+    "api_claim_lookup",
+    "bucket_errors",
     "configuration_names",
     "denial",
     "inject_ca_bundle",
@@ -56,14 +60,21 @@ __all__ = [
 ]
 
 
-def register(server: WebhookServer, *, default_args: Mapping[str, Sequence[str]] | None = None) -> None:
+def register(
+    server: WebhookServer,
+    *,
+    default_args: Mapping[str, Sequence[str]] | None = None,
+    claims: ClaimLookup | None = None,
+) -> None:
     """Add every defaulting and validating handler to ``server``, at upstream's paths.
 
     Call it before ``server.start()`` (the server routes the paths it has then).
     ``default_args``: the operator's default ``serviceArgs`` by component, see
-    :class:`~.defaulter.Defaulter`.
+    :class:`~.defaulter.Defaulter`. ``claims``: how the validators find the
+    BucketClaims of an S3 path (``api_claim_lookup(client)``); without it, the
+    claim of a path is checked by the LogSet controller only.
     """
     for r in MUTATING_ROUTES:
         server.add_mutating(r.mutate_path, Defaulter(r.kind, default_args=default_args))
     for r in VALIDATING_ROUTES:
-        server.add_validating(r.validate_path, Validator(r.kind))
+        server.add_validating(r.validate_path, Validator(r.kind, claims=claims))

@@ -26,6 +26,8 @@ from mo_operator.api.kinds import GROUP
 from mo_operator.api.validation import FieldError, validate_create, validate_update
 from mo_operator.kube.webhook_server import AdmissionRequest, Denial
 
+from .buckets import ClaimLookup, bucket_errors
+
 __all__ = ["MAX_ERRORS", "MAX_ERROR_LENGTH", "Validator", "denial", "invalid_message"]
 
 Obj = dict[str, Any]
@@ -77,10 +79,15 @@ def _name(req: AdmissionRequest) -> str:
 
 
 class Validator:
-    """The validating handler of one kind."""
+    """The validating handler of one kind.
 
-    def __init__(self, kind: str) -> None:
+    ``claims``: how to find the BucketClaims of an S3 path; with it, a LogSet or
+    MatrixOneCluster is also refused a path another LogSet holds (see :mod:`.buckets`).
+    """
+
+    def __init__(self, kind: str, *, claims: ClaimLookup | None = None) -> None:
         self.kind = kind
+        self.claims = claims
 
     def errors(self, operation: str, obj: Any, old: Any = None) -> list[FieldError]:
         """Every reason to refuse the request; empty to admit it (and for operations
@@ -95,4 +102,6 @@ class Validator:
         if req.operation in ("CREATE", "UPDATE") and req.object is None:
             return Denial("the AdmissionReview request has no object", code=400, reason="BadRequest")
         errs = self.errors(req.operation, req.object, req.old_object)
+        if not errs and self.claims is not None and req.operation == "CREATE":
+            errs = await bucket_errors(self.kind, req.operation, req.object, req.namespace, self.claims)
         return denial(self.kind, _name(req), errs) if errs else None

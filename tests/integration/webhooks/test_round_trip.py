@@ -78,7 +78,7 @@ async def test_upstreams_defaults_as_stored(webhooks: Webhooks, kubectl: Kubectl
     logset = (await get(kubectl, files["logset"]))["spec"]
     assert logset["initialConfig"] == {"logShardReplicas": 3, "logShards": 1, "dnShards": 1}
     assert logset["storeFailureTimeout"] == "30m0s"  # written, kept
-    assert logset["pvcRetentionPolicy"] == logset["sharedStorage"]["s3"]["s3RetentionPolicy"] == "Delete"
+    assert logset["pvcRetentionPolicy"] == logset["sharedStorage"]["s3"]["s3RetentionPolicy"] == "Retain"
     assert logset["overlay"]["env"] == [GODEBUG]
     cnset = (await get(kubectl, files["cnset"]))["spec"]
     assert (cnset["serviceType"], cnset["role"]) == ("ClusterIP", "TP")

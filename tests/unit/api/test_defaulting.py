@@ -28,7 +28,7 @@ def test_logset_defaults() -> None:
     assert spec["initialConfig"] == {"logShardReplicas": 3, "logShards": 1, "dnShards": 1}
     assert spec["storeFailureTimeout"] == "30m0s"  # given, kept
     assert spec["overlay"] == {"env": [GODEBUG]}
-    assert spec["pvcRetentionPolicy"] == spec["sharedStorage"]["s3"]["s3RetentionPolicy"] == "Delete"
+    assert spec["pvcRetentionPolicy"] == spec["sharedStorage"]["s3"]["s3RetentionPolicy"] == "Retain"
     assert "promDiscoveryScheme" not in spec
 
 
@@ -52,15 +52,18 @@ def _retention(pvc: str | None, s3: str | None) -> tuple[str, str]:
 
 
 def test_the_retention_policy_matrix() -> None:
-    """Upstream's bucket e2e: each policy inherits from the other, Delete when neither is set."""
-    assert _retention(None, None) == ("Delete", "Delete")
+    """Upstream's bucket e2e: each policy inherits from the other; Retain when neither is set
+    (upstream: Delete), so deleting a cluster keeps its volumes and data unless asked."""
+    assert _retention(None, None) == ("Retain", "Retain")
+    assert _retention("Delete", None) == ("Delete", "Delete")
+    assert _retention(None, "Delete") == ("Delete", "Delete")
     assert _retention("Retain", None) == ("Retain", "Retain")
     assert _retention(None, "Retain") == ("Retain", "Retain")
     assert _retention("Delete", "Retain") == ("Delete", "Retain")
     obj = example("logset")
     obj["spec"]["sharedStorage"] = {"fileSystem": {"path": "/mnt/mo"}}
     spec = default("LogSet", obj)["spec"]
-    assert spec["pvcRetentionPolicy"] == "Delete" and spec["sharedStorage"] == {
+    assert spec["pvcRetentionPolicy"] == "Retain" and spec["sharedStorage"] == {
         "fileSystem": {"path": "/mnt/mo"}
     }
 

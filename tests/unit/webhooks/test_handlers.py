@@ -60,7 +60,7 @@ async def test_upstream_defaults_reach_the_patch(served: Served) -> None:
     _, logset = await served.mutate("LogSet", "CREATE", example("logset"))
     spec = logset["spec"]
     assert spec["initialConfig"] == {"logShardReplicas": 3, "logShards": 1, "dnShards": 1}
-    assert spec["pvcRetentionPolicy"] == spec["sharedStorage"]["s3"]["s3RetentionPolicy"] == "Delete"
+    assert spec["pvcRetentionPolicy"] == spec["sharedStorage"]["s3"]["s3RetentionPolicy"] == "Retain"
     assert spec["overlay"]["env"] == [{"name": "GODEBUG", "value": "madvdontneed=1,gctrace=2"}]
     assert spec["serviceArgs"] == DEFAULT_ARGS["logService"]
     _, cnset = await served.mutate("CNSet", "CREATE", example("cnset"))

@@ -89,7 +89,9 @@ def _cache_volume(old: dict[str, Any] | None, new: dict[str, Any] | None, path: 
 def _cluster(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
     o, n = old["spec"], new["spec"]
     discovery = ((old.get("status") or {}).get("logService") or {}).get("discovery")
-    errs = logset_update_errors(o["logService"], n["logService"], "spec.logService", bootstrapped=bool(discovery))
+    errs = logset_update_errors(
+        o["logService"], n["logService"], "spec.logService", bootstrapped=bool(discovery)
+    )
     errs += operator_version_errors(o, n, "spec")
     if n.get("restoreFrom") is not None and n.get("restoreFrom") != o.get("restoreFrom"):
         errs.append(FieldError("spec.restoreFrom", "restoreFrom is immutable"))

@@ -37,6 +37,7 @@ from ..common.meta import child_metadata, is_controlled_by, is_deleting, name_of
 from ..common.status import UP_TO_DATE
 from ..common.writes import Writes
 from .children import ROLE_CN, ROLE_LOG, ROLE_PROXY, ROLE_TN, Child, cn_groups, desired_children, held
+from .restore import restore_gate
 
 Obj = dict[str, Any]
 
@@ -80,7 +81,9 @@ class MatrixOneClusterActor:
         spec = admitted("MatrixOneCluster", obj)["spec"]
         namespace, name = ctx.namespace, ctx.name
         plan = Writes(self.env.client)
-        self._credential(obj, plan)
+        self._credential(ctx, spec, plan)
+        if not restore_gate(self.env, ctx, spec, plan):
+            return plan or None  # restoreFrom: no child before the restore completed
         stored = {
             (res.kind, name_of(o)): o
             for res in (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS)
@@ -115,9 +118,12 @@ class MatrixOneClusterActor:
         return True
 
     # ---------------------------------------------------------------- writes
-    def _credential(self, obj: Mapping[str, Any], plan: Writes) -> None:
+    def _credential(self, ctx: Context, spec: Mapping[str, Any], plan: Writes) -> None:
         """The initial SQL credential ``<mo>-credential``: made once, never rewritten
-        (a new password would not reach the running cluster)."""
+        (a new password would not reach the running cluster). A cluster restored
+        from a backup holds the source cluster's database, passwords included, so it
+        takes the source's credential when that still exists."""
+        obj = ctx.obj
         namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
         secret_name = names.credential_secret_name(name)
         if self.env.caches.get(r.SECRETS, namespace, secret_name) is not None:
@@ -128,18 +134,39 @@ class MatrixOneClusterActor:
             labels.COMPONENT: "MatrixOneCluster",
             **labels.cluster_labels(name),
         }
-        password = secrets.token_urlsafe(18)
+        data = self._restored_credential(ctx, spec) if spec.get("restoreFrom") else None
+        if data is None:
+            data = {
+                "username": base64.b64encode(CREDENTIAL_USER.encode()).decode(),
+                "password": base64.b64encode(secrets.token_urlsafe(18).encode()).decode(),
+            }
         secret = {
             "apiVersion": "v1",
             "kind": "Secret",
             "metadata": child_metadata(obj, secret_name, obj_labels),
             "type": "Opaque",
-            "data": {
-                "username": base64.b64encode(CREDENTIAL_USER.encode()).decode(),
-                "password": base64.b64encode(password.encode()).decode(),
-            },
+            "data": data,
         }
         plan.create(secret, r.SECRETS)
+
+    def _restored_credential(self, ctx: Context, spec: Mapping[str, Any]) -> dict[str, str] | None:
+        """The credential of the cluster the backup was taken from, if it still exists."""
+        backup = self.env.caches.get(r.BACKUPS, "", str(spec["restoreFrom"]))
+        source = str(((backup or {}).get("meta") or {}).get("sourceRef") or "")
+        kind, _, rest = source.partition("/")
+        source_ns, _, source_name = rest.partition("/")
+        if kind == "matrixonecluster" and source_name:
+            found = self.env.caches.get(r.SECRETS, source_ns, names.credential_secret_name(source_name))
+            data = (found or {}).get("data") or {}
+            if data.get("username") and data.get("password"):
+                return {"username": str(data["username"]), "password": str(data["password"])}
+        ctx.event(
+            "Warning",
+            "CredentialNotRestored",
+            f"the restored database keeps the passwords of {source or 'the backup source'}, whose credential "
+            f"is not available here: set them in Secret {names.credential_secret_name(ctx.name)} by hand",
+        )
+        return None
 
     def _delete_orphans(self, obj: Mapping[str, Any], wanted: set[str], plan: Writes) -> None:
         """CN groups the spec no longer names (only those this cluster controls)."""

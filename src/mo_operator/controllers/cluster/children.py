@@ -29,6 +29,7 @@ from mo_operator.matrixone.version import component_image
 
 from ..common import resources as r
 from ..common.meta import owner_reference
+from .restore import restored_log_spec
 
 Obj = dict[str, Any]
 
@@ -66,6 +67,18 @@ def _inherit(spec: Mapping[str, Any], cluster: Mapping[str, Any]) -> Obj:
         overlay.setdefault("imagePullPolicy", policy)
         out["overlay"] = overlay
     return out
+
+
+def _keep_initial_config(log_spec: Obj, cluster: Mapping[str, Any], old: Mapping[str, Any] | None) -> Obj:
+    """``log_spec`` whose ``initialConfig`` keeps the stored LogSet's values where the
+    cluster's own spec names none: admission defaults them from today's ``replicas``
+    (``logShardReplicas``), but they were decided when the LogSet was made."""
+    stored = ((old or {}).get("spec") or {}).get("initialConfig") or {}
+    written = ((cluster.get("spec") or {}).get("logService") or {}).get("initialConfig") or {}
+    kept = {k: copy.deepcopy(v) for k, v in stored.items() if k not in written}
+    if kept:
+        log_spec["initialConfig"] = {**(log_spec.get("initialConfig") or {}), **kept}
+    return log_spec
 
 
 def _ref(name: str, namespace: str) -> Obj:
@@ -117,12 +130,11 @@ def desired_children(
     namespace, mo = meta.get("namespace") or "", meta["name"]
     base = names.cluster_child_name(mo)
     logset_ref = {"logSet": _ref(base, namespace)}
+    log_spec = _keep_initial_config(_inherit(spec["logService"], spec), cluster, stored.get(("LogSet", base)))
+    if spec.get("restoreFrom"):
+        log_spec = restored_log_spec(log_spec)
     children = [
-        Child(
-            ROLE_LOG,
-            r.LOGSETS,
-            _child(cluster, "LogSet", base, _inherit(spec["logService"], spec), stored.get(("LogSet", base))),
-        )
+        Child(ROLE_LOG, r.LOGSETS, _child(cluster, "LogSet", base, log_spec, stored.get(("LogSet", base))))
     ]
     tn = spec.get("tn") or spec.get("dn")
     if tn:

@@ -26,6 +26,7 @@ from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
+from mo_operator.matrixone.backup import DEFAULT_IMAGE as DEFAULT_BACKUP_IMAGE
 
 from . import resources as r
 
@@ -42,6 +43,11 @@ OUR_KINDS: tuple[Resource, ...] = (
     r.TNSETS,
     r.CNSETS,
     r.PROXYSETS,
+    r.WEBUIS,
+    r.BUCKETCLAIMS,
+    r.BACKUPJOBS,
+    r.RESTOREJOBS,
+    r.BACKUPS,
 )
 OWNED_KINDS: tuple[Resource, ...] = (
     r.STATEFULSETS,
@@ -51,6 +57,7 @@ OWNED_KINDS: tuple[Resource, ...] = (
     r.PODS,
     r.PVCS,
     r.SECRETS,
+    r.JOBS,
 )
 
 
@@ -68,6 +75,8 @@ class Settings:
     """How often a set looks again while it waits on MatrixOne (bootstrap, registration, draining)."""
     drain_timeout_seconds: float = 300.0
     """Longest a CN drain lasts when the CNSet sets no storeDrainTimeout."""
+    backup_image: str = DEFAULT_BACKUP_IMAGE
+    """Image of backup and restore jobs (MatrixOne's mo_br; upstream's ``brConfig.image``)."""
 
 
 def logset_ref_key(obj: Mapping[str, Any]) -> Iterable[str]:

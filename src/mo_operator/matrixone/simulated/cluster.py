@@ -80,8 +80,12 @@ class SimulatedCluster:
             self.simulator = self.control_plane.simulator
         else:
             self.kubeconfig = self.attach_to
-            self._client = AsyncClient(KubeConfig.from_file(str(self.attach_to)), field_manager="localcluster")
-            self.simulator = Simulator(self._client, SimulatorConfig(**{"mode": "kubelet", **self.simulator_options}))
+            self._client = AsyncClient(
+                KubeConfig.from_file(str(self.attach_to)), field_manager="localcluster"
+            )
+            self.simulator = Simulator(
+                self._client, SimulatorConfig(**{"mode": "kubelet", **self.simulator_options})
+            )
             await self.simulator.start()
         assert self.simulator is not None
         self.mo = await install_simulated_matrixone(

@@ -77,7 +77,9 @@ def _config_map_volumes(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _mounts_config_secret(pod: Mapping[str, Any]) -> bool:
     volumes = (pod.get("spec") or {}).get("volumes") or []
-    return any(v.get("name") == layout.CONFIG_VOLUME and isinstance(v.get("secret"), Mapping) for v in volumes)
+    return any(
+        v.get("name") == layout.CONFIG_VOLUME and isinstance(v.get("secret"), Mapping) for v in volumes
+    )
 
 
 def missing_config_maps(pod: Mapping[str, Any], namespace: str, view: Snapshot) -> list[str]:

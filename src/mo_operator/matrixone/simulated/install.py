@@ -18,12 +18,15 @@ import logging
 from collections.abc import Iterable
 from types import TracebackType
 
+from mo_operator.localcluster.simulator.behaviour import ContainerExit
 from mo_operator.localcluster.simulator.core.cache import ObjectCache
 from mo_operator.localcluster.simulator.core.kinds import CONFIGMAP, NODE, POD, PVC, SERVICE
 from mo_operator.localcluster.simulator.simulator import Simulator
 from mo_operator.matrixone.simulated.admin import SimulatedAdminProvider
+from mo_operator.matrixone.simulated.backuptool import BackupTool, ToolRun, run_tool
 from mo_operator.matrixone.simulated.behaviour import MatrixOneBehaviour
 from mo_operator.matrixone.simulated.instances import Instance, observe_instances
+from mo_operator.matrixone.simulated.objectstore import ObjectStore, cleanup_commands
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_address
 from mo_operator.matrixone.simulated.state import HAKeeper, MOModel, Settings
 from mo_operator.matrixone.simulated.verdicts import verdict
@@ -50,6 +53,8 @@ class SimulatedMatrixOne:
         self.simulator = simulator
         self.cn_store_condition = cn_store_condition
         self.model = MOModel(settings)
+        self.objects = ObjectStore()
+        """The simulated object storage: ``objects.holds_data(path, endpoint)``."""
         self.refresh_interval = refresh_interval
         self._clock = simulator.ctx.clock
         self._bad_images = list(bad_images)
@@ -58,6 +63,7 @@ class SimulatedMatrixOne:
         self._dirty = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.behaviour = MatrixOneBehaviour(self._dirty.set)
+        self.backup_tool = BackupTool(self._run_tool)
         self.provider = SimulatedAdminProvider(self.model, self._resolve, self._clock, self._dirty.set)
         relist = simulator.config.relist_period
         self._configmaps = ObjectCache(simulator.api, CONFIGMAP, relist_period=relist)
@@ -79,11 +85,13 @@ class SimulatedMatrixOne:
         self.simulator.cache(NODE).add_handler(self._on_event)
         self.refresh()
         self.simulator.add_behaviour(self.behaviour)
+        self.simulator.add_behaviour(self.backup_tool)
         self._task = asyncio.create_task(self._run(), name="simulated-matrixone")
 
     async def stop(self) -> None:
         """Stop simulating: MatrixOne pods fall back to the simulator's default behaviour."""
         self.behaviour.enabled = False
+        self.backup_tool.enabled = False
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -145,6 +153,7 @@ class SimulatedMatrixOne:
         snapshot = self._take_snapshot()
         instances = observe_instances(snapshot, self._bad_images)
         self.model.observe(instances, self._clock(), snapshot.volume_claims)
+        self.objects.observe(instances, snapshot, self.model, self.simulator.cache(POD).objects())
         self._snapshot = snapshot
         self._instances = {i.key: i for i in instances}
         verdicts = {
@@ -152,6 +161,9 @@ class SimulatedMatrixOne:
         }
         if self.behaviour.update(verdicts):
             self.simulator.resync_pods()
+        self.backup_tool.forget_except(
+            {str(p["metadata"].get("uid")) for p in self.simulator.cache(POD).objects()}
+        )
 
     def _take_snapshot(self) -> Snapshot:
         pods = [p for p in self.simulator.cache(POD).objects() if mo_component(p) is not None]
@@ -171,11 +183,15 @@ class SimulatedMatrixOne:
             volume_claims=self.simulator.cache(PVC).objects(),
         )
 
+    def _run_tool(self, pod: Obj, run: ToolRun) -> ContainerExit:
+        """A ``mo_br`` pod's outcome against the clusters as of the last refresh."""
+        return run_tool(pod, run, self._snapshot, self._instances, self.model, self._clock())
+
     def _resolve(self, address: str) -> LogSetKey | Unresolved:
         return resolve_address(address, OPERATOR_NAMESPACE, self._snapshot)
 
     def _on_pod(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
-        if any(p is not None and mo_component(p) is not None for p in (old, new)):
+        if any(p is not None and (mo_component(p) is not None or cleanup_commands(p)) for p in (old, new)):
             self._dirty.set()
 
     def _on_event(self, _etype: str, _old: Obj | None, _new: Obj | None) -> None:

@@ -70,7 +70,8 @@ def state_from_json(raw: Mapping[str, Any]) -> HAKeeperState:
         phase=HAKeeperPhase[raw["phase"]],
         tick=int(raw["tick"]),
         log_stores=tuple(
-            LogStore(s["uuid"], s["service_address"], int(s["tick"]), NodeState[s["state"]]) for s in raw["log_stores"]
+            LogStore(s["uuid"], s["service_address"], int(s["tick"]), NodeState[s["state"]])
+            for s in raw["log_stores"]
         ),
         tn_stores=tuple(
             TNStore(
@@ -186,7 +187,10 @@ class RemoteAdmin:
         self, uuid: str, state: WorkState, labels: Mapping[str, tuple[str, ...]] | None = None
     ) -> None:
         await self._call(
-            "set_cn_work_state", uuid=uuid, state=state.name, labels=None if labels is None else _plain(labels)
+            "set_cn_work_state",
+            uuid=uuid,
+            state=state.name,
+            labels=None if labels is None else _plain(labels),
         )
 
     async def set_cn_labels(self, uuid: str, labels: Mapping[str, tuple[str, ...]]) -> None:

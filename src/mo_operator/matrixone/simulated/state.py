@@ -39,6 +39,7 @@ from mo_operator.matrixone.admin import (
     WorkState,
 )
 from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.simulated.backups import BackupCatalog
 from mo_operator.matrixone.simulated.instances import Instance
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved
 from mo_operator.matrixone.simulated.view import Key
@@ -92,6 +93,8 @@ class HAKeeper:
     """Log stores serving at the last observation (the raft quorum counts these)."""
     data: frozenset[Key] = frozenset()
     """Volume claims its log pods have mounted: where its state survives the pods."""
+    restored_from: str | None = None
+    """The backup whose HAKeeper data it bootstrapped from (a cluster restored from a backup)."""
 
     @property
     def bootstrapped(self) -> bool:
@@ -115,6 +118,8 @@ class MOModel:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.hakeepers: dict[LogSetKey, HAKeeper] = {}
+        self.backups = BackupCatalog()
+        """The backups ``mo_br`` made and the paths it restored them to (see backuptool.py)."""
         self._serving_cns: dict[str, tuple[str, LogSetKey | None]] = {}
         """CN UUID → the process that served it at the last observation, and the HAKeeper
         it heartbeated to (None when it reached none: it still serves its sessions)."""
@@ -160,7 +165,7 @@ class MOModel:
                 _heartbeat(hakeeper, i, now)
             hakeeper.live_logs = frozenset(i.uuid for i in serving if i.uuid is not None)
             if not hakeeper.bootstrapped:
-                _try_bootstrap(hakeeper, serving, now)
+                _try_bootstrap(hakeeper, serving, now, self.backups)
 
     def reachable(self, instance: Instance) -> HAKeeper | None:
         """The HAKeeper a TN, CN or proxy reaches: the first of its targets that answers."""
@@ -371,7 +376,9 @@ def _heartbeat(hakeeper: HAKeeper, instance: Instance, now: float) -> None:
     record.logtail_address = instance.logtail_address
 
 
-def _try_bootstrap(hakeeper: HAKeeper, serving: list[Instance], now: float) -> None:
+def _try_bootstrap(hakeeper: HAKeeper, serving: list[Instance], now: float, backups: BackupCatalog) -> None:
+    """Bootstrap once every initial member serves with the same bootstrap config; one that
+    restores from a backup (``restore.file-path``) also needs the restored data there."""
     live = {i.uuid: i for i in serving if i.uuid is not None}
     for instance in serving:
         wanted = instance.bootstrap
@@ -380,6 +387,11 @@ def _try_bootstrap(hakeeper: HAKeeper, serving: list[Instance], now: float) -> N
         hakeeper.phase = HAKeeperPhase.BOOTSTRAPPING
         members = wanted.members
         if instance.uuid in members and all(m in live and live[m].bootstrap == wanted for m in members):
+            if wanted.restore is not None:
+                restored = backups.holding(wanted.restore)
+                if restored is None:
+                    return  # no HAKeeper data at the restore path: it cannot bootstrap
+                hakeeper.restored_from = restored
             hakeeper.phase = HAKeeperPhase.RUNNING
             hakeeper.bootstrapped_at = now
             hakeeper.replicas = len(members)

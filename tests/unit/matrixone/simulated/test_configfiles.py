@@ -179,7 +179,9 @@ def test_a_console_reads_its_config_from_a_secret_but_matrixone_does_not() -> No
     """The dashboard's config holds a credential, so it is mounted from a Secret;
     a MatrixOne process with only a Secret for config has no config file."""
     console = set_pod(Component.WEBUI, "mo", 0)
-    console["spec"]["volumes"] = [{"name": layout.CONFIG_VOLUME, "secret": {"secretName": "mo-webui-config-x"}}]
+    console["spec"]["volumes"] = [
+        {"name": layout.CONFIG_VOLUME, "secret": {"secretName": "mo-webui-config-x"}}
+    ]
     assert isinstance(_read(Component.WEBUI, console), ProcessConfig)
     cn = set_pod(Component.CN, "c", 0)
     cn["spec"]["volumes"] = [{"name": layout.CONFIG_VOLUME, "secret": {"secretName": "c-cn-config-x"}}]

@@ -1,0 +1,362 @@
+"""The BucketClaim controller: the object-storage path of one cluster, kept or
+deleted as its policy says when the cluster goes, as a PersistentVolume is.
+
+A LogSet claims its S3 path (``common/bucketclaims.py``); this controller reports
+the claim and carries out its end:
+
+- **status**: ``state`` (InUse, Released, Deleting) and ``bindTo``, upstream's
+  fields, derived from the binding the LogSet writes (``matrixone/buckets.py``);
+  this controller is the only writer of the claim's status.
+- **a claim whose LogSet is gone** without releasing it (its finalizer removed by
+  hand) is released, its data kept, with a Warning Event: data is only ever
+  deleted on an explicit decision, never inferred from an absence.
+- **deletion** (the LogSet deletes its claim when its ``s3RetentionPolicy`` is
+  Delete; a user may delete a released one): a claim still bound to a live LogSet
+  waits (condition ``InUse``), as upstream's does; a claim whose reclaim policy
+  (``spec.s3.s3RetentionPolicy``) is Retain, or on whose path MatrixOne never ran,
+  goes at once with its data untouched. Otherwise it waits until no MatrixOne pod
+  that writes there (the cluster's log, TN and CN pods) is left, so nothing writes
+  behind the cleanup, then runs the Job ``job-<claim>``: ``aws s3 rm`` of the path
+  (``matrixone/buckets.py`` for the script) with the credentials of the S3
+  ``secretRef``, scheduled like the LogSet's pods, owned by the claim.
+- **never hangs silently**: the Job retries a failed pod ``backoffLimit`` times and
+  gives up after ``activeDeadlineSeconds``; a failed Job leaves the claim with
+  condition ``Ready=False`` reason ``CleanupFailed`` and a Warning Event saying
+  how to go on (delete the Job to retry, or set the claim's policy to Retain to
+  keep the data and let the claim go). Every other wait says what it waits for.
+
+Claims made by the Go operator carry its finalizers; they are removed with ours,
+since no controller of the Go operator is left to remove them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.kube.actor import Context
+from mo_operator.kube.conditions import get_condition
+from mo_operator.matrixone import buckets, labels, layout
+from mo_operator.matrixone.component import Component
+
+from .common import pods as podutil
+from .common import resources as r
+from .common.admission import admitted
+from .common.bucketclaims import SCHEDULING_FIELDS
+from .common.env import Env
+from .common.meta import child_metadata, is_controlled_by, is_deleting, name_of
+from .common.writes import Writes
+
+Obj = dict[str, Any]
+
+KIND = "BucketClaim"
+READY = "Ready"
+CLEANUP_BACKOFF_LIMIT = 3
+"""Failed cleanup pods retried before the Job fails (each a fresh pod, its logs kept)."""
+CLEANUP_DEADLINE_SECONDS = 900
+"""A cleanup Job running longer than this fails (a pod that never starts, a hung call)."""
+WRITER_KINDS = frozenset({Component.LOG.kind, Component.TN.kind, "TNSet", Component.CN.kind})
+"""Pods of these components write to the shared storage."""
+
+
+def job_labels(claim: Mapping[str, Any]) -> dict[str, str]:
+    """Labels of the claim's Job and its pod: ours, naming the claim (and its cluster)."""
+    meta = claim["metadata"]
+    out = {
+        labels.NAMESPACE: meta.get("namespace") or "",
+        labels.INSTANCE: meta["name"],
+        labels.COMPONENT: KIND,
+    }
+    cluster = (meta.get("labels") or {}).get(labels.CLUSTER)
+    if cluster:
+        out[labels.CLUSTER] = cluster
+    return out
+
+
+def _storage_env(s3: Mapping[str, Any]) -> list[Obj]:
+    env: list[Obj] = []
+    secret = (s3.get("secretRef") or {}).get("name")
+    if secret:
+        for key in (layout.ENV_AWS_ACCESS_KEY_ID, layout.ENV_AWS_SECRET_ACCESS_KEY):
+            env.append({"name": key, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
+    env.append({"name": layout.ENV_AWS_REGION, "value": s3.get("region") or layout.DEFAULT_AWS_REGION})
+    cert = s3.get("certificateRef") or {}
+    if cert.get("name") and cert.get("files"):
+        env.append({"name": "AWS_CA_BUNDLE", "value": f"{layout.S3_CERT_PATH}/{cert['files'][0]}"})
+    return env
+
+
+def cleanup_job(claim: Mapping[str, Any], image: str = buckets.CLEANUP_IMAGE) -> Obj:
+    """The Job that deletes the claim's data: the aws-cli image running
+    ``buckets.cleanup_script``, scheduled as the claim's ``spec.logSetSpec`` says."""
+    spec = claim.get("spec") or {}
+    s3 = spec.get("s3") or {}
+    name = buckets.cleanup_job_name(claim["metadata"]["name"])
+    obj_labels = job_labels(claim)
+    template_spec = (spec.get("logSetSpec") or {}).get("spec") or {}
+    container: Obj = {
+        "name": layout.MAIN_CONTAINER,
+        "image": image,
+        "command": ["/bin/sh", "-c"],
+        "args": [buckets.cleanup_script(s3)],
+        "env": _storage_env(s3),
+    }
+    pod_spec: Obj = {"restartPolicy": "Never", "containers": [container]}
+    for key in SCHEDULING_FIELDS:
+        if template_spec.get(key) not in (None, [], {}):
+            pod_spec[key] = copy.deepcopy(template_spec[key])
+    cert = s3.get("certificateRef") or {}
+    if cert.get("name"):
+        pod_spec["volumes"] = [{"name": layout.S3_CERT_VOLUME, "secret": {"secretName": cert["name"]}}]
+        container["volumeMounts"] = [
+            {"name": layout.S3_CERT_VOLUME, "mountPath": layout.S3_CERT_PATH, "readOnly": True}
+        ]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": child_metadata(claim, name, obj_labels),
+        "spec": {
+            "backoffLimit": CLEANUP_BACKOFF_LIMIT,
+            "activeDeadlineSeconds": CLEANUP_DEADLINE_SECONDS,
+            "template": {"metadata": {"labels": dict(obj_labels)}, "spec": pod_spec},
+        },
+    }
+
+
+def job_outcome(job: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``("Complete"|"Failed", why)`` once the Job has finished, else None."""
+    for c in (job.get("status") or {}).get("conditions") or ():
+        if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
+            why = ": ".join(str(x) for x in (c.get("reason"), c.get("message")) if x)
+            return str(c["type"]), why
+    return None
+
+
+def legacy_finalizers(claim: Mapping[str, Any]) -> list[str]:
+    """The Go operator's finalizers on a claim."""
+    return [
+        f
+        for f in (claim["metadata"].get("finalizers") or ())
+        if f in buckets.LEGACY_FINALIZERS or f.startswith(buckets.LEGACY_FINALIZER_PREFIXES)
+    ]
+
+
+class BucketClaimActor:
+    def __init__(self, env: Env, *, image: str = buckets.CLEANUP_IMAGE) -> None:
+        self.env = env
+        self.image = image
+
+    # ---------------------------------------------------------------- observe
+    async def observe(self, ctx: Context) -> Writes | None:
+        claim = ctx.obj
+        admitted(KIND, claim)
+        plan = Writes(self.env.client)
+        bound = buckets.binding(claim)
+        if bound is not None and self._logset_gone(claim, bound):
+            self._release_orphan(ctx, bound, plan)
+            bound = None
+        ctx.status["state"] = buckets.IN_USE if bound else buckets.RELEASED
+        ctx.status["bindTo"] = bound or ""
+        url = buckets.s3_url(str(((claim.get("spec") or {}).get("s3") or {}).get("path") or ""))
+        if bound:
+            ctx.set_condition(READY, True, "Bound", f"{url} is used by LogSet {bound}")
+        elif buckets.reclaim_policy(claim) == buckets.DELETE:
+            ctx.set_condition(
+                READY,
+                True,
+                "Released",
+                f"no LogSet uses {url}; a LogSet of this namespace with the same path binds it again; "
+                "deleting this claim deletes the data (s3RetentionPolicy Delete)",
+            )
+        else:
+            ctx.set_condition(
+                READY,
+                True,
+                "Released",
+                f"no LogSet uses {url}; its data is kept; a LogSet of this namespace with the same path "
+                "binds it again; deleting this claim keeps the data (s3RetentionPolicy Retain)",
+            )
+        return plan or None
+
+    def _logset_gone(self, claim: Mapping[str, Any], bound: str) -> bool:
+        namespace, _, name = bound.partition("/")
+        if namespace != (claim["metadata"].get("namespace") or "") or not name:
+            return False  # not ours to judge (a claim is always in its LogSet's namespace)
+        return self.env.caches.get(r.LOGSETS, namespace, name) is None
+
+    def _release_orphan(self, ctx: Context, bound: str, plan: Writes) -> None:
+        """Release a claim whose LogSet went without releasing it. The patch is conditional
+        on the claim as we saw it: if the LogSet released (or deleted) it meanwhile, the
+        conflict sends us back to a fresher view instead."""
+        meta = ctx.obj["metadata"]
+        plan.patch(
+            r.BUCKETCLAIMS,
+            ctx.namespace,
+            ctx.name,
+            {"metadata": {"resourceVersion": meta["resourceVersion"], "annotations": {buckets.BIND_TO: ""}}},
+            what=f"release the claim of LogSet {bound}, which is gone",
+        )
+
+        async def tell() -> None:
+            ctx.event(
+                "Warning",
+                "LogSetGone",
+                f"LogSet {bound} was deleted without releasing this claim: released, data kept",
+            )
+
+        plan.call("report the release", tell)
+
+    # --------------------------------------------------------------- finalize
+    async def finalize(self, ctx: Context) -> bool:
+        claim = ctx.obj
+        namespace = ctx.namespace
+        bound = buckets.binding(claim)
+        ctx.status["state"] = buckets.DELETING
+        ctx.status["bindTo"] = bound or ""
+        spec = claim.get("spec") or {}
+        url = buckets.s3_url(str((spec.get("s3") or {}).get("path") or ""))
+        settings = self.env.settings
+        if bound is not None and self._logset_in_use(claim, bound):
+            return await self._wait(
+                ctx,
+                "InUse",
+                f"bound to LogSet {bound}, which still uses {url}: delete that LogSet (or its cluster) first",
+                settings.poll_seconds,
+            )
+        if buckets.reclaim_policy(claim) == buckets.RETAIN:
+            return await self._done(ctx)
+        if not buckets.ever_written(claim):
+            return await self._done(ctx)
+        writers = self._writers(claim)
+        if writers:
+            shown = ", ".join(writers[:5]) + (f" and {len(writers) - 5} more" if len(writers) > 5 else "")
+            return await self._wait(
+                ctx,
+                "WaitingForPods",
+                f"waiting for {len(writers)} MatrixOne pods to stop before deleting {url}: {shown}",
+                settings.busy_poll_seconds,
+            )
+        job_name = buckets.cleanup_job_name(ctx.name)
+        job = self.env.caches.get(r.JOBS, namespace, job_name)
+        if job is None or not is_controlled_by(job, claim):
+            if job is not None:
+                return await self._wait(
+                    ctx,
+                    "CleanupBlocked",
+                    f"a Job {job_name} that this claim does not own is in the way: delete it",
+                    settings.poll_seconds,
+                )
+            plan = Writes(self.env.client)
+            plan.create(cleanup_job(claim, self.image), r.JOBS)
+            await plan(ctx)
+            ctx.event("Normal", "DeletingData", f"started Job {job_name} to delete {url}")
+            return await self._wait(
+                ctx, "DeletingData", f"Job {job_name} deletes {url}", settings.busy_poll_seconds
+            )
+        outcome = job_outcome(job)
+        if outcome is None:
+            problem = self._pod_problem(claim, job)
+            return await self._wait(
+                ctx,
+                "DeletingData",
+                f"Job {job_name} deletes {url}" + (f"; its pod: {problem}" if problem else ""),
+                settings.busy_poll_seconds,
+            )
+        kind, why = outcome
+        if kind == "Complete":
+            ctx.event("Normal", "DataDeleted", f"Job {job_name} deleted {url}")
+            return await self._done(ctx)
+        problem = self._pod_problem(claim, job)
+        message = (
+            f"Job {job_name} failed to delete {url} ({why or 'failed'}"
+            + (f"; last pod: {problem}" if problem else "")
+            + f"). Fix the cause (credentials, endpoint) and delete Job {job_name} to retry, or set "
+            "spec.s3.s3RetentionPolicy of this claim to Retain to keep the data and let the claim go"
+        )
+        return await self._wait(ctx, "CleanupFailed", message, settings.poll_seconds, warn=True)
+
+    def _logset_in_use(self, claim: Mapping[str, Any], bound: str) -> bool:
+        namespace, _, name = bound.partition("/")
+        logset = self.env.caches.get(r.LOGSETS, namespace, name)
+        if logset is None:
+            # a LogSet of another namespace is out of our sight: trust the binding
+            return namespace != (claim["metadata"].get("namespace") or "")
+        return not is_deleting(logset)
+
+    def _writers(self, claim: Mapping[str, Any]) -> list[str]:
+        """MatrixOne pods that may still write to the claim's path: those of its cluster,
+        or of its LogSet when it belongs to none."""
+        meta = claim["metadata"]
+        namespace = meta.get("namespace") or ""
+        claim_labels = meta.get("labels") or {}
+        cluster, logset = claim_labels.get(labels.CLUSTER), claim_labels.get(labels.INSTANCE)
+        if cluster:
+            selector = labels.cluster_labels(cluster)
+        elif logset:
+            selector = labels.sub_resource_labels(Component.LOG, logset, namespace)
+        else:
+            return []
+        pods = self.env.caches.list(r.PODS, namespace, selector)
+        return sorted(
+            name_of(p)
+            for p in pods
+            if (p["metadata"].get("labels") or {}).get(labels.COMPONENT) in WRITER_KINDS
+        )
+
+    def _pod_problem(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> str | None:
+        """Why the Job's newest pod is not doing its work, if its status says."""
+        pods = [
+            p
+            for p in self.env.caches.list(r.PODS, claim["metadata"].get("namespace") or "", job_labels(claim))
+            if is_controlled_by(p, job)
+        ]
+        if not pods:
+            return None
+        newest = max(pods, key=lambda p: (str(p["metadata"].get("creationTimestamp") or ""), name_of(p)))
+        if (newest.get("status") or {}).get("phase") in ("Succeeded", "Running"):
+            return None
+        return f"{name_of(newest)}: {podutil.problem(newest)}"
+
+    async def _wait(
+        self, ctx: Context, reason: str, message: str, after: float, *, warn: bool = False
+    ) -> bool:
+        before = get_condition((ctx.obj.get("status") or {}).get("conditions") or (), READY) or {}
+        ctx.set_condition(READY, False, reason, message)
+        await self._write_status(ctx)
+        if warn and before.get("reason") != reason:
+            ctx.event("Warning", reason, message)
+        ctx.requeue(after)
+        return False
+
+    async def _done(self, ctx: Context) -> bool:
+        """The claim's work is done: drop the Go operator's finalizers, if any, then ours goes."""
+        legacy = legacy_finalizers(ctx.obj)
+        if not legacy:
+            return True
+        meta = ctx.obj["metadata"]
+        await self.env.client.patch(
+            r.BUCKETCLAIMS,
+            ctx.name,
+            {
+                "metadata": {
+                    "finalizers": [f for f in meta.get("finalizers") or () if f not in legacy],
+                    "resourceVersion": meta["resourceVersion"],
+                }
+            },
+            ctx.namespace or None,
+        )
+        ctx.requeue(self.env.settings.busy_poll_seconds)
+        return False
+
+    async def _write_status(self, ctx: Context) -> None:
+        ctx.status["observedGeneration"] = ctx.generation
+        if ctx.status == (ctx.obj.get("status") or {}):
+            return
+        body = {
+            "apiVersion": ctx.obj["apiVersion"],
+            "kind": KIND,
+            "metadata": {"name": ctx.name, "namespace": ctx.namespace},
+            "status": ctx.status,
+        }
+        await self.env.client.apply(body, resource=r.BUCKETCLAIMS, subresource="status", force=True)

@@ -1,0 +1,109 @@
+"""How a TN, CN or proxy set finds its log service, or says what it waits for
+(controllers/common/deps.py)."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from mo_operator.controllers.common.deps import LogService, Waiting, logset_ref, resolve
+from mo_operator.controllers.common.env import Caches
+
+from .controller_fakes import FakeCaches
+
+Obj = dict[str, Any]
+S3 = {"s3": {"path": "bucket/mo", "type": "minio"}}
+
+
+def logset(name: str = "mo", namespace: str = "ns", *, replicas: int = 3, discovery: bool = True) -> Obj:
+    status: Obj = {}
+    if discovery:
+        status["discovery"] = {"address": f"{name}-log-discovery.{namespace}.svc", "port": 32001}
+    return {
+        "kind": "LogSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"replicas": replicas, "sharedStorage": S3},
+        "status": status,
+    }
+
+
+def cnset(deps: Obj, namespace: str = "ns") -> Obj:
+    return {"kind": "CNSet", "metadata": {"name": "mo-tp", "namespace": namespace}, "deps": deps}
+
+
+def ref(name: str, namespace: str | None = None) -> Obj:
+    meta: Obj = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return {"logSet": {"metadata": meta}}
+
+
+def caches(*objs: Obj) -> Caches:
+    return cast(Caches, FakeCaches(*objs))
+
+
+V2 = {"image": "matrixorigin/matrixone:2.0.1"}
+V1 = {"image": "matrixorigin/matrixone:1.2.3"}
+
+
+def test_an_external_log_service_is_used_by_address_as_given() -> None:
+    obj = cnset({"externalLogSet": {"haKeeperEndpoint": "hakeeper.elsewhere:32001"}, **ref("ignored")})
+    got = resolve(caches(), obj, V1)
+    assert isinstance(got, LogService)
+    assert got.discovery_address == "hakeeper.elsewhere:32001"
+    assert got.endpoint.service_addresses == ()  # unknown for an external log service
+    assert got.shared_storage == {} and got.logset is None
+
+
+def test_no_log_service_named() -> None:
+    got = resolve(caches(logset()), cnset({}), V2)
+    assert isinstance(got, Waiting) and got.reason == "NoLogService"
+    assert "neither a logSet nor an externalLogSet" in got.message
+    assert isinstance(resolve(caches(), cnset({"logSet": {"metadata": {}}}), V2), Waiting)
+
+
+def test_a_missing_logset_is_waited_for() -> None:
+    got = resolve(caches(logset("other")), cnset(ref("mo")), V2)
+    assert got == Waiting("WaitingForLogSet", "LogSet ns/mo does not exist yet")
+
+
+def test_a_logset_without_discovery_has_not_bootstrapped() -> None:
+    got = resolve(caches(logset(discovery=False)), cnset(ref("mo")), V2)
+    assert got == Waiting("WaitingForLogSet", "LogSet ns/mo has not bootstrapped its HAKeeper yet")
+
+
+def test_the_discovery_address_and_shared_storage_of_the_logset() -> None:
+    ls = logset()
+    got = resolve(caches(ls), cnset(ref("mo")), V2)
+    assert isinstance(got, LogService)
+    assert got.discovery_address == "mo-log-discovery.ns.svc:32001"
+    assert got.endpoint.service_addresses == ()  # 2.0 finds HAKeeper by discovery
+    assert got.shared_storage == S3
+    assert got.logset is not None and got.logset["metadata"]["name"] == "mo"
+
+
+def test_before_2_0_every_log_store_is_listed() -> None:
+    got = resolve(caches(logset(replicas=3)), cnset(ref("mo")), V1)
+    assert isinstance(got, LogService)
+    assert got.discovery_address == "mo-log-discovery.ns.svc:32001"
+    assert got.endpoint.service_addresses == (
+        "mo-log-0.mo-log-headless.ns.svc:32001",
+        "mo-log-1.mo-log-headless.ns.svc:32001",
+        "mo-log-2.mo-log-headless.ns.svc:32001",
+    )
+    # semanticVersion overrides the image tag, both ways
+    new = resolve(caches(logset()), cnset(ref("mo")), {**V1, "semanticVersion": "2.0.0"})
+    assert isinstance(new, LogService) and new.endpoint.service_addresses == ()
+    old = resolve(caches(logset()), cnset(ref("mo")), {**V2, "semanticVersion": "1.2.0"})
+    assert isinstance(old, LogService) and len(old.endpoint.service_addresses) == 3
+    # an unknown version gets the addresses too (as upstream, no feature is assumed)
+    latest = resolve(caches(logset()), cnset(ref("mo")), {"image": "matrixorigin/matrixone:latest"})
+    assert isinstance(latest, LogService) and len(latest.endpoint.service_addresses) == 3
+
+
+def test_a_logset_in_another_namespace() -> None:
+    there = logset("shared", "logs")
+    got = resolve(caches(there, logset("shared", "ns", discovery=False)), cnset(ref("shared", "logs")), V2)
+    assert isinstance(got, LogService) and got.discovery_address == "shared-log-discovery.logs.svc:32001"
+    assert logset_ref(cnset(ref("shared", "logs"))) == ("logs", "shared")
+    assert logset_ref(cnset(ref("mo"))) == ("ns", "mo")
+    assert logset_ref(cnset({})) is None

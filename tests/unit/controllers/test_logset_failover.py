@@ -1,0 +1,178 @@
+"""The LogSet's failover decision (controllers/logset.py ``_failover``): a store
+HAKeeper reports down whose pod has not been ready for ``storeFailureTimeout``
+is lost; a lost minority of the shard's replicas is replaced (or marked for a
+human with ``failedPodStrategy: Orphan``), a lost majority is only reported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.logset import FAILOVER, LogSetActor
+from mo_operator.kube.actor import Context
+from mo_operator.matrixone import identity, labels, names
+from mo_operator.matrixone.admin import HAKeeperPhase, HAKeeperState, LogStore, NodeState
+from mo_operator.matrixone.component import Component
+
+from .controller_fakes import NOW, FakeCaches, condition, context, events, make_env, run, writes
+
+Obj = dict[str, Any]
+TIMEOUT = 600.0  # the default storeFailureTimeout
+
+
+def logset(replicas: int = 3, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "core.matrixorigin.io/v1alpha1",
+        "kind": "LogSet",
+        "metadata": {"name": "mo", "namespace": "ns", "uid": "uid-mo", "generation": 2},
+        "spec": {"replicas": replicas, **spec},
+    }
+
+
+def pod(i: int, *, down_for: float | None = None, **meta: Any) -> Obj:
+    """Log pod ``i``: ready, or not ready for ``down_for`` seconds."""
+    ready = down_for is None
+    since = NOW - (down_for or 0) if not ready else NOW - 9000
+    return {
+        "kind": "Pod",
+        "metadata": {
+            "name": f"mo-log-{i}",
+            "namespace": "ns",
+            "uid": f"uid-log-{i}",
+            "creationTimestamp": format_time(NOW - 10000),
+            "labels": dict(meta.pop("labels", {})),
+            **meta,
+        },
+        "status": {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "lastTransitionTime": format_time(since),
+                }
+            ]
+        },
+    }
+
+
+def hakeeper(*down: int, replicas: int = 3, uuid: Any = identity.log_store_uuid) -> HAKeeperState:
+    stores = tuple(
+        LogStore(uuid(i), f"mo-log-{i}:32001", 100, NodeState.TIMEOUT if i in down else NodeState.NORMAL)
+        for i in range(replicas)
+    )
+    return HAKeeperState(HAKeeperPhase.RUNNING, 100, log_stores=stores)
+
+
+async def failover(
+    obj: Obj, pods: list[Obj], state: HAKeeperState
+) -> tuple[list[tuple[str, str, str, Any]], Context]:
+    env = make_env(FakeCaches())
+    ctx = context(obj)
+    plan = writes(env)
+    LogSetActor(env)._failover(ctx, obj["spec"], pods, state, plan)
+    return (await run(plan) if plan else []), ctx
+
+
+def failover_condition(ctx: Context) -> tuple[str, str, str]:
+    found = condition(ctx, FAILOVER)
+    assert found is not None
+    return found["status"], found["reason"], found["message"]
+
+
+async def test_nothing_lost_nothing_done() -> None:
+    calls, ctx = await failover(logset(), [pod(0), pod(1), pod(2)], hakeeper())
+    assert calls == [] and events(ctx) == []
+    assert failover_condition(ctx)[:2] == ("True", "NoLostStores")
+
+
+async def test_a_lost_minority_is_replaced() -> None:
+    pods = [pod(0), pod(1, down_for=TIMEOUT + 5), pod(2)]
+    calls, ctx = await failover(logset(), pods, hakeeper(1))
+    assert calls == [("delete", "Pod", "mo-log-1", calls[0][3])]
+    assert calls[0][3]["uid"] == "uid-log-1"  # only the pod judged lost
+    assert calls[0][3]["grace_period_seconds"] == 0  # a pod on a dead node never ends on its own
+    status, reason, message = failover_condition(ctx)
+    assert (status, reason) == ("False", "RepairingStores") and "mo-log-1" in message
+    assert events(ctx) == [("Warning", "StoreLost", "log stores mo-log-1 down for 600s: replacing")]
+
+
+async def test_a_lost_majority_is_only_reported() -> None:
+    pods = [pod(0, down_for=TIMEOUT + 1), pod(1, down_for=TIMEOUT + 5), pod(2)]
+    calls, ctx = await failover(logset(), pods, hakeeper(0, 1))
+    assert calls == []
+    status, reason, message = failover_condition(ctx)
+    assert (status, reason) == ("False", "MajorityLost")
+    assert "mo-log-0, mo-log-1" in message and "not replacing them automatically" in message
+    assert [(t, r) for t, r, _ in events(ctx)] == [("Warning", "MajorityLost")]
+
+
+async def test_a_single_replica_shard_can_lose_nothing_safely() -> None:
+    calls, ctx = await failover(logset(replicas=1), [pod(0, down_for=TIMEOUT + 1)], hakeeper(0, replicas=1))
+    assert calls == [] and failover_condition(ctx)[1] == "MajorityLost"
+
+
+async def test_the_limit_comes_from_the_shard_replicas_not_the_pods() -> None:
+    # five log stores but a three-replica shard: losing two is a majority of the shard
+    obj = logset(replicas=5, initialConfig={"logShardReplicas": 3})
+    pods = [pod(0), pod(1), pod(2), pod(3, down_for=TIMEOUT + 1), pod(4, down_for=TIMEOUT + 1)]
+    calls, ctx = await failover(obj, pods, hakeeper(3, 4, replicas=5))
+    assert calls == [] and failover_condition(ctx)[1] == "MajorityLost"
+    wider = logset(replicas=5, initialConfig={"logShardReplicas": 5})
+    calls, _ = await failover(wider, pods, hakeeper(3, 4, replicas=5))
+    assert sorted(name for _, _, name, _ in calls) == ["mo-log-3", "mo-log-4"]
+
+
+async def test_a_store_down_for_less_than_the_timeout_is_waited_for() -> None:
+    pods = [pod(0), pod(1, down_for=100), pod(2, down_for=TIMEOUT - 10)]
+    calls, ctx = await failover(logset(), pods, hakeeper(1, 2))
+    assert calls == []
+    status, reason, message = failover_condition(ctx)[:3]
+    assert (status, reason) == ("False", "StoresDown") and "mo-log-1, mo-log-2" in message
+    assert ctx.requeue_after == pytest.approx(10.0)
+
+
+async def test_the_timeout_is_the_specs() -> None:
+    pods = [pod(0), pod(1, down_for=130), pod(2)]
+    calls, _ = await failover(logset(storeFailureTimeout="2m0s"), pods, hakeeper(1))
+    assert [name for _, _, name, _ in calls] == ["mo-log-1"]
+    calls, ctx = await failover(logset(storeFailureTimeout="5m"), pods, hakeeper(1))
+    assert calls == [] and ctx.requeue_after == pytest.approx(170.0)
+
+
+async def test_only_stores_hakeeper_reports_down_and_whose_pods_are_not_ready() -> None:
+    # pod not ready, but its store heartbeats: not lost (e.g. a failing probe)
+    calls, _ = await failover(logset(), [pod(0), pod(1, down_for=TIMEOUT * 2), pod(2)], hakeeper())
+    assert calls == []
+    # store down in HAKeeper, but the pod is ready (it is restarting its store): not lost
+    calls, _ = await failover(logset(), [pod(0), pod(1), pod(2)], hakeeper(1))
+    assert calls == []
+
+
+async def test_orphan_marks_the_lost_pod_for_a_human_instead_of_deleting_it() -> None:
+    pods = [pod(0), pod(1, down_for=TIMEOUT + 5), pod(2)]
+    calls, ctx = await failover(logset(failedPodStrategy="Orphan"), pods, hakeeper(1))
+    assert [(verb, kind, name) for verb, kind, name, _ in calls] == [("patch", "Pod", "mo-log-1")]
+    assert calls[0][3] == {
+        "metadata": {"labels": {labels.ACTION_REQUIRED: "True", labels.LOGSET_OWNER: "mo"}}
+    }
+    assert failover_condition(ctx)[2].endswith("marked for a human")
+    # once marked, it is left to the human
+    marked = pod(1, down_for=TIMEOUT + 5, labels={labels.ACTION_REQUIRED: "True"})
+    calls, ctx = await failover(logset(failedPodStrategy="Orphan"), [pod(0), marked, pod(2)], hakeeper(1))
+    assert calls == [] and failover_condition(ctx)[1] == "NoLostStores"
+
+
+async def test_dns_based_identity_maps_pods_to_stores_by_their_dns_name() -> None:
+    def dns_uuid(i: int) -> str:
+        headless = names.headless_service_name(Component.LOG, "mo")
+        return identity.dns_store_uuid(names.pod_fqdn(f"mo-log-{i}", headless, "ns"))
+
+    obj = logset(dnsBasedIdentity=True)
+    pods = [pod(0), pod(1, down_for=TIMEOUT + 5), pod(2)]
+    calls, _ = await failover(obj, pods, hakeeper(1, uuid=dns_uuid))
+    assert [name for _, _, name, _ in calls] == ["mo-log-1"]
+    # its store still heartbeats: the pod is not lost, whatever its readiness
+    calls, _ = await failover(obj, pods, hakeeper(uuid=dns_uuid))
+    assert calls == []

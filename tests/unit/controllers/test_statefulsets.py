@@ -1,0 +1,222 @@
+"""StatefulSets of the stateful sets and how far their rolls have got
+(controllers/common/statefulsets.py): ``rollout`` is complete only once the
+StatefulSet controller saw the latest spec and every replica is updated and
+ready; ``stall`` names the first pod stuck past the bound, and says why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.common.statefulsets import (
+    REVISION_LABEL,
+    Rollout,
+    rollout,
+    stall,
+    statefulset,
+    volume_claim_template,
+)
+
+Obj = dict[str, Any]
+NOW = 1_700_000_000.0
+STALL = 120.0
+OWNER = {
+    "apiVersion": "core.matrixorigin.io/v1alpha1",
+    "kind": "LogSet",
+    "metadata": {"name": "mo", "namespace": "ns", "uid": "uid-mo"},
+}
+SELECTOR = {"matrixorigin.io/instance": "mo"}
+
+
+def sts(status: Obj, *, replicas: int = 3, generation: int = 2) -> Obj:
+    return {
+        "kind": "StatefulSet",
+        "metadata": {"name": "mo-log", "namespace": "ns", "generation": generation},
+        "spec": {"replicas": replicas},
+        "status": status,
+    }
+
+
+def settled_status(replicas: int = 3, generation: int = 2, revision: str = "r2") -> Obj:
+    return {
+        "observedGeneration": generation,
+        "replicas": replicas,
+        "readyReplicas": replicas,
+        "updatedReplicas": replicas,
+        "currentRevision": revision,
+        "updateRevision": revision,
+    }
+
+
+def pod(
+    i: int,
+    *,
+    ready: bool = True,
+    revision: str = "r2",
+    since: float = NOW - 1000,
+    deleting: bool = False,
+    **status: Any,
+) -> Obj:
+    meta: Obj = {
+        "name": f"mo-log-{i}",
+        "namespace": "ns",
+        "labels": {REVISION_LABEL: revision},
+        "creationTimestamp": format_time(NOW - 5000),
+    }
+    if deleting:
+        meta["deletionTimestamp"] = format_time(NOW)
+    return {
+        "kind": "Pod",
+        "metadata": meta,
+        "status": {
+            "phase": "Running",
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "lastTransitionTime": format_time(since),
+                }
+            ],
+            **status,
+        },
+    }
+
+
+def roll(sts_obj: Obj | None, pods: list[Obj]) -> Rollout:
+    return rollout(sts_obj, pods, now=NOW, stall_seconds=STALL)
+
+
+# ------------------------------------------------------------------ objects
+def test_statefulset_rolls_one_pod_at_a_time_in_parallel_pod_management() -> None:
+    template = {"metadata": {"labels": SELECTOR}, "spec": {"containers": []}}
+    claim = volume_claim_template("mo-data", "10Gi", "fast", SELECTOR)
+    obj = statefulset(
+        OWNER,
+        "mo-log",
+        {"a": "b"},
+        SELECTOR,
+        replicas=3,
+        service_name="mo-log-headless",
+        template=template,
+        volume_claim_templates=[claim],
+        pvc_retention="Retain",
+    )
+    spec = obj["spec"]
+    assert obj["apiVersion"] == "apps/v1" and obj["kind"] == "StatefulSet"
+    assert obj["metadata"]["name"] == "mo-log" and obj["metadata"]["ownerReferences"][0]["uid"] == "uid-mo"
+    assert spec["replicas"] == 3 and spec["serviceName"] == "mo-log-headless"
+    assert spec["selector"] == {"matchLabels": SELECTOR}
+    assert spec["podManagementPolicy"] == "Parallel"
+    assert spec["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+    assert spec["persistentVolumeClaimRetentionPolicy"] == {"whenDeleted": "Retain", "whenScaled": "Retain"}
+    assert spec["template"] == template
+    assert spec["volumeClaimTemplates"] == [claim]
+    assert claim["spec"] == {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "10Gi"}},
+        "storageClassName": "fast",
+    }
+    bare = statefulset(OWNER, "mo-dn", {}, SELECTOR, replicas=1, service_name="h", template=template)
+    assert "volumeClaimTemplates" not in bare["spec"]  # no empty list
+    assert bare["spec"]["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] == "Delete"
+    assert "storageClassName" not in volume_claim_template("mo-data", "1Gi", None, {})["spec"]
+
+
+# ------------------------------------------------------------------ rollout
+def test_no_statefulset_yet() -> None:
+    assert roll(None, []) == Rollout(0, 0, 0, False)
+
+
+def test_complete_when_observed_and_every_replica_is_updated_and_ready() -> None:
+    got = roll(sts(settled_status()), [pod(0), pod(1), pod(2)])
+    assert got.complete and got.stalled is None and got.recheck_after is None
+    assert (got.replicas, got.ready, got.updated) == (3, 3, 3)
+    assert got.summary() == "3/3 ready, 3/3 updated"
+
+
+def test_not_complete_until_the_controller_observed_the_latest_generation() -> None:
+    status = settled_status(generation=1)
+    got = roll(sts(status, generation=2), [pod(0), pod(1), pod(2)])
+    assert not got.complete
+
+
+def test_not_complete_while_any_replica_is_not_updated_or_not_ready() -> None:
+    pods = [pod(0), pod(1), pod(2)]
+    for field, value in (("updatedReplicas", 2), ("readyReplicas", 2), ("replicas", 4)):
+        status = {**settled_status(), field: value}
+        assert not roll(sts(status), pods).complete, field
+    rolling = {**settled_status(), "currentRevision": "r1"}
+    assert not roll(sts(rolling), pods).complete
+
+
+def test_scaled_to_zero_is_complete_without_revisions() -> None:
+    status = {"observedGeneration": 2, "replicas": 0, "updateRevision": "r2", "currentRevision": "r1"}
+    assert roll(sts(status, replicas=0), []).complete
+
+
+def test_pod_counts_come_from_the_pods_and_skip_deleting_ones() -> None:
+    status = {**settled_status(), "readyReplicas": 1, "updatedReplicas": 1, "currentRevision": "r1"}
+    pods = [
+        pod(0, revision="r1"),
+        pod(1, revision="r1"),
+        pod(2, ready=False, since=NOW - 10),
+        pod(3, deleting=True),
+    ]
+    got = roll(sts(status), pods)
+    assert (got.ready, got.updated) == (2, 1)
+    assert not got.complete
+    assert got.summary() == "2/3 ready, 1/3 updated"
+
+
+# -------------------------------------------------------------------- stall
+def test_a_pod_not_ready_past_the_bound_stalls_the_roll_and_says_why() -> None:
+    crashing = pod(
+        2,
+        ready=False,
+        revision="r3",
+        since=NOW - 300,
+        containerStatuses=[
+            {
+                "name": "main",
+                "ready": False,
+                "restartCount": 4,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 2, "message": "InvalidConfig: bad"}},
+            }
+        ],
+    )
+    got = roll(sts({**settled_status(), "updateRevision": "r3"}), [pod(0), pod(1), crashing])
+    assert (
+        got.stalled
+        == "pod mo-log-2 is not ready after 300s: CrashLoopBackOff (4 restarts): InvalidConfig: bad"
+    )
+    assert got.recheck_after is None
+
+
+def test_the_first_stalled_pod_by_name_is_named() -> None:
+    pods = [pod(2, ready=False, since=NOW - 500), pod(1, ready=False, since=NOW - 200)]
+    reason, recheck = stall(pods, NOW, STALL)
+    assert reason is not None and reason.startswith("pod mo-log-1 is not ready after 200s: ")
+    assert recheck is None
+
+
+def test_a_pod_not_ready_for_less_than_the_bound_says_when_to_look_again() -> None:
+    pods = [pod(0), pod(1, ready=False, since=NOW - 30), pod(2, ready=False, since=NOW - 100)]
+    assert stall(pods, NOW, STALL) == (None, 20.0)
+    assert stall([pod(0), pod(1)], NOW, STALL) == (None, None)
+    # exactly at the bound counts as stalled
+    reason, _ = stall([pod(0, ready=False, since=NOW - STALL)], NOW, STALL)
+    assert reason is not None and "after 120s" in reason
+
+
+def test_a_new_pod_counts_from_its_creation() -> None:
+    fresh = pod(0, ready=False)
+    fresh["metadata"]["creationTimestamp"] = format_time(NOW - 50)
+    fresh["status"]["conditions"] = []
+    assert stall([fresh], NOW, STALL) == (None, 70.0)
+
+
+def test_a_deleting_pod_does_not_stall_the_roll() -> None:
+    stuck = pod(2, ready=False, since=NOW - 900, deleting=True)
+    got = roll(sts(settled_status()), [pod(0), pod(1), stuck])
+    assert got.stalled is None

@@ -35,6 +35,7 @@ from mo_operator.controllers.common.env import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator, OperatorConfig
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.errors import ApiConnectionError
 from mo_operator.kube.resource import Resource
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
@@ -43,7 +44,12 @@ from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
 from mo_operator.localcluster.simulator.rules import RuleSet, rules_configmap
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 from mo_operator.matrixone.simulated.state import Settings as MOSettings
-from mo_operator.webhooks import configuration_names, install_webhook_configurations, register
+from mo_operator.webhooks import (
+    api_claim_lookup,
+    configuration_names,
+    install_webhook_configurations,
+    register,
+)
 from mo_operator.webhooks.configurations import MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION
 
 REAL_KUBECONFIG = os.environ.get("MO_TEST_KUBECONFIG")
@@ -63,6 +69,7 @@ OPERATOR_SETTINGS = OperatorSettings(
     busy_poll_seconds=0.2, poll_seconds=1.0, rollout_stall_seconds=3.0, drain_timeout_seconds=30.0
 )
 SIMULATED_STORAGE_CLASS = "localcluster-simulated"
+_UNREACHABLE = ("connection refused", "connection reset", "the server is currently unable", "EOF")
 NAMESPACES = Resource("", "v1", "Namespace", "namespaces", False)
 
 Obj = dict[str, Any]
@@ -76,14 +83,28 @@ async def eventually(
     try:
         async with asyncio.timeout(timeout):
             while True:
-                last = check()
-                if asyncio.iscoroutine(last):
-                    last = await last
-                if last:
-                    return last
+                try:
+                    last = check()
+                    if asyncio.iscoroutine(last):
+                        last = await last
+                except Exception as e:
+                    if not _transient(e):
+                        raise
+                    last = e  # the API server restarts or throttles: ask again
+                else:
+                    if last:
+                        return last
                 await asyncio.sleep(interval)
     except TimeoutError:
         raise AssertionError(f"not true after {timeout}s: {message or check} (last: {last!r})") from None
+
+
+def _transient(e: Exception) -> bool:
+    """An API error a client rides out: the server is away, overloaded or throttling."""
+    if isinstance(e, (ConnectionError, OSError, ApiConnectionError, TimeoutError)):
+        return True
+    status = getattr(e, "status", 0)
+    return bool(status == 429 or status >= 500)
 
 
 def condition(obj: Mapping[str, Any] | None, ctype: str) -> Mapping[str, Any]:
@@ -159,6 +180,19 @@ class World:
     async def kubectl(
         self, *args: str, input: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
+        """Run kubectl in the test's namespace, as a user would (retrying while the API
+        server is unreachable, as a user would too)."""
+        for attempt in range(20):
+            result = await self._kubectl_once(*args, input=input)
+            unreachable = any(t in result.stderr for t in _UNREACHABLE)
+            if result.returncode == 0 or not unreachable or attempt == 19:
+                break
+            await asyncio.sleep(0.5)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed:\n{result.stderr}{result.stdout}")
+        return result
+
+    async def _kubectl_once(self, *args: str, input: str | None) -> subprocess.CompletedProcess[str]:
         from mo_operator.cli.demo import kubectl_binary
 
         proc = await asyncio.create_subprocess_exec(
@@ -174,10 +208,7 @@ class World:
             env={**os.environ, "KUBECACHEDIR": str(self.kubeconfig.parent / "kubecache")},
         )
         out, err = await asyncio.wait_for(proc.communicate(input.encode() if input is not None else None), 60)
-        result = subprocess.CompletedProcess(list(args), proc.returncode or 0, out.decode(), err.decode())
-        if check and result.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed:\n{result.stderr}{result.stdout}")
-        return result
+        return subprocess.CompletedProcess(list(args), proc.returncode or 0, out.decode(), err.decode())
 
     async def apply(self, obj: Obj) -> None:
         """``kubectl apply`` a manifest, as a user would."""
@@ -280,7 +311,7 @@ class OperatorRunner:
     async def start_webhooks(self) -> None:
         certs = GeneratedCerts(["127.0.0.1", "localhost"])
         self.webhooks = WebhookServer(certs, host="127.0.0.1", port=0)
-        register(self.webhooks)
+        register(self.webhooks, claims=api_claim_lookup(self.world.client))
         await self.webhooks.start()
         await install_webhook_configurations(
             self.world.client, url_base=f"https://127.0.0.1:{self.webhooks.port}", ca_bundle=certs.ca_bundle
@@ -309,6 +340,8 @@ class OperatorRunner:
 
     async def spawn(self, *extra: str, identity: str | None = None) -> asyncio.subprocess.Process:
         """Run ``mo-operator run`` as a child process against the world's cluster."""
+        if self.process is not None and self.process.returncode is None:
+            raise RuntimeError("this runner's operator still runs: kill it first (two would both write)")
         assert self.world.cluster.admin_server is not None
         admin = self.world.cluster.admin_server
         args = [

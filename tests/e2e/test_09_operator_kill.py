@@ -47,9 +47,9 @@ class Chaos:
         while not self._stop.is_set():
             await self.runner.spawn(*OPERATOR_ARGS)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), self.rng.uniform(0.5, 4.0))
+                await asyncio.wait_for(self._stop.wait(), self.rng.uniform(0.3, 2.5))
             if self._stop.is_set():
-                return
+                break
             await self.runner.kill()
             self.kills += 1
             await asyncio.sleep(self.rng.uniform(0.0, 1.0))
@@ -62,9 +62,11 @@ class Chaos:
         self._stop.set()
 
     async def stop(self) -> None:
+        """Stop the chaos and its last operator: the test starts the one it checks with."""
         self._stop.set()
         if self._task is not None:
             await self._task
+        await self.runner.kill()
 
 
 async def _patch(world: World, patch: str, kind: str = "json") -> None:
@@ -155,10 +157,9 @@ async def test_killing_the_operator_at_random_loses_and_duplicates_nothing(
         await _patch(world, '[{"op":"remove","path":"/spec/cnGroups/1"}]')
         await _settled(world)
     await chaos.stop()
-    assert chaos.kills >= 5, f"only {chaos.kills} kills: the test did not disturb much"
+    assert chaos.kills >= 4, f"only {chaos.kills} kills: the test did not disturb much"
 
     # While the operator is down: a pod dies, the spec changes, a child is deleted by hand.
-    await operator_runner.kill()
     await world.kubectl("delete", "pod", "mo-log-1", "--wait=false")
     await world.kubectl("delete", "service", "mo-tp-cn")
     await world.kubectl("delete", "statefulset", "mo-dn", "--wait=false")
@@ -174,3 +175,62 @@ def _json(value: Any) -> str:
     import json
 
     return json.dumps(value, separators=(",", ":"))
+
+
+async def test_killing_the_operator_during_backup_restore_and_deletion(
+    world: World, operator_runner: OperatorRunner
+) -> None:
+    """Scenarios 6 and 7 under the same chaos: exactly one Backup, a restored cluster
+    that runs, and deletions that remove exactly what their policies say."""
+    from .test_06_delete import _cluster_gone, _log_pvcs, _log_service, _nothing_terminating, _objects
+    from .test_07_backup_restore import backup_job
+
+    chaos = Chaos(operator_runner, SEED + 1)
+    with chaos:
+        small = {"tn": {"replicas": 1}, "cnGroups": [{"name": "tp", "replicas": 1}], "proxy": {"replicas": 1}}
+        source = world.cluster_manifest("src", logService=_log_service("src", policy="Delete"), **small)
+        await world.apply(source)
+        await _wait(world, "src")
+        await world.apply(backup_job(world, "nightly", "src", "backups/nightly"))
+
+        async def backed_up() -> str | None:
+            job = await world.get(r.BACKUPJOBS, "nightly")
+            return (
+                ((job or {}).get("status") or {}).get("backup")
+                if (job or {}).get("status", {}).get("phase") == "Completed"
+                else None
+            )
+
+        backup = await eventually(backed_up, timeout=120, message="the backup completes")
+        copy = world.cluster_manifest(
+            "copy", logService=_log_service("copy", policy="Delete"), restoreFrom=backup, **small
+        )
+        await world.apply(copy)
+        await _wait(world, "copy")
+        for name in ("src", "copy"):
+            await world.kubectl("delete", "matrixonecluster", name, "--wait=false")
+        for name in ("src", "copy"):
+            await eventually(
+                lambda name=name: _cluster_gone(world, name), timeout=120, message=f"{name} is gone"
+            )
+    await chaos.stop()
+    assert chaos.kills >= 4, f"only {chaos.kills} kills: the test did not disturb much"
+    await operator_runner.spawn(*OPERATOR_ARGS)
+
+    mo = world.cluster.mo
+    assert mo is not None
+    assert len(mo.model.backups.backups) == 1, "one backup, however often the operator died"
+    assert [b["metadata"]["name"] for b in (await world.client.list(r.BACKUPS)).items] == [backup]
+    await eventually(lambda: _nothing_terminating(world), timeout=60, message="nothing stuck Terminating")
+    for name in ("src", "copy"):
+        assert await _log_pvcs(world, name) == [], f"{name}'s volumes follow the Delete policy"
+        await eventually(
+            lambda name=name: not _objects(world).holds_data(f"bucket/{name}"),
+            timeout=60,
+            message=f"{name}'s data deleted",
+        )
+    assert await world.list(r.BUCKETCLAIMS) == []
+
+
+async def _wait(world: World, name: str) -> None:
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, name, timeout=120)

@@ -34,7 +34,7 @@ from mo_operator.kube.conditions import get_condition
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
-from mo_operator.webhooks import install_webhook_configurations, register
+from mo_operator.webhooks import api_claim_lookup, install_webhook_configurations, register
 
 SETS = ((r.LOGSETS, "LogSet"), (r.DNSETS, "DNSet"), (r.CNSETS, "CNSet"), (r.PROXYSETS, "ProxySet"))
 DEMO_TIMINGS = {"start_delay": 0.5, "ready_delay": 0.3, "time_scale": 0.05}
@@ -99,7 +99,7 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
     try:
         with console.status("Installing the CRDs and the webhooks..."):
             await install_crds(client)
-            register(webhooks)
+            register(webhooks, claims=api_claim_lookup(client))
             await webhooks.start()
             await install_webhook_configurations(
                 client, url_base=f"https://127.0.0.1:{webhooks.port}", ca_bundle=webhooks.certs.ca_bundle

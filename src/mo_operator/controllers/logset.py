@@ -109,11 +109,24 @@ class LogSetActor:
         if s3 is None:
             return True
         policy = bucketclaims.retention_policy(spec)
-        for claim in bucketclaims.claims_to_release(self.env.caches, ctx.obj, s3, policy):
-            await bucketclaims.release(self.env.client, claim, policy)
+        claims = bucketclaims.claims_to_release(self.env.caches, ctx.obj, s3, policy)
+        written = bool(claims) and (_wrote(ctx.obj) or await self._hakeeper_bootstrapped(ctx))
+        for claim in claims:
+            await bucketclaims.release(self.env.client, claim, policy, written=written)
             verb = "released (data kept)" if policy == "Retain" else "deleted (its data is deleted next)"
             ctx.event("Normal", "BucketReleased", f"BucketClaim {name_of(claim)} {verb}")
         return True
+
+    async def _hakeeper_bootstrapped(self, ctx: Context) -> bool:
+        """Whether HAKeeper answers as bootstrapped: the log service wrote to its path even
+        if the LogSet never recorded it (the operator died between the two)."""
+        try:
+            state = await self.env.admin.admin(
+                names.discovery_address(ctx.name, ctx.namespace)
+            ).hakeeper_state()
+        except AdminError:
+            return False
+        return state.bootstrapped
 
     # ------------------------------------------------------------ bucket claim
     def _holds_path(
@@ -136,7 +149,7 @@ class LogSetActor:
             s3,
             bucketclaims.claims_of_path(self.env.caches, s3),
             bucketclaims.scheduling_template(template),
-            written=bool((obj.get("status") or {}).get("discovery")),
+            written=_wrote(obj),
         )
         if decision.refused is not None:
             raise TerminalError(*decision.refused)
@@ -431,6 +444,13 @@ def _store_uuid(ctx: Context, spec: Mapping[str, Any], pod: str, ordinal: int) -
         headless = names.headless_service_name(COMPONENT, ctx.name)
         return identity.dns_store_uuid(names.pod_fqdn(pod, headless, ctx.namespace))
     return identity.log_store_uuid(ordinal)
+
+
+def _wrote(logset: Mapping[str, Any]) -> bool:
+    """MatrixOne data is on the LogSet's path: its HAKeeper bootstrapped (it published its
+    discovery address), or the path was restored from a backup before it started."""
+    restored = ((logset.get("spec") or {}).get("initialConfig") or {}).get("restoreFrom")
+    return bool((logset.get("status") or {}).get("discovery") or restored)
 
 
 def _orphaned(pod: Mapping[str, Any]) -> bool:

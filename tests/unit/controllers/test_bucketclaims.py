@@ -216,6 +216,22 @@ def test_releasing_unbinds_and_records_the_policy_conditionally() -> None:
     assert "spec" not in bc.release_patch(claim(), "Retain")
 
 
+def test_releasing_marks_a_path_the_logset_wrote_to() -> None:
+    """A LogSet deleted before it recorded that MatrixOne wrote to its path (the operator
+    died in between) says so when it lets the claim go, so a Delete policy still cleans."""
+    patch = bc.release_patch(claim(), "Delete", written=True)
+    assert patch["metadata"]["annotations"] == {buckets.BIND_TO: "", buckets.ANY_INSTANCE_RUNNING: "true"}
+    assert buckets.ANY_INSTANCE_RUNNING not in bc.release_patch(claim(), "Delete")["metadata"]["annotations"]
+
+
+def test_a_restored_or_bootstrapped_logset_wrote_to_its_path() -> None:
+    from mo_operator.controllers.logset import _wrote
+
+    assert not _wrote({"spec": {}, "status": {}})
+    assert _wrote({"spec": {}, "status": {"discovery": {"address": "mo-log-discovery.ns.svc"}}})
+    assert _wrote({"spec": {"initialConfig": {"restoreFrom": "hk_data"}}})
+
+
 def test_a_deleted_logset_releases_its_claim_and_finishes_an_interrupted_delete(world: World) -> None:
     ls = logset()
     world.caches.add(r.BUCKETCLAIMS, claim())

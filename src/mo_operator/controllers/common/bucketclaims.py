@@ -262,28 +262,31 @@ def claims_to_release(
     return out
 
 
-def release_patch(claim: Mapping[str, Any], policy: str) -> Obj:
+def release_patch(claim: Mapping[str, Any], policy: str, *, written: bool = False) -> Obj:
     """The merge patch that unbinds ``claim`` and records the LogSet's reclaim policy on it,
     conditional on the claim as seen (a claim another LogSet took meanwhile is not ours to
-    release)."""
+    release); with ``written``, also that MatrixOne wrote to the path (the LogSet may not
+    have recorded it before it was deleted)."""
     meta = claim["metadata"]
-    patch: Obj = {
-        "metadata": {"resourceVersion": meta["resourceVersion"], "annotations": {buckets.BIND_TO: ""}}
-    }
+    annotations: Obj = {buckets.BIND_TO: ""}
+    if written and not buckets.ever_written(claim):
+        annotations[buckets.ANY_INSTANCE_RUNNING] = "true"
+    patch: Obj = {"metadata": {"resourceVersion": meta["resourceVersion"], "annotations": annotations}}
     s3 = (claim.get("spec") or {}).get("s3") or {}
     if s3.get("s3RetentionPolicy") != policy:
         patch["spec"] = {"s3": {"s3RetentionPolicy": policy}}
     return patch
 
 
-async def release(client: Client, claim: Mapping[str, Any], policy: str) -> None:
+async def release(client: Client, claim: Mapping[str, Any], policy: str, *, written: bool = False) -> None:
     """Release ``claim`` (Retain) or release and delete it (Delete).
 
     The delete is conditional on the resourceVersion the release produced: between the
     two, another LogSet could only take the claim by writing it, which makes the delete
     fail (and the claim stays with its new holder, data and all)."""
     namespace, name = namespace_of(claim), name_of(claim)
-    released = await client.patch(r.BUCKETCLAIMS, name, release_patch(claim, policy), namespace or None)
+    patch = release_patch(claim, policy, written=written)
+    released = await client.patch(r.BUCKETCLAIMS, name, patch, namespace or None)
     if policy == buckets.DELETE:
         await client.delete(
             r.BUCKETCLAIMS,

@@ -44,3 +44,21 @@ async def test_a_console_uses_the_clusters_credential_from_a_secret(
         assert toml["db"]["password"] not in str(cm.get("data")), (
             f"the password leaked into {cm['metadata']['name']}"
         )
+
+
+async def test_a_cluster_with_a_console_makes_and_removes_its_webui(world: World, operator: OperatorRunner) -> None:
+    manifest = world.cluster_manifest("mo", webui={"replicas": 1})
+    await world.apply(manifest)
+    cluster = await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
+    webui = await world.get(r.WEBUIS, "mo")
+    assert webui is not None and webui["metadata"]["ownerReferences"][0]["uid"] == cluster["metadata"]["uid"]
+    assert cluster["status"]["webui"]["conditions"]
+    del manifest["spec"]["webui"]
+    await world.apply(manifest)
+
+    async def gone() -> bool:
+        return await world.get(r.WEBUIS, "mo") is None
+
+    from .harness import eventually
+
+    await eventually(gone, message="the console goes with the spec")

@@ -213,7 +213,7 @@ class Operator:
             "matrixonecluster",
             r.MATRIXONE_CLUSTERS,
             MatrixOneClusterActor(env),
-            (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS, r.SECRETS, r.RESTOREJOBS),
+            (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS, r.WEBUIS, r.SECRETS, r.RESTOREJOBS),
         )
         webui = self._actor_controller(
             "webui", r.WEBUIS, WebUIActor(env), (r.DEPLOYMENTS, r.SERVICES, r.SECRETS)

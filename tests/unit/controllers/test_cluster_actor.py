@@ -194,3 +194,15 @@ async def test_cn_groups_no_longer_named_are_deleted_if_this_cluster_controls_th
     calls, _ = await observe(obj, [*settled_world(obj), gone, foreign])
     assert [(verb, kind, name) for verb, kind, name, _ in calls] == [("delete", "CNSet", "mo-old")]
     assert calls[0][3]["uid"] == "uid-old"
+
+
+async def test_a_proxy_or_console_the_spec_drops_is_deleted() -> None:
+    with_all = cluster()
+    with_all["spec"]["webui"] = {"replicas": 1}
+    world = settled_world(with_all)
+    assert {c["kind"] for c in world} >= {"ProxySet", "WebUI"}
+    without = cluster()
+    del without["spec"]["proxy"]
+    calls, _ = await observe(without, world)
+    deleted = sorted((kind, name) for verb, kind, name, _ in calls if verb == "delete")
+    assert deleted == [("ProxySet", "mo"), ("WebUI", "mo")]

@@ -36,17 +36,28 @@ from ..common.env import Env
 from ..common.meta import child_metadata, is_controlled_by, is_deleting, name_of
 from ..common.status import UP_TO_DATE
 from ..common.writes import Writes
-from .children import ROLE_CN, ROLE_LOG, ROLE_PROXY, ROLE_TN, Child, cn_groups, desired_children, held
+from .children import (
+    ROLE_CN,
+    ROLE_LOG,
+    ROLE_PROXY,
+    ROLE_TN,
+    ROLE_WEBUI,
+    Child,
+    cn_groups,
+    desired_children,
+    held,
+)
 from .restore import restore_gate
 
 Obj = dict[str, Any]
 
-ROLE_ORDER = (ROLE_LOG, ROLE_TN, ROLE_CN, ROLE_PROXY)
+ROLE_ORDER = (ROLE_LOG, ROLE_TN, ROLE_CN, ROLE_PROXY, ROLE_WEBUI)
 NOT_READY_REASONS = {
     ROLE_LOG: "LogServiceNotReady",
     ROLE_TN: "DNSetNotReady",
     ROLE_CN: "SomeCNSetsAreNotReady",
     ROLE_PROXY: "ProxySetNotReady",
+    ROLE_WEBUI: "WebUINotReady",
 }
 CREDENTIAL_USER = "dump"
 
@@ -86,7 +97,7 @@ class MatrixOneClusterActor:
             return plan or None  # restoreFrom: no child before the restore completed
         stored = {
             (res.kind, name_of(o)): o
-            for res in (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS)
+            for res in (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS, r.WEBUIS)
             for o in self.env.caches.list(res, namespace, labels.cluster_labels(name))
         }
         children = desired_children(obj, spec, stored)
@@ -108,7 +119,7 @@ class MatrixOneClusterActor:
                     plan.apply(want, child.resource)
             if any(not settled(cached_children[c.label], stamped(c.obj)) for c in group):
                 unsettled_roles.append(role)
-        self._delete_orphans(obj, {c.name for c in children if c.role == ROLE_CN}, plan)
+        self._delete_orphans(obj, children, plan)
         self._status(ctx, spec, children, cached_children, held_children)
         return plan or None
 
@@ -168,14 +179,20 @@ class MatrixOneClusterActor:
         )
         return None
 
-    def _delete_orphans(self, obj: Mapping[str, Any], wanted: set[str], plan: Writes) -> None:
-        """CN groups the spec no longer names (only those this cluster controls)."""
+    def _delete_orphans(self, obj: Mapping[str, Any], children: Sequence[Child], plan: Writes) -> None:
+        """Children the spec no longer asks for: CN groups it no longer names, the proxy
+        or web console it dropped (only those this cluster controls)."""
         namespace = obj["metadata"].get("namespace") or ""
-        for cnset in self.env.caches.list(
-            r.CNSETS, namespace, labels.cluster_labels(obj["metadata"]["name"])
-        ):
-            if name_of(cnset) not in wanted and is_controlled_by(cnset, obj) and not is_deleting(cnset):
-                plan.delete(r.CNSETS, namespace, name_of(cnset), uid=cnset["metadata"]["uid"])
+        wanted = {(c.resource.kind, c.name) for c in children}
+        for res in (r.CNSETS, r.PROXYSETS, r.WEBUIS):
+            for child in self.env.caches.list(res, namespace, labels.cluster_labels(obj["metadata"]["name"])):
+                if (
+                    (res.kind, name_of(child)) in wanted
+                    or not is_controlled_by(child, obj)
+                    or is_deleting(child)
+                ):
+                    continue
+                plan.delete(res, namespace, name_of(child), uid=child["metadata"]["uid"])
 
     # ---------------------------------------------------------------- status
     def _status(
@@ -203,6 +220,10 @@ class MatrixOneClusterActor:
             status["proxy"] = child_status(by_role[ROLE_PROXY][0])
         else:
             status.pop("proxy", None)
+        if by_role[ROLE_WEBUI]:
+            status["webui"] = child_status(by_role[ROLE_WEBUI][0])
+        else:
+            status.pop("webui", None)
         groups: list[Obj] = []
         ready_groups = 0
         for (group, _), child in zip(cn_groups(spec), by_role[ROLE_CN], strict=True):

@@ -34,7 +34,7 @@ from .restore import restored_log_spec
 Obj = dict[str, Any]
 
 INHERITED = ("nodeSelector", "topologySpread", "semanticVersion", "operatorVersion", "memoryFsSize")
-ROLE_LOG, ROLE_TN, ROLE_CN, ROLE_PROXY = "log", "tn", "cn", "proxy"
+ROLE_LOG, ROLE_TN, ROLE_CN, ROLE_PROXY, ROLE_WEBUI = "log", "tn", "cn", "proxy", "webui"
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,8 @@ def cn_groups(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 def desired_children(
     cluster: Mapping[str, Any], spec: Mapping[str, Any], stored: Mapping[tuple[str, str], Mapping[str, Any]]
 ) -> list[Child]:
-    """Every child of ``cluster`` (admitted ``spec``), in dependency order: log, TN, CNs, proxy.
+    """Every child of ``cluster`` (admitted ``spec``), in dependency order: log, TN, CNs, proxy,
+    web console.
 
     ``stored`` holds the children as cached, by (kind, name), for the create-only
     defaults (those already stored keep their values)."""
@@ -181,6 +182,9 @@ def desired_children(
                 ),
             )
         )
+    if spec.get("webui"):
+        webui = _child(cluster, "WebUI", base, _inherit(spec["webui"], spec), stored.get(("WebUI", base)))
+        children.append(Child(ROLE_WEBUI, r.WEBUIS, webui))
     return children
 
 
@@ -202,6 +206,7 @@ NON_ROLLING: Mapping[str, frozenset[str]] = {
         }
     ),
     "ProxySet": frozenset({"replicas", "serviceType", "serviceAnnotations", "nodePort", "minReadySeconds"}),
+    "WebUI": frozenset({"replicas", "serviceType"}),
 }
 """Spec fields whose change does not touch the pods: they apply at once, even while an
 earlier component of the cluster is still rolling."""

@@ -9,7 +9,7 @@ import tomllib
 from mo_operator.controllers.common import resources as r
 from mo_operator.matrixone import labels
 
-from .harness import GROUP_VERSION, OperatorRunner, World
+from .harness import GROUP_VERSION, OperatorRunner, World, eventually
 
 
 async def test_a_console_uses_the_clusters_credential_from_a_secret(
@@ -46,7 +46,9 @@ async def test_a_console_uses_the_clusters_credential_from_a_secret(
         )
 
 
-async def test_a_cluster_with_a_console_makes_and_removes_its_webui(world: World, operator: OperatorRunner) -> None:
+async def test_a_cluster_with_a_console_makes_and_removes_its_webui(
+    world: World, operator: OperatorRunner
+) -> None:
     manifest = world.cluster_manifest("mo", webui={"replicas": 1})
     await world.apply(manifest)
     cluster = await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
@@ -58,7 +60,5 @@ async def test_a_cluster_with_a_console_makes_and_removes_its_webui(world: World
 
     async def gone() -> bool:
         return await world.get(r.WEBUIS, "mo") is None
-
-    from .harness import eventually
 
     await eventually(gone, message="the console goes with the spec")

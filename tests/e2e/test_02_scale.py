@@ -75,7 +75,8 @@ async def test_scale_out_then_in_drains_before_removing(world: World, operator: 
 
 
 async def _gone(world: World, name: str) -> bool:
-    return name not in await _cn_pods(world)
+    """The pod object is gone (not just terminating): its store was let go first."""
+    return await world.get(r.PODS, name) is None
 
 
 async def test_scaling_up_mid_drain_reuses_the_draining_cn(world: World, operator: OperatorRunner) -> None:

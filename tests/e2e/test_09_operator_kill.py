@@ -58,11 +58,15 @@ class Chaos:
         self._task = asyncio.create_task(self._loop(), name="chaos")
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:  # the test failed: stop at once (stop() finishes the normal end)
+            self._stop.set()
 
-    async def stop(self) -> None:
-        """Stop the chaos and its last operator: the test starts the one it checks with."""
+    async def stop(self, min_kills: int = 5) -> None:
+        """Stop the chaos (once it killed at least ``min_kills`` times) and its last
+        operator: the test starts the one it checks with."""
+        while self.kills < min_kills and self._task is not None and not self._task.done():
+            await asyncio.sleep(0.1)
         self._stop.set()
         if self._task is not None:
             await self._task
@@ -157,7 +161,7 @@ async def test_killing_the_operator_at_random_loses_and_duplicates_nothing(
         await _patch(world, '[{"op":"remove","path":"/spec/cnGroups/1"}]')
         await _settled(world)
     await chaos.stop()
-    assert chaos.kills >= 4, f"only {chaos.kills} kills: the test did not disturb much"
+    assert chaos.kills >= 5, f"only {chaos.kills} kills: the test did not disturb much"
 
     # While the operator is down: a pod dies, the spec changes, a child is deleted by hand.
     await world.kubectl("delete", "pod", "mo-log-1", "--wait=false")
@@ -214,7 +218,7 @@ async def test_killing_the_operator_during_backup_restore_and_deletion(
                 lambda name=name: _cluster_gone(world, name), timeout=120, message=f"{name} is gone"
             )
     await chaos.stop()
-    assert chaos.kills >= 4, f"only {chaos.kills} kills: the test did not disturb much"
+    assert chaos.kills >= 5, f"only {chaos.kills} kills: the test did not disturb much"
     await operator_runner.spawn(*OPERATOR_ARGS)
 
     mo = world.cluster.mo

@@ -7,10 +7,16 @@ controller watches CN pods being deleted, deletes their store through the
 HAKeeper address recorded on the pod, then lets the pod go. It works on
 pods, not CNSets, because pods outlive their set when the set is deleted.
 
-It never holds a pod forever: when the LogSet behind the HAKeeper is gone or
-going (the whole cluster is being deleted) there is no store to delete, and
-when HAKeeper does not answer for ``give_up_seconds`` the pod goes anyway,
-with a Warning Event.
+The store is deleted only once the CN's container has stopped (the kubelet
+stops it while the finalizer holds the pod): a CN still running heartbeats
+and would register its store again right after it was deleted.
+
+It never holds a pod forever: a container that does not report stopped
+within its grace period plus ``give_up_seconds`` (its node is gone) counts
+as stopped; when the LogSet behind the HAKeeper is gone or going (the whole
+cluster is being deleted) there is no store to delete; and when HAKeeper
+does not answer for ``give_up_seconds`` the pod goes anyway, with a Warning
+Event.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import Any
 
 from mo_operator.kube.controller import Request, Result
 from mo_operator.kube.events import EventRecorder
-from mo_operator.matrixone import labels
+from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import AdminError, StoreNotFound
 
 from ..common import pods as podutil
@@ -50,6 +56,8 @@ class CNStoreFinalizer:
         finalizers = list(pod["metadata"].get("finalizers") or ())
         if labels.CN_DRAINING_FINALIZER not in finalizers:
             return None
+        if not self._stopped(pod):
+            return Result(requeue_after=self.env.settings.busy_poll_seconds)
         if not await self._delete_store(pod):
             return Result(requeue_after=self.env.settings.busy_poll_seconds)
         await self.env.client.patch(
@@ -64,6 +72,22 @@ class CNStoreFinalizer:
             req.namespace,
         )
         return None
+
+    def _stopped(self, pod: Mapping[str, Any]) -> bool:
+        """The CN process no longer runs (or cannot be heard of any more)."""
+        status = pod.get("status") or {}
+        main = next(
+            (c for c in status.get("containerStatuses") or () if c.get("name") == layout.MAIN_CONTAINER), None
+        )
+        if (
+            status.get("phase") in ("Succeeded", "Failed")
+            or main is None
+            or "running" not in (main.get("state") or {})
+        ):
+            return True
+        # deletionTimestamp is when the grace period ends (the kubelet's deadline to stop it)
+        deadline = podutil.parse_time(pod["metadata"].get("deletionTimestamp")) or self.env.clock()
+        return self.env.clock() - deadline > self.give_up_seconds
 
     async def _delete_store(self, pod: Mapping[str, Any]) -> bool:
         """True once the store is gone from HAKeeper (or there is nothing to ask)."""

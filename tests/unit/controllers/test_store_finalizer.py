@@ -1,0 +1,109 @@
+"""The CN store finalizer (controllers/cnset/store_finalizer.py): a CN's store
+leaves HAKeeper after its process stopped, and a pod is never held forever."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, cast
+
+from mo_operator.controllers.cnset.pods import HAKEEPER_ANNOTATION, LOGSET_ANNOTATION
+from mo_operator.controllers.cnset.store_finalizer import CNStoreFinalizer
+from mo_operator.controllers.common.pods import format_time
+from mo_operator.kube.controller import Request
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import AdminError, StoreNotFound
+
+from .controller_fakes import NOW, FakeCaches, Recorder, RecordingClient, make_env
+
+Obj = dict[str, Any]
+UUID = "cn-uuid-1"
+
+
+class FakeAdmin:
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+        self.deleted: list[str] = []
+
+    def admin(self, address: str) -> FakeAdmin:
+        assert address == "mo-log-discovery.ns.svc:32001"
+        return self
+
+    async def delete_cn_store(self, uuid: str) -> None:
+        if self.error is not None:
+            raise self.error
+        self.deleted.append(uuid)
+
+
+def pod(*, running: bool, deleted_ago: float = 5.0) -> Obj:
+    state: Obj = {"running": {}} if running else {"terminated": {"exitCode": 0}}
+    return {
+        "kind": "Pod",
+        "metadata": {
+            "name": "mo-tp-cn-0",
+            "namespace": "ns",
+            "resourceVersion": "4",
+            "deletionTimestamp": format_time(NOW - deleted_ago),
+            "finalizers": [labels.CN_DRAINING_FINALIZER, "other/finalizer"],
+            "labels": {labels.CN_UUID: UUID},
+            "annotations": {HAKEEPER_ANNOTATION: "mo-log-discovery.ns.svc:32001", LOGSET_ANNOTATION: "ns/mo"},
+        },
+        "spec": {"terminationGracePeriodSeconds": 30},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "main", "state": state}]},
+    }
+
+
+LOGSET = {"kind": "LogSet", "metadata": {"name": "mo", "namespace": "ns"}}
+
+
+async def finalize(p: Obj, admin: FakeAdmin, *objs: Obj) -> tuple[Any, list[Any], Recorder]:
+    env = make_env(FakeCaches(p, *objs))
+    env = replace(env, admin=cast(Any, admin))
+    recorder = Recorder()
+    result = await CNStoreFinalizer(env, cast(Any, recorder), give_up_seconds=60)(Request("ns", "mo-tp-cn-0"))
+    return result, cast(RecordingClient, env.client).calls, recorder
+
+
+async def test_the_store_goes_after_the_process_stopped_then_the_finalizer() -> None:
+    admin = FakeAdmin()
+    result, calls, _ = await finalize(pod(running=False), admin, LOGSET)
+    assert result is None and admin.deleted == [UUID]
+    assert calls == [
+        (
+            "patch",
+            "Pod",
+            "mo-tp-cn-0",
+            {"metadata": {"finalizers": ["other/finalizer"], "resourceVersion": "4"}},
+        )
+    ]
+
+
+async def test_a_running_cn_keeps_its_store_until_it_stops() -> None:
+    """It would heartbeat and register the store again right after its deletion."""
+    admin = FakeAdmin()
+    result, calls, _ = await finalize(pod(running=True), admin, LOGSET)
+    assert admin.deleted == [] and calls == [] and result is not None and result.requeue_after
+
+
+async def test_a_cn_whose_node_never_reports_counts_as_stopped_after_a_bound() -> None:
+    admin = FakeAdmin()
+    _, calls, _ = await finalize(pod(running=True, deleted_ago=61), admin, LOGSET)
+    assert admin.deleted == [UUID] and calls
+
+
+async def test_no_store_to_delete_when_the_cluster_is_going() -> None:
+    admin = FakeAdmin(error=AdminError("unreachable"))
+    going = {**LOGSET, "metadata": {**LOGSET["metadata"], "deletionTimestamp": format_time(NOW)}}
+    for logsets in ((), (going,)):
+        _, calls, _ = await finalize(pod(running=False), admin, *logsets)
+        assert calls, "the finalizer is removed without asking HAKeeper"
+
+
+async def test_an_unknown_store_is_done_and_a_silent_hakeeper_is_waited_for_then_given_up() -> None:
+    _, calls, _ = await finalize(pod(running=False), FakeAdmin(error=StoreNotFound("gone")), LOGSET)
+    assert calls
+    result, calls, _ = await finalize(pod(running=False), FakeAdmin(error=AdminError("timeout")), LOGSET)
+    assert calls == [] and result is not None
+    _, calls, recorder = await finalize(
+        pod(running=False, deleted_ago=61), FakeAdmin(error=AdminError("timeout")), LOGSET
+    )
+    assert calls and recorder.events[0][1] == "StoreNotDeleted"

@@ -162,8 +162,8 @@ class Quantity:
             amount = _CTX.multiply(amount, Decimal(2**exponent))
         if fast is not None:
             return cls(_normalize_zero(amount), fmt)
-        sign = -1 if amount < 0 else 1
-        amount = abs(amount)
+        negative = amount < 0
+        amount = amount.copy_abs()  # context-free: the default context's exponent limit is too small
         exp = amount.as_tuple().exponent
         if amount != 0 and isinstance(exp, int) and exp < -9:
             # Non-zero values round up to the nano: asking for a sliver of a
@@ -173,7 +173,7 @@ class Quantity:
             amount = _MAX_INT64
         if fmt is QuantityFormat.BINARY_SI and 0 < amount < 1:
             fmt = QuantityFormat.DECIMAL_SI
-        return cls(_normalize_zero(amount * sign), fmt)
+        return cls(_normalize_zero(amount.copy_negate() if negative else amount), fmt)
 
     def __str__(self) -> str:
         return _canonical(self.value, self.format)

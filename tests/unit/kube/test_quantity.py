@@ -177,3 +177,11 @@ def test_decimal_round_trip(mantissa: int, exponent: int) -> None:
     value = Decimal(mantissa).scaleb(exponent)
     text = format_quantity(value)
     assert parse_quantity(text) == value
+
+
+def test_a_huge_exponent_parses_like_go_instead_of_overflowing() -> None:
+    """Found by hypothesis: the pattern admits exponents far past Python's default
+    decimal context; Go's inf.Dec parses them (resource.ParseQuantity caps BinarySI only)."""
+    q = Quantity.parse(".000000000000000001E1100000")
+    assert str(q) == "100e1099980" and Quantity.parse(str(q)) == q
+    assert str(Quantity.parse("-.000000000000000001E1100000")) == "-100e1099980"

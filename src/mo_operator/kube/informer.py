@@ -231,7 +231,7 @@ class SharedInformer:
         INFORMER_WATCH_RESTARTS.labels(self.name, reason).inc()
 
     async def _list_and_replace(self) -> None:
-        items: list[Obj] = []
+        items: list[CachedObject] = []
         token: str | None = None
         limit: int | None = self.page_size
         rv = ""
@@ -245,9 +245,10 @@ class SharedInformer:
                 # unpaginated, as client-go's pager does (FullListIfExpired).
                 items, token, limit = [], None, None
                 continue
-            items.extend(page.items)
+            items.extend(self._cacheable(raw) for raw in page.items)
             rv = page.resource_version
             token = page.continue_
+            del page  # its decoded items go now, not after the next page arrives
             if not token:
                 break
         if self._synced.is_set():
@@ -258,12 +259,22 @@ class SharedInformer:
         self._rv = rv
         self._synced.set()
 
-    def _replace(self, items: builtins.list[Obj]) -> None:
+    def _cacheable(self, raw: Obj) -> CachedObject:
+        """``raw`` as the store keeps it: transformed and frozen.
+
+        A list freezes each page as it arrives, so a page's decoded objects
+        are dropped before the next page comes: keeping every page decoded
+        until the list ended held a second copy of the whole cache at the
+        peak of every sync and relist, and the allocator kept that peak as
+        the process's size (``bench/operator_memory.py``)."""
+        frozen: CachedObject = freeze(self._transform(raw) if self._transform else raw)
+        return frozen
+
+    def _replace(self, items: builtins.list[CachedObject]) -> None:
         listed: set[str] = set()
         gone: list[str] = []
-        changed: list[Obj] = []
-        for raw in items:
-            obj = self._transform(raw) if self._transform else raw
+        changed: list[CachedObject] = []
+        for obj in items:
             key = object_key(obj)
             listed.add(key)
             old = self.store.get_by_key(key)

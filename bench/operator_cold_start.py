@@ -1,0 +1,159 @@
+"""Cold start of the operator to its first reconcile with ``--objects``
+objects present.
+
+The objects are those the operator caches, in the proportions of real
+MatrixOneClusters: one cluster is converged (control plane with simulator,
+operator), every object of it the operator caches is captured through the
+API, and renamed copies of it (status included) are created on a fresh API
+server in its own process until there are at least ``--objects``.
+
+Each run is a new Python process, as a restarted operator pod is: its
+clock starts when the benchmark spawns it, and it reports when its imports
+were done, when the ``Operator`` was built, when every informer had synced
+(lists in pages of 500, then watches) and when the first reconcile
+function was called (its controllers' reconcile functions are wrapped from
+outside; the product is not changed). No MatrixOne answers (the admin
+interface fails as an unreachable HAKeeper would): only the start is timed.
+
+    python bench/operator_cold_start.py [--objects 10000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+async def child(kubeconfig: Path) -> dict[str, Any]:
+    """In a fresh process: import, build, run until the first reconcile (the
+    parent's clock started when it spawned this process)."""
+    from operator_support import OperatorUnderTest, Target
+
+    imported = time.time()
+    op = OperatorUnderTest(Target(kubeconfig, None, False), record_writes=False)
+    built = time.time()
+    offset = time.time() - time.perf_counter()  # the wrapper stamps perf_counter
+    task = op.launch()
+    synced = None
+    while op.seen.first_reconcile is None:
+        if task.done():
+            task.result()
+        if synced is None and op.operator.informers.has_synced():
+            synced = time.time()
+        await asyncio.sleep(0.001)
+    first = op.seen.first_reconcile + offset
+    cached = sum(len(i.store) for i in op.operator.informers.informers)
+    await op.stop()
+    return {
+        "imported": imported,
+        "built": built,
+        "synced": synced or first,
+        "first_reconcile": first,
+        "cached": cached,
+    }
+
+
+async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from operator_support import (
+        REAL_KUBECONFIG,
+        cleanup,
+        client_of,
+        load_average,
+        log,
+        populate,
+        target,
+        template_cluster,
+    )
+
+    log("converging one cluster to copy")
+    template = await template_cluster()
+    per_cluster = len(template[1])
+    clusters = -(-args.objects // per_cluster)
+    runs: list[dict[str, float]] = []
+    async with target(simulator=False) as t:
+        loader = client_of(t, "bench-loader")
+        namespaces, made = await populate(loader, t, template, clusters, per_namespace=args.per_namespace)
+        for i in range(args.runs):
+            spawned = time.time()
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "--child", str(t.kubeconfig), stdout=asyncio.subprocess.PIPE
+            )
+            out, _ = await asyncio.wait_for(proc.communicate(), 300)
+            if proc.returncode != 0:
+                raise RuntimeError(f"the operator process exited with {proc.returncode}")
+            m = json.loads(out.decode().strip().splitlines()[-1])
+            runs.append({k: (m[k] - spawned if k != "cached" else m[k]) for k in m})
+            log(f"run {i + 1}: first reconcile {runs[-1]['first_reconcile']:.2f}s after spawn")
+        if REAL_KUBECONFIG:
+            await cleanup(loader, t, namespaces)
+        await loader.close()
+
+    def median(key: str) -> float:
+        return round(statistics.median(r[key] for r in runs), 3)
+
+    extra = {
+        "objects": made,
+        "cached_objects": int(runs[0]["cached"]),
+        "runs": len(runs),
+        "server": "real" if REAL_KUBECONFIG else "embedded",
+        "loadavg": load_average(),
+    }
+    return [
+        {
+            "figure": "cold_start_to_first_reconcile",
+            "value": median("first_reconcile"),
+            "unit": "s",
+            "each": [round(r["first_reconcile"], 3) for r in runs],
+            "note": "median, from spawning the operator's process (interpreter and imports included)",
+            **extra,
+        },
+        {
+            "figure": "cold_start_imports",
+            "value": median("imported"),
+            "unit": "s",
+            "note": "spawn to imports done (Python start, the operator's modules)",
+            **extra,
+        },
+        {
+            "figure": "cold_start_sync",
+            "value": round(statistics.median(r["synced"] - r["built"] for r in runs), 3),
+            "unit": "s",
+            "note": "Operator built to every informer synced (list + watch of every cached kind)",
+            **extra,
+        },
+        {
+            "figure": "cold_start_synced_to_first_reconcile",
+            "value": round(statistics.median(r["first_reconcile"] - r["synced"] for r in runs), 3),
+            "unit": "s",
+            **extra,
+        },
+    ]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--objects", type=int, default=10_000)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--per-namespace", type=int, default=10, help="clusters in each namespace")
+    p.add_argument("--child", metavar="KUBECONFIG", help=argparse.SUPPRESS)
+    return p
+
+
+def main() -> None:
+    args = parser().parse_args()
+    if args.child:
+        print(json.dumps(asyncio.run(child(Path(args.child)))))
+        return
+    from bench_support import print_figures
+
+    print_figures(asyncio.run(run(args)))
+
+
+if __name__ == "__main__":
+    main()

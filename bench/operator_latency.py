@@ -1,0 +1,134 @@
+"""Latency from a spec change to the first write that answers it (p50,
+p99), under the load of ``--clusters`` ready MatrixOneClusters.
+
+Once the clusters are Ready (and the operator has gone ``--settle``
+seconds without writing), a user changes one thing at a time: the replicas
+of a cluster's CN group ``tp``, by a JSON patch of the MatrixOneCluster,
+one cluster after the other, alternately scaling out by one and back. The
+clock starts just before the user's request is sent; it stops when the
+operator's client finishes the write that answers it: the server-side
+apply of that cluster's CNSet with the new replica count (the operator's
+client is wrapped from outside, and each write is matched by kind, name
+and body). The next change follows at once, so the work each change sets
+off (a CN pod created and started, or drained and removed, statuses
+written) is the load the next one meets, on top of every ready set looking
+at MatrixOne once per ``--poll-seconds``.
+
+``issued`` in each line stops the clock when that write's request was sent
+instead (the operator's reaction without the write's own round trip);
+``user_write`` is the user's own request (how busy the API server is).
+
+    python bench/operator_latency.py [--clusters 100] [--changes 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from typing import Any
+
+from bench_support import print_figures
+from mo_operator.controllers.common import resources as r
+from operator_support import (
+    ClusterRef,
+    Write,
+    add_operator_arguments,
+    common,
+    converged_load,
+    log,
+    operator_settings,
+)
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * p // 100))
+    return ordered[int(rank) - 1]
+
+
+async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    done: list[float] = []
+    issued: list[float] = []
+    user: list[float] = []
+    async with converged_load(
+        args.clusters,
+        settings=operator_settings(args),
+        workers=args.workers,
+        qps=args.qps,
+        timeout=args.converge_timeout,
+    ) as load:
+        op = load.operator
+        if not await op.wait_quiet(args.settle, timeout=60.0):
+            log("the operator kept writing after convergence; measuring anyway")
+        waiting: dict[tuple[str, str, int], asyncio.Future[Write]] = {}
+
+        def answer(w: Write) -> None:
+            spec = (w.body.get("spec") or {}) if isinstance(w.body, dict) else {}
+            if w.kind != "CNSet" or w.verb != "apply" or w.subresource or "replicas" not in spec:
+                return
+            found = waiting.get((w.namespace, w.name, int(spec["replicas"])))
+            if found is not None and not found.done():
+                found.set_result(w)
+
+        op.seen.on_write.append(answer)
+        replicas = {c: load.watcher.get(c)["spec"]["cnGroups"][0]["replicas"] for c in load.clusters}  # type: ignore[index]
+        base = dict(replicas)
+        log(f"{args.changes} changes, one at a time")
+        for i in range(args.changes):
+            ref: ClusterRef = load.clusters[i % len(load.clusters)]
+            want = base[ref] + 1 if replicas[ref] == base[ref] else base[ref]
+            future: asyncio.Future[Write] = asyncio.get_running_loop().create_future()
+            waiting[(ref.namespace, f"{ref.name}-tp", want)] = future
+            patch = [{"op": "replace", "path": "/spec/cnGroups/0/replicas", "value": want}]
+            t0 = time.perf_counter()
+            await load.user.patch(r.MATRIXONE_CLUSTERS, ref.name, patch, ref.namespace, patch_type="json")
+            user.append(time.perf_counter() - t0)
+            w = await asyncio.wait_for(future, args.timeout)
+            done.append(w.done - t0)
+            issued.append(w.issued - t0)
+            replicas[ref] = want
+        log("done")
+
+    def ms(seconds: float) -> float:
+        return round(seconds * 1000, 1)
+
+    extra = {"clusters": args.clusters, "changes": args.changes, **common(args)}
+    return [
+        {
+            "figure": "spec_change_to_first_write_p50",
+            "value": ms(percentile(done, 50)),
+            "unit": "ms",
+            "issued": ms(percentile(issued, 50)),
+            "user_write": ms(percentile(user, 50)),
+            **extra,
+        },
+        {
+            "figure": "spec_change_to_first_write_p99",
+            "value": ms(percentile(done, 99)),
+            "unit": "ms",
+            "issued": ms(percentile(issued, 99)),
+            "user_write": ms(percentile(user, 99)),
+            "max": ms(max(done)),
+            **extra,
+        },
+    ]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--clusters", type=int, default=100)
+    p.add_argument("--changes", type=int, default=200)
+    p.add_argument("--settle", type=float, default=3.0, help="seconds without a write before the changes")
+    p.add_argument("--timeout", type=float, default=60.0, help="longest one change may wait for its answer")
+    add_operator_arguments(p)
+    return p
+
+
+def main() -> None:
+    print_figures(asyncio.run(run(parser().parse_args())))
+
+
+if __name__ == "__main__":
+    main()

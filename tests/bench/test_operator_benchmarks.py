@@ -1,0 +1,87 @@
+"""The operator benchmarks (``bench/operator_*.py``) at a tiny size, so they
+cannot rot: each runs as a user would run it (its own process, its own
+control plane), prints one JSON line per figure, and the figures hold
+what they claim. The resync of converged clusters must write nothing.
+
+The operator polls faster than its defaults here (``--poll-seconds 1
+--busy-poll-seconds 0.2``) to keep the run short.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+FAST = ("--poll-seconds", "1", "--busy-poll-seconds", "0.2")
+
+
+def run_bench(script: str, *args: str, timeout: float = 100) -> dict[str, dict[str, Any]]:
+    """Run a benchmark; its figures by name (every JSON line must parse)."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        cwd=BENCH,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{script} failed:\n{proc.stderr[-4000:]}"
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    figures = [json.loads(line) for line in lines]
+    assert figures, f"{script} printed no figure:\n{proc.stdout}"
+    for f in figures:
+        assert {"figure", "value", "unit"} <= set(f), f
+        assert f["figure"] in proc.stdout.split("\n\n", 1)[1], "the table lacks a figure"
+    return {f["figure"]: f for f in figures}
+
+
+@pytest.mark.timeout(120)
+def test_resync_of_ready_clusters_writes_nothing() -> None:
+    figures = run_bench("operator_resync.py", "--clusters", "2", "--settle", "1", *FAST)
+    resync = figures["resync_writes"]
+    assert resync["keys_enqueued"] >= 2 * 5, resync  # each cluster and its four sets at least
+    assert resync["reconciles"] >= resync["keys_enqueued"], resync
+    assert resync["value"] == 0, f"a no-op resync wrote: {resync['writes']}"
+    assert figures["resync_reconcile_throughput"]["value"] > 0
+
+
+@pytest.mark.timeout(120)
+def test_converge_ratio_compares_the_operator_with_a_plain_loop() -> None:
+    figures = run_bench("operator_converge.py", "--clusters", "2", *FAST)
+    ratio, base = figures["converge_ratio"], figures["baseline_seconds"]
+    assert ratio["value"] == pytest.approx(ratio["converge_seconds"] / ratio["baseline_seconds"], rel=0.05)
+    kinds = base["by_kind"]
+    assert kinds["MatrixOneCluster"] == 2 and kinds["CNSet"] == 2 and kinds["Pod"] >= 2, kinds
+    assert figures["operator_writes_per_object"]["value"] >= 1
+
+
+@pytest.mark.timeout(120)
+def test_memory_per_cached_object() -> None:
+    figures = run_bench("operator_memory.py", "--clusters", "3", "--per-namespace", "2")
+    rss = figures["operator_rss"]
+    assert rss["cached_objects"] == rss["objects_created"] == 3 * rss["objects_per_cluster"], rss
+    assert rss["value"] > rss["rss_before_sync_mib"] > 0
+    assert figures["bytes_per_cached_object_traced"]["value"] > 500
+
+
+@pytest.mark.timeout(120)
+def test_cold_start_to_first_reconcile() -> None:
+    figures = run_bench("operator_cold_start.py", "--objects", "60", "--runs", "1")
+    first = figures["cold_start_to_first_reconcile"]
+    assert first["cached_objects"] == first["objects"] >= 60, first
+    assert first["value"] >= figures["cold_start_imports"]["value"] > 0
+
+
+@pytest.mark.timeout(120)
+def test_latency_of_a_spec_change_to_its_first_write() -> None:
+    figures = run_bench("operator_latency.py", "--clusters", "2", "--changes", "4", "--settle", "1", *FAST)
+    p50, p99 = figures["spec_change_to_first_write_p50"], figures["spec_change_to_first_write_p99"]
+    assert p50["changes"] == 4
+    assert 0 < p50["value"] <= p99["value"] <= p99["max"]
+    assert p50["issued"] <= p50["value"]

@@ -92,3 +92,29 @@ async def test_a_failing_version_halts_the_roll_and_a_fix_resumes_it(
         message="the fixed upgrade completes",
     )
     assert {_tag(p) for p in await world.pods(**{labels.CLUSTER: "mo"})} == {"2.1.0"}
+
+
+async def test_a_restart_replaces_every_pod_in_order_and_shows_in_events(
+    world: World, operator: OperatorRunner
+) -> None:
+    """Day-2 restart: a new ``matrixorigin.io/restart-at`` on the cluster rolls every
+    pod, component by component; the roll is visible in the Events as it runs."""
+    await world.apply(world.cluster_manifest("mo", proxy={"replicas": 1}))
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in await world.pods(**{labels.CLUSTER: "mo"})}
+    await world.kubectl("annotate", "mo", "mo", f"{labels.RESTART_AT}=2026-11-23T22:00:00Z")
+
+    replaced_at: dict[str, float] = {}
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and len(replaced_at) < len(COMPONENTS):
+        for pod in await world.pods(**{labels.CLUSTER: "mo"}):
+            if pod["metadata"]["uid"] not in before.values():
+                replaced_at.setdefault(pod["metadata"]["labels"][labels.COMPONENT], time.monotonic())
+        await asyncio.sleep(0.05)
+    assert sorted(replaced_at, key=replaced_at.__getitem__) == list(COMPONENTS), replaced_at
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
+    after = {p["metadata"]["name"]: p["metadata"]["uid"] for p in await world.pods(**{labels.CLUSTER: "mo"})}
+    assert not set(after.values()) & set(before.values()), "every pod was replaced"
+    events = (await world.kubectl("get", "events", "-o", "yaml")).stdout
+    for reason in ("RollingUpdate", "RolloutComplete", "Rolling"):
+        assert f"reason: {reason}" in events, reason

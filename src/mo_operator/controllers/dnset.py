@@ -31,7 +31,7 @@ from .common.deps import LogService, Waiting, resolve
 from .common.desired import stamped
 from .common.env import Env
 from .common.meta import name_of, set_labels
-from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template
+from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from .common.services import headless_service, metric_service
 from .common.statefulsets import rollout, statefulset, volume_claim_template
 from .common.status import set_rollout_conditions, store_status
@@ -131,6 +131,7 @@ class DNSetActor:
                 extra_mounts=mounts,
                 headless_service=headless,
                 image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
+                restart_at=restart_stamp(obj),
             )
         )
         claims: list[Obj] = []

@@ -49,7 +49,7 @@ from .common.configmaps import collect_unused, hashed_config_map
 from .common.desired import stamped
 from .common.env import Env
 from .common.meta import child_metadata, name_of, set_labels
-from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template
+from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from .common.services import discovery_service, headless_service, metric_service
 from .common.statefulsets import Rollout, rollout, statefulset, volume_claim_template
 from .common.status import set_rollout_conditions, store_status
@@ -247,6 +247,7 @@ class LogSetActor:
                 ],
                 headless_service=headless,
                 image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
+                restart_at=restart_stamp(obj),
             )
         )
         volume = spec["volume"]

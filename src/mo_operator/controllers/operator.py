@@ -51,6 +51,30 @@ log = logging.getLogger(__name__)
 
 FIELD_MANAGER = "mo-operator"
 LEASE_NAME = "mo-operator-leader"
+WARNING_REASONS = frozenset(
+    {
+        "InvalidSpec",
+        "InvalidConfig",
+        "NoLogService",
+        "RolloutStalled",
+        "RolloutHalted",
+        "HAKeeperUnavailable",
+        "StoresDown",
+        "RepairingStores",
+        "MajorityLost",
+        "BucketInUse",
+        "BucketDeleting",
+        "CleanupBlocked",
+        "CleanupFailed",
+        "RestoreBlocked",
+        "RestoreFailed",
+        "BackupFailed",
+        "Failed",
+        "JobConflict",
+        "JobMissing",
+    }
+)
+"""Condition reasons announced as Warning Events (trouble, not progress)."""
 PAUSE_ANNOTATION = labels.SKIP_SYNC
 """``matrixorigin.io/skip-sync: "true"`` pauses reconciliation of an object (upstream's name)."""
 
@@ -173,6 +197,7 @@ class Operator:
             recorder=self.recorder,
             finalizer=labels.finalizer(name),
             pause_annotation=PAUSE_ANNOTATION,
+            warning_reasons=WARNING_REASONS,
         )
         controller = Controller(name, reconciler, max_concurrent=self.config.workers)
         for informer in caches.informers(res):

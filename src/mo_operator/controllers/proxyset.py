@@ -27,7 +27,7 @@ from .common.deps import LogService, Waiting, resolve
 from .common.desired import stamped
 from .common.env import Env
 from .common.meta import name_of, set_labels
-from .common.podtemplate import PodTemplateInput, pod_template
+from .common.podtemplate import PodTemplateInput, pod_template, restart_stamp
 from .common.services import client_service
 from .common.status import set_rollout_conditions
 from .common.writes import Writes
@@ -116,6 +116,7 @@ class ProxySetActor:
                 shared_storage=service.shared_storage,
                 extra_labels=obj_labels,
                 image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
+                restart_at=restart_stamp(obj),
             )
         )
         workload = deployment(

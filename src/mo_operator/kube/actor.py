@@ -145,7 +145,10 @@ class ActorReconciler:
         finalizer: str,
         pause_annotation: str,
         progress_requeue: float = 2.0,
+        warning_reasons: frozenset[str] = frozenset(),
     ) -> None:
+        """``warning_reasons``: condition reasons announced as Warning Events (the others
+        as Normal ones)."""
         self.kind = kind
         self.actor = actor
         self.get = get
@@ -154,6 +157,7 @@ class ActorReconciler:
         self.finalizer = finalizer
         self.pause_annotation = pause_annotation
         self.progress_requeue = progress_requeue
+        self.warning_reasons = warning_reasons
 
     async def __call__(self, req: Request) -> Result | None:
         cached = self.get(req)
@@ -204,8 +208,7 @@ class ActorReconciler:
         except TerminalError as e:
             ctx.set_condition(SYNCED, False, e.reason, e.message)
             ctx.set_condition(READY, False, e.reason, e.message)
-            if await self._write_status(ctx, cached):
-                ctx.event("Warning", e.reason, e.message)
+            await self._write_status(ctx, cached, warnings=frozenset({e.reason}))
             logger.warning("cannot reconcile: %s", e.message)
             return None
         if action is not None:
@@ -217,13 +220,29 @@ class ActorReconciler:
         await self._write_status(ctx, cached)
         return Result(requeue_after=ctx.requeue_after) if ctx.requeue_after is not None else None
 
-    async def _write_status(self, ctx: Context, cached: Mapping[str, Any]) -> bool:
+    async def _write_status(
+        self, ctx: Context, cached: Mapping[str, Any], *, warnings: frozenset[str] = frozenset()
+    ) -> bool:
+        """Write the status if it changed, then announce each condition that changed
+        status or reason as an Event (``kubectl describe`` and ``kubectl get events``
+        then tell what happened, Day-2 operations included). Synced is left out: it
+        flips with every write the object needs."""
         ctx.status["observedGeneration"] = ctx.generation
         current = _plain(cached.get("status") or {})
         if ctx.status == current:
             return False
         meta = cached["metadata"]
         await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
+        before = {c.get("type"): c for c in current.get("conditions") or ()}
+        for condition in ctx.status.get("conditions") or ():
+            old = before.get(condition["type"]) or {}
+            if condition["type"] == SYNCED:
+                continue
+            if (old.get("status"), old.get("reason")) == (condition["status"], condition.get("reason")):
+                continue
+            reason = str(condition.get("reason") or condition["type"])
+            kind = "Warning" if reason in warnings or reason in self.warning_reasons else "Normal"
+            ctx.event(kind, reason, str(condition.get("message") or f"{condition['type']} is {condition['status']}"))
         return True
 
 

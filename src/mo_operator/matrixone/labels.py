@@ -55,6 +55,10 @@ PROMETHEUS_PATH: Final = "prometheus.io/path"
 LOGSET_BOOTSTRAP: Final = LOGSET_BOOTSTRAP_ANNOTATION
 """On a LogSet: JSON of the HAKeeper bootstrap decision, written once (see bootstrap.py)."""
 SKIP_SYNC: Final = "matrixorigin.io/skip-sync"
+RESTART_AT: Final = "matrixorigin.io/restart-at"
+"""On a cluster or a set: a time (any new value) that restarts its pods, as
+``kubectl rollout restart`` does for a Deployment; a cluster restarts component by
+component, in dependency order."""
 RESTORE_COMPLETE: Final = "matrixorigin.io/restore-complete"
 
 # Pod condition used as a readiness gate on CN pods.

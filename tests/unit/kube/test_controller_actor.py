@@ -240,3 +240,32 @@ async def test_pause_annotation_stops_all_writes() -> None:
     r, _, writer, _ = make(store)
     await r(Request("default", "t"))
     assert writer.writes == []
+
+
+async def test_condition_transitions_are_announced_once_as_events() -> None:
+    """What an object goes through shows in its Events: each change of a condition's
+    status or reason, once (Synced aside), Warning for the reasons said to be trouble."""
+    store = {
+        "t": {
+            "metadata": {
+                "name": "t",
+                "namespace": "default",
+                "generation": 1,
+                "resourceVersion": "1",
+                "finalizers": ["example.com/thing"],
+            }
+        }
+    }
+    r, actor, _, rec = make(store)
+    r.warning_reasons = frozenset({"Stalled"})
+    actor.pending = 0
+    await r(Request("default", "t"))
+    await r(Request("default", "t"))  # nothing changed: nothing announced again
+    assert rec.events == [("Normal", "AllReady", "Ready is True")]
+
+    async def stalled(ctx: Context) -> None:
+        ctx.set_condition("Ready", False, "Stalled", "pod p is not ready")
+
+    actor.observe = stalled  # type: ignore[method-assign,assignment]
+    await r(Request("default", "t"))
+    assert rec.events[-1] == ("Warning", "Stalled", "pod p is not ready")

@@ -29,6 +29,7 @@ from mo_operator.matrixone.version import component_image
 
 from ..common import resources as r
 from ..common.meta import owner_reference
+from ..common.podtemplate import restart_stamp
 from .restore import restored_log_spec
 
 Obj = dict[str, Any]
@@ -55,7 +56,7 @@ class Child:
         return f"{self.resource.kind} {self.name}"
 
 
-def _inherit(spec: Mapping[str, Any], cluster: Mapping[str, Any]) -> Obj:
+def _inherit(spec: Mapping[str, Any], cluster: Mapping[str, Any], restart_at: str | None = None) -> Obj:
     out = copy.deepcopy(dict(spec))
     out["image"] = component_image(spec, cluster)
     for key in INHERITED:
@@ -65,6 +66,10 @@ def _inherit(spec: Mapping[str, Any], cluster: Mapping[str, Any]) -> Obj:
     if policy:
         overlay = dict(out.get("overlay") or {})
         overlay.setdefault("imagePullPolicy", policy)
+        out["overlay"] = overlay
+    if restart_at:
+        overlay = dict(out.get("overlay") or {})
+        overlay["podAnnotations"] = {**(overlay.get("podAnnotations") or {}), labels.RESTART_AT: restart_at}
         out["overlay"] = overlay
     return out
 
@@ -128,10 +133,13 @@ def desired_children(
     ``stored`` holds the children as cached, by (kind, name), for the create-only
     defaults (those already stored keep their values)."""
     meta = cluster["metadata"]
+    restart_at = restart_stamp(cluster)
     namespace, mo = meta.get("namespace") or "", meta["name"]
     base = names.cluster_child_name(mo)
     logset_ref = {"logSet": _ref(base, namespace)}
-    log_spec = _keep_initial_config(_inherit(spec["logService"], spec), cluster, stored.get(("LogSet", base)))
+    log_spec = _keep_initial_config(
+        _inherit(spec["logService"], spec, restart_at), cluster, stored.get(("LogSet", base))
+    )
     if spec.get("restoreFrom"):
         log_spec = restored_log_spec(log_spec)
     children = [
@@ -144,7 +152,12 @@ def desired_children(
                 ROLE_TN,
                 r.DNSETS,
                 _child(
-                    cluster, "DNSet", base, _inherit(tn, spec), stored.get(("DNSet", base)), dict(logset_ref)
+                    cluster,
+                    "DNSet",
+                    base,
+                    _inherit(tn, spec, restart_at),
+                    stored.get(("DNSet", base)),
+                    dict(logset_ref),
                 ),
             )
         )
@@ -153,7 +166,7 @@ def desired_children(
         "valueFrom": {"secretKeyRef": {"name": names.credential_secret_name(mo), "key": "password"}},
     }
     for group, group_spec in cn_groups(spec):
-        cn_spec = _inherit(group_spec, spec)
+        cn_spec = _inherit(group_spec, spec, restart_at)
         overlay = dict(cn_spec.get("overlay") or {})
         env = [e for e in overlay.get("env") or () if e.get("name") != layout.ENV_DEFAULT_PASSWORD]
         overlay["env"] = [*env, password]
@@ -176,14 +189,16 @@ def desired_children(
                     cluster,
                     "ProxySet",
                     base,
-                    _inherit(spec["proxy"], spec),
+                    _inherit(spec["proxy"], spec, restart_at),
                     stored.get(("ProxySet", base)),
                     dict(logset_ref),
                 ),
             )
         )
     if spec.get("webui"):
-        webui = _child(cluster, "WebUI", base, _inherit(spec["webui"], spec), stored.get(("WebUI", base)))
+        webui = _child(
+            cluster, "WebUI", base, _inherit(spec["webui"], spec, restart_at), stored.get(("WebUI", base))
+        )
         children.append(Child(ROLE_WEBUI, r.WEBUIS, webui))
     return children
 

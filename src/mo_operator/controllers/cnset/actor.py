@@ -58,7 +58,7 @@ from ..common.deps import LogService, Waiting, logset_ref, resolve
 from ..common.desired import stamped
 from ..common.env import Env
 from ..common.meta import is_deleting, name_of, set_labels
-from ..common.podtemplate import PodTemplateInput, canonical_resources, pod_template
+from ..common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from ..common.services import client_service, headless_service
 from ..common.statefulsets import Rollout, stall
 from ..common.status import set_rollout_conditions
@@ -260,6 +260,7 @@ class CNSetActor:
                 readiness_gates=(labels.CN_STORE_READINESS,),
                 headless_service=names.headless_service_name(COMPONENT, name),
                 image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
+                restart_at=restart_stamp(obj),
             )
         )
         udf = spec.get("pythonUdfSidecar") or {}

@@ -52,6 +52,14 @@ class PodTemplateInput:
     readiness_gates: Sequence[str] = ()
     headless_service: str | None = None
     image_pull_policy: str | None = None
+    restart_at: str | None = None
+    """The set's ``matrixorigin.io/restart-at`` annotation: a new value rolls every pod."""
+
+
+def restart_stamp(obj: Mapping[str, Any]) -> str | None:
+    """The object's ``matrixorigin.io/restart-at`` annotation, if any."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(labels.RESTART_AT)
+    return str(value) if value else None
 
 
 def canonical_resources(resources: Mapping[str, Any] | None) -> Obj:
@@ -243,6 +251,8 @@ def pod_template(inp: PodTemplateInput) -> Obj:
         if overlay.get(key) is not None and overlay.get(key) != []:
             pod_spec[key] = copy.deepcopy(overlay[key])
     annotations = {**(overlay.get("podAnnotations") or {}), **version_annotations(spec)}
+    if inp.restart_at:
+        annotations[labels.RESTART_AT] = inp.restart_at
     if spec.get("exportToPrometheus") and spec.get("promDiscoveryScheme") == "Pod":
         annotations[labels.PROMETHEUS_SCRAPE] = "true"
         annotations[labels.PROMETHEUS_PORT] = str(ports.METRICS)

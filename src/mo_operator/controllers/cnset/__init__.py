@@ -1,5 +1,6 @@
 """The CNSet controller (``actor``), its pod decisions (``scaling``), pods
-(``pods``) and the finalizer of CN stores (``store_finalizer``)."""
+(``pods``), draining (``drain``), the CN stores in HAKeeper (``stores``) and
+the finalizer that removes a gone pod's store (``store_finalizer``)."""
 
 from .actor import CNSetActor
 from .store_finalizer import CNStoreFinalizer

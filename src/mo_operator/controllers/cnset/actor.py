@@ -29,22 +29,15 @@ wants by default (upstream drains only when asked).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.api.fields import parse_duration
 from mo_operator.kube.actor import Context, TerminalError
 from mo_operator.kube.selectors import selector_from_dict
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.admin import (
-    AdminError,
-    CNStore,
     HAKeeperState,
-    MOAdmin,
-    StoreNotFound,
     WorkState,
-    cn_labels_from_spec,
 )
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
@@ -64,18 +57,23 @@ from ..common.statefulsets import Rollout, stall
 from ..common.status import set_rollout_conditions
 from ..common.writes import Writes
 from . import pods as cnpods
+from .drain import (
+    drain_enabled,
+    progress_drains,
+    scaling_in,
+    sessions_per_pod,
+    start_drain,
+    undrain,
+    with_drain_default,
+)
 from .scaling import CNPod, decide, strategy_of
+from .stores import hakeeper_state, store_of, sync_stores
 
 Obj = dict[str, Any]
 
 COMPONENT = Component.CN
 HEADLESS_PORTS = (("service", ports.CN_SQL), ("rpc", ports.CN_RPC), ("lock-service", ports.CN_LOCK_SERVICE))
-DEFAULT_MIN_DRAIN_SECONDS = 15
 PYTHON_UDF_IMAGE = "composer000/mo-python-udf-server:latest"
-
-
-def drain_enabled(spec: Mapping[str, Any]) -> bool:
-    return (spec.get("scalingConfig") or {}).get("storeDrainEnabled") is not False
 
 
 class CNSetActor:
@@ -93,7 +91,7 @@ class CNSetActor:
         namespace, name = ctx.namespace, ctx.name
         selector = labels.sub_resource_labels(COMPONENT, name, namespace)
         obj_labels = set_labels(COMPONENT, obj)
-        render_spec = _with_drain_default(spec)
+        render_spec = with_drain_default(spec)
         config = self._config_map(obj, render_spec, service, obj_labels)
         desired = [
             (r.CONFIGMAPS, stamped(config)),
@@ -130,9 +128,9 @@ class CNSetActor:
         digest = cnpods.template_hash(template)
         pods = self.env.caches.list(r.PODS, namespace, selector)
         admin = self.env.admin.admin(service.discovery_address)
-        state = await _hakeeper(ctx, admin) if pods else None
+        state = await hakeeper_state(ctx, admin) if pods else None
         replicas = int(spec["replicas"])
-        loads = await self._sessions(admin, pods, state) if _scaling_in(pods, replicas) else {}
+        loads = await sessions_per_pod(admin, pods, state) if scaling_in(pods, replicas) else {}
         members = [
             CNPod(
                 name_of(p),
@@ -163,18 +161,20 @@ class CNSetActor:
             plan.create(new_pod, r.PODS)
         self._cache_claims(obj, spec, pods, obj_labels, plan)
         for pod_name in decision.undrain:
-            self._undrain(ctx, admin, by_name[pod_name], spec, plan)
+            undrain(ctx, admin, by_name[pod_name], spec, plan)
         draining_now: set[str] = set()
         for pod_name in decision.retire:
             victim = by_name[pod_name]
-            if drain_enabled(spec) and _store(state, victim) is not None and podutil.is_ready(victim):
-                self._start_drain(admin, victim, now, plan)
+            if drain_enabled(spec) and store_of(state, victim) is not None and podutil.is_ready(victim):
+                start_drain(admin, victim, now, plan)
                 draining_now.add(pod_name)
             else:
                 plan.delete(r.PODS, namespace, pod_name, uid=victim["metadata"]["uid"])
-        drains_pending = await self._progress_drains(ctx, admin, spec, pods, decision.undrain, now, plan)
+        drains_pending = await progress_drains(
+            ctx, admin, spec, pods, decision.undrain, now, plan, self.env.settings.drain_timeout_seconds
+        )
         retiring = set(decision.retire) | draining_now
-        unsettled = self._sync_stores(ctx, admin, spec, pods, state, retiring, plan)
+        unsettled = sync_stores(ctx, admin, spec, pods, state, retiring, now, plan)
         if decision.create == () and not plan:
             base = names.config_map_base_name(COMPONENT, name)
             collect_unused(self.env.caches, obj, COMPONENT, base, pods, [config["metadata"]["name"]], plan)
@@ -206,8 +206,8 @@ class CNSetActor:
         now = self.env.clock()
         for pod in live:
             if cnpods.draining_since(pod) is None:
-                self._start_drain(admin, pod, now, plan)
-        await self._progress_drains(ctx, admin, spec, live, (), now, plan)
+                start_drain(admin, pod, now, plan)
+        await progress_drains(ctx, admin, spec, live, (), now, plan, self.env.settings.drain_timeout_seconds)
         await plan(ctx)
         ctx.requeue(self.env.settings.busy_poll_seconds)
         return False
@@ -307,183 +307,6 @@ class CNSetActor:
                 claim = cnpods.cache_claim(obj, pod, volume, obj_labels, reuse=bool(spec.get("reusePVC")))
                 plan.create(claim, r.PVCS)
 
-    # ---------------------------------------------------------------- drains
-    async def _sessions(
-        self, admin: MOAdmin, pods: Sequence[Mapping[str, Any]], state: HAKeeperState | None
-    ) -> dict[str, int]:
-        """Sessions per pod, to retire the least busy CNs on scale-in."""
-        loads: dict[str, int] = {}
-        for pod in pods:
-            if _store(state, pod) is None or is_deleting(pod):
-                continue
-            try:
-                loads[name_of(pod)] = (await admin.cn_load(cnpods.store_uuid(pod))).sessions
-            except AdminError:
-                continue
-        return loads
-
-    def _start_drain(self, admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes) -> None:
-        uuid = cnpods.store_uuid(pod)
-        plan.patch(
-            r.PODS,
-            pod["metadata"]["namespace"],
-            name_of(pod),
-            {"metadata": {"annotations": {labels.STORE_DRAINING_START: podutil.format_time(now)}}},
-            what=f"start draining CN {name_of(pod)}",
-        )
-        plan.call(
-            f"set CN {name_of(pod)} Draining", lambda: admin.set_cn_work_state(uuid, WorkState.DRAINING)
-        )
-        plan.patch(
-            r.PODS,
-            pod["metadata"]["namespace"],
-            name_of(pod),
-            {
-                "status": {
-                    "conditions": [
-                        _store_condition(pod, False, "Draining", "the CN is draining before it leaves", now)
-                    ]
-                }
-            },
-            subresource="status",
-            patch_type="strategic",
-            what=f"take CN {name_of(pod)} out of service",
-        )
-
-    def _undrain(
-        self, ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], spec: Mapping[str, Any], plan: Writes
-    ) -> None:
-        uuid = cnpods.store_uuid(pod)
-        cn_labels = cn_labels_from_spec(spec.get("cnLabels"))
-        plan.call(
-            f"put CN {name_of(pod)} back to work",
-            lambda: admin.set_cn_work_state(uuid, WorkState.WORKING, cn_labels),
-        )
-        plan.patch(
-            r.PODS,
-            pod["metadata"]["namespace"],
-            name_of(pod),
-            {"metadata": {"annotations": {labels.STORE_DRAINING_START: None}}},
-            what=f"stop draining CN {name_of(pod)}",
-        )
-        ctx.event(
-            "Normal", "DrainCancelled", f"CN {name_of(pod)} is back in service: the set grew while it drained"
-        )
-
-    async def _progress_drains(
-        self,
-        ctx: Context,
-        admin: MOAdmin,
-        spec: Mapping[str, Any],
-        pods: Sequence[Mapping[str, Any]],
-        undrained: Sequence[str],
-        now: float,
-        plan: Writes,
-    ) -> bool:
-        """Delete the draining CNs whose drain is over; True while some still drain."""
-        scaling = spec.get("scalingConfig") or {}
-        min_delay = float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
-        timeout_text = scaling.get("storeDrainTimeout")
-        timeout = (
-            parse_duration(str(timeout_text)) if timeout_text else self.env.settings.drain_timeout_seconds
-        )
-        pending = False
-        for pod in pods:
-            started = podutil.parse_time(cnpods.draining_since(pod))
-            if started is None or is_deleting(pod) or name_of(pod) in undrained:
-                continue
-            elapsed = now - started
-            done, why = False, ""
-            if elapsed >= timeout:
-                done, why = True, f"drain timed out after {int(elapsed)}s"
-                ctx.event(
-                    "Warning", "DrainTimeout", f"CN {name_of(pod)}: {why}, removing it with its sessions"
-                )
-            elif elapsed >= min_delay:
-                try:
-                    load = await admin.cn_load(cnpods.store_uuid(pod))
-                    done, why = load.idle, "drained"
-                except StoreNotFound:
-                    done, why = True, "store already gone"
-                except AdminError as e:
-                    ctx.log.info("cannot read the load of draining CN %s: %s", name_of(pod), e)
-            if done:
-                plan.delete(r.PODS, pod["metadata"]["namespace"], name_of(pod), uid=pod["metadata"]["uid"])
-                ctx.log.info("CN %s %s: removing it", name_of(pod), why)
-            else:
-                pending = True
-        return pending
-
-    # ---------------------------------------------------------------- stores
-    def _sync_stores(
-        self,
-        ctx: Context,
-        admin: MOAdmin,
-        spec: Mapping[str, Any],
-        pods: Sequence[Mapping[str, Any]],
-        state: HAKeeperState | None,
-        retiring: set[str],
-        plan: Writes,
-    ) -> bool:
-        """Put registered CNs to work, sync their labels and their readiness gate.
-        True while some CN is not yet registered and Working."""
-        if state is None:
-            return bool(pods)
-        want_labels = cn_labels_from_spec(spec.get("cnLabels"))
-        unsettled = False
-        now = self.env.clock()
-        for pod in pods:
-            if is_deleting(pod) or cnpods.draining_since(pod) is not None or name_of(pod) in retiring:
-                continue
-            store = _store(state, pod)
-            uuid = cnpods.store_uuid(pod)
-            if store is None:
-                unsettled = True
-                condition = (False, "NotRegistered", "the CN has not registered in HAKeeper yet")
-            elif store.work_state is not WorkState.WORKING:
-                unsettled = True
-                plan.call(
-                    f"put CN {name_of(pod)} to work",
-                    functools.partial(admin.set_cn_work_state, uuid, WorkState.WORKING, want_labels),
-                )
-                condition = (
-                    False,
-                    store.work_state.mo_name,
-                    f"the CN is {store.work_state.mo_name} in HAKeeper",
-                )
-            else:
-                if dict(store.labels) != want_labels:
-                    plan.call(
-                        f"set the labels of CN {name_of(pod)}",
-                        functools.partial(admin.set_cn_labels, uuid, want_labels),
-                    )
-                condition = (True, "Working", "the CN is registered and Working")
-            current = podutil.condition(pod, labels.CN_STORE_READINESS)
-            if (
-                current is None
-                or current.get("status") != str(condition[0])
-                or current.get("reason") != condition[1]
-            ):
-                plan.patch(
-                    r.PODS,
-                    pod["metadata"]["namespace"],
-                    name_of(pod),
-                    {"status": {"conditions": [_store_condition(pod, *condition, now)]}},
-                    subresource="status",
-                    patch_type="strategic",
-                    what=f"mark CN {name_of(pod)} {condition[1]}",
-                )
-            annotation = cnpods.cn_labels_json(spec)
-            if (pod["metadata"].get("annotations") or {}).get(labels.CN_LABEL) != annotation:
-                plan.patch(
-                    r.PODS,
-                    pod["metadata"]["namespace"],
-                    name_of(pod),
-                    {"metadata": {"annotations": {labels.CN_LABEL: annotation}}},
-                    what=f"record the labels of CN {name_of(pod)}",
-                )
-        return unsettled
-
     # ---------------------------------------------------------------- status
     def _rollout(self, pods: Sequence[Mapping[str, Any]], digest: str, replicas: int) -> Rollout:
         live = [p for p in pods if not is_deleting(p)]
@@ -514,7 +337,7 @@ class CNSetActor:
         live = sorted((p for p in pods if not is_deleting(p)), key=name_of)
         stores = []
         for pod in live:
-            store = _store(state, pod)
+            store = store_of(state, pod)
             if cnpods.draining_since(pod) is not None:
                 phase = "Draining"
             elif store is not None and store.work_state is WorkState.WORKING:
@@ -543,46 +366,3 @@ class CNSetActor:
         else:
             ctx.set_condition("Ready", True, "AllCNsReady", f"{replicas} CNs registered and Working")
         set_rollout_conditions(ctx, roll, pending=pending)
-
-
-# -------------------------------------------------------------------- helpers
-async def _hakeeper(ctx: Context, admin: MOAdmin) -> HAKeeperState | None:
-    try:
-        return await admin.hakeeper_state()
-    except AdminError as e:
-        ctx.log.debug("HAKeeper does not answer: %s", e)
-        return None
-
-
-def _store(state: HAKeeperState | None, pod: Mapping[str, Any]) -> CNStore | None:
-    return state.cn(cnpods.store_uuid(pod)) if state is not None else None
-
-
-def _scaling_in(pods: Sequence[Mapping[str, Any]], replicas: int) -> bool:
-    active = [p for p in pods if not is_deleting(p) and cnpods.draining_since(p) is None]
-    return len(active) > replicas
-
-
-def _store_condition(pod: Mapping[str, Any], status: bool, reason: str, message: str, now: float) -> Obj:
-    """The readiness-gate condition, its transition time moving only when its status does."""
-    current = podutil.condition(pod, labels.CN_STORE_READINESS)
-    value = str(status)
-    since = (
-        current.get("lastTransitionTime") if current is not None and current.get("status") == value else None
-    )
-    return {
-        "type": labels.CN_STORE_READINESS,
-        "status": value,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": since or podutil.format_time(now),
-    }
-
-
-def _with_drain_default(spec: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The spec config is rendered from: draining on unless turned off (a CN then
-    starts Draining and works once the operator says so)."""
-    scaling = dict(spec.get("scalingConfig") or {})
-    if scaling.get("storeDrainEnabled") is None:
-        scaling["storeDrainEnabled"] = True
-    return {**spec, "scalingConfig": scaling}

@@ -1,0 +1,157 @@
+"""Draining CNs through HAKeeper before they leave, and taking them back.
+
+A CN leaving (scale-in, roll, ``podsToDelete``) is marked Draining in
+HAKeeper: the proxy moves its sessions away and sends it no new ones. It is
+deleted once it holds no session, pipeline or replica, after at least
+``minDelaySeconds`` (so the Draining state reached the whole cluster), or at
+``storeDrainTimeout``. A CN still draining when the set grows again is put
+back to work instead of a new one being started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.api.fields import parse_duration
+from mo_operator.kube.actor import Context
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import (
+    AdminError,
+    HAKeeperState,
+    MOAdmin,
+    StoreNotFound,
+    WorkState,
+    cn_labels_from_spec,
+)
+
+from ..common import pods as podutil
+from ..common import resources as r
+from ..common.meta import is_deleting, name_of
+from ..common.writes import Writes
+from . import pods as cnpods
+from .stores import store_condition, store_of
+
+DEFAULT_MIN_DRAIN_SECONDS = 15
+
+
+def drain_enabled(spec: Mapping[str, Any]) -> bool:
+    return (spec.get("scalingConfig") or {}).get("storeDrainEnabled") is not False
+
+
+def with_drain_default(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The spec config is rendered from: draining on unless turned off (a CN then
+    starts Draining and works once the operator says so)."""
+    scaling = dict(spec.get("scalingConfig") or {})
+    if scaling.get("storeDrainEnabled") is None:
+        scaling["storeDrainEnabled"] = True
+    return {**spec, "scalingConfig": scaling}
+
+
+def scaling_in(pods: Sequence[Mapping[str, Any]], replicas: int) -> bool:
+    active = [p for p in pods if not is_deleting(p) and cnpods.draining_since(p) is None]
+    return len(active) > replicas
+
+
+async def sessions_per_pod(
+    admin: MOAdmin, pods: Sequence[Mapping[str, Any]], state: HAKeeperState | None
+) -> dict[str, int]:
+    """Sessions per pod, to retire the least busy CNs on scale-in."""
+    loads: dict[str, int] = {}
+    for pod in pods:
+        if store_of(state, pod) is None or is_deleting(pod):
+            continue
+        try:
+            loads[name_of(pod)] = (await admin.cn_load(cnpods.store_uuid(pod))).sessions
+        except AdminError:
+            continue
+    return loads
+
+
+def start_drain(admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes) -> None:
+    uuid = cnpods.store_uuid(pod)
+    plan.patch(
+        r.PODS,
+        pod["metadata"]["namespace"],
+        name_of(pod),
+        {"metadata": {"annotations": {labels.STORE_DRAINING_START: podutil.format_time(now)}}},
+        what=f"start draining CN {name_of(pod)}",
+    )
+    plan.call(f"set CN {name_of(pod)} Draining", lambda: admin.set_cn_work_state(uuid, WorkState.DRAINING))
+    plan.patch(
+        r.PODS,
+        pod["metadata"]["namespace"],
+        name_of(pod),
+        {
+            "status": {
+                "conditions": [
+                    store_condition(pod, False, "Draining", "the CN is draining before it leaves", now)
+                ]
+            }
+        },
+        subresource="status",
+        patch_type="strategic",
+        what=f"take CN {name_of(pod)} out of service",
+    )
+
+
+def undrain(
+    ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], spec: Mapping[str, Any], plan: Writes
+) -> None:
+    uuid = cnpods.store_uuid(pod)
+    cn_labels = cn_labels_from_spec(spec.get("cnLabels"))
+    plan.call(
+        f"put CN {name_of(pod)} back to work",
+        lambda: admin.set_cn_work_state(uuid, WorkState.WORKING, cn_labels),
+    )
+    plan.patch(
+        r.PODS,
+        pod["metadata"]["namespace"],
+        name_of(pod),
+        {"metadata": {"annotations": {labels.STORE_DRAINING_START: None}}},
+        what=f"stop draining CN {name_of(pod)}",
+    )
+    ctx.event(
+        "Normal", "DrainCancelled", f"CN {name_of(pod)} is back in service: the set grew while it drained"
+    )
+
+
+async def progress_drains(
+    ctx: Context,
+    admin: MOAdmin,
+    spec: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    undrained: Sequence[str],
+    now: float,
+    plan: Writes,
+    default_timeout: float,
+) -> bool:
+    """Delete the draining CNs whose drain is over; True while some still drain."""
+    scaling = spec.get("scalingConfig") or {}
+    min_delay = float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
+    timeout_text = scaling.get("storeDrainTimeout")
+    timeout = parse_duration(str(timeout_text)) if timeout_text else default_timeout
+    pending = False
+    for pod in pods:
+        started = podutil.parse_time(cnpods.draining_since(pod))
+        if started is None or is_deleting(pod) or name_of(pod) in undrained:
+            continue
+        elapsed = now - started
+        done, why = False, ""
+        if elapsed >= timeout:
+            done, why = True, f"drain timed out after {int(elapsed)}s"
+            ctx.event("Warning", "DrainTimeout", f"CN {name_of(pod)}: {why}, removing it with its sessions")
+        elif elapsed >= min_delay:
+            try:
+                load = await admin.cn_load(cnpods.store_uuid(pod))
+                done, why = load.idle, "drained"
+            except StoreNotFound:
+                done, why = True, "store already gone"
+            except AdminError as e:
+                ctx.log.info("cannot read the load of draining CN %s: %s", name_of(pod), e)
+        if done:
+            plan.delete(r.PODS, pod["metadata"]["namespace"], name_of(pod), uid=pod["metadata"]["uid"])
+            ctx.log.info("CN %s %s: removing it", name_of(pod), why)
+        else:
+            pending = True
+    return pending

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from mo_operator.localcluster.controlplane import ControlPlane
+
 from .conftest import Raw, cm
 
 NS = "/api/v1/namespaces/default"
@@ -188,3 +190,33 @@ async def test_objects_in_a_missing_namespace_are_not_found(raw: Raw) -> None:
     code, err = await raw.post("/api/v1/namespaces/nope/configmaps", cm("x"))
     assert code == 404
     assert err["message"] == 'namespaces "nope" not found'
+
+
+async def test_lightkube_typed_models_read_what_the_server_returns(control_plane: ControlPlane) -> None:
+    """A typed client needs the fields Go always writes (``StatefulSetStatus.replicas``
+    is required in lightkube's model): kube-apiserver returns them, so must we."""
+    from lightkube.models.apps_v1 import StatefulSetSpec
+    from lightkube.models.core_v1 import Container, PodSpec, PodTemplateSpec
+    from lightkube.models.meta_v1 import LabelSelector, ObjectMeta
+    from lightkube.resources.apps_v1 import StatefulSet
+
+    client = control_plane.client()
+    try:
+        created = await client.create(
+            StatefulSet(
+                metadata=ObjectMeta(name="db", namespace="default"),
+                spec=StatefulSetSpec(
+                    selector=LabelSelector(matchLabels={"app": "db"}),
+                    serviceName="db",
+                    template=PodTemplateSpec(
+                        metadata=ObjectMeta(labels={"app": "db"}),
+                        spec=PodSpec(containers=[Container(name="db", image="db:1")]),
+                    ),
+                ),
+            )
+        )
+        assert created.status is not None and created.status.replicas == 0
+        got = await client.get(StatefulSet, "db", namespace="default")
+        assert got.spec.template.spec.containers[0].resources is not None
+    finally:
+        await client.close()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import defaults, quantities, strategy
+from .go_zero_values import with_zero_values
 from .errors import (
     StatusError,
     already_exists,
@@ -362,17 +363,19 @@ class ObjectAPI:
         return new
 
     def _decode_quantities(self, rt: ResourceType, obj: Obj) -> Obj:
-        """Quantity fields of built-in kinds in canonical form, as decoding
-        into the Go types leaves them (``0.5`` -> ``500m``); custom resources
+        """A built-in kind as decoding into its Go type leaves it: quantity fields
+        in canonical form (``0.5`` -> ``500m``) and the fields Go always writes
+        filled with their zero values (``status.replicas: 0``); custom resources
         keep what was written. A value that does not parse fails the decoding."""
         if rt.is_custom:
             return obj
         try:
-            return quantities.canonicalize(rt.api_version, rt.kind, obj)
+            canonical = quantities.canonicalize(rt.api_version, rt.kind, obj)
         except quantities.QuantityError as e:
             raise bad_request(
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {e.message}'
             ) from None
+        return with_zero_values(rt.api_version, rt.kind, canonical)
 
     def _default(self, rt: ResourceType, obj: Obj, opts: WriteOptions) -> None:
         if rt.schema is not None:

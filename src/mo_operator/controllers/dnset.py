@@ -18,15 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.kube.actor import Context
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
-from mo_operator.matrixone.config.tomlconfig import ConfigError
 
 from .common import resources as r
 from .common.admission import admitted
-from .common.configmaps import collect_unused, hashed_config_map
+from .common.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
 from .common.deps import LogService, Waiting, resolve
 from .common.desired import stamped
 from .common.env import Env
@@ -34,12 +33,15 @@ from .common.meta import name_of, set_labels
 from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from .common.services import headless_service, metric_service
 from .common.statefulsets import rollout, statefulset, volume_claim_template
-from .common.status import set_rollout_conditions, store_status
+from .common.status import Readiness, report_rollout, store_status
 from .common.writes import Writes
 
 Obj = dict[str, Any]
 
 COMPONENT = Component.TN
+READINESS = Readiness(
+    members="TN stores registered in HAKeeper", not_ready="StoresNotReady", all_ready="AllStoresReady"
+)
 HEADLESS_PORTS = (
     ("service", ports.TN_SERVICE),
     ("lock-service", ports.TN_LOCK_SERVICE),
@@ -75,18 +77,7 @@ class DNSetActor:
                 self.env.caches, obj, COMPONENT, base, pods, [name_of(d) for _, d in desired], plan
             )
         store_status(ctx.status, pods, self.env.clock())
-        replicas = int(spec["replicas"])
-        if roll.stalled:
-            ctx.set_condition("Ready", False, "RolloutStalled", roll.stalled)
-        elif roll.ready < replicas:
-            ctx.set_condition(
-                "Ready", False, "StoresNotReady", f"{roll.ready}/{replicas} TN stores registered"
-            )
-        else:
-            ctx.set_condition("Ready", True, "AllStoresReady", f"{replicas} TN stores registered in HAKeeper")
-        set_rollout_conditions(ctx, roll, pending=bool(plan))
-        if roll.recheck_after is not None:
-            ctx.requeue(roll.recheck_after)
+        report_rollout(ctx, roll, int(spec["replicas"]), READINESS, pending=bool(plan))
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
@@ -102,7 +93,7 @@ class DNSetActor:
     ) -> list[tuple[Any, Obj]]:
         namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
         obj_labels = set_labels(COMPONENT, obj)
-        try:
+        with invalid_config_is_terminal():
             data = config_map_data(
                 COMPONENT,
                 name=name,
@@ -111,8 +102,6 @@ class DNSetActor:
                 shared_storage=service.shared_storage,
                 hakeeper=service.endpoint,
             )
-        except ConfigError as e:
-            raise TerminalError("InvalidConfig", f"spec.config: {e}") from e
         config = hashed_config_map(obj, names.config_map_base_name(COMPONENT, name), obj_labels, data)
         headless = names.headless_service_name(COMPONENT, name)
         cache = spec.get("cacheVolume")

@@ -39,13 +39,12 @@ from mo_operator.matrixone.bootstrap import (
 )
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import log as log_config
-from mo_operator.matrixone.config.tomlconfig import ConfigError
 
 from .common import bucketclaims
 from .common import pods as podutil
 from .common import resources as r
 from .common.admission import admitted
-from .common.configmaps import collect_unused, hashed_config_map
+from .common.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
 from .common.desired import stamped
 from .common.env import Env
 from .common.meta import child_metadata, name_of, set_labels
@@ -206,10 +205,8 @@ class LogSetActor:
     ) -> list[tuple[Any, Obj]]:
         namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
         obj_labels = set_labels(COMPONENT, obj)
-        try:
+        with invalid_config_is_terminal():
             data = log_config.config_map_data(name=name, namespace=namespace, spec=spec)
-        except ConfigError as e:
-            raise TerminalError("InvalidConfig", f"spec.config: {e}") from e
         config = hashed_config_map(obj, names.config_map_base_name(COMPONENT, name), obj_labels, data)
         bootstrap = _config_map(
             obj,

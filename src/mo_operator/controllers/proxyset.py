@@ -12,16 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.kube.actor import Context
 from mo_operator.kube.selectors import selector_from_dict
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
-from mo_operator.matrixone.config.tomlconfig import ConfigError
 
 from .common import resources as r
 from .common.admission import admitted
-from .common.configmaps import collect_unused, hashed_config_map
+from .common.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
 from .common.deployments import deployment, rollout
 from .common.deps import LogService, Waiting, resolve
 from .common.desired import stamped
@@ -29,12 +28,13 @@ from .common.env import Env
 from .common.meta import name_of, set_labels
 from .common.podtemplate import PodTemplateInput, pod_template, restart_stamp
 from .common.services import client_service
-from .common.status import set_rollout_conditions
+from .common.status import Readiness, report_rollout
 from .common.writes import Writes
 
 Obj = dict[str, Any]
 
 COMPONENT = Component.PROXY
+READINESS = Readiness(members="proxies ready", not_ready="ProxiesNotReady", all_ready="AllProxiesReady")
 
 
 class ProxySetActor:
@@ -67,16 +67,7 @@ class ProxySetActor:
         status["replicas"] = roll.replicas
         status["readyReplicas"] = roll.ready
         status["labelSelector"] = str(selector_from_dict({"matchLabels": selector}))
-        replicas = int(spec["replicas"])
-        if roll.stalled:
-            ctx.set_condition("Ready", False, "RolloutStalled", roll.stalled)
-        elif roll.ready < replicas:
-            ctx.set_condition("Ready", False, "ProxiesNotReady", f"{roll.ready}/{replicas} proxies ready")
-        else:
-            ctx.set_condition("Ready", True, "AllProxiesReady", f"{replicas} proxies ready")
-        set_rollout_conditions(ctx, roll, pending=bool(plan))
-        if roll.recheck_after is not None:
-            ctx.requeue(roll.recheck_after)
+        report_rollout(ctx, roll, int(spec["replicas"]), READINESS, pending=bool(plan))
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
@@ -92,7 +83,7 @@ class ProxySetActor:
     ) -> list[tuple[Any, Obj]]:
         namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
         obj_labels = set_labels(COMPONENT, obj)
-        try:
+        with invalid_config_is_terminal():
             data = config_map_data(
                 COMPONENT,
                 name=name,
@@ -101,8 +92,6 @@ class ProxySetActor:
                 shared_storage=service.shared_storage,
                 hakeeper=service.endpoint,
             )
-        except ConfigError as e:
-            raise TerminalError("InvalidConfig", f"spec.config: {e}") from e
         config = hashed_config_map(obj, names.config_map_base_name(COMPONENT, name), obj_labels, data)
         template = pod_template(
             PodTemplateInput(

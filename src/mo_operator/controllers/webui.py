@@ -20,27 +20,28 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.kube.actor import Context
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import webui as webui_config
 from mo_operator.matrixone.config.configmap import hashed_name
-from mo_operator.matrixone.config.tomlconfig import ConfigError
 
 from .common import resources as r
 from .common.admission import admitted
+from .common.configmaps import invalid_config_is_terminal
 from .common.deployments import deployment, rollout
 from .common.desired import stamped
 from .common.env import Env
 from .common.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, set_labels
 from .common.podtemplate import canonical_resources
 from .common.services import client_service
-from .common.status import set_rollout_conditions
+from .common.status import Readiness, report_rollout
 from .common.writes import Writes
 
 Obj = dict[str, Any]
 
 COMPONENT = Component.WEBUI
+READINESS = Readiness(members="consoles ready", not_ready="ConsolesNotReady", all_ready="AllConsolesReady")
 BACKEND_IMAGE = "matrixorigin/dashboard:backend-0.1.0"
 FRONTEND_IMAGE = "matrixorigin/dashboard:frontend-0.1.0"
 CONFIG_BASE_LABEL = "matrixorigin.io/config-base"
@@ -100,16 +101,7 @@ class WebUIActor:
         roll = rollout(dep, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
         if roll.complete and not plan:
             self._collect_configs(obj, config["metadata"]["name"], pods, plan)
-        replicas = int(spec.get("replicas") or 0)
-        if roll.stalled:
-            ctx.set_condition("Ready", False, "RolloutStalled", roll.stalled)
-        elif roll.ready < replicas:
-            ctx.set_condition("Ready", False, "ConsolesNotReady", f"{roll.ready}/{replicas} consoles ready")
-        else:
-            ctx.set_condition("Ready", True, "AllConsolesReady", f"{replicas} consoles ready")
-        set_rollout_conditions(ctx, roll, pending=bool(plan))
-        if roll.recheck_after is not None:
-            ctx.requeue(roll.recheck_after)
+        report_rollout(ctx, roll, int(spec.get("replicas") or 0), READINESS, pending=bool(plan))
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
@@ -125,10 +117,8 @@ class WebUIActor:
         password: str,
     ) -> Obj:
         name = obj["metadata"]["name"]
-        try:
+        with invalid_config_is_terminal():
             data = webui_config.config_map_data(name=name, spec=spec, username=username, password=password)
-        except ConfigError as e:
-            raise TerminalError("InvalidConfig", f"spec.config: {e}") from e
         base = names.config_map_base_name(COMPONENT, name)
         return {
             "apiVersion": "v1",

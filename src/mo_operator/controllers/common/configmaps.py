@@ -10,12 +10,15 @@ restarting mid-roll must still find its config.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
+from mo_operator.kube.actor import TerminalError
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config.configmap import hashed_name
+from mo_operator.matrixone.config.tomlconfig import ConfigError
 
 from . import resources as r
 from .env import Caches
@@ -88,3 +91,12 @@ def collect_unused(
     )
     for cm in unused_config_maps(owner, base, existing, config_maps_in_use(pods) | set(keep)):
         plan.delete(r.CONFIGMAPS, namespace, name_of(cm), uid=cm["metadata"]["uid"])
+
+
+@contextmanager
+def invalid_config_is_terminal() -> Iterator[None]:
+    """A config that cannot render is the user's to fix: retrying will not help."""
+    try:
+        yield
+    except ConfigError as e:
+        raise TerminalError("InvalidConfig", f"spec.config: {e}") from e

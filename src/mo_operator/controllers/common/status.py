@@ -10,6 +10,7 @@ where a new pod fails.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.kube.actor import Context
@@ -30,6 +31,34 @@ def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> Non
         ctx.set_condition(UP_TO_DATE, False, "RollingUpdate", roll.summary())
     else:
         ctx.set_condition(UP_TO_DATE, True, "RolloutComplete", f"{roll.replicas} pods run the current spec")
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """How a set words its ``Ready`` condition: the reasons and what its members are."""
+
+    members: str
+    not_ready: str
+    all_ready: str
+
+
+def report_rollout(
+    ctx: Context, roll: Rollout, replicas: int, readiness: Readiness, *, pending: bool
+) -> None:
+    """``Ready`` and ``UpToDate`` from the roll, and a recheck when a stall could begin.
+
+    A stalled roll reports not Ready even while enough old pods serve: a
+    human must look, and the cluster must not roll the next component.
+    """
+    if roll.stalled:
+        ctx.set_condition("Ready", False, "RolloutStalled", roll.stalled)
+    elif roll.ready < replicas:
+        ctx.set_condition("Ready", False, readiness.not_ready, f"{roll.ready}/{replicas} {readiness.members}")
+    else:
+        ctx.set_condition("Ready", True, readiness.all_ready, f"{replicas} {readiness.members}")
+    set_rollout_conditions(ctx, roll, pending=pending)
+    if roll.recheck_after is not None:
+        ctx.requeue(roll.recheck_after)
 
 
 def store_status(status: dict[str, Any], pods: Sequence[Mapping[str, Any]], now: float) -> None:

@@ -52,6 +52,8 @@ from mo_operator.webhooks import (
 )
 from mo_operator.webhooks.configurations import MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION
 
+from .rbac import refused
+
 REAL_KUBECONFIG = os.environ.get("MO_TEST_KUBECONFIG")
 """A real API server to run against instead of the embedded one."""
 
@@ -333,10 +335,12 @@ class OperatorRunner:
                 await asyncio.wait_for(self._task, 30)
         if self.webhooks is not None:
             await self.stop_webhooks()
-        if self.client is not None:
-            await self.client.close()
-        self.operator = self.client = self._task = None
+        client, self.operator, self.client, self._task = self.client, None, None, None
         await self.kill()
+        if client is not None:
+            await client.close()
+            denied = refused(client.rest.requests_made)
+            assert not denied, f"the operator made requests its install's RBAC refuses: {denied}"
 
     async def spawn(self, *extra: str, identity: str | None = None) -> asyncio.subprocess.Process:
         """Run ``mo-operator run`` as a child process against the world's cluster."""

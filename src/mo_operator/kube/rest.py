@@ -14,6 +14,7 @@ is counted in ``REST_CLIENT_*`` by verb, resource and code.
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
@@ -65,6 +66,9 @@ class RestTransport:
         self._http: httpx2.AsyncClient = lightkube_http_client(config, params)
         self._http.headers["User-Agent"] = user_agent
         self._stream_timeout = httpx2.Timeout(timeout, read=None)
+        self.requests_made: collections.Counter[tuple[str, str]] = collections.Counter()
+        """Attempts by (verb, resource) from this client alone (the metrics are process-wide):
+        lets a test compare what the operator did with what its RBAC grants."""
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -145,6 +149,7 @@ class RestTransport:
             await self._sleep(delay)
 
     def _observe(self, verb: str, resource: str, code: str, started: float) -> None:
+        self.requests_made[(verb, resource)] += 1
         REST_CLIENT_REQUESTS.labels(verb, resource, code).inc()
         REST_CLIENT_LATENCY.labels(verb, resource).observe(time.perf_counter() - started)
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from .manifests import (
+from install_manifests import (
     CHART_DIR,
     CLUSTER_SCOPED_KINDS,
     CRDS_DIR,

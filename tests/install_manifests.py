@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[1]
 OPERATOR_DIR = REPO / "deploy" / "operator"
 CRDS_DIR = REPO / "deploy" / "crds"
 CHART_DIR = REPO / "charts" / "mo-operator"

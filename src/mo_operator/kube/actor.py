@@ -242,7 +242,9 @@ class ActorReconciler:
                 continue
             reason = str(condition.get("reason") or condition["type"])
             kind = "Warning" if reason in warnings or reason in self.warning_reasons else "Normal"
-            ctx.event(kind, reason, str(condition.get("message") or f"{condition['type']} is {condition['status']}"))
+            ctx.event(
+                kind, reason, str(condition.get("message") or f"{condition['type']} is {condition['status']}")
+            )
         return True
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import defaults, quantities, strategy
-from .go_zero_values import with_zero_values
 from .errors import (
     StatusError,
     already_exists,
@@ -28,6 +27,7 @@ from .errors import (
     not_found,
     stale_conflict,
 )
+from .go_zero_values import with_zero_values
 from .jsonutil import clone
 from .registry import Registry
 from .resources import ResourceType

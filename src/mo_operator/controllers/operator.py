@@ -44,6 +44,15 @@ from .common.bucketclaims import claims_of_logset, logsets_of_claim
 from .common.env import LOGSET_REF_INDEX, Caches, Env, Settings
 from .dnset import DNSetActor
 from .logset import LogSetActor
+from .pool import (
+    CNClaimActor,
+    CNClaimSetActor,
+    CNPoolActor,
+    claims_of_pod,
+    claims_waiting_in_namespace,
+    pool_of_claim,
+    pool_of_pod,
+)
 from .proxyset import ProxySetActor
 from .webui import WebUIActor
 
@@ -72,6 +81,8 @@ WARNING_REASONS = frozenset(
         "Failed",
         "JobConflict",
         "JobMissing",
+        "PodLost",
+        "MaxPodsReached",
     }
 )
 """Condition reasons announced as Warning Events (trouble, not progress)."""
@@ -251,6 +262,14 @@ class Operator:
         ):
             job_controller = self._actor_controller(name, res, job_actor, (r.JOBS,))
             self._watch(job_controller, r.PODS, set_of_pod(res.kind))
+        # CN pools, with upstream's controller (and so finalizer) names
+        pools = self._actor_controller("cn-pool-manager", r.CNPOOLS, CNPoolActor(env), (r.CNSETS,))
+        self._watch(pools, r.PODS, pool_of_pod)
+        self._watch(pools, r.CNCLAIMS, pool_of_claim)
+        cn_claims = self._actor_controller("cn-claim-manager", r.CNCLAIMS, CNClaimActor(env), ())
+        self._watch(cn_claims, r.PODS, claims_of_pod(self.caches))
+        self._watch(cn_claims, r.CNPOOLS, claims_waiting_in_namespace(self.caches))
+        self._actor_controller("cn-claimset-manager", r.CNCLAIMSETS, CNClaimSetActor(env), (r.CNCLAIMS,))
         store_finalizer = Controller(
             "cnstore", CNStoreFinalizer(env, self.recorder), max_concurrent=self.config.workers
         )

@@ -22,6 +22,10 @@ HAKeeper which CN stores are registered and in which work state, then:
 - puts a draining CN back to work when the set grows again before the
   drain ends, instead of starting a new one.
 
+A set with ``podManagementPolicy: Pooling`` belongs to a CNPool: it keeps the
+pods its pool asks for, warm and out of service until a CNClaim takes one,
+and never rolls (``pooling.py``).
+
 Draining is on unless ``scalingConfig.storeDrainEnabled`` is false: removing
 a CN with live sessions kills them, which is never what a platform engineer
 wants by default (upstream drains only when asked).
@@ -32,21 +36,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.kube.actor import Context
 from mo_operator.kube.selectors import selector_from_dict
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.admin import (
     HAKeeperState,
+    MOAdmin,
     WorkState,
 )
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
-from mo_operator.matrixone.config.tomlconfig import ConfigError
 
 from ..common import pods as podutil
 from ..common import resources as r
 from ..common.admission import admitted
-from ..common.configmaps import collect_unused, hashed_config_map
+from ..common.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
 from ..common.deps import LogService, Waiting, logset_ref, resolve
 from ..common.desired import stamped
 from ..common.env import Env
@@ -54,9 +58,10 @@ from ..common.meta import is_deleting, name_of, set_labels
 from ..common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from ..common.services import client_service, headless_service
 from ..common.statefulsets import Rollout, stall
-from ..common.status import set_rollout_conditions
+from ..common.status import UP_TO_DATE, set_rollout_conditions
 from ..common.writes import Writes
 from . import pods as cnpods
+from . import pooling
 from .drain import (
     drain_enabled,
     progress_drains,
@@ -130,6 +135,22 @@ class CNSetActor:
         admin = self.env.admin.admin(service.discovery_address)
         state = await hakeeper_state(ctx, admin) if pods else None
         replicas = int(spec["replicas"])
+        if pooling.is_pooling(spec):
+            return await self._observe_pooling(
+                ctx,
+                obj,
+                spec,
+                service,
+                template,
+                digest,
+                pods,
+                state,
+                admin,
+                selector,
+                obj_labels,
+                config,
+                plan,
+            )
         loads = await sessions_per_pod(admin, pods, state) if scaling_in(pods, replicas) else {}
         members = [
             CNPod(
@@ -186,6 +207,116 @@ class CNSetActor:
             ctx.requeue(roll.recheck_after)
         return plan or None
 
+    async def _observe_pooling(
+        self,
+        ctx: Context,
+        obj: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        service: LogService,
+        template: Obj,
+        digest: str,
+        pods: Sequence[Mapping[str, Any]],
+        state: HAKeeperState | None,
+        admin: MOAdmin,
+        selector: Mapping[str, str],
+        obj_labels: Mapping[str, str],
+        config: Obj,
+        plan: Writes,
+    ) -> Writes | None:
+        """``podManagementPolicy: Pooling`` (see ``pooling.py``): the set keeps the pods
+        its pool asks for, moves them along their pool phases, and never rolls."""
+        replicas = int(spec["replicas"])
+        decision = pooling.decide_pooling(pooling.members(pods), replicas, spec.get("podsToDelete") or ())
+        by_name = {name_of(p): p for p in pods}
+        now = self.env.clock()
+        ref = logset_ref(obj)
+        for index in decision.create:
+            new_pod = cnpods.cn_pod(
+                obj,
+                template,
+                digest,
+                index,
+                discovery=service.discovery_address,
+                logset=f"{ref[0]}/{ref[1]}" if ref else None,
+                cn_labels=cnpods.cn_labels_json(spec),
+                cache_volume=bool(spec.get("cacheVolume")),
+            )
+            plan.create(pooling.as_pool_pod(new_pod), r.PODS)
+        self._cache_claims(obj, spec, pods, obj_labels, plan)
+        for pod_name in decision.retire:
+            pooling.retire(by_name[pod_name], plan)
+        unsettled = await pooling.sync_pool_stores(
+            ctx,
+            admin,
+            spec,
+            pods,
+            state,
+            decision.retire,
+            now,
+            plan,
+            self.env.settings.drain_timeout_seconds,
+        )
+        if decision.create == () and not plan:
+            base = names.config_map_base_name(COMPONENT, ctx.name)
+            collect_unused(self.env.caches, obj, COMPONENT, base, pods, [config["metadata"]["name"]], plan)
+        starting = [
+            p for p in pods if not is_deleting(p) and pooling.phase_of(p) == labels.POOL_PHASE_UNKNOWN
+        ]
+        stalled, recheck = stall(starting, now, self.env.settings.rollout_stall_seconds)
+        self._pooling_status(ctx, pods, state, replicas, selector, stalled)
+        busy = bool(plan) or unsettled
+        ctx.requeue(self.env.settings.busy_poll_seconds if busy else self.env.settings.poll_seconds)
+        if recheck is not None:
+            ctx.requeue(recheck)
+        return plan or None
+
+    def _pooling_status(
+        self,
+        ctx: Context,
+        pods: Sequence[Mapping[str, Any]],
+        state: HAKeeperState | None,
+        replicas: int,
+        selector: Mapping[str, str],
+        stalled: str | None,
+    ) -> None:
+        status = ctx.status
+        namespace, name = ctx.namespace, ctx.name
+        live = sorted((p for p in pods if not is_deleting(p)), key=name_of)
+        stores = []
+        for pod in live:
+            store = store_of(state, pod)
+            work = store.work_state if store is not None else None
+            phase = {WorkState.WORKING: "Up", WorkState.DRAINING: "Draining"}.get(work, "Unknown")  # type: ignore[arg-type]
+            stores.append({"uuid": cnpods.store_uuid(pod), "podName": name_of(pod), "state": phase})
+        status["stores"] = stores
+        status["replicas"] = len(live)
+        status["readyReplicas"] = sum(1 for p in live if podutil.is_ready(p))
+        status["labelSelector"] = str(selector_from_dict({"matchLabels": selector}))
+        status["host"] = names.service_host(COMPONENT, name, namespace)
+        status["port"] = ports.CN_SQL
+        counts = pooling.pool_counts(live)
+        serving = len(live) - counts[labels.POOL_PHASE_TERMINATING]
+        if stalled:
+            ctx.set_condition("Ready", False, "RolloutStalled", stalled)
+        elif state is None and live:
+            ctx.set_condition("Ready", False, "HAKeeperUnavailable", "HAKeeper does not answer")
+        elif serving < replicas or counts[labels.POOL_PHASE_UNKNOWN]:
+            registered = serving - counts[labels.POOL_PHASE_UNKNOWN]
+            ctx.set_condition(
+                "Ready",
+                False,
+                "CNsNotReady",
+                f"{registered}/{replicas} CNs registered; {pooling.describe_counts(counts)}",
+            )
+        else:
+            ctx.set_condition("Ready", True, "AllCNsReady", pooling.describe_counts(counts))
+        ctx.set_condition(
+            UP_TO_DATE,
+            True,
+            "Pooling",
+            "a pooling set never rolls its pods: its pool starts a new set for a new template",
+        )
+
     async def finalize(self, ctx: Context) -> bool:
         """With ``terminationPolicy: Drain``, every CN is drained before the set
         goes (its pods then go by owner reference, and each pod's finalizer
@@ -221,7 +352,7 @@ class CNSetActor:
         obj_labels: Mapping[str, str],
     ) -> Obj:
         namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
-        try:
+        with invalid_config_is_terminal():
             data = config_map_data(
                 COMPONENT,
                 name=name,
@@ -230,8 +361,6 @@ class CNSetActor:
                 shared_storage=service.shared_storage,
                 hakeeper=service.endpoint,
             )
-        except ConfigError as e:
-            raise TerminalError("InvalidConfig", f"spec.config: {e}") from e
         return hashed_config_map(obj, names.config_map_base_name(COMPONENT, name), obj_labels, data)
 
     def _template(

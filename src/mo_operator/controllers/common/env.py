@@ -48,6 +48,9 @@ OUR_KINDS: tuple[Resource, ...] = (
     r.BACKUPJOBS,
     r.RESTOREJOBS,
     r.BACKUPS,
+    r.CNPOOLS,
+    r.CNCLAIMS,
+    r.CNCLAIMSETS,
 )
 OWNED_KINDS: tuple[Resource, ...] = (
     r.STATEFULSETS,

@@ -1,0 +1,343 @@
+"""A CNSet with ``podManagementPolicy: Pooling``: warm CNs that a CNPool hands
+out to CNClaims.
+
+The pods are the same CN pods (``pods.py``); what differs is who decides
+about them. Each pod carries its place in the pool in the label
+``pool.matrixorigin.io/phase`` (upstream's names and values):
+
+``Unknown``
+    just started (this set labels every new pod so). Once HAKeeper knows
+    its store, the set makes sure the store is Draining with no labels
+    (a pooling CN starts Draining: ``cn.init-work-state``) and moves the pod
+    to ``Idle``.
+``Idle``
+    warm and claimable. Draining in HAKeeper with no labels, so the proxy
+    sends it no session. (Back to ``Unknown`` should HAKeeper forget it.)
+``Bound``
+    a CNClaim holds it (label ``pool.matrixorigin.io/claimed-by``); the claim
+    controller put its store to work with the claim's labels. This set never
+    rolls, drains or retires a Bound pod on its own.
+``Draining``
+    its claim went and reclaimed it (annotation ``matrixorigin.io/reclaimed-at``).
+    The set keeps its store Draining with no labels; once the CN holds no
+    session (and ``minDelaySeconds`` passed) it goes back to ``Idle``, or to
+    ``Terminating`` when it is outdated, asked to (``delete-on-reclaim``) or
+    its drain outlasted ``storeDrainTimeout``.
+``Terminating``
+    leaving: the set deletes it.
+
+The set keeps ``replicas`` pods that are not Terminating, counting Bound and
+Draining ones first (never removed for a smaller ``replicas``); the pool
+sets ``replicas``. Which spare pods go on scale-in is decided here (not yet
+registered ones first, then the highest index), and each is first labelled
+Terminating under a resourceVersion precondition, so a claim binding the
+same pod at the same moment either wins (the label write fails and the pod
+stays) or loses (its own write fails). A Pooling set never rolls: a pool
+starts a new set for a new template and lets the old one drain.
+
+Every phase change of a pod is a label patch carrying the resourceVersion
+the decision was made on: a decision made on a stale cache fails with a
+conflict and is made again, never applied over someone else's change.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mo_operator.api.fields import parse_duration
+from mo_operator.kube.actor import Context
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import AdminError, HAKeeperState, MOAdmin, StoreNotFound, WorkState
+
+from ..common import pods as podutil
+from ..common import resources as r
+from ..common.meta import is_deleting, name_of
+from ..common.writes import Writes
+from . import pods as cnpods
+from .drain import DEFAULT_MIN_DRAIN_SECONDS
+from .stores import store_condition, store_of
+
+Obj = dict[str, Any]
+
+IN_USE = frozenset({labels.POOL_PHASE_BOUND, labels.POOL_PHASE_DRAINING})
+"""Phases of pods a claim holds or just let go: never removed by the set."""
+PHASES = frozenset(
+    {
+        labels.POOL_PHASE_UNKNOWN,
+        labels.POOL_PHASE_IDLE,
+        labels.POOL_PHASE_BOUND,
+        labels.POOL_PHASE_DRAINING,
+        labels.POOL_PHASE_TERMINATING,
+    }
+)
+
+
+def is_pooling(spec: Mapping[str, Any]) -> bool:
+    return spec.get("podManagementPolicy") == labels.POOLING
+
+
+def phase_of(pod: Mapping[str, Any]) -> str:
+    """The pool phase of a pod; a missing or unknown value reads as Unknown."""
+    value = ((pod.get("metadata") or {}).get("labels") or {}).get(labels.POOL_PHASE)
+    return str(value) if value in PHASES else labels.POOL_PHASE_UNKNOWN
+
+
+def as_pool_pod(pod: Obj) -> Obj:
+    """A new CN pod of a Pooling set: it starts Unknown, and says it is pooled."""
+    meta = pod["metadata"]
+    meta["labels"] = {**meta.get("labels", {}), labels.POOL_PHASE: labels.POOL_PHASE_UNKNOWN}
+    meta["annotations"] = {**meta.get("annotations", {}), labels.POOL_MANAGEMENT_POLICY: labels.POOLING}
+    return pod
+
+
+# ------------------------------------------------------------------ decision
+@dataclass(frozen=True)
+class PoolMember:
+    """What the decision needs to know of one pod."""
+
+    name: str
+    index: int
+    phase: str
+    ready: bool
+    deleting: bool = False
+
+
+@dataclass(frozen=True)
+class PoolingDecision:
+    create: tuple[int, ...] = ()
+    """Indices of pods to create."""
+    retire: tuple[str, ...] = ()
+    """Pods to remove: Terminating ones, spare ones named in podsToDelete, then the surplus."""
+
+
+def _keep_order(pod: PoolMember) -> tuple[bool, bool, int]:
+    """Sort key of spare pods, the ones most worth keeping first: registered
+    (Idle) and ready, then the lowest index (the oldest)."""
+    return (pod.phase != labels.POOL_PHASE_IDLE, not pod.ready, pod.index)
+
+
+def decide_pooling(
+    pods: Sequence[PoolMember], replicas: int, pods_to_delete: Collection[str] = ()
+) -> PoolingDecision:
+    """Which pods to create and remove, toward ``replicas`` pods that are not Terminating.
+
+    Bound and Draining pods are always kept, even beyond ``replicas``; spare
+    (Unknown and Idle) pods fill the rest, the least useful leaving first.
+    """
+    live = [p for p in pods if not p.deleting]
+    in_use = [p for p in live if p.phase in IN_USE]
+    leaving = sorted(
+        (
+            p
+            for p in live
+            if p.phase == labels.POOL_PHASE_TERMINATING
+            or (p.name in pods_to_delete and p.phase not in IN_USE)
+        ),
+        key=lambda p: p.index,
+    )
+    gone = {p.name for p in leaving}
+    spare = sorted((p for p in live if p.phase not in IN_USE and p.name not in gone), key=_keep_order)
+    room = max(replicas - len(in_use), 0)
+    kept, surplus = spare[:room], spare[room:]
+    missing = room - len(kept)
+    create = _free_indices({p.index for p in pods}, missing)
+    return PoolingDecision(tuple(create), tuple(p.name for p in [*leaving, *reversed(surplus)]))
+
+
+def _free_indices(used: set[int], count: int) -> list[int]:
+    out: list[int] = []
+    candidate = 0
+    while len(out) < count:
+        if candidate not in used:
+            out.append(candidate)
+        candidate += 1
+    return out
+
+
+def members(pods: Sequence[Mapping[str, Any]]) -> list[PoolMember]:
+    return [
+        PoolMember(name_of(p), cnpods.index_of(p), phase_of(p), podutil.is_ready(p), is_deleting(p))
+        for p in pods
+    ]
+
+
+# ------------------------------------------------------------------- writes
+def set_phase(pod: Mapping[str, Any], phase: str, plan: Writes, *, annotations: Obj | None = None) -> None:
+    """Move ``pod`` to ``phase``, on condition that it is still the pod we decided on."""
+    meta: Obj = {
+        "resourceVersion": pod["metadata"]["resourceVersion"],
+        "labels": {labels.POOL_PHASE: phase},
+    }
+    if annotations:
+        meta["annotations"] = annotations
+    plan.patch(
+        r.PODS,
+        pod["metadata"]["namespace"],
+        name_of(pod),
+        {"metadata": meta},
+        what=f"mark CN {name_of(pod)} {phase}",
+    )
+
+
+def retire(pod: Mapping[str, Any], plan: Writes) -> None:
+    """Label a spare pod Terminating (so no claim takes it meanwhile; a conflict means
+    a claim just did), then delete it."""
+    if phase_of(pod) != labels.POOL_PHASE_TERMINATING:
+        set_phase(pod, labels.POOL_PHASE_TERMINATING, plan)
+    plan.delete(r.PODS, pod["metadata"]["namespace"], name_of(pod), uid=pod["metadata"]["uid"])
+
+
+def _readiness(
+    pod: Mapping[str, Any], status: bool, reason: str, message: str, now: float, plan: Writes
+) -> None:
+    current = podutil.condition(pod, labels.CN_STORE_READINESS)
+    if current is not None and current.get("status") == str(status) and current.get("reason") == reason:
+        return
+    plan.patch(
+        r.PODS,
+        pod["metadata"]["namespace"],
+        name_of(pod),
+        {"status": {"conditions": [store_condition(pod, status, reason, message, now)]}},
+        subresource="status",
+        patch_type="strategic",
+        what=f"set the readiness of CN {name_of(pod)}: {reason}",
+    )
+
+
+def _drain_limits(spec: Mapping[str, Any], default_timeout: float) -> tuple[float, float]:
+    scaling = spec.get("scalingConfig") or {}
+    min_delay = float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
+    timeout_text = scaling.get("storeDrainTimeout")
+    timeout = parse_duration(str(timeout_text)) if timeout_text else default_timeout
+    return min_delay, timeout
+
+
+async def sync_pool_stores(
+    ctx: Context,
+    admin: MOAdmin,
+    spec: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    state: HAKeeperState | None,
+    retiring: Collection[str],
+    now: float,
+    plan: Writes,
+    default_timeout: float,
+) -> bool:
+    """Move pods along their pool phases and keep their readiness gate; True while
+    some pod still waits (to register, or for its sessions to leave)."""
+    if state is None:
+        return bool(pods)
+    min_delay, timeout = _drain_limits(spec, default_timeout)
+    unsettled = False
+    for pod in pods:
+        if is_deleting(pod) or name_of(pod) in retiring:
+            continue
+        phase = phase_of(pod)
+        store = store_of(state, pod)
+        uuid = cnpods.store_uuid(pod)
+        if phase == labels.POOL_PHASE_UNKNOWN:
+            if store is None:
+                unsettled = True
+                _readiness(
+                    pod, False, "NotRegistered", "the CN has not registered in HAKeeper yet", now, plan
+                )
+            elif store.work_state is not WorkState.DRAINING or store.labels:
+                unsettled = True
+                plan.call(
+                    f"keep new CN {name_of(pod)} out of service",
+                    functools.partial(admin.set_cn_work_state, uuid, WorkState.DRAINING, {}),
+                )
+            else:
+                set_phase(pod, labels.POOL_PHASE_IDLE, plan)
+                _readiness(pod, True, "Idle", "the CN is registered and waits for a claim", now, plan)
+        elif phase == labels.POOL_PHASE_IDLE:
+            if store is None:  # HAKeeper forgot it: not claimable until it registers again
+                unsettled = True
+                set_phase(pod, labels.POOL_PHASE_UNKNOWN, plan)
+                _readiness(pod, False, "NotRegistered", "the CN is not registered in HAKeeper", now, plan)
+            else:
+                _readiness(pod, True, "Idle", "the CN is registered and waits for a claim", now, plan)
+        elif phase == labels.POOL_PHASE_BOUND:
+            if store is not None and store.work_state is WorkState.WORKING:
+                _readiness(pod, True, "Bound", "the CN is claimed and Working", now, plan)
+            else:
+                _readiness(pod, False, "Binding", "its claim has not put the CN to work yet", now, plan)
+        elif phase == labels.POOL_PHASE_DRAINING:
+            _readiness(pod, False, "Reclaiming", "the CN drains before it returns to its pool", now, plan)
+            if store is not None and (store.work_state is not WorkState.DRAINING or store.labels):
+                plan.call(
+                    f"drain reclaimed CN {name_of(pod)}",
+                    functools.partial(admin.set_cn_work_state, uuid, WorkState.DRAINING, {}),
+                )
+                unsettled = True
+                continue
+            if not await _reclaim_drained(ctx, admin, pod, store is None, min_delay, timeout, now, plan):
+                unsettled = True
+    return unsettled
+
+
+async def _reclaim_drained(
+    ctx: Context,
+    admin: MOAdmin,
+    pod: Mapping[str, Any],
+    unregistered: bool,
+    min_delay: float,
+    timeout: float,
+    now: float,
+    plan: Writes,
+) -> bool:
+    """Finish the drain of a reclaimed pod if it is over; True when it is."""
+    meta = pod["metadata"]
+    started = podutil.parse_time((meta.get("annotations") or {}).get(labels.RECLAIMED_AT))
+    elapsed = now - started if started is not None else None
+    if elapsed is not None and elapsed >= timeout:
+        ctx.event(
+            "Warning",
+            "DrainTimeout",
+            f"reclaimed CN {name_of(pod)} still held sessions after {int(elapsed)}s: removing it",
+        )
+        set_phase(pod, labels.POOL_PHASE_TERMINATING, plan)
+        return True
+    if elapsed is not None and elapsed < min_delay:
+        ctx.requeue(min_delay - elapsed)
+        return False
+    if not unregistered:
+        try:
+            load = await admin.cn_load(cnpods.store_uuid(pod))
+        except StoreNotFound:
+            pass
+        except AdminError as e:
+            ctx.log.info("cannot read the load of reclaimed CN %s: %s", name_of(pod), e)
+            return False
+        else:
+            if not load.idle:
+                return False
+    leave = (
+        labels.DELETE_ON_RECLAIM in (meta.get("annotations") or {})
+        or labels.POD_OUTDATED in (meta.get("labels") or {})
+        or unregistered
+    )
+    phase = labels.POOL_PHASE_TERMINATING if leave else labels.POOL_PHASE_IDLE
+    set_phase(pod, phase, plan, annotations={labels.RECLAIMED_AT: None})
+    ctx.log.info("reclaimed CN %s drained: %s", name_of(pod), phase)
+    return True
+
+
+# ------------------------------------------------------------------- status
+def pool_counts(pods: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Live pods per pool phase."""
+    counts = dict.fromkeys(sorted(PHASES), 0)
+    for pod in pods:
+        if not is_deleting(pod):
+            counts[phase_of(pod)] += 1
+    return counts
+
+
+def describe_counts(counts: Mapping[str, int]) -> str:
+    return (
+        f"{counts[labels.POOL_PHASE_IDLE]} idle, {counts[labels.POOL_PHASE_BOUND]} bound, "
+        f"{counts[labels.POOL_PHASE_DRAINING]} reclaiming, {counts[labels.POOL_PHASE_UNKNOWN]} starting"
+    )

@@ -1,0 +1,378 @@
+"""The CNClaim controller: a claim takes one idle CN of a pool and holds it.
+
+**Binding.** A claim without a pod takes the first claimable pod (Idle, not
+outdated, matching its ``selector`` and ``poolName``, not another claim's
+``podName``; a pod its owner held last first, then name order). The take is
+one label patch (``pool.matrixorigin.io/phase: Bound``,
+``pool.matrixorigin.io/claimed-by: <claim>``, ``matrixorigin.io/owner``,
+``matrixorigin.io/claimset``, ``additionalPodLabels``) under the pod's
+resourceVersion as the claim saw it: two claims racing for one pod both
+send it, one wins, the other gets a conflict and tries its next candidate.
+Then the store is put to work in HAKeeper with the claim's ``cnLabels``, and
+the claim records ``podName``, ``nodeName`` and ``poolName`` under its own
+resourceVersion. A bind first checks that resourceVersion (a no-op patch): a
+decision made on a stale copy of the claim, one that has not yet seen its
+``podName``, stops there instead of taking a second pod. Should a claim hold
+a second pod anyway, it gives that one back.
+
+**No idle pod.** The claim stays Pending, says why, and is nominated to the
+first pool whose ``podLabels`` its selector matches (``spec.poolName`` and the
+``pool.matrixorigin.io/pool-name`` label): the pool counts it and starts a
+pod. A pod becoming Idle wakes every claim waiting in its namespace.
+
+**Bound.** ``status.phase`` is Bound (Outdated once the pool's template moved
+on: the pod is labelled ``matrixorigin.io/outdated``), ``status.store`` is
+the store as HAKeeper reports it, and the store is kept Working with the
+claim's labels. A pod that goes (or fails) leaves the claim Lost, for good:
+its ``podName`` is immutable, and a new pod of the same name is not its pod.
+
+**Reclaim.** Deleting a claim gives its pod back (finalizer
+``matrixorigin.io/cn-claim-manager``): the pod is labelled Draining under its
+resourceVersion, loses the claim's labels (its owner is kept as
+``matrixorigin.io/last-owner``), gets ``matrixorigin.io/reclaimed-at``, and
+its store is set Draining without labels. Its CNSet returns it to Idle once
+its sessions left (``controllers/cnset/pooling.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.kube.actor import Context
+from mo_operator.kube.errors import is_conflict, is_not_found
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import AdminError, CNStore, WorkState, cn_labels_from_spec
+
+from ..cnset import pods as cnpods
+from ..common import pods as podutil
+from ..common import resources as r
+from ..common.admission import admitted
+from ..common.env import Env
+from ..common.meta import is_deleting, name_of
+from ..common.writes import Step, Writes
+from .decisions import LOST, OUTDATED, PENDING, bound_phase, claim_candidates, matching_pool, natural_key
+
+log = logging.getLogger(__name__)
+Obj = dict[str, Any]
+
+RESERVED_PREFIXES = ("matrixorigin.io/", "pool.matrixorigin.io/", "matrixone.cloud/")
+"""Label keys a claim's ``additionalPodLabels`` never removes from a pod it gives back."""
+SHOWN_CANDIDATES = 3
+
+
+def pool_pods(env: Env, namespace: str) -> list[Mapping[str, Any]]:
+    """Pods of pooling CNSets in ``namespace``."""
+    return [
+        p
+        for p in env.caches.list(r.PODS, namespace)
+        if labels.POOL_PHASE in ((p.get("metadata") or {}).get("labels") or {})
+    ]
+
+
+def held_by(pods: Sequence[Mapping[str, Any]], claim: str) -> list[Mapping[str, Any]]:
+    """Live pods labelled Bound to ``claim``, in name order."""
+    found = [
+        p
+        for p in pods
+        if not is_deleting(p)
+        and (p["metadata"].get("labels") or {}).get(labels.POOL_CLAIMED_BY) == claim
+        and (p["metadata"].get("labels") or {}).get(labels.POOL_PHASE) == labels.POOL_PHASE_BOUND
+    ]
+    return sorted(found, key=lambda p: natural_key(name_of(p)))
+
+
+def taken_by_others(env: Env, namespace: str, claim: str) -> dict[str, str]:
+    """``podName`` → claim, for the other live claims of the namespace."""
+    out: dict[str, str] = {}
+    for other in env.caches.list(r.CNCLAIMS, namespace):
+        pod = (other.get("spec") or {}).get("podName")
+        if pod and name_of(other) != claim and not is_deleting(other):
+            out[pod] = name_of(other)
+    return out
+
+
+def bind_labels(claim: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, str]:
+    """The labels a pod takes when ``claim`` binds it."""
+    out = {str(k): str(v) for k, v in (spec.get("additionalPodLabels") or {}).items()}
+    out[labels.POOL_PHASE] = labels.POOL_PHASE_BOUND
+    out[labels.POOL_CLAIMED_BY] = name_of(claim)
+    if spec.get("ownerName"):
+        out[labels.POD_OWNER] = str(spec["ownerName"])
+    claimset = (claim["metadata"].get("labels") or {}).get(labels.CLAIMSET)
+    if claimset:
+        out[labels.CLAIMSET] = claimset
+    return out
+
+
+def reclaim_labels(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, str | None]:
+    """The label changes that give ``pod`` back to its pool, Draining."""
+    current = pod["metadata"].get("labels") or {}
+    out: dict[str, str | None] = {
+        str(k): None
+        for k in spec.get("additionalPodLabels") or {}
+        if not str(k).startswith(RESERVED_PREFIXES)
+    }
+    out[labels.POOL_PHASE] = labels.POOL_PHASE_DRAINING
+    out[labels.POOL_CLAIMED_BY] = None
+    out[labels.CLAIMSET] = None
+    if current.get(labels.POD_OWNER):
+        out[labels.POD_OWNER] = None
+        out[labels.POD_LAST_OWNER] = current[labels.POD_OWNER]
+    return out
+
+
+def store_status(store: CNStore, pod_name: str, bound_time: str | None) -> Obj:
+    """``status.store`` (upstream's CNStoreStatus; the pod's name is under ``string``)."""
+    out: Obj = {
+        "serviceID": store.uuid,
+        "lockServiceAddress": store.lock_service_address,
+        "sqlAddress": store.sql_address,
+        "queryAddress": store.query_address,
+        "workState": store.work_state.value,
+        "labels": [{"key": k, "values": list(v)} for k, v in sorted(store.labels.items())],
+        "string": pod_name,
+        "boundTime": bound_time,
+    }
+    return {k: v for k, v in out.items() if v not in ("", None, [])}
+
+
+class CNClaimActor:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    # ---------------------------------------------------------------- observe
+    async def observe(self, ctx: Context) -> Writes | None:
+        claim = admitted("CNClaim", ctx.obj)
+        spec = claim.get("spec") or {}
+        namespace, name = ctx.namespace, ctx.name
+        pods = pool_pods(self.env, namespace)
+        mine = held_by(pods, name)
+        plan = Writes(self.env.client)
+        pod_name = spec.get("podName")
+        if not pod_name:
+            self._find_pod(ctx, spec, pods, mine, plan)
+        else:
+            await self._keep_pod(ctx, spec, str(pod_name), plan)
+        keep = pod_name or (name_of(mine[0]) if mine else None)  # with no podName, the first is adopted
+        for extra in mine:
+            if name_of(extra) != keep:
+                ctx.log.info("the claim holds a second pod, %s: giving it back", name_of(extra))
+                self._reclaim(spec, extra, plan)
+        return plan or None
+
+    def _find_pod(
+        self,
+        ctx: Context,
+        spec: Mapping[str, Any],
+        pods: Sequence[Mapping[str, Any]],
+        mine: Sequence[Mapping[str, Any]],
+        plan: Writes,
+    ) -> None:
+        namespace, name = ctx.namespace, ctx.name
+        if mine:  # a bind took this pod, then stopped before recording it
+            pod = mine[0]
+            plan.call(f"put CN {name_of(pod)} to work", self._put_to_work(pod, spec))
+            self._record(ctx, pod, plan)
+            self._pending(ctx, "Binding", f"binding CN pod {name_of(pod)}")
+            return
+        candidates = claim_candidates(spec, pods, taken_by_others(self.env, namespace, name))
+        if candidates:
+            shown = ", ".join(name_of(p) for p in candidates[:SHOWN_CANDIDATES])
+            plan.call(f"bind an idle CN ({shown})", self._bind(ctx, spec, candidates))
+            self._pending(ctx, "Binding", f"binding an idle CN ({shown})")
+            return
+        pool = spec.get("poolName")
+        if not pool:
+            found = matching_pool(spec, self.env.caches.list(r.CNPOOLS, namespace))
+            if found is None:
+                self._pending(
+                    ctx,
+                    "NoMatchingPool",
+                    "no idle CN matches the selector, and no CNPool of the namespace has podLabels it matches",
+                )
+                return
+            pool = name_of(found)
+        if (ctx.obj["metadata"].get("labels") or {}).get(labels.POOL_NAME) != pool or not spec.get(
+            "poolName"
+        ):
+            plan.patch(
+                r.CNCLAIMS,
+                namespace,
+                name,
+                {"metadata": {"labels": {labels.POOL_NAME: pool}}, "spec": {"poolName": pool}},
+                what=f"nominate the claim to pool {pool}",
+            )
+        self._pending(
+            ctx, "WaitingForPod", f"no idle CN of pool {pool} matches the selector yet: the pool starts one"
+        )
+
+    async def _keep_pod(self, ctx: Context, spec: Mapping[str, Any], pod_name: str, plan: Writes) -> None:
+        status = ctx.status
+        pod = self.env.caches.get(r.PODS, ctx.namespace, pod_name)
+        phase = LOST if status.get("phase") == LOST else bound_phase(pod, ctx.name)
+        if phase is None:
+            assert pod is not None
+            plan.call(f"bind CN {pod_name}", self._bind(ctx, spec, [pod]))
+            self._pending(ctx, "Binding", f"binding CN pod {pod_name}")
+            return
+        if phase == LOST:
+            status["phase"] = LOST
+            ctx.set_condition(
+                "Ready", False, "PodLost", f"CN pod {pod_name} is gone or no longer bound to this claim"
+            )
+            return
+        assert pod is not None
+        missing = {
+            k: v
+            for k, v in bind_labels(ctx.obj, spec).items()
+            if (pod["metadata"].get("labels") or {}).get(k) != v
+        }
+        if missing:
+            plan.patch(
+                r.PODS,
+                ctx.namespace,
+                pod_name,
+                {"metadata": {"labels": missing}},
+                what=f"label CN {pod_name}",
+            )
+        now = podutil.format_time(self.env.clock())
+        status["phase"] = phase
+        status.setdefault("boundTime", now)
+        store = await self._store(ctx, pod)
+        if store is not None:
+            want = cn_labels_from_spec(spec.get("cnLabels"))
+            if store.work_state is not WorkState.WORKING or dict(store.labels) != want:
+                plan.call(f"put CN {pod_name} to work", self._put_to_work(pod, spec))
+            previous = status.get("store") or {}
+            since = previous.get("boundTime") if previous.get("string") == pod_name else None
+            status["store"] = store_status(store, pod_name, since or now)
+        if phase == OUTDATED:
+            ctx.set_condition(
+                "Ready", True, "Outdated", f"bound to CN pod {pod_name}, of an older template of its pool"
+            )
+        else:
+            ctx.set_condition("Ready", True, "Bound", f"bound to CN pod {pod_name}")
+        ctx.requeue(
+            self.env.settings.poll_seconds if store is not None else self.env.settings.busy_poll_seconds
+        )
+
+    async def _store(self, ctx: Context, pod: Mapping[str, Any]) -> CNStore | None:
+        address = (pod["metadata"].get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION)
+        if not address:
+            return None
+        try:
+            state = await self.env.admin.admin(str(address)).hakeeper_state()
+        except AdminError as e:
+            ctx.log.debug("HAKeeper does not answer: %s", e)
+            return None
+        return state.cn(cnpods.store_uuid(pod))
+
+    def _pending(self, ctx: Context, reason: str, message: str) -> None:
+        ctx.status["phase"] = PENDING
+        ctx.set_condition("Ready", False, reason, message)
+
+    # ---------------------------------------------------------------- writes
+    def _put_to_work(self, pod: Mapping[str, Any], spec: Mapping[str, Any]) -> Step:
+        address = str((pod["metadata"].get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION) or "")
+        admin = self.env.admin.admin(address)
+        return functools.partial(
+            admin.set_cn_work_state,
+            cnpods.store_uuid(pod),
+            WorkState.WORKING,
+            cn_labels_from_spec(spec.get("cnLabels")),
+        )
+
+    def _record(self, ctx: Context, pod: Mapping[str, Any], plan: Writes) -> None:
+        """Write the bound pod into the claim's spec, on condition that the claim is
+        still the one we decided on."""
+        plan.patch(
+            r.CNCLAIMS, ctx.namespace, ctx.name, self._record_patch(ctx, pod), what="record the bound pod"
+        )
+
+    def _record_patch(self, ctx: Context, pod: Mapping[str, Any]) -> Obj:
+        pool = (pod["metadata"].get("labels") or {}).get(labels.POOL_NAME)
+        spec: Obj = {"podName": name_of(pod)}
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            spec["nodeName"] = node
+        meta: Obj = {"resourceVersion": ctx.obj["metadata"]["resourceVersion"]}
+        if pool:
+            spec["poolName"] = pool
+            meta["labels"] = {labels.POOL_NAME: pool}
+        return {"metadata": meta, "spec": spec}
+
+    def _bind(self, ctx: Context, spec: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]]) -> Step:
+        client, namespace, name = self.env.client, ctx.namespace, ctx.name
+        claim_version = ctx.obj["metadata"]["resourceVersion"]
+        wanted = bind_labels(ctx.obj, spec)
+
+        async def bind() -> object:
+            # The claim as seen must be current: a stale copy may not show the pod it took already.
+            await client.patch(r.CNCLAIMS, name, {"metadata": {"resourceVersion": claim_version}}, namespace)
+            lost: Exception | None = None
+            for pod in candidates:
+                patch = {
+                    "metadata": {"resourceVersion": pod["metadata"]["resourceVersion"], "labels": wanted}
+                }
+                try:
+                    await client.patch(r.PODS, name_of(pod), patch, namespace)
+                except Exception as e:
+                    if is_conflict(e) or is_not_found(e):
+                        ctx.log.debug("CN %s was taken or changed meanwhile: trying the next", name_of(pod))
+                        lost = e
+                        continue
+                    raise
+                await self._put_to_work(pod, spec)()
+                await client.patch(r.CNCLAIMS, name, self._record_patch(ctx, pod), namespace)
+                ctx.log.info("bound CN pod %s", name_of(pod))
+                return None
+            assert lost is not None
+            raise lost  # every candidate went to another claim: look again with a fresh cache
+
+        return bind
+
+    def _reclaim(self, spec: Mapping[str, Any], pod: Mapping[str, Any], plan: Writes) -> None:
+        meta = pod["metadata"]
+        plan.patch(
+            r.PODS,
+            meta["namespace"],
+            name_of(pod),
+            {
+                "metadata": {
+                    "resourceVersion": meta["resourceVersion"],
+                    "labels": reclaim_labels(pod, spec),
+                    "annotations": {labels.RECLAIMED_AT: podutil.format_time(self.env.clock())},
+                }
+            },
+            what=f"give CN {name_of(pod)} back to its pool",
+        )
+        address = str((meta.get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION) or "")
+        uuid = cnpods.store_uuid(pod)
+
+        async def drain() -> object:
+            try:
+                await self.env.admin.admin(address).set_cn_work_state(uuid, WorkState.DRAINING, {})
+            except AdminError as e:  # its CNSet drains it as soon as HAKeeper answers
+                log.info("cannot set reclaimed CN %s Draining yet: %s", name_of(pod), e)
+            return None
+
+        plan.call(f"set CN {name_of(pod)} Draining", drain)
+
+    # --------------------------------------------------------------- finalize
+    async def finalize(self, ctx: Context) -> bool:
+        """Give the claim's pod back to its pool; done once no pod is Bound to it."""
+        spec = ctx.obj.get("spec") or {}
+        others = taken_by_others(self.env, ctx.namespace, ctx.name)
+        held = [p for p in held_by(pool_pods(self.env, ctx.namespace), ctx.name) if name_of(p) not in others]
+        if not held:
+            return True
+        plan = Writes(self.env.client)
+        for pod in held:
+            self._reclaim(spec, pod, plan)
+            ctx.event("Normal", "Reclaimed", f"CN pod {name_of(pod)} goes back to its pool")
+        await plan(ctx)
+        ctx.requeue(self.env.settings.busy_poll_seconds)
+        return False

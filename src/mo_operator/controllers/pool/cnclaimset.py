@@ -1,0 +1,225 @@
+"""The CNClaimSet controller: ``replicas`` claims from a template, as a
+ReplicaSet keeps pods.
+
+Its claims are named ``<set>-<index>`` (the lowest free index: a claim
+asked for twice, because the cache had not shown the first yet, is asked for
+under the same name and made once), labelled ``matrixorigin.io/claimset`` and
+``claim.matrixorigin.io/instance-id`` (upstream's labels; upstream's ids are
+random) and owned by the set; ``ownerName`` defaults to the set's name, so a
+claim prefers the pod its set held last. A Lost claim is deleted and
+replaced.
+
+Scale-in deletes the claims that matter least (``decisions.claim_deletion_order``):
+those without a pod, then by phase, then by their pod, the one with the lowest
+``controller.kubernetes.io/pod-deletion-cost`` and the fewest sessions first
+(asked of MatrixOne at the moment of the decision). A deleted claim gives its
+pod back to the pool (the claim's own finalizer).
+
+When the pool's template moves on, the set rolls as upstream's does: one
+more claim while some hold outdated pods, then an Outdated claim goes once the
+new one is bound.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.kube.actor import Context
+from mo_operator.kube.selectors import selector_from_dict, selector_from_labels
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import AdminError
+
+from ..cnset import pods as cnpods
+from ..common import pods as podutil
+from ..common import resources as r
+from ..common.admission import admitted
+from ..common.env import Env
+from ..common.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
+from ..common.writes import Writes
+from .decisions import (
+    BOUND,
+    LOST,
+    OUTDATED,
+    PENDING,
+    ClaimVictim,
+    claim_deletion_order,
+    claimset_scale,
+    natural_key,
+)
+
+Obj = dict[str, Any]
+
+
+def claim_phase(claim: Mapping[str, Any]) -> str:
+    return str((claim.get("status") or {}).get("phase") or PENDING)
+
+
+def instance_index(claim: Mapping[str, Any]) -> int | None:
+    value = ((claim.get("metadata") or {}).get("labels") or {}).get(labels.CLAIM_INSTANCE_ID)
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def claim_of(claimset: Mapping[str, Any], spec: Mapping[str, Any], index: int) -> Obj:
+    """Claim ``<set>-<index>`` of ``claimset`` (with admitted ``spec``)."""
+    template = spec.get("template") or {}
+    tmeta = template.get("metadata") or {}
+    meta = claimset["metadata"]
+    claim_spec: Obj = copy.deepcopy(dict(template.get("spec") or {}))
+    for key in ("podName", "nodeName", "sourcePod"):
+        claim_spec.pop(key, None)
+    claim_spec.setdefault("ownerName", meta["name"])
+    metadata: Obj = {
+        "name": f"{meta['name']}-{index}",
+        "namespace": meta.get("namespace") or "",
+        "labels": {
+            **(tmeta.get("labels") or {}),
+            labels.CLAIMSET: meta["name"],
+            labels.CLAIM_INSTANCE_ID: str(index),
+        },
+        "ownerReferences": [owner_reference(claimset)],
+    }
+    if tmeta.get("annotations"):
+        metadata["annotations"] = dict(tmeta["annotations"])
+    return {"apiVersion": claimset["apiVersion"], "kind": "CNClaim", "metadata": metadata, "spec": claim_spec}
+
+
+def pod_selector(name: str) -> str:
+    """The pods the set's claims hold (``status.labelSelector``, as upstream's)."""
+    return str(selector_from_labels({labels.CLAIMSET: name, labels.POOL_PHASE: labels.POOL_PHASE_BOUND}))
+
+
+class CNClaimSetActor:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def _claims(self, claimset: Mapping[str, Any], spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The set's claims: labelled with its name, matching its selector, owned by it."""
+        name = name_of(claimset)
+        selector = spec.get("selector") or {
+            "matchLabels": dict(((spec.get("template") or {}).get("metadata") or {}).get("labels") or {})
+        }
+        matches = selector_from_dict(selector)
+        found = self.env.caches.list(
+            r.CNCLAIMS, claimset["metadata"].get("namespace") or "", {labels.CLAIMSET: name}
+        )
+        return sorted(
+            (c for c in found if is_controlled_by(c, claimset) and matches.matches_object(c)),
+            key=lambda c: natural_key(name_of(c)),
+        )
+
+    async def observe(self, ctx: Context) -> Writes | None:
+        claimset = admitted("CNClaimSet", ctx.obj)
+        spec = claimset["spec"]
+        namespace = ctx.namespace
+        claims = self._claims(ctx.obj, spec)
+        live = [c for c in claims if not is_deleting(c)]
+        owned = [c for c in live if claim_phase(c) != LOST and instance_index(c) is not None]
+        plan = Writes(self.env.client)
+        for claim in live:
+            if claim not in owned:
+                plan.delete(r.CNCLAIMS, namespace, name_of(claim), uid=uid_of(claim))
+        replicas = int(spec["replicas"])
+        scale = claimset_scale([claim_phase(c) for c in owned], replicas)
+        if scale.create:
+            used = {i for c in claims if (i := instance_index(c)) is not None}
+            for index in _free_indices(used, scale.create):
+                plan.create(claim_of(ctx.obj, spec, index), r.CNCLAIMS)
+        kept = owned
+        if scale.delete:
+            victims = claim_deletion_order(await self._victims(owned))[: scale.delete]
+            for claim in owned:
+                if name_of(claim) in victims:
+                    plan.delete(r.CNCLAIMS, namespace, name_of(claim), uid=uid_of(claim))
+            kept = [c for c in owned if name_of(c) not in victims]
+            ctx.log.info("scaling in: deleting claims %s", ", ".join(victims))
+        self._status(ctx, kept, replicas)
+        return plan or None
+
+    async def finalize(self, ctx: Context) -> bool:
+        """The set's claims go first, each giving its pod back."""
+        found = self.env.caches.list(r.CNCLAIMS, ctx.namespace, {labels.CLAIMSET: ctx.name})
+        claims = [c for c in found if is_controlled_by(c, ctx.obj)]
+        if not claims:
+            return True
+        plan = Writes(self.env.client)
+        for claim in claims:
+            if not is_deleting(claim):
+                plan.delete(r.CNCLAIMS, ctx.namespace, name_of(claim), uid=uid_of(claim))
+        await plan(ctx)
+        ctx.requeue(self.env.settings.busy_poll_seconds)
+        return False
+
+    async def _victims(self, claims: Sequence[Mapping[str, Any]]) -> list[ClaimVictim]:
+        out = []
+        for claim in claims:
+            phase = claim_phase(claim)
+            pod_name = (claim.get("spec") or {}).get("podName")
+            pod = (
+                self.env.caches.get(r.PODS, claim["metadata"].get("namespace") or "", pod_name)
+                if pod_name
+                else None
+            )
+            index = instance_index(claim) or 0
+            if pod is None or is_deleting(pod):
+                out.append(ClaimVictim(name_of(claim), index, phase))
+                continue
+            out.append(
+                ClaimVictim(
+                    name_of(claim),
+                    index,
+                    phase,
+                    has_pod=True,
+                    scheduled=bool((pod.get("spec") or {}).get("nodeName")),
+                    pod_phase=str((pod.get("status") or {}).get("phase") or ""),
+                    ready=podutil.is_ready(pod),
+                    deletion_cost=_deletion_cost(pod),
+                    sessions=await self._sessions(pod),
+                    pod_created=podutil.parse_time(pod["metadata"].get("creationTimestamp")) or 0.0,
+                )
+            )
+        return out
+
+    async def _sessions(self, pod: Mapping[str, Any]) -> int:
+        address = (pod["metadata"].get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION)
+        if not address:
+            return 0
+        try:
+            return (await self.env.admin.admin(str(address)).cn_load(cnpods.store_uuid(pod))).sessions
+        except AdminError:
+            return 0
+
+    def _status(self, ctx: Context, kept: Sequence[Mapping[str, Any]], replicas: int) -> None:
+        """Counts of the claims the set keeps (those it deletes now are left out, as upstream)."""
+        status = ctx.status
+        ready = sum(1 for c in kept if claim_phase(c) in (BOUND, OUTDATED))
+        status["replicas"] = len(kept)
+        status["readyReplicas"] = ready
+        status["claims"] = [
+            {k: v for k, v in (c.get("status") or {}).items() if k != "conditions"} or {"phase": PENDING}
+            for c in kept
+        ]
+        status["labelSelector"] = pod_selector(ctx.name)
+        if ready >= replicas:
+            ctx.set_condition("Ready", True, "AllClaimsBound", f"{ready}/{replicas} claims bound")
+        else:
+            ctx.set_condition("Ready", False, "ClaimsPending", f"{ready}/{replicas} claims bound")
+
+
+def _deletion_cost(pod: Mapping[str, Any]) -> int:
+    value = (pod["metadata"].get("annotations") or {}).get(labels.POD_DELETION_COST)
+    try:
+        return int(str(value)) if value is not None else 0
+    except ValueError:
+        return 0
+
+
+def _free_indices(used: set[int], count: int) -> list[int]:
+    out: list[int] = []
+    candidate = 0
+    while len(out) < count:
+        if candidate not in used:
+            out.append(candidate)
+        candidate += 1
+    return out

@@ -1,0 +1,69 @@
+"""What wakes the pool controllers: pods and claims mapped to the objects that
+decide about them (pods are owned by CNSets, so the ``Owns`` wiring alone
+would never reach a pool or a claim)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from mo_operator.kube.controller import Request
+from mo_operator.matrixone import labels
+
+from ..common import resources as r
+from ..common.env import Caches
+from ..common.meta import is_deleting, name_of, namespace_of
+
+Mapper = Callable[[Mapping[str, Any]], Iterable[Request]]
+
+
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def pool_of_pod(pod: Mapping[str, Any]) -> Iterable[Request]:
+    """A pool's pod to its pool (phases and counts changed)."""
+    pool = _labels(pod).get(labels.POOL_NAME)
+    return [Request(namespace_of(pod), pool)] if pool else []
+
+
+def pool_of_claim(claim: Mapping[str, Any]) -> Iterable[Request]:
+    """A claim to the pool it is nominated to (its pending claims count)."""
+    pool = (claim.get("spec") or {}).get("poolName") or _labels(claim).get(labels.POOL_NAME)
+    return [Request(namespace_of(claim), str(pool))] if pool else []
+
+
+def _waiting(caches: Caches, namespace: str) -> list[Request]:
+    return [
+        Request(namespace, name_of(c))
+        for c in caches.list(r.CNCLAIMS, namespace)
+        if not (c.get("spec") or {}).get("podName") and not is_deleting(c)
+    ]
+
+
+def claims_of_pod(caches: Caches) -> Mapper:
+    """A pool pod to the claim that holds it, or, when it is Idle, to every claim of
+    its namespace waiting for a pod."""
+
+    def mapper(pod: Mapping[str, Any]) -> Iterable[Request]:
+        pod_labels = _labels(pod)
+        if labels.POOL_PHASE not in pod_labels:
+            return []
+        out = []
+        holder = pod_labels.get(labels.POOL_CLAIMED_BY)
+        if holder:
+            out.append(Request(namespace_of(pod), holder))
+        elif pod_labels.get(labels.POOL_PHASE) == labels.POOL_PHASE_IDLE:
+            out.extend(_waiting(caches, namespace_of(pod)))
+        return out
+
+    return mapper
+
+
+def claims_waiting_in_namespace(caches: Caches) -> Mapper:
+    """A pool (new, or changed) to the claims of its namespace waiting for a pod."""
+
+    def mapper(pool: Mapping[str, Any]) -> Iterable[Request]:
+        return _waiting(caches, namespace_of(pool))
+
+    return mapper

@@ -1,0 +1,369 @@
+"""The CNPool, CNClaim and CNClaimSet actors on hand-built caches: what each
+observes, and the writes and MatrixOne calls its plan makes."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pytest
+
+from mo_operator.controllers.pool import CNClaimActor, CNClaimSetActor, CNPoolActor
+from mo_operator.controllers.pool.cnpool import revision_of, set_spec_of
+from mo_operator.kube.errors import ApiError
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import WorkState
+
+from .controller_fakes import FakeCaches, RecordingClient, condition, context, events
+from .pool_fakes import (
+    API,
+    ConflictingClient,
+    FakeAdmin,
+    claim,
+    pool,
+    pool_env,
+    pool_pod,
+    store,
+    uuid_of,
+)
+
+Obj = dict[str, Any]
+IDLE, BOUND = labels.POOL_PHASE_IDLE, labels.POOL_PHASE_BOUND
+
+
+async def observe(actor: Any, obj: Obj) -> tuple[list[Any], Any]:
+    ctx = context(obj)
+    plan = await actor.observe(ctx)
+    if plan is not None:
+        await plan(ctx)
+    return cast(RecordingClient, actor.env.client).calls, ctx
+
+
+# --- CNPool ---------------------------------------------------------------------------
+
+
+def current_set_name(p: Obj) -> str:
+    return f"pool-{revision_of(set_spec_of('pool', p['spec']), p['spec']['deps'])}"
+
+
+async def test_a_pool_runs_a_pooling_cnset_sized_for_idle_pods_and_waiting_claims() -> None:
+    p = pool(max_idle=2)
+    waiting = claim("w", pool="pool", claim_labels={labels.POOL_NAME: "pool"})
+    bound = claim("b", pod_name="x")
+    actor = CNPoolActor(pool_env(FakeCaches(p, waiting, bound), FakeAdmin()))
+    calls, ctx = await observe(actor, p)
+    [(verb, kind, name, cnset)] = calls
+    assert (verb, kind, name) == ("apply", "CNSet", current_set_name(p))
+    spec = cnset["spec"]
+    assert spec["replicas"] == 3, "two idle pods and one for the waiting claim"
+    assert spec["podManagementPolicy"] == "Pooling" and spec["scalingConfig"]["storeDrainEnabled"] is True
+    assert spec["overlay"]["podLabels"] == {"pool": "default", labels.POOL_NAME: "pool"}
+    assert "cnLabels" not in spec and cnset["deps"] == p["spec"]["deps"]
+    assert cnset["metadata"]["labels"][labels.MANAGED_BY] == "CNPool-pool"
+    assert cnset["metadata"]["ownerReferences"][0]["uid"] == "uid-pool"
+    assert condition(ctx, "Ready")["reason"] == "Creating"
+
+
+def pool_set(p: Obj, name: str, replicas: int, ready: bool = True) -> Obj:
+    return {
+        "apiVersion": API,
+        "kind": "CNSet",
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": f"uid-{name}",
+            "resourceVersion": "1",
+            "labels": {labels.MANAGED_BY: "CNPool-pool", labels.OWNER_UID: "uid-pool"},
+            "ownerReferences": [{"kind": "CNPool", "name": "pool", "uid": "uid-pool", "controller": True}],
+        },
+        "spec": {"replicas": replicas},
+        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
+
+
+async def test_an_older_template_keeps_its_claimed_pods_marked_outdated_and_goes_when_empty() -> None:
+    p = pool(max_idle=1)
+    current = current_set_name(p)
+    idle_old = pool_pod(0, IDLE, set_name="pool-old", rv="21")
+    bound_old = pool_pod(1, BOUND, set_name="pool-old", claimed_by="c", rv="22")
+    caches = FakeCaches(p, pool_set(p, "pool-old", 2), pool_set(p, "pool-gone", 0), idle_old, bound_old)
+    calls, ctx = await observe(CNPoolActor(pool_env(caches, FakeAdmin())), p)
+    writes = [(c[0], c[1], c[2]) for c in calls]
+    assert ("apply", "CNSet", current) in writes
+    outdated = {c[2]: c[3]["metadata"] for c in calls if c[1] == "Pod"}
+    assert outdated == {
+        "pool-old-cn-0": {"resourceVersion": "21", "labels": {labels.POD_OUTDATED: "y"}},
+        "pool-old-cn-1": {"resourceVersion": "22", "labels": {labels.POD_OUTDATED: "y"}},
+    }
+    assert ("patch", "CNSet", "pool-old") in writes
+    assert [c[3] for c in calls if c[2] == "pool-old"] == [{"spec": {"replicas": 1}}]
+    assert ("delete", "CNSet", "pool-gone") in writes
+    assert condition(ctx, "UpToDate")["reason"] == "OldTemplatesDraining"
+
+
+async def test_max_pods_holds_claims_back_and_says_so() -> None:
+    p = pool(max_idle=1, max_pods=2)
+    name = current_set_name(p)
+    pods = [pool_pod(i, BOUND, set_name=name, claimed_by=f"c{i}") for i in range(2)]
+    waiting = claim("w", pool="pool")
+    caches = FakeCaches(p, pool_set(p, name, 2), waiting, *pods)
+    calls, ctx = await observe(CNPoolActor(pool_env(caches, FakeAdmin())), p)
+    applied = [c[3] for c in calls if c[0] == "apply"]
+    assert all(a["spec"]["replicas"] == 2 for a in applied)
+    assert condition(ctx, "Ready")["reason"] == "MaxPodsReached"
+
+
+async def test_a_claim_whose_pod_is_labelled_already_is_not_counted_as_waiting() -> None:
+    p = pool(max_idle=1)
+    name = current_set_name(p)
+    taken = pool_pod(0, BOUND, set_name=name, claimed_by="w")
+    waiting = claim("w", pool="pool")  # its podName not seen yet
+    caches = FakeCaches(p, pool_set(p, name, 1), waiting, taken)
+    calls, _ = await observe(CNPoolActor(pool_env(caches, FakeAdmin())), p)
+    assert [c[3]["spec"]["replicas"] for c in calls if c[0] == "apply"] == [2]
+
+
+# --- CNClaim --------------------------------------------------------------------------
+
+
+def claim_actor(*objs: Obj, admin: FakeAdmin, client: RecordingClient | None = None) -> CNClaimActor:
+    return CNClaimActor(pool_env(FakeCaches(*objs), admin, client))
+
+
+async def test_a_claim_binds_the_first_idle_pod_under_both_resource_versions() -> None:
+    c = claim(
+        "c", cnLabels=[{"key": "role", "values": ["r"]}], ownerName="team", additionalPodLabels={"x": "y"}
+    )
+    pods = [pool_pod(1, rv="31"), pool_pod(0, rv="30")]
+    admin = FakeAdmin(*(store(p) for p in pods))
+    calls, ctx = await observe(claim_actor(c, *pods, admin=admin), c)
+    assert [(v, k, n) for v, k, n, _ in calls] == [
+        ("patch", "CNClaim", "c"),
+        ("patch", "Pod", "pool-abc-cn-0"),
+        ("patch", "CNClaim", "c"),
+    ]
+    assert calls[0][3] == {"metadata": {"resourceVersion": "5"}}, "the claim as seen is current"
+    assert calls[1][3] == {
+        "metadata": {
+            "resourceVersion": "30",
+            "labels": {
+                "x": "y",
+                labels.POOL_PHASE: BOUND,
+                labels.POOL_CLAIMED_BY: "c",
+                labels.POD_OWNER: "team",
+            },
+        }
+    }
+    assert admin.calls == [("set_cn_work_state", uuid_of(pods[1]), WorkState.WORKING, {"role": ("r",)})]
+    assert calls[2][3] == {
+        "metadata": {"resourceVersion": "5", "labels": {labels.POOL_NAME: "pool"}},
+        "spec": {"podName": "pool-abc-cn-0", "nodeName": "node-1", "poolName": "pool"},
+    }
+    assert ctx.status["phase"] == "Pending" and condition(ctx, "Ready")["reason"] == "Binding"
+
+
+async def test_a_pod_another_claim_took_meanwhile_sends_the_claim_to_the_next() -> None:
+    c = claim("c")
+    pods = [pool_pod(0), pool_pod(1)]
+    admin = FakeAdmin(*(store(p) for p in pods))
+    client = ConflictingClient({"pool-abc-cn-0"})
+    calls, _ = await observe(claim_actor(c, *pods, admin=admin, client=client), c)
+    assert [(v, n) for v, _, n, _ in calls] == [
+        ("patch", "c"),
+        ("conflict", "pool-abc-cn-0"),
+        ("patch", "pool-abc-cn-1"),
+        ("patch", "c"),
+    ]
+    assert [call[1] for call in admin.calls] == [uuid_of(pods[1])]
+
+
+async def test_when_every_candidate_is_taken_the_bind_fails_and_is_retried() -> None:
+    c = claim("c")
+    pods = [pool_pod(0), pool_pod(1)]
+    admin = FakeAdmin(*(store(p) for p in pods))
+    actor = claim_actor(c, *pods, admin=admin, client=ConflictingClient({"pool-abc-cn-0", "pool-abc-cn-1"}))
+    ctx = context(c)
+    plan = await actor.observe(ctx)
+    assert plan is not None
+    with pytest.raises(ApiError):
+        await plan(ctx)
+    assert admin.calls == [], "no store is put to work for a pod the claim did not get"
+
+
+async def test_a_pod_labelled_for_the_claim_is_adopted_instead_of_taking_another() -> None:
+    c = claim("c")
+    mine = pool_pod(3, BOUND, claimed_by="c")
+    spare = pool_pod(0)
+    admin = FakeAdmin(store(mine), store(spare))
+    calls, _ = await observe(claim_actor(c, mine, spare, admin=admin), c)
+    assert [(v, k, n) for v, k, n, _ in calls] == [("patch", "CNClaim", "c")]
+    assert (
+        calls[0][3]["spec"]["podName"] == "pool-abc-cn-3"
+        and calls[0][3]["metadata"]["resourceVersion"] == "5"
+    )
+    assert [call[1] for call in admin.calls] == [uuid_of(mine)]
+
+
+async def test_with_no_idle_pod_a_claim_is_nominated_to_a_matching_pool_and_waits() -> None:
+    c = claim("c")
+    calls, ctx = await observe(claim_actor(c, pool(), admin=FakeAdmin()), c)
+    assert calls == [
+        (
+            "patch",
+            "CNClaim",
+            "c",
+            {"metadata": {"labels": {labels.POOL_NAME: "pool"}}, "spec": {"poolName": "pool"}},
+        )
+    ]
+    assert ctx.status["phase"] == "Pending" and condition(ctx, "Ready")["reason"] == "WaitingForPod"
+    calls, ctx = await observe(claim_actor(c, admin=FakeAdmin()), c)
+    assert calls == [] and condition(ctx, "Ready")["reason"] == "NoMatchingPool"
+
+
+async def test_a_bound_claim_keeps_its_store_working_with_its_labels_and_reports_it() -> None:
+    pod = pool_pod(0, BOUND, claimed_by="c")
+    c = claim("c", pod_name="pool-abc-cn-0", phase="Pending", cnLabels=[{"key": "role", "values": ["r"]}])
+    admin = FakeAdmin(store(pod, WorkState.DRAINING))
+    _, ctx = await observe(claim_actor(c, pod, admin=admin), c)
+    assert admin.calls == [("set_cn_work_state", uuid_of(pod), WorkState.WORKING, {"role": ("r",)})]
+    assert ctx.status["phase"] == "Bound" and condition(ctx, "Ready")["reason"] == "Bound"
+    assert (
+        ctx.status["store"]["serviceID"] == uuid_of(pod) and ctx.status["store"]["string"] == "pool-abc-cn-0"
+    )
+
+    admin = FakeAdmin(store(pod, WorkState.WORKING, {"role": ("r",)}))
+    calls, ctx = await observe(claim_actor(c, pod, admin=admin), c)
+    assert admin.calls == [] and calls == [], "a settled claim writes nothing"
+    assert ctx.status["store"]["workState"] == WorkState.WORKING.value
+    assert ctx.status["store"]["labels"] == [{"key": "role", "values": ["r"]}]
+
+
+async def test_a_claim_on_an_outdated_pod_reads_outdated_and_one_whose_pod_went_reads_lost_for_good() -> None:
+    pod = pool_pod(0, BOUND, claimed_by="c", extra_labels={labels.POD_OUTDATED: "y"})
+    c = claim("c", pod_name="pool-abc-cn-0")
+    _, ctx = await observe(claim_actor(c, pod, admin=FakeAdmin(store(pod, WorkState.WORKING))), c)
+    assert ctx.status["phase"] == "Outdated" and condition(ctx, "Ready")["status"] == "True"
+    _, ctx = await observe(claim_actor(c, admin=FakeAdmin()), c)
+    assert ctx.status["phase"] == "Lost" and condition(ctx, "Ready")["reason"] == "PodLost"
+    lost = claim("c", pod_name="pool-abc-cn-0", phase="Lost")
+    calls, ctx = await observe(claim_actor(lost, pool_pod(0, IDLE), admin=FakeAdmin()), lost)
+    assert calls == [] and ctx.status["phase"] == "Lost", "a new pod of the same name is not its pod"
+
+
+async def test_a_second_pod_held_by_a_claim_goes_back_to_the_pool() -> None:
+    kept = pool_pod(0, BOUND, claimed_by="c")
+    extra = pool_pod(1, BOUND, claimed_by="c", rv="44")
+    c = claim("c", pod_name="pool-abc-cn-0")
+    admin = FakeAdmin(store(kept, WorkState.WORKING), store(extra, WorkState.WORKING))
+    calls, _ = await observe(claim_actor(c, kept, extra, admin=admin), c)
+    assert [(v, n) for v, _, n, _ in calls] == [("patch", "pool-abc-cn-1")]
+    assert calls[0][3]["metadata"]["resourceVersion"] == "44"
+    assert calls[0][3]["metadata"]["labels"][labels.POOL_PHASE] == labels.POOL_PHASE_DRAINING
+    assert admin.calls == [("set_cn_work_state", uuid_of(extra), WorkState.DRAINING, {})]
+
+
+async def test_deleting_a_claim_gives_its_pod_back_draining_without_its_labels() -> None:
+    pod = pool_pod(
+        0,
+        BOUND,
+        claimed_by="c",
+        rv="50",
+        extra_labels={labels.POD_OWNER: "team", labels.CLAIMSET: "cs", "x": "y"},
+    )
+    c = claim("c", pod_name="pool-abc-cn-0", deleting=True, additionalPodLabels={"x": "y"})
+    admin = FakeAdmin(store(pod, WorkState.WORKING, {"role": ("r",)}))
+    actor = claim_actor(c, pod, admin=admin)
+    ctx = context(c)
+    assert await actor.finalize(ctx) is False
+    [(verb, _, name, patch)] = cast(RecordingClient, actor.env.client).calls
+    assert (verb, name) == ("patch", "pool-abc-cn-0")
+    assert patch["metadata"]["resourceVersion"] == "50"
+    assert patch["metadata"]["labels"] == {
+        "x": None,
+        labels.POOL_PHASE: labels.POOL_PHASE_DRAINING,
+        labels.POOL_CLAIMED_BY: None,
+        labels.CLAIMSET: None,
+        labels.POD_OWNER: None,
+        labels.POD_LAST_OWNER: "team",
+    }
+    assert labels.RECLAIMED_AT in patch["metadata"]["annotations"]
+    assert admin.calls == [("set_cn_work_state", uuid_of(pod), WorkState.DRAINING, {})]
+    assert [e[1] for e in events(ctx)] == ["Reclaimed"]
+    reclaimed = pool_pod(0, labels.POOL_PHASE_DRAINING)
+    assert await claim_actor(c, reclaimed, admin=FakeAdmin()).finalize(context(c)) is True
+
+
+async def test_a_pod_another_claim_names_is_not_reclaimed_by_a_deleted_claim() -> None:
+    pod = pool_pod(0, BOUND, claimed_by="c")
+    other = claim("d", pod_name="pool-abc-cn-0")
+    c = claim("c", deleting=True)
+    assert await claim_actor(c, other, pod, admin=FakeAdmin()).finalize(context(c)) is True
+
+
+# --- CNClaimSet -----------------------------------------------------------------------
+
+
+def claimset(replicas: int) -> Obj:
+    return {
+        "apiVersion": API,
+        "kind": "CNClaimSet",
+        "metadata": {
+            "name": "cs",
+            "namespace": "ns",
+            "uid": "uid-cs",
+            "resourceVersion": "2",
+            "generation": 1,
+        },
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "cs"}},
+            "template": {
+                "metadata": {"labels": {"app": "cs"}},
+                "spec": {"selector": {"matchLabels": {"pool": "default"}}},
+            },
+        },
+    }
+
+
+def member(cs: Obj, index: int, phase: str | None = None, pod: str | None = None) -> Obj:
+    return claim(
+        f"cs-{index}",
+        pod_name=pod,
+        phase=phase,
+        owner=cs,
+        claim_labels={"app": "cs", labels.CLAIMSET: "cs", labels.CLAIM_INSTANCE_ID: str(index)},
+    )
+
+
+async def test_a_claim_set_makes_its_claims_under_deterministic_names_and_replaces_lost_ones() -> None:
+    cs = claimset(3)
+    lost = member(cs, 0, "Lost", "gone")
+    bound = member(cs, 1, "Bound", "p")
+    calls, ctx = await observe(CNClaimSetActor(pool_env(FakeCaches(cs, lost, bound), FakeAdmin())), cs)
+    assert [(v, n) for v, _, n, _ in calls] == [("delete", "cs-0"), ("create", "cs-2"), ("create", "cs-3")]
+    made = calls[1][3]
+    assert made["metadata"]["labels"] == {"app": "cs", labels.CLAIMSET: "cs", labels.CLAIM_INSTANCE_ID: "2"}
+    assert made["metadata"]["ownerReferences"][0]["uid"] == "uid-cs"
+    assert made["spec"]["ownerName"] == "cs"
+    assert ctx.status["replicas"] == 1 and ctx.status["readyReplicas"] == 1
+    assert ctx.status["labelSelector"] == f"{labels.CLAIMSET}=cs,{labels.POOL_PHASE}=Bound"
+
+
+async def test_scaling_a_claim_set_in_releases_the_claims_with_the_fewest_sessions() -> None:
+    cs = claimset(1)
+    pods = [pool_pod(i, BOUND, claimed_by=f"cs-{i}") for i in range(3)]
+    claims = [member(cs, i, "Bound", f"pool-abc-cn-{i}") for i in range(3)]
+    admin = FakeAdmin(
+        *(store(p, WorkState.WORKING) for p in pods), sessions={uuid_of(pods[0]): 2, uuid_of(pods[1]): 9}
+    )
+    calls, ctx = await observe(CNClaimSetActor(pool_env(FakeCaches(cs, *claims, *pods), admin)), cs)
+    assert sorted(n for v, _, n, _ in calls if v == "delete") == ["cs-0", "cs-2"]
+    assert ctx.status["replicas"] == 1 and condition(ctx, "Ready")["status"] == "True"
+
+
+async def test_deleting_a_claim_set_deletes_its_claims_first() -> None:
+    cs = claimset(2)
+    claims = [member(cs, 0), member(cs, 1)]
+    actor = CNClaimSetActor(pool_env(FakeCaches(cs, *claims), FakeAdmin()))
+    assert await actor.finalize(context(cs)) is False
+    assert sorted(c[2] for c in cast(RecordingClient, actor.env.client).calls) == ["cs-0", "cs-1"]
+    assert await CNClaimSetActor(pool_env(FakeCaches(cs), FakeAdmin())).finalize(context(cs)) is True

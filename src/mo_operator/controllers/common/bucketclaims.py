@@ -72,7 +72,8 @@ def s3_of(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def claims_of_path(caches: Caches, s3: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """Every cached claim of the path ``s3`` names, in any namespace."""
+    """Every cached claim of the path ``s3`` names, in any namespace (a lookup: the
+    caches index claims by this label)."""
     return caches.list(r.BUCKETCLAIMS, None, {buckets.UNIQUE_ID: buckets.unique_id(s3)})
 
 

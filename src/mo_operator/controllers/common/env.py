@@ -24,6 +24,7 @@ from mo_operator.kube.cache import IndexFunc
 from mo_operator.kube.informer import SharedInformer
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.resource import Resource
+from mo_operator.kube.selectors import as_selector
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.backup import DEFAULT_IMAGE as DEFAULT_BACKUP_IMAGE
@@ -35,6 +36,10 @@ MANAGED_SELECTOR = labels.COMPONENT
 
 LOGSET_REF_INDEX = "logset-ref"
 """Index of sets by the ``namespace/name`` of the LogSet their ``deps`` name."""
+LABEL_INDEXES: Mapping[Resource, str] = {r.BUCKETCLAIMS: labels.BUCKET_UNIQUE_ID}
+"""Labels the caches index, by resource: ``Caches.list`` with one of them in its
+``match_labels`` is a lookup rather than a pass over every cached object (the LogSet
+controller finds the claim of its S3 path, in any namespace, on every reconcile)."""
 
 OUR_KINDS: tuple[Resource, ...] = (
     r.MATRIXONE_CLUSTERS,
@@ -92,6 +97,20 @@ def logset_ref_key(obj: Mapping[str, Any]) -> Iterable[str]:
     return (f"{namespace}/{name}",)
 
 
+def label_index_name(key: str) -> str:
+    return f"label:{key}"
+
+
+def label_key(key: str) -> IndexFunc:
+    """The index function of label ``key``: its value, if the object has it."""
+
+    def index(obj: Mapping[str, Any]) -> Iterable[str]:
+        value = ((obj.get("metadata") or {}).get("labels") or {}).get(key)
+        return (value,) if isinstance(value, str) else ()
+
+    return index
+
+
 class Caches:
     """The shared informers the controllers read from, by resource.
 
@@ -107,6 +126,9 @@ class Caches:
         dependents: Mapping[str, IndexFunc] = {LOGSET_REF_INDEX: logset_ref_key}
         for res in OUR_KINDS:
             indexers = dependents if res in (r.DNSETS, r.TNSETS, r.CNSETS, r.PROXYSETS) else None
+            if res in LABEL_INDEXES:
+                key = LABEL_INDEXES[res]
+                indexers = {**(indexers or {}), label_index_name(key): label_key(key)}
             self._informers[res] = self._scoped(res, None, indexers)
         for res in OWNED_KINDS:
             self._informers[res] = self._scoped(res, MANAGED_SELECTOR, None)
@@ -132,6 +154,18 @@ class Caches:
         """Cached objects in ``namespace`` (all when None) carrying every label of ``match_labels``."""
         selector = None if match_labels is None else {"matchLabels": dict(match_labels)}
         scopes = self._informers[res]
+        indexed = LABEL_INDEXES.get(res)
+        if match_labels is not None and indexed is not None and indexed in match_labels:
+            informers = scopes.values() if namespace is None or None in scopes else [scopes.get(namespace)]
+            rest = as_selector(selector)
+            return [
+                o
+                for informer in informers
+                if informer is not None
+                for o in informer.store.by_index(label_index_name(indexed), match_labels[indexed])
+                if (namespace is None or ((o.get("metadata") or {}).get("namespace") or "") == namespace)
+                and rest.matches_object(o)
+            ]
         if namespace is not None and None not in scopes:
             informer = scopes.get(namespace)
             return list(informer.store.list(namespace, selector)) if informer is not None else []

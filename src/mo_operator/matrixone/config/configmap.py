@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import cn, log, proxy, tn, webui
+from mo_operator.matrixone.config.memo import copy_data, memoized
 from mo_operator.matrixone.config.tomlconfig import ConfigError
 from mo_operator.matrixone.discovery import HAKeeperEndpoint
 
@@ -36,6 +37,7 @@ def hashed_name(base: str, data: Mapping[str, str]) -> str:
     return f"{base}-{content_hash(data)}"
 
 
+@memoized(copy_data)
 def config_map_data(
     component: Component,
     *,

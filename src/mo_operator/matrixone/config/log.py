@@ -20,6 +20,7 @@ from mo_operator.matrixone.config.common import (
     user_over_defaults,
     without_instance_keys,
 )
+from mo_operator.matrixone.config.memo import copy_data, memoized
 from mo_operator.matrixone.config.tomlconfig import (
     ConfigError,
     Table,
@@ -121,6 +122,7 @@ def start_script(spec: Mapping[str, Any]) -> str:
     return startscript.log_script(v2_keys=v2, memory_fs=memory_fs(spec))
 
 
+@memoized(copy_data)
 def config_map_data(*, name: str, namespace: str, spec: Mapping[str, Any]) -> dict[str, str]:
     """Data of the immutable log ConfigMap: ``logservice.toml`` and ``start.sh``."""
     return {
@@ -129,6 +131,7 @@ def config_map_data(*, name: str, namespace: str, spec: Mapping[str, Any]) -> di
     }
 
 
+@memoized(copy_data)
 def bootstrap_config_map_data(
     *, spec: Mapping[str, Any], replicas: Sequence[BootstrapReplica]
 ) -> dict[str, str]:
@@ -136,6 +139,7 @@ def bootstrap_config_map_data(
     return {layout.BOOTSTRAP_FILE: render_bootstrap_toml(spec=spec, replicas=replicas)}
 
 
+@memoized(copy_data)
 def gossip_config_map_data(*, name: str, namespace: str, ordinals: Iterable[int]) -> dict[str, str]:
     """Data of ``<ls>-log-gossip``."""
     return {layout.GOSSIP_FILE: render_gossip_toml(name=name, namespace=namespace, ordinals=ordinals)}

@@ -197,6 +197,12 @@ def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator
     help="Image of the backup and restore tool (mo_br) that BackupJobs and RestoreJobs run.",
 )
 @click.option(
+    "--cleanup-image",
+    default=None,
+    help="Image (with the aws CLI) of the Job that deletes a released BucketClaim's data "
+    "under the Delete policy.  [default: amazon/aws-cli]",
+)
+@click.option(
     "--mo-admin-url", default=None, hidden=True, help="URL of a simulated MatrixOne's admin server (tests)."
 )
 @click.option("--mo-admin-token", default=None, hidden=True, help="Bearer token of that server.")

@@ -61,6 +61,7 @@ class RunOptions:
     poll_seconds: float = 10.0
     busy_poll_seconds: float = 1.0
     backup_image: str | None = None
+    cleanup_image: str | None = None
     mo_admin_url: str | None = None
     mo_admin_token: str | None = None
     identity: str | None = None
@@ -144,6 +145,7 @@ async def run_operator(options: RunOptions) -> int:
             OperatorConfig(
                 settings=Settings(
                     backup_image=options.backup_image or Settings.backup_image,
+                    cleanup_image=options.cleanup_image or Settings.cleanup_image,
                     namespaces=options.namespaces,
                     rollout_stall_seconds=options.rollout_stall_seconds,
                     poll_seconds=options.poll_seconds,

@@ -143,9 +143,8 @@ def legacy_finalizers(claim: Mapping[str, Any]) -> list[str]:
 
 
 class BucketClaimActor:
-    def __init__(self, env: Env, *, image: str = buckets.CLEANUP_IMAGE) -> None:
+    def __init__(self, env: Env) -> None:
         self.env = env
-        self.image = image
 
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
@@ -248,7 +247,7 @@ class BucketClaimActor:
                     settings.poll_seconds,
                 )
             plan = Writes(self.env.client)
-            plan.create(cleanup_job(claim, self.image), r.JOBS)
+            plan.create(cleanup_job(claim, self.env.settings.cleanup_image), r.JOBS)
             await plan(ctx)
             ctx.event("Normal", "DeletingData", f"started Job {job_name} to delete {url}")
             return await self._wait(

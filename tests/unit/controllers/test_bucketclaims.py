@@ -460,6 +460,16 @@ async def test_with_no_writer_left_the_cleanup_job_starts(world: World) -> None:
     assert ("Normal", "DeletingData") in [e[:2] for e in world.events.seen]
 
 
+async def test_the_cleanup_job_runs_the_image_the_operator_was_given(world: World) -> None:
+    world.env.settings = Settings(cleanup_image="mirror.example/aws-cli:2")
+    c = claim(bound=None, deleting=True, policy="Delete", written=True)
+    assert await world.actor.finalize(world.context(c)) is False
+    (job,) = [x[2] for x in world.client.calls if x[0] == "create"]
+    assert [ct["image"] for ct in job["spec"]["template"]["spec"]["containers"]] == [
+        "mirror.example/aws-cli:2"
+    ]
+
+
 def _job(c: Obj, condition: str | None, reason: str = "") -> Obj:
     job = cleanup_job(c)
     if condition:

@@ -25,7 +25,7 @@ from mo_operator.kube.informer import SharedInformer
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.resource import Resource
 from mo_operator.kube.selectors import as_selector
-from mo_operator.matrixone import labels
+from mo_operator.matrixone import buckets, labels
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.backup import DEFAULT_IMAGE as DEFAULT_BACKUP_IMAGE
 
@@ -85,6 +85,9 @@ class Settings:
     """Longest a CN drain lasts when the CNSet sets no storeDrainTimeout."""
     backup_image: str = DEFAULT_BACKUP_IMAGE
     """Image of backup and restore jobs (MatrixOne's mo_br; upstream's ``brConfig.image``)."""
+    cleanup_image: str = buckets.CLEANUP_IMAGE
+    """Image of the Job that deletes a released claim's data (needs ``aws`` on its path);
+    clusters with no access to Docker Hub point it at a mirror."""
 
 
 def logset_ref_key(obj: Mapping[str, Any]) -> Iterable[str]:

@@ -133,7 +133,8 @@ class PodSet(APIModel):
         "MatrixOne configuration of the pods, as TOML text, merged under what the operator sets."
     )
     dns_based_identity: bool | None = opt(
-        "Deprecated, kept for compatibility: derive each store's identity from its pod's DNS name."
+        "Deprecated, kept for compatibility: derive each TN and CN store's identity from its pod's "
+        "DNS name (log stores keep theirs by ordinal, as the HAKeeper was bootstrapped with them)."
     )
     cluster_domain: str | None = opt(
         "The Kubernetes cluster domain (default cluster.local), when it differs."

@@ -374,7 +374,7 @@ class LogSetActor:
             since = podutil.not_ready_since(pod)
             if ordinal is None or since is None or _orphaned(pod):
                 continue
-            if _store_uuid(ctx, spec, name_of(pod), ordinal) not in down:
+            if identity.log_store_uuid(ordinal) not in down:
                 continue
             if now - since >= timeout:
                 lost.append(pod)
@@ -433,15 +433,6 @@ class LogSetActor:
         verb = "marked for a human" if strategy == "Orphan" else "replacing"
         ctx.set_condition(FAILOVER, False, "RepairingStores", f"lost log stores {lost_names}: {verb}")
         ctx.event("Warning", "StoreLost", f"log stores {lost_names} down for {int(timeout)}s: {verb}")
-
-
-def _store_uuid(ctx: Context, spec: Mapping[str, Any], pod: str, ordinal: int) -> str:
-    """The UUID the log store in ``pod`` has in HAKeeper, computed as start.sh computes it
-    (with ``dnsBasedIdentity``: a hash of the pod's DNS name)."""
-    if spec.get("dnsBasedIdentity"):
-        headless = names.headless_service_name(COMPONENT, ctx.name)
-        return identity.dns_store_uuid(names.pod_fqdn(pod, headless, ctx.namespace))
-    return identity.log_store_uuid(ordinal)
 
 
 def _wrote(logset: Mapping[str, Any]) -> bool:

@@ -12,9 +12,8 @@ import pytest
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.logset import FAILOVER, LogSetActor
 from mo_operator.kube.actor import Context
-from mo_operator.matrixone import identity, labels, names
+from mo_operator.matrixone import identity, labels
 from mo_operator.matrixone.admin import HAKeeperPhase, HAKeeperState, LogStore, NodeState
-from mo_operator.matrixone.component import Component
 
 from .controller_fakes import NOW, FakeCaches, condition, context, events, make_env, run, writes
 
@@ -164,15 +163,13 @@ async def test_orphan_marks_the_lost_pod_for_a_human_instead_of_deleting_it() ->
     assert calls == [] and failover_condition(ctx)[1] == "NoLostStores"
 
 
-async def test_dns_based_identity_maps_pods_to_stores_by_their_dns_name() -> None:
-    def dns_uuid(i: int) -> str:
-        headless = names.headless_service_name(Component.LOG, "mo")
-        return identity.dns_store_uuid(names.pod_fqdn(f"mo-log-{i}", headless, "ns"))
-
+async def test_log_stores_keep_their_ordinal_identity_under_dns_based_identity() -> None:
+    """dnsBasedIdentity never renames log stores (as upstream): their ordinal UUIDs are
+    the HAKeeper's bootstrap members, so failover maps pods to stores by ordinal."""
     obj = logset(dnsBasedIdentity=True)
     pods = [pod(0), pod(1, down_for=TIMEOUT + 5), pod(2)]
-    calls, _ = await failover(obj, pods, hakeeper(1, uuid=dns_uuid))
+    calls, _ = await failover(obj, pods, hakeeper(1))
     assert [name for _, _, name, _ in calls] == ["mo-log-1"]
     # its store still heartbeats: the pod is not lost, whatever its readiness
-    calls, _ = await failover(obj, pods, hakeeper(uuid=dns_uuid))
+    calls, _ = await failover(obj, pods, hakeeper())
     assert calls == []

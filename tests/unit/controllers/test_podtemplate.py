@@ -101,6 +101,8 @@ def test_identity_comes_from_the_downward_api() -> None:
     assert "HEADLESS_SERVICE_NAME" not in env(main(template()))
     assert "HOSTNAME_UUID" not in e
     assert env(main(template({"dnsBasedIdentity": True})))["HOSTNAME_UUID"]["value"] == "y"
+    # a log store's UUID stays its ordinal's: the HAKeeper was bootstrapped with it
+    assert "HOSTNAME_UUID" not in env(main(template({"dnsBasedIdentity": True}, Component.LOG)))
 
 
 def test_s3_credentials_are_secret_references_never_values() -> None:

@@ -119,7 +119,10 @@ def _main_container(inp: PodTemplateInput) -> Obj:
     ]
     if inp.headless_service:
         env.append({"name": layout.ENV_HEADLESS_SERVICE, "value": inp.headless_service})
-    if spec.get("dnsBasedIdentity"):
+    if spec.get("dnsBasedIdentity") and inp.component is not Component.LOG:
+        # Never for log stores (as upstream): their UUIDs by ordinal are the HAKeeper's
+        # bootstrap members and what a running log service knows them by, so a LogSet
+        # migrated with this flag keeps its stores.
         env.append({"name": layout.ENV_HOSTNAME_UUID, "value": "y"})
     memlimit = _gomemlimit(spec)
     if memlimit is not None:

@@ -179,6 +179,19 @@ async def test_claims_take_warm_cns_and_give_them_back(world: World, operator: O
     cs = await world.wait_ready(r.CNCLAIMSETS, "cs")
     assert cs["status"]["replicas"] == 1 and cs["status"]["readyReplicas"] == 1
 
+    # A claim whose finalizer a human removed goes without giving its pod back: the
+    # pool gives it back (a Warning says so) and the pod returns to Idle.
+    await world.apply(_claim(world, "c2", "b"))
+    c2 = await eventually(lambda: _bound(world, "c2"), message="c2 is Bound")
+    orphan = c2["spec"]["podName"]
+    await world.kubectl("annotate", "cnclaim", "c2", f"{labels.SKIP_SYNC}=true")
+    await world.kubectl("patch", "cnclaim", "c2", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+    await world.kubectl("delete", "cnclaim", "c2")
+    await eventually(lambda: _is_idle(world, orphan), timeout=20, message=f"{orphan} is Idle again")
+    events = await world.kubectl("get", "events", "--field-selector", "reason=OrphanReclaimed", "-o", "yaml")
+    assert orphan in events.stdout, "an OrphanReclaimed event names the pod"
+    await eventually(lambda: _phases_are(world, {"Bound": 1, "Idle": 2}), timeout=20, message="pool shrinks")
+
     # Settled, a resync of the pool, its set, the claims and the claim set writes nothing.
     op, client = operator.operator, operator.client
     assert op is not None and client is not None

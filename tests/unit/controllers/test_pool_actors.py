@@ -7,6 +7,7 @@ from typing import Any, cast
 
 import pytest
 
+from mo_operator.controllers.common.meta import name_of
 from mo_operator.controllers.pool import CNClaimActor, CNClaimSetActor, CNPoolActor
 from mo_operator.controllers.pool.cnpool import revision_of, set_spec_of
 from mo_operator.kube.errors import ApiError
@@ -85,7 +86,10 @@ async def test_an_older_template_keeps_its_claimed_pods_marked_outdated_and_goes
     current = current_set_name(p)
     idle_old = pool_pod(0, IDLE, set_name="pool-old", rv="21")
     bound_old = pool_pod(1, BOUND, set_name="pool-old", claimed_by="c", rv="22")
-    caches = FakeCaches(p, pool_set(p, "pool-old", 2), pool_set(p, "pool-gone", 0), idle_old, bound_old)
+    holder = claim("c", pod_name="pool-old-cn-1")
+    caches = FakeCaches(
+        p, pool_set(p, "pool-old", 2), pool_set(p, "pool-gone", 0), idle_old, bound_old, holder
+    )
     calls, ctx = await observe(CNPoolActor(pool_env(caches, FakeAdmin())), p)
     writes = [(c[0], c[1], c[2]) for c in calls]
     assert ("apply", "CNSet", current) in writes
@@ -104,8 +108,9 @@ async def test_max_pods_holds_claims_back_and_says_so() -> None:
     p = pool(max_idle=1, max_pods=2)
     name = current_set_name(p)
     pods = [pool_pod(i, BOUND, set_name=name, claimed_by=f"c{i}") for i in range(2)]
+    holders = [claim(f"c{i}", pod_name=f"{name}-cn-{i}") for i in range(2)]
     waiting = claim("w", pool="pool")
-    caches = FakeCaches(p, pool_set(p, name, 2), waiting, *pods)
+    caches = FakeCaches(p, pool_set(p, name, 2), waiting, *pods, *holders)
     calls, ctx = await observe(CNPoolActor(pool_env(caches, FakeAdmin())), p)
     applied = [c[3] for c in calls if c[0] == "apply"]
     assert all(a["spec"]["replicas"] == 2 for a in applied)
@@ -120,6 +125,38 @@ async def test_a_claim_whose_pod_is_labelled_already_is_not_counted_as_waiting()
     caches = FakeCaches(p, pool_set(p, name, 1), waiting, taken)
     calls, _ = await observe(CNPoolActor(pool_env(caches, FakeAdmin())), p)
     assert [c[3]["spec"]["replicas"] for c in calls if c[0] == "apply"] == [2]
+
+
+async def test_a_pod_bound_to_a_vanished_claim_goes_back_to_the_pool_draining() -> None:
+    """A claim whose finalizer was removed by hand never gave its pod back: the pool
+    does, once, under the pod's resourceVersion, and says so."""
+    p = pool(max_idle=1)
+    name = current_set_name(p)
+    orphan = pool_pod(
+        0, BOUND, set_name=name, claimed_by="gone", extra_labels={labels.POD_OUTDATED: "y"}, rv="31"
+    )
+    held = pool_pod(1, BOUND, set_name=name, claimed_by="here", rv="32")
+    caches = FakeCaches(p, pool_set(p, name, 2), orphan, held, claim("here", pod_name=name_of(held)))
+    calls, ctx = await observe(CNPoolActor(pool_env(caches, FakeAdmin())), p)
+    pod_patches = [(c[2], c[3]["metadata"]) for c in calls if c[1] == "Pod"]
+    assert len(pod_patches) == 1, "one patch per pod: its outdated label waits for the next pass"
+    pod, meta = pod_patches[0]
+    assert pod == name_of(orphan) and meta["resourceVersion"] == "31"
+    assert meta["labels"][labels.POOL_PHASE] == labels.POOL_PHASE_DRAINING
+    assert meta["labels"][labels.POOL_CLAIMED_BY] is None
+    assert labels.RECLAIMED_AT in meta["annotations"]
+    assert [e[1] for e in events(ctx) if e[0] == "Warning"] == ["OrphanReclaimed"]
+
+
+async def test_a_pod_the_vanished_claims_finalizer_gave_back_meanwhile_is_left_alone() -> None:
+    p = pool(max_idle=1)
+    name = current_set_name(p)
+    stale = pool_pod(0, BOUND, set_name=name, claimed_by="gone")  # the cache has not seen the give-back
+    client = ConflictingClient({name_of(stale)})
+    caches = FakeCaches(p, pool_set(p, name, 1), stale)
+    calls, ctx = await observe(CNPoolActor(pool_env(caches, FakeAdmin(), client)), p)
+    assert [c[0] for c in calls if c[1] == "Pod"] == ["conflict"]
+    assert events(ctx) == [], "no warning for a pod its claim gave back"
 
 
 # --- CNClaim --------------------------------------------------------------------------

@@ -22,6 +22,11 @@ Upstream's design (``pkg/controllers/cnpool``), on our CNSets:
   drains and leaves instead of returning to the pool. An old set with no
   pod left is deleted.
 
+- A pod Bound to a claim that no longer exists (its finalizer removed by
+  hand, so it never gave the pod back) is given back here, Draining, as the
+  claim's own finalizer would have: otherwise it would count as in use and
+  run for nobody forever.
+
 Every label the pool puts on a pod is written under the resourceVersion it
 decided on, so it never overrides a claim that bound the pod meanwhile.
 ``spec.strategy.updateStrategy.reclaimTimeout`` is accepted and, as
@@ -38,17 +43,20 @@ from typing import Any
 from mo_operator.api.defaulting import default
 from mo_operator.kube.actor import Context
 from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.errors import is_conflict, is_not_found
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
 from ..cnset.pooling import IN_USE, describe_counts, phase_of, pool_counts
+from ..common import pods as podutil
 from ..common import resources as r
 from ..common.admission import admitted
 from ..common.desired import content_hash, stamped
 from ..common.env import Env
 from ..common.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
 from ..common.status import UP_TO_DATE
-from ..common.writes import Writes
+from ..common.writes import Step, Writes
+from .cnclaim import reclaim_labels
 from .decisions import pool_replicas
 
 Obj = dict[str, Any]
@@ -151,12 +159,18 @@ class CNPoolActor:
         plan = Writes(self.env.client)
         desired = self._cnset(obj, spec, set_spec, current_name, revision, size.replicas, current)
         plan.sync(self.env.caches, [(r.CNSETS, desired)])
+        orphans = self._reclaim_orphans(
+            ctx, [*current_pods, *(p for ps in old_pods.values() for p in ps)], plan
+        )
         for pod in live(current_pods):
+            if name_of(pod) in orphans:
+                continue  # one label patch per pod and resourceVersion; the next pass sees the rest
             if labels.POD_OUTDATED in (pod["metadata"].get("labels") or {}):
                 self._label(pod, {labels.POD_OUTDATED: None}, plan)  # the template came back to this one
         draining_old: list[str] = []
         for cnset in old_sets:
-            self._retire_set(cnset, old_pods[name_of(cnset)], plan, draining_old)
+            pods = [p for p in old_pods[name_of(cnset)] if name_of(p) not in orphans]
+            self._retire_set(cnset, pods, plan, draining_old)
         self._status(ctx, spec, current, current_pods, len(pending), size.capped, revision, draining_old)
         return plan or None
 
@@ -214,6 +228,51 @@ class CNPoolActor:
             {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"], "labels": dict(values)}},
             what=f"label CN {name_of(pod)} {', '.join(f'{k}={v}' for k, v in values.items())}",
         )
+
+    def _reclaim_orphans(self, ctx: Context, pods: Sequence[Mapping[str, Any]], plan: Writes) -> set[str]:
+        """Give back the pods Bound to claims that are gone; their names."""
+        claims = {name_of(c) for c in self.env.caches.list(r.CNCLAIMS, ctx.namespace)}
+        orphans: set[str] = set()
+        for pod in live(pods):
+            meta = pod["metadata"]
+            holder = (meta.get("labels") or {}).get(labels.POOL_CLAIMED_BY)
+            if phase_of(pod) != labels.POOL_PHASE_BOUND or not holder or holder in claims:
+                continue
+            orphans.add(name_of(pod))
+            plan.call(
+                f"give CN {name_of(pod)} of the vanished claim {holder} back to its pool",
+                self._give_back(ctx, pod, holder),
+            )
+        return orphans
+
+    def _give_back(self, ctx: Context, pod: Mapping[str, Any], holder: str) -> Step:
+        meta = pod["metadata"]
+        patch = {
+            "metadata": {
+                "resourceVersion": meta["resourceVersion"],
+                "labels": reclaim_labels(pod, {}),
+                "annotations": {labels.RECLAIMED_AT: podutil.format_time(self.env.clock())},
+            }
+        }
+
+        async def give_back() -> object:
+            try:
+                await self.env.client.patch(r.PODS, name_of(pod), patch, meta["namespace"])
+            except Exception as e:
+                # The pod changed since this decision: most often the claim's own finalizer
+                # gave it back just before it went. The change wakes the pool to look again.
+                if is_conflict(e) or is_not_found(e):
+                    return None
+                raise
+            ctx.event(
+                "Warning",
+                "OrphanReclaimed",
+                f"CN pod {name_of(pod)} was bound to claim {holder}, which no longer exists: "
+                "it goes back to the pool, draining",
+            )
+            return None
+
+        return give_back
 
     def _retire_set(
         self, cnset: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], plan: Writes, draining: list[str]

@@ -134,8 +134,9 @@ def _effective_text(
     return main + "\n" + "\n".join(kept) + "\n"
 
 
+@functools.lru_cache(maxsize=256)
 def _parse(text: str) -> Mapping[str, Any] | str:
-    """The TOML document, or the parse error."""
+    """The TOML document, or the parse error; cached, as the same files are read at every refresh."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -236,17 +237,6 @@ def read_config(
             "InvalidConfig",
             f"no {layout.config_file(component)} in a ConfigMap volume named {layout.CONFIG_VOLUME!r}",
         )
-    return _process_config(component, text)
-
-
-@functools.lru_cache(maxsize=4096)
-def _process_config(component: Component, text: str) -> ProcessConfig | Problem:
-    """What a process of ``component`` takes from the config file ``text``.
-
-    Cached by content (the result is small and immutable): the same files are read
-    again whenever a pod changes, and TOML parsing is most of a read. The cache is
-    larger than the number of distinct files a big simulated fleet mounts at once.
-    """
     doc = _parse(text)
     if isinstance(doc, str):
         return Problem("InvalidConfig", doc)

@@ -15,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from types import TracebackType
 
 from mo_operator.localcluster.simulator.behaviour import ContainerExit
@@ -26,19 +25,14 @@ from mo_operator.localcluster.simulator.simulator import Simulator
 from mo_operator.matrixone.simulated.admin import SimulatedAdminProvider
 from mo_operator.matrixone.simulated.backuptool import BackupTool, ToolRun, run_tool
 from mo_operator.matrixone.simulated.behaviour import MatrixOneBehaviour
-from mo_operator.matrixone.simulated.instances import Instance, InstanceTracker
+from mo_operator.matrixone.simulated.instances import Instance, observe_instances
 from mo_operator.matrixone.simulated.objectstore import ObjectStore, cleanup_commands
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_address
 from mo_operator.matrixone.simulated.state import HAKeeper, MOModel, Settings
 from mo_operator.matrixone.simulated.verdicts import verdict
-from mo_operator.matrixone.simulated.view import Key, Obj, Snapshot, key_of, mo_component
+from mo_operator.matrixone.simulated.view import Obj, Snapshot, mo_component
 
 log = logging.getLogger(__name__)
-
-REFRESH_PAUSE_RATIO = 4.0
-"""After a refresh that took t seconds, changes gather for ``REFRESH_PAUSE_RATIO * t``
-before the next (at most ``refresh_interval``): refreshing takes at most a fifth of the
-process's time, and a small fleet (a refresh of well under a millisecond) sees no delay."""
 
 OPERATOR_NAMESPACE = "default"
 """The namespace short discovery hosts are resolved in when the operator calls (it has none)."""
@@ -66,7 +60,6 @@ class SimulatedMatrixOne:
         self._bad_images = list(bad_images)
         self._snapshot = Snapshot()
         self._instances: dict[tuple[str, str], Instance] = {}
-        self._tracker = InstanceTracker()
         self._dirty = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.behaviour = MatrixOneBehaviour(self._dirty.set)
@@ -75,13 +68,6 @@ class SimulatedMatrixOne:
         relist = simulator.config.relist_period
         self._configmaps = ObjectCache(simulator.api, CONFIGMAP, relist_period=relist)
         self._services = ObjectCache(simulator.api, SERVICE, relist_period=relist)
-        # What a snapshot is made of, kept up to date by the caches' events, so that
-        # taking one is a few dict copies rather than a pass over every object.
-        self._pod_mirror = _Mirror(lambda pod: mo_component(pod) is not None)
-        self._cm_mirror = _Mirror()
-        self._svc_mirror = _Mirror()
-        self._node_mirror = _Mirror()
-        self._pvc_mirror = _Mirror()
 
     @property
     def settings(self) -> Settings:
@@ -92,13 +78,9 @@ class SimulatedMatrixOne:
         """Watch, take over MatrixOne pods from the kubelet's default, and keep refreshing."""
         if self._task is not None:
             return
-        for cache, mirror in ((self._configmaps, self._cm_mirror), (self._services, self._svc_mirror)):
-            mirror.follow(cache)
+        for cache in (self._configmaps, self._services):
             cache.add_handler(self._on_event)
             await cache.start()
-        self._pod_mirror.follow(self.simulator.cache(POD))
-        self._node_mirror.follow(self.simulator.cache(NODE))
-        self._pvc_mirror.follow(self.simulator.cache(PVC))
         self.simulator.cache(POD).add_handler(self._on_pod)
         self.simulator.cache(NODE).add_handler(self._on_event)
         self.refresh()
@@ -169,34 +151,36 @@ class SimulatedMatrixOne:
     def refresh(self) -> None:
         """Observe the current objects now, advance the model and publish the verdicts."""
         snapshot = self._take_snapshot()
-        instances = self._tracker.observe(snapshot, self._bad_images)
-        all_pods = self.simulator.cache(POD).objects()
+        instances = observe_instances(snapshot, self._bad_images)
         self.model.observe(instances, self._clock(), snapshot.volume_claims)
-        self.objects.observe(instances, snapshot, self.model, all_pods)
-        before = self._instances
+        self.objects.observe(instances, snapshot, self.model, self.simulator.cache(POD).objects())
         self._snapshot = snapshot
         self._instances = {i.key: i for i in instances}
         verdicts = {
             i.uid: verdict(i, self.model, cn_store_condition=self.cn_store_condition) for i in instances
         }
-        changed = self.behaviour.update(verdicts)
-        if changed:
-            # The kubelet looks again at the pods whose verdict changed (only those:
-            # looking at every pod on each change would cost the square of their number).
-            where = {i.uid: i.key for i in (*before.values(), *instances)}
-            for uid in changed:
-                key = where.get(uid)
-                if key is not None:
-                    self.simulator.kubelet.enqueue(key)
-        self.backup_tool.forget_except({str(p["metadata"].get("uid")) for p in all_pods})
+        if self.behaviour.update(verdicts):
+            self.simulator.resync_pods()
+        self.backup_tool.forget_except(
+            {str(p["metadata"].get("uid")) for p in self.simulator.cache(POD).objects()}
+        )
 
     def _take_snapshot(self) -> Snapshot:
-        return Snapshot(
-            pods=dict(self._pod_mirror.objects),
-            configmaps=dict(self._cm_mirror.objects),
-            services=dict(self._svc_mirror.objects),
-            nodes={name: node for (_, name), node in self._node_mirror.objects.items()},
-            volume_claims=self._pvc_mirror.keys(),
+        pods = [p for p in self.simulator.cache(POD).objects() if mo_component(p) is not None]
+        configmaps: list[Obj] = []
+        for pod in pods:
+            namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+            for volume in (pod.get("spec") or {}).get("volumes") or []:
+                name = (volume.get("configMap") or {}).get("name")
+                found = self._configmaps.get(namespace, str(name)) if name else None
+                if found is not None:
+                    configmaps.append(found)
+        return Snapshot.of(
+            pods=pods,
+            configmaps=configmaps,
+            services=self._services.objects(),
+            nodes=self.simulator.cache(NODE).objects(),
+            volume_claims=self.simulator.cache(PVC).objects(),
         )
 
     def _run_tool(self, pod: Obj, run: ToolRun) -> ContainerExit:
@@ -219,17 +203,10 @@ class SimulatedMatrixOne:
                 async with asyncio.timeout(self.refresh_interval):
                     await self._dirty.wait()
             self._dirty.clear()
-            started = time.perf_counter()
             try:
                 self.refresh()
             except Exception:  # a bug here must not stop the simulation
                 log.exception("simulated MatrixOne refresh failed")
-            # Changes that arrive meanwhile wait for the next refresh together: a refresh
-            # looks at every MatrixOne pod, so one per change would take the whole process
-            # once there are hundreds of pods. The pause scales with the refresh (a small
-            # fleet refreshes at once), which bounds the simulation's share of the CPU.
-            spent = time.perf_counter() - started
-            await asyncio.sleep(min(spent * REFRESH_PAUSE_RATIO, self.refresh_interval))
 
 
 async def install_simulated_matrixone(
@@ -255,36 +232,3 @@ async def install_simulated_matrixone(
     )
     await simulated.start()
     return simulated
-
-
-class _Mirror:
-    """The objects of a watched cache (those ``keep`` accepts) by key, in the cache's
-    order, kept up to date by its events."""
-
-    def __init__(self, keep: Callable[[Obj], bool] | None = None) -> None:
-        self.objects: dict[Key, Obj] = {}
-        self._keep = keep
-        self._keys: frozenset[Key] | None = None
-
-    def follow(self, cache: ObjectCache) -> None:
-        """Take what ``cache`` holds now, then its every change."""
-        for obj in cache.objects():
-            self.on_event("ADDED", None, obj)
-        cache.add_handler(self.on_event)
-
-    def keys(self) -> frozenset[Key]:
-        if self._keys is None:
-            self._keys = frozenset(self.objects)
-        return self._keys
-
-    def on_event(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
-        self._keys = None
-        key = key_of(new) if new is not None else None
-        if old is not None and key_of(old) != key:
-            self.objects.pop(key_of(old), None)
-        if new is None or key is None:
-            return
-        if self._keep is None or self._keep(new):
-            self.objects[key] = new  # a key already there keeps its place, as in the cache
-        else:
-            self.objects.pop(key, None)

@@ -9,7 +9,7 @@ model (state.py) takes a list of these and nothing else.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +17,8 @@ from mo_operator.matrixone import identity, labels, layout, names, ports
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.simulated.configfiles import Bootstrap, Problem, ProcessConfig, read_config
-from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, client_namespaces, resolve_client
-from mo_operator.matrixone.simulated.view import Key, Obj, Snapshot, key_of, labels_of, mo_component
+from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_client
+from mo_operator.matrixone.simulated.view import Key, Snapshot, key_of, labels_of, mo_component
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,8 @@ def _running(pod: Mapping[str, Any], view: Snapshot) -> bool:
         return False
     if "running" not in (_main_status(pod).get("state") or {}):
         return False
-    return _node_ready(pod, view)
+    node = view.node(str((pod.get("spec") or {}).get("nodeName") or ""))
+    return node is not None and _condition_true(node, "Ready")
 
 
 def _headless(pod: Mapping[str, Any], component: Component, set_name: str) -> str:
@@ -166,14 +167,6 @@ def observe_instance(
     ``bad_images`` are shell globs: a main container whose image matches one never
     works (as a broken build would), whatever its config.
     """
-    found = _observe(pod, view, bad_images)
-    return found[0] if found is not None else None
-
-
-def _observe(
-    pod: Mapping[str, Any], view: Snapshot, bad_images: Collection[str]
-) -> tuple[Instance, frozenset[str]] | None:
-    """The instance, and the namespaces whose pods and Services its HAKeeper lookup read."""
     component = mo_component(pod)
     if component is None:
         return None
@@ -194,11 +187,9 @@ def _observe(
     if uuid is None and component is not Component.WEBUI and problem is None:
         problem = Problem("NoIdentity", f"pod name {name!r} has no ordinal to derive a store UUID from")
     hakeeper: tuple[LogSetKey, ...] | Unresolved = ()
-    looked_in: frozenset[str] = frozenset()
     if config.hakeeper is not None:
         hakeeper = resolve_client(config.hakeeper, namespace, view)
-        looked_in = client_namespaces(config.hakeeper, namespace)
-    instance = Instance(
+    return Instance(
         namespace=namespace,
         pod=name,
         uid=str((pod.get("metadata") or {}).get("uid") or ""),
@@ -216,116 +207,9 @@ def _observe(
         init_work_state=config.init_work_state,
         **_addresses(pod, component, set_name, namespace),
     )
-    return instance, looked_in
 
 
 def observe_instances(view: Snapshot, bad_images: Collection[str] = ()) -> list[Instance]:
     """Every MatrixOne instance in the snapshot."""
     found = (observe_instance(pod, view, bad_images) for pod in view.pods.values())
     return [i for i in found if i is not None]
-
-
-def _config_map_names(pod: Mapping[str, Any]) -> tuple[str, ...]:
-    volumes = (pod.get("spec") or {}).get("volumes") or []
-    return tuple(
-        str(v["configMap"].get("name") or "") for v in volumes if isinstance(v.get("configMap"), Mapping)
-    )
-
-
-def _node_name(pod: Mapping[str, Any]) -> str:
-    return str((pod.get("spec") or {}).get("nodeName") or "")
-
-
-def _node_ready(pod: Mapping[str, Any], view: Snapshot) -> bool:
-    node = view.node(_node_name(pod))
-    return node is not None and _condition_true(node, "Ready")
-
-
-@dataclass
-class _Known:
-    """One pod's instance and what it was computed from."""
-
-    pod: Obj
-    config_maps: tuple[str, ...]
-    node: str
-    inputs: tuple[object, ...]
-    """The ConfigMaps the pod mounts, whether its node is Ready, the bad images."""
-    lookups: dict[str, object]
-    """Namespace → its ``Snapshot.namespace_token`` when the HAKeeper lookup was made."""
-    instance: Instance | None
-
-
-class InstanceTracker:
-    """``observe_instances`` over successive snapshots, computing again only the
-    instances whose inputs changed.
-
-    An instance is a function of its pod, the ConfigMaps the pod mounts, whether its
-    node is Ready, the bad images, and the MatrixOne pods and Services of the
-    namespaces its HAKeeper addresses lead to. Each is compared with what the last
-    instance of that pod was computed from (objects by identity first, then by
-    value), so the result is always what ``observe_instances`` would return, and a
-    refresh costs a few comparisons per pod plus the pods that changed.
-    """
-
-    def __init__(self) -> None:
-        self._known: dict[Key, _Known] = {}
-        self.computed = 0
-        """How many instances were computed (not reused), for tests."""
-
-    def observe(self, view: Snapshot, bad_images: Collection[str] = ()) -> list[Instance]:
-        bad = tuple(bad_images)
-        ready = {name: _condition_true(node, "Ready") for name, node in view.nodes.items()}
-        tokens: dict[str, object] = {}
-
-        def token(namespace: str) -> object:
-            found = tokens.get(namespace)
-            if found is None:
-                found = tokens[namespace] = view.namespace_token(namespace)
-            return found
-
-        known: dict[Key, _Known] = {}
-        instances: list[Instance] = []
-        for key, pod in view.pods.items():
-            entry = self._known.get(key)
-            if entry is not None and (entry.pod is pod or entry.pod == pod):
-                inputs = self._inputs(key[0], entry.config_maps, ready.get(entry.node, False), view, bad)
-                if inputs != entry.inputs or any(token(ns) != t for ns, t in entry.lookups.items()):
-                    entry = None
-            else:
-                entry = None
-            if entry is None:
-                entry = self._compute(key[0], pod, view, bad, token, ready)
-            known[key] = entry
-            if entry.instance is not None:
-                instances.append(entry.instance)
-        self._known = known
-        return instances
-
-    @staticmethod
-    def _inputs(
-        namespace: str, config_maps: tuple[str, ...], node_ready: bool, view: Snapshot, bad: tuple[str, ...]
-    ) -> tuple[object, ...]:
-        return (tuple(view.configmap(namespace, n) for n in config_maps), node_ready, bad)
-
-    def _compute(
-        self,
-        namespace: str,
-        pod: Obj,
-        view: Snapshot,
-        bad: tuple[str, ...],
-        token: Callable[[str], object],
-        ready: Mapping[str, bool],
-    ) -> _Known:
-        self.computed += 1
-        config_maps = _config_map_names(pod)
-        node = _node_name(pod)
-        found = _observe(pod, view, bad)
-        instance, looked_in = found if found is not None else (None, frozenset[str]())
-        return _Known(
-            pod=pod,
-            config_maps=config_maps,
-            node=node,
-            inputs=self._inputs(namespace, config_maps, ready.get(node, False), view, bad),
-            lookups={ns: token(ns) for ns in looked_in},
-            instance=instance,
-        )

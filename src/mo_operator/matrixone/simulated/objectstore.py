@@ -34,7 +34,7 @@ from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.simulated.configfiles import mounted_file
 from mo_operator.matrixone.simulated.instances import Instance
 from mo_operator.matrixone.simulated.state import MOModel
-from mo_operator.matrixone.simulated.view import Key, Obj, Snapshot
+from mo_operator.matrixone.simulated.view import Obj, Snapshot
 
 AWS = "aws"
 """The service key of every AWS endpoint."""
@@ -82,18 +82,14 @@ def _location_in(text: str) -> Location | None:
     return None
 
 
-def _config_text(instance: Instance, view: Snapshot) -> str | None:
+def location_of(instance: Instance, view: Snapshot) -> Location | None:
+    """The S3 location the instance's config makes it write to, if any."""
     pod = view.pod(instance.namespace, instance.pod)
     if pod is None:
         return None
-    return mounted_file(
+    text = mounted_file(
         pod, instance.namespace, view, layout.CONFIG_VOLUME, layout.config_file(instance.component)
     )
-
-
-def location_of(instance: Instance, view: Snapshot) -> Location | None:
-    """The S3 location the instance's config makes it write to, if any."""
-    text = _config_text(instance, view)
     return _location_in(text) if text is not None else None
 
 
@@ -148,11 +144,6 @@ class ObjectStore:
     keys: dict[str, set[str]] = field(default_factory=dict)
     cleaned_by: set[str] = field(default_factory=set)
     """UIDs of the cleanup pods already applied."""
-    _locations: dict[Key, tuple[Instance, str, Location | None]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    """Per pod, the instance and config text last seen and where it writes (``_location_in``
-    is cached too, but a fleet larger than its cache would parse every file each time)."""
 
     def put(self, service: str, key: str) -> None:
         self.keys.setdefault(service, set()).add(key)
@@ -177,16 +168,11 @@ class ObjectStore:
     def observe(
         self, instances: Iterable[Instance], view: Snapshot, model: MOModel, pods: Iterable[Obj]
     ) -> None:
-        """Writes of the serving processes, then the cleanups of the pods that completed.
-
-        An instance object seen again stands for the same pod and ConfigMaps (as an
-        ``InstanceTracker`` hands them out: a new object whenever either changed)."""
-        writing: set[Key] = set()
+        """Writes of the serving processes, then the cleanups of the pods that completed."""
         for instance in instances:
             if not _writes(instance, model):
                 continue
-            writing.add(instance.key)
-            where = self._location(instance, view)
+            where = location_of(instance, view)
             if where is not None:
                 prefix = f"{where.prefix}/" if where.prefix else ""
                 self.put(where.service, f"{where.bucket}/{prefix}{instance.component.suffix}-{instance.uuid}")
@@ -199,22 +185,3 @@ class ObjectStore:
                 self.cleaned_by.add(uid)
                 for service, url in commands:
                     self.remove(service, url)
-        if len(self._locations) > 2 * len(writing) + 64:
-            self._locations = {k: v for k, v in self._locations.items() if k in writing}
-
-    def _location(self, instance: Instance, view: Snapshot) -> Location | None:
-        known = self._locations.get(instance.key)
-        if known is not None and known[0] is instance:
-            # the same instance object: an InstanceTracker made none anew, so neither
-            # the pod nor its ConfigMaps changed
-            return known[2]
-        text = _config_text(instance, view)
-        if text is None:
-            self._locations.pop(instance.key, None)
-            return None
-        if known is not None and (known[1] is text or known[1] == text):
-            where = known[2]
-        else:
-            where = _location_in(text)
-        self._locations[instance.key] = (instance, text, where)
-        return where

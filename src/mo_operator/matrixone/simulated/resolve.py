@@ -96,45 +96,24 @@ def _via_pod_hostname(
     return namespace, logset
 
 
-def _target(address: str, namespace: str) -> tuple[str, list[str], int] | Unresolved:
-    """Where a lookup of ``address`` from ``namespace`` goes: the namespace it
-    looks in, the host's leading labels (``[service]`` or ``[pod, subdomain]``), the port."""
-    split = _split_address(address)
-    if split is None:
-        return Unresolved(f"{address!r} is not host:port")
-    host, port = split
-    parts = _host_labels(host)
-    if len(parts) == 1:
-        return namespace, parts, port
-    if len(parts) in (2, 3):
-        return parts[-1], parts[:-1], port
-    return Unresolved(f"cannot resolve host {host!r}")
-
-
 def resolve_address(address: str, namespace: str, view: Snapshot) -> LogSetKey | Unresolved:
     """The LogSet behind ``address`` (``host:port``) as seen from a pod in ``namespace``.
 
     Hosts may be short (``svc``, ``svc.ns``) as DNS search paths allow, or full
     (``svc.ns.svc[.cluster.local]``, ``pod.subdomain.ns.svc``).
     """
-    target = _target(address, namespace)
-    if isinstance(target, Unresolved):
-        return target
-    where, parts, port = target
+    split = _split_address(address)
+    if split is None:
+        return Unresolved(f"{address!r} is not host:port")
+    host, port = split
+    parts = _host_labels(host)
     if len(parts) == 1:
-        return _via_service(parts[0], where, port, view)
-    return _via_pod_hostname(parts[0], parts[1], where, port, view)
-
-
-def _client_addresses(client: HAKeeperClient) -> tuple[str, ...]:
-    return (client.discovery_address,) if client.discovery_address else client.service_addresses
-
-
-def client_namespaces(client: HAKeeperClient, namespace: str) -> frozenset[str]:
-    """The namespaces whose MatrixOne pods and Services ``resolve_client`` looks at:
-    its answer stays the same while those stay the same."""
-    found = (_target(address, namespace) for address in _client_addresses(client))
-    return frozenset(t[0] for t in found if not isinstance(t, Unresolved))
+        return _via_service(parts[0], namespace, port, view)
+    if len(parts) == 2:
+        return _via_service(parts[0], parts[1], port, view)
+    if len(parts) == 3:
+        return _via_pod_hostname(parts[0], parts[1], parts[2], port, view)
+    return Unresolved(f"cannot resolve host {host!r}")
 
 
 def resolve_client(
@@ -145,7 +124,7 @@ def resolve_client(
     MatrixOne uses the discovery address when there is one and the store list
     otherwise; with a list it tries every store until one leads to the HAKeeper.
     """
-    addresses = _client_addresses(client)
+    addresses = (client.discovery_address,) if client.discovery_address else client.service_addresses
     found: list[LogSetKey] = []
     reasons: list[str] = []
     for address in addresses:

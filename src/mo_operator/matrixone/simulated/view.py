@@ -8,7 +8,6 @@ runs on objects watched from a server and on hand-built dicts in unit tests.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,28 +94,4 @@ class Snapshot:
         return self.nodes.get(name)
 
     def pods_in(self, namespace: str) -> list[Obj]:
-        return list(self._pods_by_namespace.get(namespace, ()))
-
-    def namespace_token(self, namespace: str) -> tuple[tuple[Obj, ...], tuple[Obj, ...]]:
-        """The MatrixOne pods and the Services of ``namespace``: everything a name in
-        that namespace can resolve to. Equal tokens (of two snapshots) resolve alike."""
-        return (
-            tuple(self._pods_by_namespace.get(namespace, ())),
-            tuple(self._services_by_namespace.get(namespace, ())),
-        )
-
-    # The indexes are built on first use; a snapshot never changes afterwards.
-    @functools.cached_property
-    def _pods_by_namespace(self) -> dict[str, list[Obj]]:
-        return _by_namespace(self.pods)
-
-    @functools.cached_property
-    def _services_by_namespace(self) -> dict[str, list[Obj]]:
-        return _by_namespace(self.services)
-
-
-def _by_namespace(objects: Mapping[Key, Obj]) -> dict[str, list[Obj]]:
-    found: dict[str, list[Obj]] = {}
-    for (namespace, _), obj in objects.items():
-        found.setdefault(namespace, []).append(obj)
-    return found
+        return [p for (ns, _), p in self.pods.items() if ns == namespace]

@@ -1,19 +1,20 @@
-"""Hand-built snapshots for the backup and restore controllers: a cache, a client that
-records writes, and the objects (jobs, Jobs, pods, Backups) in the shapes the API serves."""
+"""Hand-built snapshots for the backup and restore controllers: a client that records
+writes over ``controller_fakes.FakeCaches``, and the objects (jobs, Jobs, pods,
+Backups) in the shapes the API serves."""
 
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Mapping
 from typing import Any, cast
 
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.controllers.common.env import Caches, Env, Settings
-from mo_operator.kube.actor import Context
 from mo_operator.kube.errors import ApiError
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
+
+from .controller_fakes import FakeCaches
 
 Obj = dict[str, Any]
 NS = "ns"
@@ -21,32 +22,6 @@ NOW = 1_700_000_000.0
 META = (
     "4d21b228-10dd-11ef-9497-26dd28356ef2,1048576,backups/daily,2023-11-14T22:13:20Z,1s,2023-11-14T22:13:21Z"
 )
-
-
-class FakeCaches:
-    def __init__(self, *objs: Mapping[str, Any]) -> None:
-        self.objs: list[Obj] = [copy.deepcopy(dict(o)) for o in objs]
-
-    def add(self, *objs: Mapping[str, Any]) -> None:
-        self.objs += [copy.deepcopy(dict(o)) for o in objs]
-
-    def get(self, res: Resource, namespace: str, name: str) -> Obj | None:
-        for o in self.objs:
-            meta = o["metadata"]
-            if o["kind"] == res.kind and meta["name"] == name and (meta.get("namespace") or "") == namespace:
-                return o
-        return None
-
-    def list(
-        self, res: Resource, namespace: str | None = None, match_labels: Mapping[str, str] | None = None
-    ) -> list[Obj]:
-        return [
-            o
-            for o in self.objs
-            if o["kind"] == res.kind
-            and (namespace is None or o["metadata"].get("namespace") == namespace)
-            and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in (match_labels or {}).items())
-        ]
 
 
 class FakeClient:
@@ -79,32 +54,10 @@ class FakeClient:
         return {}
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str, str]] = []
-
-    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
-        self.events.append((type, reason, message))
-
-
 def env(caches: FakeCaches, now: float = NOW) -> tuple[Env, FakeClient]:
     client = FakeClient(caches)
     settings = Settings(busy_poll_seconds=0.5)
     return Env(cast(Any, client), cast(Caches, caches), cast(Any, None), settings, lambda: now), client
-
-
-def context(obj: Mapping[str, Any]) -> Context:
-    return Context(
-        obj,
-        "test",
-        logging.LoggerAdapter(logging.getLogger("test"), {}),
-        Recorder(),
-        status=copy.deepcopy(dict(obj.get("status") or {})),
-    )
-
-
-def events(ctx: Context) -> list[tuple[str, str, str]]:
-    return cast(Recorder, ctx.recorder).events
 
 
 def meta(name: str, namespace: str = NS, uid: str | None = None, **extra: Any) -> Obj:

@@ -19,19 +19,17 @@ from mo_operator.matrixone import labels
 from .backup_fakes import (
     META,
     NOW,
-    FakeCaches,
     backup_object,
     backupjob,
-    context,
     ended,
     env,
-    events,
     job_of,
     job_pod,
     restorejob,
     source_cluster,
     terminated,
 )
+from .controller_fakes import FakeCaches, context, events
 
 Obj = dict[str, Any]
 

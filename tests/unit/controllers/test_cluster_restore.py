@@ -13,7 +13,8 @@ from mo_operator.controllers.common.writes import Writes
 from mo_operator.kube.conditions import get_condition
 from mo_operator.matrixone import labels
 
-from .backup_fakes import FakeCaches, context, ended, env, events, meta
+from .backup_fakes import ended, env, meta
+from .controller_fakes import FakeCaches, context, events
 
 NOW = 1_700_000_000.0
 SIMULATED = "localcluster.dev/simulated"

@@ -167,19 +167,8 @@ class CNSetActor:
         decision = decide(members, replicas, strategy_of(spec, replicas))
         by_name = {name_of(p): p for p in pods}
         now = self.env.clock()
-        ref = logset_ref(obj)
         for index in decision.create:
-            new_pod = cnpods.cn_pod(
-                obj,
-                template,
-                digest,
-                index,
-                discovery=service.discovery_address,
-                logset=f"{ref[0]}/{ref[1]}" if ref else None,
-                cn_labels=cnpods.cn_labels_json(spec),
-                cache_volume=bool(spec.get("cacheVolume")),
-            )
-            plan.create(new_pod, r.PODS)
+            plan.create(self._new_pod(obj, spec, template, digest, index, service), r.PODS)
         self._cache_claims(obj, spec, pods, obj_labels, plan)
         for pod_name in decision.undrain:
             undrain(ctx, admin, by_name[pod_name], spec, plan)
@@ -229,19 +218,10 @@ class CNSetActor:
         decision = pooling.decide_pooling(pooling.members(pods), replicas, spec.get("podsToDelete") or ())
         by_name = {name_of(p): p for p in pods}
         now = self.env.clock()
-        ref = logset_ref(obj)
         for index in decision.create:
-            new_pod = cnpods.cn_pod(
-                obj,
-                template,
-                digest,
-                index,
-                discovery=service.discovery_address,
-                logset=f"{ref[0]}/{ref[1]}" if ref else None,
-                cn_labels=cnpods.cn_labels_json(spec),
-                cache_volume=bool(spec.get("cacheVolume")),
+            plan.create(
+                pooling.as_pool_pod(self._new_pod(obj, spec, template, digest, index, service)), r.PODS
             )
-            plan.create(pooling.as_pool_pod(new_pod), r.PODS)
         self._cache_claims(obj, spec, pods, obj_labels, plan)
         for pod_name in decision.retire:
             pooling.retire(by_name[pod_name], plan)
@@ -406,6 +386,28 @@ class CNSetActor:
                 sidecar["resources"] = resources
             template["spec"]["containers"].append(sidecar)
         return template
+
+    def _new_pod(
+        self,
+        obj: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        template: Mapping[str, Any],
+        digest: str,
+        index: int,
+        service: LogService,
+    ) -> Obj:
+        """CN pod ``index`` of the set, on the current template."""
+        ref = logset_ref(obj)
+        return cnpods.cn_pod(
+            obj,
+            template,
+            digest,
+            index,
+            discovery=service.discovery_address,
+            logset=f"{ref[0]}/{ref[1]}" if ref else None,
+            cn_labels=cnpods.cn_labels_json(spec),
+            cache_volume=bool(spec.get("cacheVolume")),
+        )
 
     def _cache_claims(
         self,

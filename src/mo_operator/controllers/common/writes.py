@@ -23,6 +23,7 @@ from mo_operator.kube.resource import Resource, resource_of_object
 
 from .desired import up_to_date
 from .env import Caches
+from .meta import is_deleting, name_of, uid_of
 
 log = logging.getLogger(__name__)
 
@@ -145,3 +146,20 @@ class Writes:
         for what, step in self.steps:
             ctx.log.debug("%s", what)
             await step()
+
+
+async def delete_dependents_first(
+    ctx: Context, client: Client, resource: Resource, dependents: Iterable[Mapping[str, Any]], recheck: float
+) -> bool:
+    """A finalizer whose owner may go only after ``dependents``: delete those not
+    already going and look again after ``recheck``; True once none is left."""
+    found = list(dependents)
+    if not found:
+        return True
+    plan = Writes(client)
+    for obj in found:
+        if not is_deleting(obj):
+            plan.delete(resource, ctx.namespace, name_of(obj), uid=uid_of(obj))
+    await plan(ctx)
+    ctx.requeue(recheck)
+    return False

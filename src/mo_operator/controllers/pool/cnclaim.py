@@ -124,6 +124,18 @@ def reclaim_labels(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str,
     return out
 
 
+def reclaim_patch(pod: Mapping[str, Any], spec: Mapping[str, Any], now: float) -> Obj:
+    """The pod patch that gives ``pod`` back to its pool, Draining from ``now``, under the
+    resourceVersion it was decided on (so it never undoes a change made meanwhile)."""
+    return {
+        "metadata": {
+            "resourceVersion": pod["metadata"]["resourceVersion"],
+            "labels": reclaim_labels(pod, spec),
+            "annotations": {labels.RECLAIMED_AT: podutil.format_time(now)},
+        }
+    }
+
+
 def store_status(store: CNStore, pod_name: str, bound_time: str | None) -> Obj:
     """``status.store`` (upstream's CNStoreStatus; the pod's name is under ``string``)."""
     out: Obj = {
@@ -340,13 +352,7 @@ class CNClaimActor:
             r.PODS,
             meta["namespace"],
             name_of(pod),
-            {
-                "metadata": {
-                    "resourceVersion": meta["resourceVersion"],
-                    "labels": reclaim_labels(pod, spec),
-                    "annotations": {labels.RECLAIMED_AT: podutil.format_time(self.env.clock())},
-                }
-            },
+            reclaim_patch(pod, spec, self.env.clock()),
             what=f"give CN {name_of(pod)} back to its pool",
         )
         address = str((meta.get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION) or "")

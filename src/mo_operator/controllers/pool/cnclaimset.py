@@ -37,7 +37,7 @@ from ..common import resources as r
 from ..common.admission import admitted
 from ..common.env import Env
 from ..common.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
-from ..common.writes import Writes
+from ..common.writes import Writes, delete_dependents_first
 from .decisions import (
     BOUND,
     LOST,
@@ -141,15 +141,9 @@ class CNClaimSetActor:
         """The set's claims go first, each giving its pod back."""
         found = self.env.caches.list(r.CNCLAIMS, ctx.namespace, {labels.CLAIMSET: ctx.name})
         claims = [c for c in found if is_controlled_by(c, ctx.obj)]
-        if not claims:
-            return True
-        plan = Writes(self.env.client)
-        for claim in claims:
-            if not is_deleting(claim):
-                plan.delete(r.CNCLAIMS, ctx.namespace, name_of(claim), uid=uid_of(claim))
-        await plan(ctx)
-        ctx.requeue(self.env.settings.busy_poll_seconds)
-        return False
+        return await delete_dependents_first(
+            ctx, self.env.client, r.CNCLAIMS, claims, self.env.settings.busy_poll_seconds
+        )
 
     async def _victims(self, claims: Sequence[Mapping[str, Any]]) -> list[ClaimVictim]:
         out = []

@@ -48,15 +48,14 @@ from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
 from ..cnset.pooling import IN_USE, describe_counts, phase_of, pool_counts
-from ..common import pods as podutil
 from ..common import resources as r
 from ..common.admission import admitted
 from ..common.desired import content_hash, stamped
 from ..common.env import Env
 from ..common.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
 from ..common.status import UP_TO_DATE
-from ..common.writes import Step, Writes
-from .cnclaim import reclaim_labels
+from ..common.writes import Step, Writes, delete_dependents_first
+from .cnclaim import reclaim_patch
 from .decisions import pool_replicas
 
 Obj = dict[str, Any]
@@ -106,15 +105,15 @@ def in_use(pods: Sequence[Mapping[str, Any]]) -> int:
 
 
 def nominated_claims(
-    env: Env, pool: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
+    pool: Mapping[str, Any], claims: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]
 ) -> list[Mapping[str, Any]]:
-    """Claims nominated to ``pool`` that wait for a pod. A claim that a pod of ``pods``
+    """The claims of ``claims`` nominated to ``pool`` that wait for a pod. A claim that a pod of ``pods``
     says it is bound to does not wait (the claim may not show its ``podName`` yet),
     so it is not counted twice."""
     name = name_of(pool)
     holding = {(p["metadata"].get("labels") or {}).get(labels.POOL_CLAIMED_BY) for p in live(pods)}
     out = []
-    for claim in env.caches.list(r.CNCLAIMS, pool["metadata"].get("namespace") or ""):
+    for claim in claims:
         spec = claim.get("spec") or {}
         nominated = (claim["metadata"].get("labels") or {}).get(labels.POOL_NAME) == name
         waiting = not spec.get("podName") and name_of(claim) not in holding
@@ -144,9 +143,9 @@ class CNPoolActor:
         current_pods = set_pods(self.env, namespace, current_name)
         old_sets = [s for s in self._sets(obj) if name_of(s) != current_name]
         old_pods = {name_of(s): set_pods(self.env, namespace, name_of(s)) for s in old_sets}
-        pending = nominated_claims(
-            self.env, obj, [*current_pods, *(p for pods in old_pods.values() for p in pods)]
-        )
+        all_pods = [*current_pods, *(p for pods in old_pods.values() for p in pods)]
+        claims = self.env.caches.list(r.CNCLAIMS, namespace)
+        pending = nominated_claims(obj, claims, all_pods)
         scale = spec["strategy"]["scaleStrategy"]
         size = pool_replicas(
             in_use=in_use(current_pods),
@@ -159,9 +158,7 @@ class CNPoolActor:
         plan = Writes(self.env.client)
         desired = self._cnset(obj, spec, set_spec, current_name, revision, size.replicas, current)
         plan.sync(self.env.caches, [(r.CNSETS, desired)])
-        orphans = self._reclaim_orphans(
-            ctx, [*current_pods, *(p for ps in old_pods.values() for p in ps)], plan
-        )
+        orphans = self._reclaim_orphans(ctx, all_pods, {name_of(c) for c in claims}, plan)
         for pod in live(current_pods):
             if name_of(pod) in orphans:
                 continue  # one label patch per pod and resourceVersion; the next pass sees the rest
@@ -177,16 +174,9 @@ class CNPoolActor:
     async def finalize(self, ctx: Context) -> bool:
         """The pool's CNSets go first (their pods with them; the claims of those pods
         read Lost)."""
-        sets = self._sets(ctx.obj)
-        if not sets:
-            return True
-        plan = Writes(self.env.client)
-        for cnset in sets:
-            if not is_deleting(cnset):
-                plan.delete(r.CNSETS, ctx.namespace, name_of(cnset), uid=uid_of(cnset))
-        await plan(ctx)
-        ctx.requeue(self.env.settings.busy_poll_seconds)
-        return False
+        return await delete_dependents_first(
+            ctx, self.env.client, r.CNSETS, self._sets(ctx.obj), self.env.settings.busy_poll_seconds
+        )
 
     # ---------------------------------------------------------------- desired
     def _cnset(
@@ -229,9 +219,10 @@ class CNPoolActor:
             what=f"label CN {name_of(pod)} {', '.join(f'{k}={v}' for k, v in values.items())}",
         )
 
-    def _reclaim_orphans(self, ctx: Context, pods: Sequence[Mapping[str, Any]], plan: Writes) -> set[str]:
-        """Give back the pods Bound to claims that are gone; their names."""
-        claims = {name_of(c) for c in self.env.caches.list(r.CNCLAIMS, ctx.namespace)}
+    def _reclaim_orphans(
+        self, ctx: Context, pods: Sequence[Mapping[str, Any]], claims: set[str], plan: Writes
+    ) -> set[str]:
+        """Give back the pods Bound to a claim not among ``claims`` (gone); their names."""
         orphans: set[str] = set()
         for pod in live(pods):
             meta = pod["metadata"]
@@ -247,13 +238,7 @@ class CNPoolActor:
 
     def _give_back(self, ctx: Context, pod: Mapping[str, Any], holder: str) -> Step:
         meta = pod["metadata"]
-        patch = {
-            "metadata": {
-                "resourceVersion": meta["resourceVersion"],
-                "labels": reclaim_labels(pod, {}),
-                "annotations": {labels.RECLAIMED_AT: podutil.format_time(self.env.clock())},
-            }
-        }
+        patch = reclaim_patch(pod, {}, self.env.clock())
 
         async def give_back() -> object:
             try:

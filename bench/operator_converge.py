@@ -36,7 +36,8 @@ of every set and cluster at each step: ``operator_writes`` against
 ``objects``), but the larger part is waiting that is not the operator's:
 pods started one by one by the simulated kubelet, whose one loop also
 serves every other pod; the simulated MatrixOne rebuilding its view of
-every MatrixOne pod on each change; and the dependency chain (a TN, CN or
+every MatrixOne pod (it rests between rebuilds so as to take at most a
+quarter of its process); and the dependency chain (a TN, CN or
 proxy is only configured once its LogSet's HAKeeper answers), each step of
 which waits up to one busy poll. The control plane process's CPU time is
 reported (``control_plane_cpu_seconds``), and this process's
@@ -50,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import os
 import time
 from collections.abc import Sequence
@@ -131,6 +133,10 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     ) as load:
         converge = load.converge_seconds
         operator_writes = load.operator.total_writes()
+        writes_by = collections.Counter(
+            f"{w.verb} {w.kind}{'/' + w.subresource if w.subresource else ''}"
+            for w in load.operator.seen.writes
+        )
         cp_cpu = cpu_seconds(load.target.pid)
         operator_cpu = time.process_time() - cpu_before
         total_workers = sum(c.max_concurrent for c in load.operator.controllers)
@@ -181,6 +187,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             "value": round(operator_writes / max(1, len(objects) - args.clusters), 2),
             "unit": "writes",
             "note": "operator write calls during convergence per object it created",
+            "writes_by": dict(writes_by.most_common()),
             **extra,
         },
     ]

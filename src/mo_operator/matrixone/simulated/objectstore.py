@@ -61,7 +61,7 @@ class Location:
     prefix: str
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=8192)  # as configfiles._parse: above the number of distinct files
 def _location_in(text: str) -> Location | None:
     try:
         doc = tomllib.loads(text)

@@ -8,6 +8,7 @@ runs on objects watched from a server and on hand-built dicts in unit tests.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,4 +95,12 @@ class Snapshot:
         return self.nodes.get(name)
 
     def pods_in(self, namespace: str) -> list[Obj]:
-        return [p for (ns, _), p in self.pods.items() if ns == namespace]
+        return self._pods_by_namespace.get(namespace, [])
+
+    @functools.cached_property
+    def _pods_by_namespace(self) -> Mapping[str, list[Obj]]:
+        """Built once per snapshot: every instance resolves its addresses among its namespace's pods."""
+        found: dict[str, list[Obj]] = {}
+        for (namespace, _), pod in self.pods.items():
+            found.setdefault(namespace, []).append(pod)
+        return found

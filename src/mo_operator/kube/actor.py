@@ -6,7 +6,9 @@ does everything around it that every controller would otherwise repeat.
   ``finalize`` reports done;
 - ``status.observedGeneration`` and conditions are kept, written through
   ``/status`` only when they changed (``lastTransitionTime`` moves only when
-  a condition's status does);
+  a condition's status does); a status written but not yet back through the
+  cache is remembered, so it is neither written nor announced twice, nor
+  mistaken for the older one the cache still shows;
 - every log line carries kind, namespace, name and a reconcile id;
 - transient errors become backoff (raised to the controller), terminal errors
   (a bad spec) become a ``Synced=False`` condition and a Warning Event with
@@ -158,10 +160,30 @@ class ActorReconciler:
         self.pause_annotation = pause_annotation
         self.progress_requeue = progress_requeue
         self.warning_reasons = warning_reasons
+        self._written: dict[tuple[str, str], _WrittenStatus] = {}
+
+    def _known_status(self, req: Request, cached: Mapping[str, Any]) -> Obj:
+        """The object's status as the server holds it, as far as we know.
+
+        That is the cached one, unless we wrote a status since the cache took this
+        version of the object: the cache has not caught up, and the server holds ours.
+        """
+        meta = cached["metadata"]
+        key = (req.namespace, req.name)
+        written = self._written.get(key)
+        version = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+        if written is not None and (written.uid, written.based_on) == version:
+            source: Mapping[str, Any] = written.status
+        else:
+            self._written.pop(key, None)  # the cache moved on: only writes in flight are kept
+            source = cached.get("status") or {}
+        status: Obj = _plain(source)
+        return status
 
     async def __call__(self, req: Request) -> Result | None:
         cached = self.get(req)
         if cached is None:
+            self._written.pop((req.namespace, req.name), None)
             return None  # gone: its children go by owner references
         meta = cached["metadata"]
         rid = uuid.uuid4().hex[:8]
@@ -171,8 +193,8 @@ class ActorReconciler:
         if (meta.get("annotations") or {}).get(self.pause_annotation, "") in ("true", "True", "1"):
             logger.debug("paused by annotation %s", self.pause_annotation)
             return None
-        status = _plain(cached.get("status") or {})
-        ctx = Context(cached, rid, logger, self.recorder, status=status)
+        known = self._known_status(req, cached)
+        ctx = Context(cached, rid, logger, self.recorder, status=_plain(known))
         finalizers = list(meta.get("finalizers") or [])
         if meta.get("deletionTimestamp"):
             if self.finalizer not in finalizers:
@@ -208,31 +230,40 @@ class ActorReconciler:
         except TerminalError as e:
             ctx.set_condition(SYNCED, False, e.reason, e.message)
             ctx.set_condition(READY, False, e.reason, e.message)
-            await self._write_status(ctx, cached, warnings=frozenset({e.reason}))
+            await self._write_status(ctx, req, cached, known, warnings=frozenset({e.reason}))
             logger.warning("cannot reconcile: %s", e.message)
             return None
         if action is not None:
             await action(ctx)
             ctx.set_condition(SYNCED, False, "Progressing", _describe(action))
-            await self._write_status(ctx, cached)
+            await self._write_status(ctx, req, cached, known)
             return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
         ctx.set_condition(SYNCED, True, "Synced", "the observed state matches the spec")
-        await self._write_status(ctx, cached)
+        await self._write_status(ctx, req, cached, known)
         return Result(requeue_after=ctx.requeue_after) if ctx.requeue_after is not None else None
 
     async def _write_status(
-        self, ctx: Context, cached: Mapping[str, Any], *, warnings: frozenset[str] = frozenset()
+        self,
+        ctx: Context,
+        req: Request,
+        cached: Mapping[str, Any],
+        current: Obj,
+        *,
+        warnings: frozenset[str] = frozenset(),
     ) -> bool:
-        """Write the status if it changed, then announce each condition that changed
-        status or reason as an Event (``kubectl describe`` and ``kubectl get events``
-        then tell what happened, Day-2 operations included). Synced is left out: it
-        flips with every write the object needs."""
+        """Write the status if it differs from ``current`` (the server's, as far as we
+        know), then announce each condition that changed status or reason as an Event
+        (``kubectl describe`` and ``kubectl get events`` then tell what happened, Day-2
+        operations included). Synced is left out: it flips with every write the object
+        needs."""
         ctx.status["observedGeneration"] = ctx.generation
-        current = _plain(cached.get("status") or {})
         if ctx.status == current:
             return False
         meta = cached["metadata"]
         await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
+        self._written[(req.namespace, req.name)] = _WrittenStatus(
+            str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""), _plain(ctx.status)
+        )
         before = {c.get("type"): c for c in current.get("conditions") or ()}
         for condition in ctx.status.get("conditions") or ():
             old = before.get(condition["type"]) or {}
@@ -246,6 +277,15 @@ class ActorReconciler:
                 kind, reason, str(condition.get("message") or f"{condition['type']} is {condition['status']}")
             )
         return True
+
+
+@dataclass(frozen=True)
+class _WrittenStatus:
+    """The last status we wrote on an object, and the version of it the cache then held."""
+
+    uid: str
+    based_on: str
+    status: Obj
 
 
 def _describe(action: Action) -> str:

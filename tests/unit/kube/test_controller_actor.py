@@ -269,3 +269,111 @@ async def test_condition_transitions_are_announced_once_as_events() -> None:
     actor.observe = stalled  # type: ignore[method-assign,assignment]
     await r(Request("default", "t"))
     assert rec.events[-1] == ("Warning", "Stalled", "pod p is not ready")
+
+
+class LaggingCache:
+    """A server the writer writes to and a cache that sees it only when told (``catch_up``),
+    as an informer lags behind the writes a reconcile makes."""
+
+    def __init__(self, obj: Obj) -> None:
+        self.server = obj
+        self.cache = copy.deepcopy(obj)
+        self.status_writes: list[Obj] = []
+
+    def get(self, req: Request) -> Obj:
+        return copy.deepcopy(self.cache)
+
+    def catch_up(self) -> None:
+        self.cache = copy.deepcopy(self.server)
+
+    async def merge_patch(self, namespace: str, name: str, patch: Obj) -> Obj:
+        raise AssertionError("the object already has its finalizer")
+
+    async def patch_status(self, namespace: str, name: str, status: Obj) -> Obj:
+        self.status_writes.append(copy.deepcopy(status))
+        self.server["status"] = copy.deepcopy(status)
+        meta = self.server["metadata"]
+        meta["resourceVersion"] = str(int(meta["resourceVersion"]) + 1)
+        return copy.deepcopy(self.server)
+
+
+def _ready(status: Obj) -> Obj:
+    return next(c for c in status["conditions"] if c["type"] == "Ready")
+
+
+def lagging(ready: list[bool]) -> tuple[ActorReconciler, LaggingCache, Recorder]:
+    """An actor that reports Ready as ``ready[0]`` says, over a lagging cache."""
+    world = LaggingCache(
+        {
+            "metadata": {
+                "name": "t",
+                "namespace": "default",
+                "uid": "u1",
+                "generation": 1,
+                "resourceVersion": "7",
+                "finalizers": ["example.com/thing"],
+            }
+        }
+    )
+
+    class Reporter:
+        async def observe(self, ctx: Context) -> None:
+            ctx.set_condition("Ready", ready[0], "Up" if ready[0] else "Down")
+
+        async def finalize(self, ctx: Context) -> bool:
+            return True
+
+    rec = Recorder()
+    r = ActorReconciler(
+        kind="Thing",
+        actor=Reporter(),
+        get=world.get,
+        writer=world,
+        recorder=rec,
+        finalizer="example.com/thing",
+        pause_annotation="example.com/pause",
+    )
+    return r, world, rec
+
+
+async def test_a_status_written_but_not_yet_cached_is_neither_written_nor_announced_again() -> None:
+    r, world, rec = lagging([True])
+    req = Request("default", "t")
+    await r(req)
+    await r(req)  # the cache still shows no status: ours is on the server already
+    assert len(world.status_writes) == 1
+    assert [e[1] for e in rec.events] == ["Up"]
+    world.catch_up()
+    await r(req)
+    assert len(world.status_writes) == 1 and len(rec.events) == 1
+
+
+async def test_going_back_to_the_status_the_stale_cache_shows_is_still_written() -> None:
+    """Down, then Up, then Down again before the cache saw Up: the server holds Up, so Down
+    must be written although the cache already shows it."""
+    ready = [False]
+    r, world, rec = lagging(ready)
+    req = Request("default", "t")
+    await r(req)
+    world.catch_up()  # the cache shows Down
+    ready[0] = True
+    await r(req)
+    ready[0] = False
+    await r(req)
+    conditions = {c["type"]: c for c in world.server["status"]["conditions"]}
+    assert conditions["Ready"]["status"] == "False"
+    assert [_ready(w)["reason"] for w in world.status_writes] == ["Down", "Up", "Down"]
+    assert [e[1] for e in rec.events] == ["Down", "Up", "Down"]
+
+
+async def test_someone_elses_newer_version_is_trusted_over_what_we_wrote() -> None:
+    """Once the cache holds a version we did not base our write on, it is the truth again."""
+    r, world, _ = lagging([True])
+    req = Request("default", "t")
+    await r(req)
+    world.server["status"] = {}  # someone cleared the status after our write
+    world.server["metadata"]["resourceVersion"] = "100"
+    world.catch_up()
+    await r(req)
+    assert len(world.status_writes) == 2
+    assert _ready(world.server["status"])["reason"] == "Up"

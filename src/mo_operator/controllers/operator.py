@@ -60,6 +60,10 @@ log = logging.getLogger(__name__)
 
 FIELD_MANAGER = "mo-operator"
 LEASE_NAME = "mo-operator-leader"
+EVENT_FLUSH_SECONDS = 5.0
+"""How long a stopping operator keeps writing the Events it still holds (the drain of
+in-flight reconciles has its own timeout): a server that refuses them must not hold
+up the exit."""
 WARNING_REASONS = frozenset(
     {
         "InvalidSpec",
@@ -304,7 +308,7 @@ class Operator:
         try:
             await self.manager.run()
         finally:
-            await self.recorder.flush()
+            await self.recorder.close(timeout=EVENT_FLUSH_SECONDS)
 
     def stop(self) -> None:
         self.manager.request_stop()

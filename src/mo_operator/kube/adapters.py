@@ -10,7 +10,9 @@ it again"), so that knowledge is not spread over the parts.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from lightkube.resources.coordination_v1 import Lease
@@ -21,6 +23,7 @@ from .errors import ApiError
 from .events import EventNotFound, EventRejected
 from .leader import LeaseConflict
 from .resource import Resource, ResourceLike
+from .rest import SEND_GUARD
 from .watch import WatchEvent
 
 Obj = dict[str, Any]
@@ -60,6 +63,17 @@ class FencedClient:
         if not self.may_write():
             self.refused += 1
             raise WriteRefused(f"{verb} {what}/{name or ''} refused: this replica may not write")
+
+    @contextlib.contextmanager
+    def _fenced(self, verb: str, what: object, name: object) -> Iterator[None]:
+        """Check now, and again before every attempt to send (``rest.SEND_GUARD``)."""
+        check = functools.partial(self._fence, verb, what, name)
+        check()
+        token = SEND_GUARD.set(check)
+        try:
+            yield
+        finally:
+            SEND_GUARD.reset(token)
 
     # ----------------------------------------------------------------- reads
     async def get(
@@ -104,8 +118,8 @@ class FencedClient:
         *,
         dry_run: bool | None = None,
     ) -> Obj:
-        self._fence("create", Resource.of(resource), (obj.get("metadata") or {}).get("name"))
-        return await self.client.create(resource, obj, namespace, dry_run=dry_run)
+        with self._fenced("create", Resource.of(resource), (obj.get("metadata") or {}).get("name")):
+            return await self.client.create(resource, obj, namespace, dry_run=dry_run)
 
     async def update(
         self,
@@ -115,8 +129,8 @@ class FencedClient:
         subresource: str | None = None,
         dry_run: bool | None = None,
     ) -> Obj:
-        self._fence("update", Resource.of(resource), (obj.get("metadata") or {}).get("name"))
-        return await self.client.update(resource, obj, subresource=subresource, dry_run=dry_run)
+        with self._fenced("update", Resource.of(resource), (obj.get("metadata") or {}).get("name")):
+            return await self.client.update(resource, obj, subresource=subresource, dry_run=dry_run)
 
     async def update_status(
         self, resource: ResourceLike, obj: Mapping[str, Any], *, dry_run: bool | None = None
@@ -134,10 +148,16 @@ class FencedClient:
         subresource: str | None = None,
         dry_run: bool | None = None,
     ) -> Obj:
-        self._fence("patch", Resource.of(resource), name)
-        return await self.client.patch(
-            resource, name, patch, namespace, patch_type=patch_type, subresource=subresource, dry_run=dry_run
-        )
+        with self._fenced("patch", Resource.of(resource), name):
+            return await self.client.patch(
+                resource,
+                name,
+                patch,
+                namespace,
+                patch_type=patch_type,
+                subresource=subresource,
+                dry_run=dry_run,
+            )
 
     async def patch_status(
         self,
@@ -149,10 +169,10 @@ class FencedClient:
         patch_type: str = "merge",
         dry_run: bool | None = None,
     ) -> Obj:
-        self._fence("patch", Resource.of(resource), name)
-        return await self.client.patch_status(
-            resource, name, patch, namespace, patch_type=patch_type, dry_run=dry_run
-        )
+        with self._fenced("patch", Resource.of(resource), name):
+            return await self.client.patch_status(
+                resource, name, patch, namespace, patch_type=patch_type, dry_run=dry_run
+            )
 
     async def apply(
         self,
@@ -164,15 +184,15 @@ class FencedClient:
         subresource: str | None = None,
         dry_run: bool | None = None,
     ) -> Obj:
-        self._fence("apply", obj.get("kind"), (obj.get("metadata") or {}).get("name"))
-        return await self.client.apply(
-            obj,
-            resource=resource,
-            field_manager=field_manager,
-            force=force,
-            subresource=subresource,
-            dry_run=dry_run,
-        )
+        with self._fenced("apply", obj.get("kind"), (obj.get("metadata") or {}).get("name")):
+            return await self.client.apply(
+                obj,
+                resource=resource,
+                field_manager=field_manager,
+                force=force,
+                subresource=subresource,
+                dry_run=dry_run,
+            )
 
     async def apply_status(self, obj: Mapping[str, Any], **kw: Any) -> Obj:
         return await self.apply(obj, subresource="status", **kw)
@@ -190,18 +210,18 @@ class FencedClient:
         missing_ok: bool = False,
         dry_run: bool | None = None,
     ) -> Obj | None:
-        self._fence("delete", Resource.of(resource), name)
-        return await self.client.delete(
-            resource,
-            name,
-            namespace,
-            propagation_policy=propagation_policy,
-            uid=uid,
-            resource_version=resource_version,
-            grace_period_seconds=grace_period_seconds,
-            missing_ok=missing_ok,
-            dry_run=dry_run,
-        )
+        with self._fenced("delete", Resource.of(resource), name):
+            return await self.client.delete(
+                resource,
+                name,
+                namespace,
+                propagation_policy=propagation_policy,
+                uid=uid,
+                resource_version=resource_version,
+                grace_period_seconds=grace_period_seconds,
+                missing_ok=missing_ok,
+                dry_run=dry_run,
+            )
 
 
 #: Either client: the adapters write through whichever they are given.
@@ -255,9 +275,11 @@ class ClientEventSink:
     A patch of an Event that is gone (the server's event TTL removed it) is
     ``EventNotFound``, so the recorder creates it again; any other 4xx but
     429 is ``EventRejected`` (invalid, already exists, namespace
-    terminating), dropped rather than retried forever; everything else
-    (429, 5xx, connection trouble) stays an ordinary exception, which the
-    recorder retries with backoff.
+    terminating), dropped rather than retried forever, and so is a write the
+    leader election fence refused (a replica that lost its lease never gets
+    it back, and the new leader reports for itself); everything else (429,
+    5xx, connection trouble) stays an ordinary exception, which the recorder
+    retries with backoff.
     """
 
     def __init__(self, client: Client) -> None:
@@ -266,6 +288,8 @@ class ClientEventSink:
     async def create(self, namespace: str, event: dict[str, Any]) -> object:
         try:
             return await self.client.create(EVENTS, event, namespace)
+        except WriteRefused as e:
+            raise EventRejected(str(e)) from e
         except ApiError as e:
             if _final(e):
                 raise EventRejected(str(e)) from e
@@ -274,6 +298,8 @@ class ClientEventSink:
     async def patch(self, namespace: str, name: str, patch: dict[str, Any]) -> object:
         try:
             return await self.client.patch(EVENTS, name, patch, namespace, patch_type="merge")
+        except WriteRefused as e:
+            raise EventRejected(str(e)) from e
         except ApiError as e:
             if e.status == 404:
                 raise EventNotFound(str(e)) from e

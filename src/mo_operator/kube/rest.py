@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
@@ -36,6 +37,16 @@ _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 _MAX_RETRY_AFTER = 60.0
 _NEVER_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
+
+
+SEND_GUARD: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "send_guard", default=None
+)
+"""Called before every attempt of a request made in this context; raising stops it.
+
+The leader election fence sets it around each write: checking only when the
+write is asked for would let an attempt that waited (rate limit, retry backoff,
+a process frozen meanwhile) go out after the lease was lost."""
 
 
 def default_backoff() -> Backoff:
@@ -94,6 +105,9 @@ class RestTransport:
         while True:
             attempt += 1
             await self._rate_limit(verb)
+            guard = SEND_GUARD.get()
+            if guard is not None:
+                guard()
             request = self._http.build_request(
                 method, path, params=_clean(params or {}), content=content, headers=headers
             )

@@ -249,8 +249,25 @@ class World:
             conditions = ((last[0] or {}).get("status") or {}).get("conditions")
             raise AssertionError(
                 f"{res.kind} {name} not {what} after {timeout}s; conditions: {conditions}"
+                f"\n{await self.workloads()}"
             ) from None
         return found
+
+    async def workloads(self) -> str:
+        """The namespace's StatefulSets and Deployments as the server holds them, a line each:
+        a wait that timed out then tells whether the workload controllers or the operator lag."""
+        lines = []
+        for res in (r.STATEFULSETS, r.DEPLOYMENTS):
+            for obj in await self.list(res):
+                meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+                revisions = (status.get("currentRevision"), status.get("updateRevision"))
+                lines.append(
+                    f"  {res.kind} {meta['name']}: generation {meta.get('generation')} observed"
+                    f" {status.get('observedGeneration')}, replicas {spec.get('replicas')} status"
+                    f" {status.get('replicas')}/ready {status.get('readyReplicas')}/updated"
+                    f" {status.get('updatedReplicas')}, revisions {revisions}"
+                )
+        return "\n".join(["workloads on the server:", *lines])
 
     async def pods(self, **labels: str) -> list[Obj]:
         return [p for p in await self.list(r.PODS, **labels) if not p["metadata"].get("deletionTimestamp")]

@@ -12,6 +12,7 @@ import pytest
 
 from mo_operator.localcluster.simulator.config import SimulatorConfig
 from mo_operator.localcluster.simulator.core.kinds import DEPLOYMENT, JOB, POD, SERVICE, STATEFULSET
+from mo_operator.localcluster.simulator.core.kubeapi import KubeError
 from mo_operator.localcluster.simulator.rules import Effect, FailureRule
 from mo_operator.localcluster.simulator.simulator import Simulator
 
@@ -63,6 +64,21 @@ def statefulset(replicas: int = 3) -> dict:
                     "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
                 }
             ],
+        },
+    }
+
+
+def deployment(replicas: int = 2) -> dict:
+    return {
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "w", "image": "web:1"}]},
+            },
         },
     }
 
@@ -147,21 +163,7 @@ async def test_statefulset_comes_up_in_order_with_bound_claims_and_endpoints(
 async def test_deployment_job_and_failure_rules(sim: tuple[Simulator, FakeKubeApi]) -> None:
     s, api = sim
     s.rules.add(FailureRule(Effect.NEVER_READY, name="web-*"))
-    await api.create(
-        DEPLOYMENT,
-        {
-            "metadata": {"name": "web", "namespace": "default"},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": {"app": "web"}},
-                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
-                "template": {
-                    "metadata": {"labels": {"app": "web"}},
-                    "spec": {"containers": [{"name": "w", "image": "web:1"}]},
-                },
-            },
-        },
-    )
+    await api.create(DEPLOYMENT, deployment(replicas=2))
     await eventually(
         lambda: len([p for p in api.objects("Pod") if p["status"].get("phase") == "Running"]) == 2
     )
@@ -377,6 +379,39 @@ async def test_kubelet_mode_plays_only_kubelets_and_provisioner() -> None:
         assert pv["spec"]["claimRef"]["name"] == "c1"
         assert api.store[("PersistentVolumeClaim", "t", "c1")]["spec"].get("volumeName") is None, (
             "binding is the real PV controller's"
+        )
+    finally:
+        await s.stop()
+
+
+class RefusingWorkloadStatus(FakeKubeApi):
+    """Answers 429 to status writes of workloads while ``refusing``, as during a storm."""
+
+    refusing = True
+
+    async def patch(self, kind: Any, namespace: str, name: str, patch: Any, **kw: Any) -> dict:
+        if self.refusing and kw.get("subresource") == "status" and kind in (STATEFULSET, DEPLOYMENT):
+            raise KubeError(429, "TooManyRequests", "try again later")
+        return await super().patch(kind, namespace, name, patch, **kw)
+
+
+@pytest.mark.parametrize("kind", [STATEFULSET, DEPLOYMENT])
+async def test_a_workload_status_write_that_failed_is_retried(kind: Any) -> None:
+    """Pods come up while the controller's status writes fail; once the server takes
+    writes again the status catches up, with nothing else changing to wake it."""
+    api = RefusingWorkloadStatus()
+    s = Simulator(api, SimulatorConfig(nodes=1, **FAST))
+    await s.start(timeout=5)
+    try:
+        if kind is STATEFULSET:
+            await api.create(STATEFULSET, statefulset(replicas=1))
+        else:
+            await api.create(DEPLOYMENT, deployment(replicas=1))
+        await eventually(lambda: any(p["status"].get("phase") == "Running" for p in api.objects("Pod")))
+        await asyncio.sleep(0.2)  # every event of the start has been handled
+        api.refusing = False
+        await eventually(
+            lambda: (api.objects(kind.kind)[0].get("status") or {}).get("readyReplicas") == 1, timeout=3
         )
     finally:
         await s.stop()

@@ -58,6 +58,19 @@ class _OwnerLoop(Component):
         for o in self.caches[self.kind].objects():
             self.enqueue(key_of(o))
 
+    async def write_status(self, obj: Obj, status: Obj | None) -> bool:
+        """Patch ``obj``'s status to ``status`` (nothing to do when None); False if it failed.
+
+        A failed status write must bring the key back, as kube-controller-manager
+        requeues on an error: otherwise a status lost to a 429 or a restarting API
+        server stays stale until something else about the object changes.
+        """
+        if status is None:
+            return True
+        ns, name = key_of(obj)
+        patch = {"status": merge_diff(status_of(obj), status)}
+        return await self.write([Patch(self.kind, ns, name, patch, subresource="status")])
+
 
 class StatefulSetController(_OwnerLoop):
     name = "statefulset-controller"
@@ -87,18 +100,7 @@ class StatefulSetController(_OwnerLoop):
             self.ctx.clock(),
         )
         ok = await self.write(plan.actions)
-        if plan.status is not None:
-            await self.write(
-                [
-                    Patch(
-                        STATEFULSET,
-                        ns,
-                        key[1],
-                        {"status": merge_diff(status_of(sts), plan.status)},
-                        subresource="status",
-                    )
-                ]
-            )
+        ok = await self.write_status(sts, plan.status) and ok
         await self.exec.run(plan.cleanup, stop_on_error=False)
         return 0.05 if not ok else plan.requeue_after
 
@@ -113,18 +115,7 @@ class ReplicaSetController(_OwnerLoop):
             return None
         plan = plan_replicaset(rs, self.pods_in(key[0]), self.ctx.clock())
         ok = await self._run(plan.actions)
-        if plan.status is not None:
-            await self.write(
-                [
-                    Patch(
-                        REPLICASET,
-                        key[0],
-                        key[1],
-                        {"status": merge_diff(status_of(rs), plan.status)},
-                        subresource="status",
-                    )
-                ]
-            )
+        ok = await self.write_status(rs, plan.status) and ok
         return 0.05 if not ok else plan.requeue_after
 
     async def _run(self, actions: list[Action]) -> bool:
@@ -161,18 +152,7 @@ class DeploymentController(_OwnerLoop):
             d, self.caches[REPLICASET].by_index("namespace", key[0]), self.pods_in(key[0]), self.ctx.clock()
         )
         ok = await self.write(plan.actions)
-        if plan.status is not None:
-            await self.write(
-                [
-                    Patch(
-                        DEPLOYMENT,
-                        key[0],
-                        key[1],
-                        {"status": merge_diff(status_of(d), plan.status)},
-                        subresource="status",
-                    )
-                ]
-            )
+        ok = await self.write_status(d, plan.status) and ok
         return 0.05 if not ok else plan.requeue_after
 
 
@@ -208,17 +188,7 @@ class JobController(_OwnerLoop):
             return None
         plan = plan_job(job, self.pods_in(key[0]), self.ctx.clock(), self.config.time_scale)
         # Status first: finished pods are recorded before their finalizers go.
-        if plan.status is not None and not await self.write(
-            [
-                Patch(
-                    JOB,
-                    key[0],
-                    key[1],
-                    {"status": merge_diff(status_of(job), plan.status)},
-                    subresource="status",
-                )
-            ]
-        ):
+        if not await self.write_status(job, plan.status):
             return 0.05
         errors = await self.exec.run(plan.actions, stop_on_error=False)
         return 0.05 if errors else plan.requeue_after

@@ -21,7 +21,15 @@ from mo_operator.api.install import CRDS, install_crds
 from mo_operator.kube.client import ApiClient
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 
-from .harness import FAST_SIMULATOR, MO_SETTINGS, NAMESPACES, REAL_KUBECONFIG, OperatorRunner, World
+from .harness import (
+    FAST_SIMULATOR,
+    MO_SETTINGS,
+    NAMESPACES,
+    REAL_KUBECONFIG,
+    OperatorRunner,
+    World,
+    eventually,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -43,16 +51,19 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         kubeconfig = tmp_path / "kubeconfig"
         await cluster.start(kubeconfig)
     client = ApiClient(KubeConfig.from_file(str(kubeconfig)), field_manager="e2e-user", qps=None)
-    namespace = f"e2e-{uuid.uuid4().hex[:8]}"
+    world = World(cluster, kubeconfig, f"e2e-{uuid.uuid4().hex[:8]}", client)
     try:
         await install_crds(client)
-        await client.create(NAMESPACES, {"metadata": {"name": namespace}})
-        yield World(cluster, kubeconfig, namespace, client)
+        await client.create(NAMESPACES, {"metadata": {"name": world.namespace}})
+        yield world
     finally:
-        if REAL_KUBECONFIG:
-            await client.delete(NAMESPACES, namespace, missing_ok=True)
-        await client.close()
-        await cluster.stop()
+        try:
+            if REAL_KUBECONFIG:  # a shared cluster: leave nothing behind, nothing Terminating
+                await world.remove_our_objects(wait=5.0)
+                await world.delete_namespace()
+        finally:
+            await client.close()
+            await cluster.stop()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -63,8 +74,14 @@ def _remove_crds_from_a_real_cluster() -> object:
 
         async def remove() -> None:
             client = ApiClient(KubeConfig.from_file(REAL_KUBECONFIG), field_manager="e2e-user")
-            for crd in all_crds():
-                await client.delete(CRDS, crd["metadata"]["name"], missing_ok=True)
+            names = [crd["metadata"]["name"] for crd in all_crds()]
+            for name in names:
+                await client.delete(CRDS, name, missing_ok=True)
+
+            async def gone() -> bool:  # a next session must not find them Terminating
+                return all([await client.get_or_none(CRDS, name) is None for name in names])
+
+            await eventually(gone, timeout=60, message="the CRDs are deleted")
             await client.close()
 
         asyncio.run(remove())
@@ -78,7 +95,11 @@ async def operator(world: World) -> AsyncIterator[OperatorRunner]:
     try:
         yield runner
     finally:
-        await runner.stop()
+        try:
+            if REAL_KUBECONFIG:  # let the operator finalize what the test made
+                await world.remove_our_objects(wait=60.0)
+        finally:
+            await runner.stop()
 
 
 @pytest.fixture

@@ -31,17 +31,19 @@ import yaml
 from lightkube.config.kubeconfig import KubeConfig
 
 from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.common.env import OUR_KINDS
 from mo_operator.controllers.common.env import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator, OperatorConfig
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.errors import ApiConnectionError
+from mo_operator.kube.errors import ApiConnectionError, ApiError
 from mo_operator.kube.resource import Resource
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.localcluster.apiserver.server import ApiServer
 from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
 from mo_operator.localcluster.simulator.rules import RuleSet, rules_configmap
+from mo_operator.matrixone.labels import NAMESPACE as NAMESPACE_LABEL
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 from mo_operator.matrixone.simulated.state import Settings as MOSettings
 from mo_operator.webhooks import (
@@ -73,6 +75,8 @@ OPERATOR_SETTINGS = OperatorSettings(
 SIMULATED_STORAGE_CLASS = "localcluster-simulated"
 _UNREACHABLE = ("connection refused", "connection reset", "the server is currently unable", "EOF")
 NAMESPACES = Resource("", "v1", "Namespace", "namespaces", False)
+OUR_FINALIZERS = "matrixorigin.io/"
+"""The prefix of the finalizers the operator puts on pods (and only it removes)."""
 
 Obj = dict[str, Any]
 
@@ -142,19 +146,33 @@ class World:
         sets = (
             [spec]
             if obj.get("kind") != "MatrixOneCluster"
-            else [spec.get(k) for k in ("logService", "tn", "dn", "proxy", "tp", "ap") if spec.get(k)]
+            else [
+                spec.get(k) for k in ("logService", "tn", "dn", "proxy", "tp", "ap", "webui") if spec.get(k)
+            ]
             + list(spec.get("cnGroups") or [])
         )
         for s in sets:
-            overlay = s.setdefault("overlay", {})
-            overlay.setdefault("tolerations", []).append(
-                {"key": SIMULATED_LABEL, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
-            )
-            s.setdefault("nodeSelector", {})[SIMULATED_LABEL] = "true"
-            for volume in ("volume", "cacheVolume"):
-                if s.get(volume):
-                    s[volume].setdefault("storageClassName", SIMULATED_STORAGE_CLASS)
+            self._place(s)
         return obj
+
+    def runnable_set(self, set_spec: Obj) -> Obj:
+        """A set's spec (a CN group, say) made runnable here, for a patch that replaces one."""
+        set_spec = copy.deepcopy(set_spec)
+        if self.real:
+            self._place(set_spec)
+        return set_spec
+
+    @staticmethod
+    def _place(set_spec: Obj) -> None:
+        """Pods on the simulated nodes (their taint tolerated), volumes of their StorageClass."""
+        overlay = set_spec.setdefault("overlay", {})
+        overlay.setdefault("tolerations", []).append(
+            {"key": SIMULATED_LABEL, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+        )
+        set_spec.setdefault("nodeSelector", {})[SIMULATED_LABEL] = "true"
+        for volume in ("volume", "cacheVolume"):
+            if set_spec.get(volume):
+                set_spec[volume].setdefault("storageClassName", SIMULATED_STORAGE_CLASS)
 
     def cluster_manifest(self, name: str = "mo", **spec: Any) -> Obj:
         """A minimal MatrixOneCluster, with ``spec`` fields replacing the defaults."""
@@ -253,6 +271,59 @@ class World:
             ) from None
         return found
 
+    async def remove_our_objects(self, wait: float) -> None:
+        """Delete every object of our kinds in the namespace (and the Backups made from it),
+        give the operator ``wait`` seconds to finalize them, then take the finalizers off
+        what is left: on a shared real cluster nothing of a test may stay behind, and an
+        object whose finalizer nobody removes keeps its namespace (and CRD) Terminating."""
+        namespaced = [res for res in OUR_KINDS if res.namespaced]
+        for res in namespaced:
+            for obj in await self.list(res):
+                await self.client.delete(res, obj["metadata"]["name"], self.namespace, missing_ok=True)
+        for obj in await self._our_backups():
+            await self.client.delete(r.BACKUPS, obj["metadata"]["name"], missing_ok=True)
+
+        async def gone() -> bool:
+            left = [o for res in namespaced for o in await self.list(res)]
+            return not left and not await self._our_backups()
+
+        with contextlib.suppress(AssertionError):
+            await eventually(gone, timeout=wait)
+        for res in namespaced:
+            for obj in await self.list(res):
+                await self._drop_finalizers(res, obj, self.namespace)
+        for obj in await self._our_backups():
+            await self._drop_finalizers(r.BACKUPS, obj, None)
+
+    async def _our_backups(self) -> list[Obj]:
+        found = await self.client.list(r.BACKUPS, label_selector=f"{NAMESPACE_LABEL}={self.namespace}")
+        return list(found.items)
+
+    async def _drop_finalizers(
+        self, res: Resource, obj: Obj, namespace: str | None, prefix: str = ""
+    ) -> None:
+        """Take off the object's finalizers (those starting with ``prefix``)."""
+        finalizers = list(obj["metadata"].get("finalizers") or ())
+        kept = [f for f in finalizers if not f.startswith(prefix)]
+        if kept != finalizers:
+            patch = {"metadata": {"finalizers": kept or None}}
+            with contextlib.suppress(ApiError):  # gone meanwhile
+                await self.client.patch(res, obj["metadata"]["name"], patch, namespace)
+
+    async def delete_namespace(self, timeout: float = 60.0) -> None:
+        """Delete the namespace and wait until it is gone (its pods need the simulated kubelets).
+
+        The operator has stopped by then: the finalizers it puts on pods (a CN's drain)
+        are taken off, or the pods, and so the namespace, would never go."""
+        await self.client.delete(NAMESPACES, self.namespace, missing_ok=True)
+
+        async def gone() -> bool:
+            for pod in await self.list(r.PODS):
+                await self._drop_finalizers(r.PODS, pod, self.namespace, OUR_FINALIZERS)
+            return await self.client.get_or_none(NAMESPACES, self.namespace) is None
+
+        await eventually(gone, timeout=timeout, message=f"namespace {self.namespace} is deleted")
+
     async def workloads(self) -> str:
         """The namespace's StatefulSets and Deployments as the server holds them, a line each:
         a wait that timed out then tells whether the workload controllers or the operator lag."""
@@ -326,6 +397,22 @@ class OperatorRunner:
         self.operator = Operator(self.client, self.world.cluster.provider, OperatorConfig(**config))
         self._task = asyncio.create_task(self.operator.run(), name="operator-under-test")
         return self.operator
+
+    async def quiet(self, seconds: float = 1.0, timeout: float = 30.0) -> None:
+        """Until the in-process operator is idle and has written nothing for ``seconds``.
+
+        A world the tests see settled may still move for the operator (a pod finishing
+        its termination, a status catching up), on a real server more than here: a check
+        of "a resync writes nothing" must start from quiet, not from settled."""
+        op, client = self.operator, self.client
+        assert op is not None and client is not None, "the operator runs in this process"
+        async with asyncio.timeout(timeout):
+            while True:
+                await op.wait_idle()
+                before = sum(client.writes.values())
+                await asyncio.sleep(seconds)
+                if sum(client.writes.values()) == before and all(c.idle for c in op.controllers):
+                    return
 
     async def start_webhooks(self) -> None:
         certs = GeneratedCerts(["127.0.0.1", "localhost"])

@@ -80,7 +80,7 @@ async def test_a_resync_of_a_settled_cluster_writes_nothing(world: World, operat
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
     op, client = operator.operator, operator.client
     assert op is not None and client is not None
-    await op.wait_idle()
+    await operator.quiet()
     before = sum(client.writes.values())
     assert op.resync() == 6  # the cluster, its four sets and the BucketClaim of its S3 path
     await op.wait_idle()

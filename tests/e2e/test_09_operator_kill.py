@@ -147,16 +147,15 @@ async def test_killing_the_operator_at_random_loses_and_duplicates_nothing(
         await _settled(world)
         await _patch(world, '[{"op":"replace","path":"/spec/cnGroups/0/replicas","value":2}]')
         await _settled(world)
-        await _patch(
-            world,
-            '{"spec":{"cnGroups":[{"name":"tp","replicas":2,"config":"[cn.txn]\\nmode = \\"pessimistic\\"\\n","scalingConfig":{"storeDrainEnabled":true,"minDelaySeconds":0}}]}}',
-            "merge",
-        )
+        pessimistic = {**tp, "config": '[cn.txn]\nmode = "pessimistic"\n'}
+        await _patch(world, _json({"spec": {"cnGroups": [world.runnable_set(pessimistic)]}}), "merge")
         await _settled(world)
         await _patch(world, '{"spec":{"version":"2.1.0"}}', "merge")
         await _settled(world)
         ap = {"name": "ap", "replicas": 1, "scalingConfig": {"minDelaySeconds": 0}}
-        await _patch(world, f'[{{"op":"add","path":"/spec/cnGroups/-","value":{_json(ap)}}}]')
+        await _patch(
+            world, f'[{{"op":"add","path":"/spec/cnGroups/-","value":{_json(world.runnable_set(ap))}}}]'
+        )
         await _settled(world)
         await _patch(world, '[{"op":"remove","path":"/spec/cnGroups/1"}]')
         await _settled(world)

@@ -21,7 +21,7 @@ async def test_a_paused_cluster_gets_no_write_until_it_is_resumed(
     op, client = operator.operator, operator.client
     assert op is not None and client is not None
     await world.kubectl("annotate", "mo", "mo", f"{labels.SKIP_SYNC}=true")
-    await op.wait_idle()
+    await operator.quiet()
     before = sum(client.writes.values())
     patch = [{"op": "replace", "path": "/spec/cnGroups/0/replicas", "value": 3}]
     await world.kubectl("patch", "mo", "mo", "--type", "json", "-p", json.dumps(patch))

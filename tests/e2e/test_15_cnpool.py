@@ -195,7 +195,7 @@ async def test_claims_take_warm_cns_and_give_them_back(world: World, operator: O
     # Settled, a resync of the pool, its set, the claims and the claim set writes nothing.
     op, client = operator.operator, operator.client
     assert op is not None and client is not None
-    await op.wait_idle()
+    await operator.quiet()
     before = sum(client.writes.values())
     op.resync()
     await op.wait_idle()
@@ -209,6 +209,10 @@ async def _phases_are(world: World, expected: Mapping[str, int]) -> bool:
 async def _is_idle(world: World, name: str) -> bool:
     pod = (await _pool_pods(world)).get(name)
     return pod is not None and _phase(pod) == "Idle"
+
+
+async def _none_deleting(world: World) -> bool:
+    return not [c for c in await world.list(r.CNCLAIMS) if c["metadata"].get("deletionTimestamp")]
 
 
 async def _claims_are(world: World, names: list[str]) -> bool:
@@ -323,6 +327,8 @@ async def test_killing_the_operator_never_binds_a_pod_twice(
         await eventually(
             lambda: _phases_are(world, {"Bound": 4, "Idle": 2}), timeout=30, message="pool settles"
         )
+        # A claim goes after its pod was given back (its finalizer is the last step).
+        await eventually(lambda: _none_deleting(world), timeout=30, message="the deleted claim goes")
     finally:
         stop.set()
         await watcher

@@ -50,22 +50,33 @@ def main(log_level: str, log_json: bool) -> None:
     "--no-simulator", is_flag=True, help="Serve the API only; do not simulate workloads or MatrixOne."
 )
 @click.option(
+    "--controllers-only",
+    is_flag=True,
+    help="Simulate only kube-controller-manager and kube-scheduler (no Nodes, kubelets or MatrixOne):"
+    " a cluster like the kubelet-less one MO_TEST_KUBECONFIG expects.",
+)
+@click.option(
     "--fast",
     is_flag=True,
     hidden=True,
     help="Fast simulator timings and room for thousands of pods (benchmarks).",
 )
-def control_plane(kubeconfig: str, port: int, data_dir: str | None, no_simulator: bool, fast: bool) -> None:
+def control_plane(
+    kubeconfig: str, port: int, data_dir: str | None, no_simulator: bool, controllers_only: bool, fast: bool
+) -> None:
     """Run the embedded API server, workload simulator and simulated MatrixOne until interrupted.
 
     The kubeconfig also tells `mo-operator run --kubeconfig FILE` where the
     simulated MatrixOne answers, so the operator needs no other flag."""
 
     async def run() -> None:
-        if no_simulator:
+        if no_simulator or controllers_only:
             from mo_operator.localcluster.controlplane import ControlPlane
 
-            cp = ControlPlane(port=port, data_dir=data_dir, simulate_workloads=False)
+            options = {**(FAST_SIMULATOR if fast else {}), "mode": "controllers"}
+            cp = ControlPlane(
+                port=port, data_dir=data_dir, simulate_workloads=controllers_only, simulator_options=options
+            )
             await cp.start(kubeconfig)
             url, stop = cp.server.url, cp.stop
         else:

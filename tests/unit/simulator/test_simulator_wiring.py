@@ -415,3 +415,34 @@ async def test_a_workload_status_write_that_failed_is_retried(kind: Any) -> None
         )
     finally:
         await s.stop()
+
+
+async def test_controllers_mode_and_kubelet_mode_make_a_whole_cluster() -> None:
+    """The controllers mode is the other half of the kubelet mode: alone it registers
+    no Node and no StorageClass; beside a kubelet-mode simulator (as ``control-plane
+    --controllers-only`` beside the e2e suite's attached one) a StatefulSet with a
+    volume claim comes up on the tainted nodes, bound and provisioned."""
+    api = FakeKubeApi()
+    controllers = Simulator(api, SimulatorConfig(mode="controllers", **FAST))
+    await controllers.start(timeout=5)
+    kubelets = Simulator(api, SimulatorConfig(mode="kubelet", nodes=1, **FAST))
+    try:
+        assert api.objects("Node") == [] and api.objects("StorageClass") == []
+        await kubelets.start(timeout=5)
+        sts = statefulset(replicas=2)
+        template = sts["spec"]["template"]["spec"]
+        template["tolerations"] = [{"key": "localcluster.dev/simulated", "operator": "Exists"}]
+        template["nodeSelector"] = {"localcluster.dev/simulated": "true"}
+        sts["spec"]["volumeClaimTemplates"][0]["spec"]["storageClassName"] = "localcluster-simulated"
+        await api.create(STATEFULSET, sts)
+        await eventually(
+            lambda: (
+                (api.store[("StatefulSet", "default", "db")].get("status") or {}).get("readyReplicas") == 2
+            ),
+            timeout=5,
+        )
+        assert {p["spec"]["nodeName"] for p in api.objects("Pod")} == {"sim-node-0"}
+        assert all(c["status"].get("phase") == "Bound" for c in api.objects("PersistentVolumeClaim"))
+    finally:
+        await kubelets.stop()
+        await controllers.stop()

@@ -5,7 +5,9 @@ kubelets (for the embedded control plane). ``mode="kubelet"`` plays only the
 kubelets of its own Nodes and the provisioner of its own StorageClass, for a
 real API server whose controller manager and scheduler do the rest (as kwok
 does); those Nodes carry a taint and a label that only test pods tolerate
-and select.
+and select. ``mode="controllers"`` is the other half: kube-controller-manager
+and kube-scheduler with no Nodes, kubelets or provisioner, so that the embedded
+API server looks like the kubelet-less cluster the kubelet mode expects.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ PROVISIONER = "localcluster.dev/simulated"
 
 @dataclass
 class SimulatorConfig:
-    mode: Literal["full", "kubelet"] = "full"
+    mode: Literal["full", "kubelet", "controllers"] = "full"
 
     # --- nodes
     nodes: int = 3
@@ -68,8 +70,8 @@ class SimulatorConfig:
     relist_period: float = 60.0
 
     def __post_init__(self) -> None:
-        if self.mode not in ("full", "kubelet"):
-            raise ValueError(f"mode must be 'full' or 'kubelet', not {self.mode!r}")
+        if self.mode not in ("full", "kubelet", "controllers"):
+            raise ValueError(f"mode must be 'full', 'kubelet' or 'controllers', not {self.mode!r}")
         if self.node_taints is None:
             self.node_taints = (
                 [{"key": SIMULATED_LABEL, "value": "true", "effect": "NoSchedule"}]
@@ -84,6 +86,16 @@ class SimulatorConfig:
     @property
     def full(self) -> bool:
         return self.mode == "full"
+
+    @property
+    def plays_controllers(self) -> bool:
+        """kube-controller-manager and kube-scheduler: workloads, scheduling, claim binding."""
+        return self.mode in ("full", "controllers")
+
+    @property
+    def plays_kubelets(self) -> bool:
+        """Nodes, their kubelets, and the provisioner of the simulator's StorageClass."""
+        return self.mode in ("full", "kubelet")
 
     def node_names(self) -> list[str]:
         return [f"{self.node_prefix}{i}" for i in range(self.nodes)]

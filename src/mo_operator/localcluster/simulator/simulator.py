@@ -68,12 +68,12 @@ class Simulator:
         )
         self.kubelet = Kubelet(self.ctx)
         self.nodes = NodeAgent(self.ctx)
-        self.components: list[Component] = [
-            self.nodes,
-            self.kubelet,
-            VolumeController(self.ctx, binder=self.config.full),
-        ]
-        if self.config.full:
+        cfg = self.config
+        self.components: list[Component] = [self.nodes, self.kubelet] if cfg.plays_kubelets else []
+        self.components.append(
+            VolumeController(self.ctx, binder=cfg.plays_controllers, provisioner=cfg.plays_kubelets)
+        )
+        if cfg.plays_controllers:
             self.components += [
                 Scheduler(self.ctx),
                 NodeLifecycleController(self.ctx),
@@ -122,6 +122,8 @@ class Simulator:
         self._started = False
 
     async def wait_for_nodes(self, timeout: float = 30.0) -> None:
+        if not self.config.plays_kubelets:
+            return
         names = set(self.config.node_names()) - self._effective.dead_nodes
         async with asyncio.timeout(timeout):
             while True:
@@ -138,7 +140,8 @@ class Simulator:
 
     def resync_pods(self) -> None:
         """Have the kubelet look at every pod again (a behaviour changed its mind)."""
-        self.kubelet.resync()
+        if self.config.plays_kubelets:
+            self.kubelet.resync()
 
     # ---------------------------------------------------------------- kills
     def kill_pod(

@@ -17,9 +17,12 @@ class VolumeController(Component):
     name = "volume-controller"
     manager = CONTROLLER_MANAGER
 
-    def __init__(self, ctx: Context, *, binder: bool) -> None:
+    def __init__(self, ctx: Context, *, binder: bool, provisioner: bool = True) -> None:
+        """``binder``: bind claims to volumes (kube-controller-manager's part);
+        ``provisioner``: make and reclaim volumes of the simulator's StorageClass."""
         super().__init__(ctx)
         self.binder = binder
+        self.provisioner = provisioner
         self.provisioner_exec = self.ctx.executor(PROVISIONER)
 
     def setup(self) -> None:
@@ -56,10 +59,11 @@ class VolumeController(Component):
     async def start(self) -> None:
         cfg = self.config
         assert cfg.storage_class is not None
-        sc = storage_class(
-            cfg.storage_class, cfg.provisioner, default=cfg.full, binding_mode=cfg.volume_binding_mode
-        )
-        await self.exec.perform(Create(STORAGE_CLASS, sc, exists_ok=True))
+        if self.provisioner:
+            sc = storage_class(
+                cfg.storage_class, cfg.provisioner, default=cfg.full, binding_mode=cfg.volume_binding_mode
+            )
+            await self.exec.perform(Create(STORAGE_CLASS, sc, exists_ok=True))
         await super().start()
 
     def _classes(self) -> dict[str, Obj]:
@@ -77,7 +81,7 @@ class VolumeController(Component):
         volumes = self.caches[PV].objects()
         classes = self._classes()
         nodes = {name_of(n): n for n in self.caches[NODE].objects()}
-        made = provision(claim, volumes, classes, self.config.provisioner, nodes)
+        made = provision(claim, volumes, classes, self.config.provisioner, nodes) if self.provisioner else []
         if made and await self.provisioner_exec.run(made):
             return 0.05
         if not self.binder:
@@ -91,7 +95,7 @@ class VolumeController(Component):
         if pv is None:
             return None
         claims = {key_of(c): c for c in self.caches[PVC].objects()}
-        gone = reclaim(pv, claims, self.config.provisioner)
+        gone = reclaim(pv, claims, self.config.provisioner) if self.provisioner else []
         if gone:
             return None if not await self.provisioner_exec.run(gone) else 0.05
         if not self.binder:

@@ -68,6 +68,7 @@ from operator_support import (
     Captured,
     add_operator_arguments,
     capture,
+    cleanup,
     client_of,
     common,
     converged_load,
@@ -119,6 +120,9 @@ async def baseline(objects: Sequence[Captured], namespaces: Sequence[str], concu
         await asyncio.gather(*(create(m) for m in models))
         seconds = time.perf_counter() - t0
         await client.close()
+        setup = client_of(t, "bench-baseline-setup")
+        await cleanup(setup, t, fresh)  # on a real API server: its namespaces go too
+        await setup.close()
     return seconds
 
 

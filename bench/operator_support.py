@@ -162,11 +162,15 @@ async def prepare(client: ApiClient, t: Target, count: int) -> list[str]:
     return names
 
 
-async def cleanup(client: ApiClient, t: Target, namespaces: Iterable[str]) -> None:
-    """On a real API server, remove what we made (an embedded one just exits).
-    Our finalizers go first: no operator is left to remove them."""
+async def cleanup(client: ApiClient, t: Target, namespaces: Iterable[str], timeout: float = 120.0) -> None:
+    """On a real API server, remove what we made and wait until it is gone (an
+    embedded one just exits). No operator is left to remove its finalizers, from
+    our objects or from CN pods (their drain), so they go first; a pod still
+    Terminating (its kubelet may be gone with the simulator) is deleted at once,
+    as ``kubectl delete --force`` would."""
     if not t.real:
         return
+    namespaces = list(namespaces)
     for ns in namespaces:
         for res in OUR_KINDS:
             if not res.namespaced:
@@ -178,6 +182,23 @@ async def cleanup(client: ApiClient, t: Target, namespaces: Iterable[str]) -> No
                             res, obj["metadata"]["name"], {"metadata": {"finalizers": None}}, ns
                         )
         await client.delete(NAMESPACES, ns, missing_ok=True)
+    async with asyncio.timeout(timeout):
+        while left := [ns for ns in namespaces if await client.get_or_none(NAMESPACES, ns) is not None]:
+            for ns in left:
+                for pod in (await client.list(r.PODS, ns)).items:
+                    await _force_out(client, pod, ns)
+            await asyncio.sleep(0.5)
+
+
+async def _force_out(client: ApiClient, pod: Mapping[str, Any], ns: str) -> None:
+    meta = pod["metadata"]
+    with contextlib.suppress(ApiError):  # gone meanwhile
+        ours = [f for f in meta.get("finalizers") or () if f.startswith("matrixorigin.io/")]
+        if ours:
+            kept = [f for f in meta["finalizers"] if f not in ours]
+            await client.patch(r.PODS, meta["name"], {"metadata": {"finalizers": kept or None}}, ns)
+        if meta.get("deletionTimestamp"):
+            await client.delete(r.PODS, meta["name"], ns, grace_period_seconds=0)
 
 
 async def bounded(concurrency: int, jobs: Iterable[Callable[[], Awaitable[Any]]]) -> None:

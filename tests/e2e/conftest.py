@@ -19,6 +19,8 @@ from lightkube.config.kubeconfig import KubeConfig
 from mo_operator.api.crdgen import all_crds
 from mo_operator.api.install import CRDS, install_crds
 from mo_operator.kube.client import ApiClient
+from mo_operator.kube.resource import Resource
+from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 
 from .harness import (
@@ -32,6 +34,7 @@ from .harness import (
 )
 
 pytestmark = pytest.mark.e2e
+NODES = Resource("", "v1", "Node", "nodes", False)
 
 
 @pytest.fixture
@@ -77,6 +80,11 @@ def _remove_crds_from_a_real_cluster() -> object:
             names = [crd["metadata"]["name"] for crd in all_crds()]
             for name in names:
                 await client.delete(CRDS, name, missing_ok=True)
+            # The simulated Nodes outlive each test's simulator (the next one takes them
+            # over); once the session ends nothing plays their kubelets.
+            nodes = await client.list(NODES, label_selector=f"{SIMULATED_LABEL}=true")
+            for node in nodes.items:
+                await client.delete(NODES, node["metadata"]["name"], missing_ok=True)
 
             async def gone() -> bool:  # a next session must not find them Terminating
                 return all([await client.get_or_none(CRDS, name) is None for name in names])

@@ -75,10 +75,15 @@ OPERATOR_SETTINGS = OperatorSettings(
 SIMULATED_STORAGE_CLASS = "localcluster-simulated"
 _UNREACHABLE = ("connection refused", "connection reset", "the server is currently unable", "EOF")
 NAMESPACES = Resource("", "v1", "Namespace", "namespaces", False)
+PERSISTENT_VOLUMES = Resource("", "v1", "PersistentVolume", "persistentvolumes", False)
 OUR_FINALIZERS = "matrixorigin.io/"
 """The prefix of the finalizers the operator puts on pods (and only it removes)."""
 
 Obj = dict[str, Any]
+
+
+def _claim_namespace(volume: Obj) -> str | None:
+    return ((volume.get("spec") or {}).get("claimRef") or {}).get("namespace")
 
 
 async def eventually(
@@ -323,6 +328,12 @@ class World:
             return await self.client.get_or_none(NAMESPACES, self.namespace) is None
 
         await eventually(gone, timeout=timeout, message=f"namespace {self.namespace} is deleted")
+
+        async def released() -> bool:  # the simulated provisioner reclaims them while it runs
+            volumes = (await self.client.list(PERSISTENT_VOLUMES)).items
+            return not [v for v in volumes if _claim_namespace(v) == self.namespace]
+
+        await eventually(released, timeout=timeout, message=f"the volumes of {self.namespace} are deleted")
 
     async def workloads(self) -> str:
         """The namespace's StatefulSets and Deployments as the server holds them, a line each:

@@ -105,6 +105,8 @@ def test_released_volume_is_deleted_under_policy_delete() -> None:
     }
     [phase] = plan_volume(pv, {})
     assert isinstance(phase, Patch) and phase.patch == {"status": {"phase": "Released"}}
+    assert reclaim(pv, {}, PROV) == [], "the provisioner waits for the PV controller's Released"
+    pv["status"]["phase"] = "Released"
     [gone] = reclaim(pv, {}, PROV)
     assert isinstance(gone, Delete) and gone.name == "pv1"
     pv["spec"]["persistentVolumeReclaimPolicy"] = "Retain"

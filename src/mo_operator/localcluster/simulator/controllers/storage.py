@@ -26,7 +26,7 @@ class VolumeController(Component):
         self.provisioner_exec = self.ctx.executor(PROVISIONER)
 
     def setup(self) -> None:
-        self.caches[PVC].add_handler(lambda _t, old, new: self._claim(new or old or {}))
+        self.caches[PVC].add_handler(self._on_claim)
         self.caches[PV].add_handler(self._on_volume)
         self.caches[STORAGE_CLASS].add_handler(lambda *_: self.resync())
         self.caches.need(NODE)
@@ -35,6 +35,15 @@ class VolumeController(Component):
 
     def _claim(self, claim: Obj) -> None:
         self.enqueue(("claim", *key_of(claim)))
+
+    def _on_claim(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
+        claim = new or old or {}
+        self._claim(claim)
+        if new is None:  # gone: its volume is to be released (binder), then reclaimed (provisioner)
+            for pv in self.caches[PV].objects():
+                ref = spec_of(pv).get("claimRef") or {}
+                if (ref.get("namespace", ""), ref.get("name", "")) == key_of(claim):
+                    self.enqueue(("volume", name_of(pv)))
 
     def _on_volume(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
         pv = new or old or {}

@@ -307,16 +307,15 @@ def provision(
 
 
 def reclaim(pv: Obj, claims: Mapping[tuple[str, str], Obj], provisioner: str) -> list[Action]:
-    """Delete a Released volume this provisioner made, under policy Delete."""
+    """Delete a Released volume this provisioner made, under policy Delete.
+
+    Released is the PV controller's word, as external-provisioner waits for it: a
+    volume deleted while still Bound would keep its pv-protection finalizer, which
+    the PV controller removes only from a volume that is not Bound."""
     if is_deleting(pv) or annotations_of(pv).get(PROVISIONED_BY) != provisioner:
         return []
     if (spec_of(pv).get("persistentVolumeReclaimPolicy") or "Delete") != "Delete":
         return []
-    ref = spec_of(pv).get("claimRef") or {}
-    claim = claims.get((ref.get("namespace", ""), ref.get("name", "")))
-    released = status_of(pv).get("phase") == "Released" or (
-        bool(ref.get("uid")) and (claim is None or uid_of(claim) != ref.get("uid"))
-    )
-    if not released:
+    if status_of(pv).get("phase") != "Released":
         return []
     return [Delete(PV, "", name_of(pv), uid=uid_of(pv))]

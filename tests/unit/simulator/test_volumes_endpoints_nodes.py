@@ -105,12 +105,12 @@ def test_released_volume_is_deleted_under_policy_delete() -> None:
     }
     [phase] = plan_volume(pv, {})
     assert isinstance(phase, Patch) and phase.patch == {"status": {"phase": "Released"}}
-    assert reclaim(pv, {}, PROV) == [], "the provisioner waits for the PV controller's Released"
+    assert reclaim(pv, PROV) == [], "the provisioner waits for the PV controller's Released"
     pv["status"]["phase"] = "Released"
-    [gone] = reclaim(pv, {}, PROV)
+    [gone] = reclaim(pv, PROV)
     assert isinstance(gone, Delete) and gone.name == "pv1"
     pv["spec"]["persistentVolumeReclaimPolicy"] = "Retain"
-    assert reclaim(pv, {}, PROV) == []
+    assert reclaim(pv, PROV) == []
 
 
 def test_pvc_protection_finalizer_released_when_unused() -> None:

@@ -103,10 +103,10 @@ class VolumeController(Component):
         pv = self.caches[PV].get("", name)
         if pv is None:
             return None
-        claims = {key_of(c): c for c in self.caches[PVC].objects()}
-        gone = reclaim(pv, claims, self.config.provisioner) if self.provisioner else []
+        gone = reclaim(pv, self.config.provisioner) if self.provisioner else []
         if gone:
             return None if not await self.provisioner_exec.run(gone) else 0.05
         if not self.binder:
             return None
+        claims = {key_of(c): c for c in self.caches[PVC].objects()}
         return None if await self.write(plan_volume(pv, claims)) else 0.05

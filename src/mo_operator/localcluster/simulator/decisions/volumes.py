@@ -306,7 +306,7 @@ def provision(
     return [Create(PV, pv, exists_ok=True)]
 
 
-def reclaim(pv: Obj, claims: Mapping[tuple[str, str], Obj], provisioner: str) -> list[Action]:
+def reclaim(pv: Obj, provisioner: str) -> list[Action]:
     """Delete a Released volume this provisioner made, under policy Delete.
 
     Released is the PV controller's word, as external-provisioner waits for it: a

@@ -42,7 +42,7 @@ class JWorld:
         plan = plan_job(self.job, list(self.pods.values()), now, 0.01)
         if plan.status is not None:
             self.job["status"] = plan.status
-        for a in plan.actions:
+        for a in [*plan.manage, *plan.actions]:
             if isinstance(a, Create):
                 self.n += 1
                 p = copy.deepcopy(a.obj)
@@ -55,7 +55,7 @@ class JWorld:
                 fins.remove(TRACKING_FINALIZER)
             elif isinstance(a, Delete) and a.kind.kind == "Pod":
                 self.pods[a.name]["metadata"]["deletionTimestamp"] = "now"
-        return plan.actions
+        return [*plan.manage, *plan.actions]
 
     def finish(self, phase: str, count: int) -> None:
         running = [p for p in self.pods.values() if p["status"]["phase"] == "Pending"]

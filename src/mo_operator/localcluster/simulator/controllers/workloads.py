@@ -187,8 +187,10 @@ class JobController(_OwnerLoop):
         if job is None:
             return None
         plan = plan_job(job, self.pods_in(key[0]), self.ctx.clock(), self.config.time_scale)
-        # Status first: finished pods are recorded before their finalizers go.
+        # Pods first, as manageJob runs before the status update; then the status,
+        # which records finished pods before their finalizers go.
+        errors = await self.exec.run(plan.manage, stop_on_error=False)
         if not await self.write_status(job, plan.status):
             return 0.05
-        errors = await self.exec.run(plan.actions, stop_on_error=False)
+        errors += await self.exec.run(plan.actions, stop_on_error=False)
         return 0.05 if errors else plan.requeue_after

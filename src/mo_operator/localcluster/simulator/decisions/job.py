@@ -39,8 +39,13 @@ BACKOFF_MAX = 360.0
 
 @dataclass(frozen=True)
 class JobPlan:
-    actions: list[Action]
+    #: Adoption, pod creations and deletions: written before the status, as
+    #: ``manageJob`` runs before the status update (the status counts them).
+    manage: list[Action]
+    #: The status to write (None: already consistent).
     status: Obj | None
+    #: Written after the status: tracking finalizers of pods it records, the TTL deletion.
+    actions: list[Action]
     requeue_after: float | None = None
 
 
@@ -145,7 +150,8 @@ def plan_job(job: Obj, pods: Sequence[Obj], now: float, time_scale: float) -> Jo
     spec = spec_of(job)
     old = status_of(job)
     stamp = rfc3339(now)
-    owned, actions = claim_children(job, JOB, POD, spec.get("selector"), pods)
+    owned, manage = claim_children(job, JOB, POD, spec.get("selector"), pods)
+    actions: list[Action] = []
     by_uid = {uid_of(p): p for p in owned}
     done_kind = _finished(job)
     indexed = spec.get("completionMode") == "Indexed"
@@ -240,8 +246,12 @@ def plan_job(job: Obj, pods: Sequence[Obj], now: float, time_scale: float) -> Jo
         ranked = sorted(
             active, key=lambda p: (1 if is_pod_ready(p) else 0, phase_of(p) == "Running", name_of(p))
         )
-        actions += [pod_delete(p) for p in ranked[: len(active) - want_active]]
-    elif len(active) < want_active:
+        manage += [pod_delete(p) for p in ranked[: len(active) - want_active]]
+    elif len(active) < want_active and not (new_fail or flushed_fail):
+        # A replacement for a failed pod waits until the failure is counted and a
+        # sync later: the real back-off (10 s and more) always outlasts that
+        # accounting, so status.failed moves before a new pod appears even when
+        # the simulator's scaled back-off is shorter.
         delay = 0.0
         last = _last_failure(owned)
         if total_fail > 0 and last is not None:
@@ -251,11 +261,9 @@ def plan_job(job: Obj, pods: Sequence[Obj], now: float, time_scale: float) -> Jo
         elif indexed:
             busy = {i for p in active if (i := _index(p)) is not None}
             free = [i for i in range(int(completions or 0)) if i not in completed and i not in busy]
-            actions += [Create(POD, _new_pod(job, i)) for i in free[: min(want_active - len(active), BURST)]]
+            manage += [Create(POD, _new_pod(job, i)) for i in free[: min(want_active - len(active), BURST)]]
         else:
-            actions += [
-                Create(POD, _new_pod(job, None)) for _ in range(min(want_active - len(active), BURST))
-            ]
+            manage += [Create(POD, _new_pod(job, None)) for _ in range(min(want_active - len(active), BURST))]
 
     if suspended and done_kind is None:
         if (find_condition(conds, "Suspended") or {}).get("status") != "True":
@@ -303,8 +311,8 @@ def plan_job(job: Obj, pods: Sequence[Obj], now: float, time_scale: float) -> Jo
         requeue.append(0.1)
 
     # manageJob counts the pods it just created or deleted as (in)active.
-    made = sum(1 for a in actions if isinstance(a, Create))
-    removed = sum(1 for a in actions if isinstance(a, Delete) and a.kind == POD)
+    made = sum(1 for a in manage if isinstance(a, Create))
+    removed = sum(1 for a in manage if isinstance(a, Delete) and a.kind == POD)
     status.update(
         active=len(active) + made - removed,
         ready=sum(1 for p in active if is_pod_ready(p)),
@@ -337,4 +345,4 @@ def plan_job(job: Obj, pods: Sequence[Obj], now: float, time_scale: float) -> Jo
         return {k: v for k, v in st.items() if v not in (None, 0, "", {}, [])}
 
     differs = norm(status) != norm(old)
-    return JobPlan(actions, status if differs else None, min(requeue) if requeue else None)
+    return JobPlan(manage, status if differs else None, actions, min(requeue) if requeue else None)

@@ -1,0 +1,196 @@
+"""A StatefulSet (OrderedReady, RollingUpdate) rolled onto an image whose pods
+never become ready, then reverted (docs: concepts/workloads/controllers/
+statefulset, "Forced rollback"): the controller keeps waiting for the pod that
+was tried with the bad template, even though the template is good again, until
+someone deletes that pod; then it recreates it from the reverted revision."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import pytest
+
+from mo_operator.localcluster.simulator.core.kinds import CONTROLLER_REVISION, POD, STATEFULSET
+from mo_operator.localcluster.simulator.core.objects import (
+    Obj,
+    generation_of,
+    is_deleting,
+    name_of,
+    status_of,
+    uid_of,
+)
+from mo_operator.localcluster.simulator.core.pods import is_running_and_ready, phase_of
+
+from .harness import REQUIRES_REAL, Side, both, image_of
+
+pytestmark = REQUIRES_REAL
+
+GOOD, BROKEN = "registry.local/web:v1", "registry.local/web:broken"
+PROBE = {"exec": {"command": ["true"]}, "periodSeconds": 1}
+STATUS_FIELDS = (
+    "observedGeneration",
+    "replicas",
+    "readyReplicas",
+    "availableReplicas",
+    "currentReplicas",
+    "updatedReplicas",
+)
+
+
+def statefulset(side: Side, image: str, policy: str) -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 3,
+            "serviceName": "web",
+            "podManagementPolicy": policy,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": side.place(
+                    {
+                        "containers": [{"name": "web", "image": image, "readinessProbe": PROBE}],
+                        "terminationGracePeriodSeconds": 5,
+                    }
+                ),
+            },
+        },
+    }
+
+
+def snapshot(side: Side) -> dict[str, Any]:
+    """The set's status with revisions named by their image, its pods, its revisions."""
+    sts = side.get(STATEFULSET, "web") or {}
+    st = status_of(sts)
+    images = side.recorder.revision_images()
+    return {
+        "status": {f: st.get(f, 0) for f in STATUS_FIELDS},
+        "currentRevision": images.get(st.get("currentRevision", ""), st.get("currentRevision")),
+        "updateRevision": images.get(st.get("updateRevision", ""), st.get("updateRevision")),
+        "pods": sorted(
+            (name_of(p), image_of(p.get("spec") or {}), phase_of(p), is_running_and_ready(p), is_deleting(p))
+            for p in side.recorder.objects(POD)
+        ),
+        "revisions": sorted(
+            (images[name_of(r)], int(r.get("revision") or 0))
+            for r in side.recorder.objects(CONTROLLER_REVISION)
+        ),
+    }
+
+
+def settled(side: Side, generation: int, *, ready: int, update: str, updated: int) -> bool:
+    """The controller has seen ``generation`` and its status says so."""
+    sts = side.get(STATEFULSET, "web") or {}
+    st = status_of(sts)
+    return (
+        generation_of(sts) == generation
+        and st.get("observedGeneration") == generation
+        and st.get("readyReplicas", 0) == ready
+        and side.recorder.revision_images().get(st.get("updateRevision", "")) == update
+        and st.get("updatedReplicas", 0) == updated
+    )
+
+
+def pod_is(side: Side, name: str, image: str, phase: str, *, ready: bool) -> Obj | None:
+    p = side.get(POD, name)
+    if p is None or is_deleting(p) or image_of(p.get("spec") or {}) != image or phase_of(p) != phase:
+        return None
+    return p if is_running_and_ready(p) == ready else None
+
+
+async def set_image(side: Side, image: str, policy: str) -> None:
+    template = statefulset(side, image, policy)["spec"]["template"]
+    await side.patch(STATEFULSET, "web", {"spec": {"template": template}})
+
+
+async def rollback(side: Side, effect: str, policy: str) -> dict[str, Any]:
+    """Roll onto BROKEN, revert to GOOD, and (OrderedReady) delete the stuck pod."""
+    side.sim.rules.add(effect=effect, namespace=side.namespace, image=BROKEN)
+    await side.create(STATEFULSET, statefulset(side, GOOD, policy))
+    await side.wait(lambda: settled(side, 1, ready=3, update=GOOD, updated=3), "3 pods ready")
+    created = snapshot(side)
+
+    await set_image(side, BROKEN, policy)
+    phase = "Pending" if effect == "ImagePullError" else "Running"
+    await side.wait(lambda: pod_is(side, "web-2", BROKEN, phase, ready=False), "web-2 has the broken image")
+    await side.wait(lambda: settled(side, 2, ready=2, update=BROKEN, updated=1), "the roll stopped at web-2")
+    stuck = snapshot(side)
+
+    await set_image(side, GOOD, policy)
+    if policy == "OrderedReady":
+        # The sync that records generation 3 is the one that would delete web-2.
+        await side.wait(lambda: settled(side, 3, ready=2, update=GOOD, updated=2), "the revert is observed")
+        reverted = snapshot(side)
+        broken = side.get(POD, "web-2")
+        assert broken is not None
+        await side.delete(POD, "web-2", uid=uid_of(broken))  # a person's forced rollback
+    await side.wait(lambda: settled(side, 3, ready=3, update=GOOD, updated=3), "web-2 is back on v1")
+    await side.wait(
+        lambda: status_of(side.get(STATEFULSET, "web") or {}).get("currentReplicas") == 3,
+        "the roll completes",
+    )
+    rolled_back = snapshot(side)
+
+    images = side.recorder.revision_images()
+    rec = side.recorder
+    pods = rec.lifecycle(POD, lambda p: f"{name_of(p)}@{image_of(p.get('spec') or {})}")
+    return {
+        "created": created,
+        "stuck": stuck,
+        "reverted": reverted if policy == "OrderedReady" else None,
+        "rolled back": rolled_back,
+        # Parallel creates pods concurrently: only each pod's own history has an order.
+        "pods": pods if policy == "OrderedReady" else sorted(pods, key=lambda e: e[1:].split("@")[0]),
+        "revisions": rec.history(
+            STATEFULSET,
+            lambda s: (
+                images.get(status_of(s).get("currentRevision", "")),
+                images.get(status_of(s).get("updateRevision", "")),
+            ),
+        ),
+    }
+
+
+EFFECTS = ["NeverReady", "CrashLoop", "ImagePullError"]
+
+
+@pytest.mark.parametrize("effect", EFFECTS)
+async def test_ordered_ready_keeps_the_pod_tried_with_a_bad_template(
+    sides: tuple[Side, Side], effect: str
+) -> None:
+    """After the revert web-2 (broken, not ready) is not replaced, while the
+    status already says currentRevision == updateRevision == v1 with 2 updated
+    replicas; deleting web-2 brings it back on v1."""
+    embedded, real = await both(partial(rollback, effect=effect, policy="OrderedReady"), *sides)
+    assert real["pods"] == [
+        f"+web-0@{GOOD}",
+        f"+web-1@{GOOD}",
+        f"+web-2@{GOOD}",
+        f"-web-2@{GOOD}",
+        f"+web-2@{BROKEN}",
+        f"-web-2@{BROKEN}",
+        f"+web-2@{GOOD}",
+    ], "only a deletion replaces the pod tried with the bad template"
+    assert real["reverted"]["pods"][2][:2] == ("web-2", BROKEN)
+    assert real["reverted"]["currentRevision"] == real["reverted"]["updateRevision"] == GOOD
+    assert embedded == real
+
+
+async def test_parallel_replaces_the_pod_tried_with_a_bad_template(sides: tuple[Side, Side]) -> None:
+    """With Parallel pod management nothing waits for the broken pod: the
+    rolling update replaces it with the reverted revision by itself."""
+    embedded, real = await both(partial(rollback, effect="NeverReady", policy="Parallel"), *sides)
+    assert real["pods"] == [
+        f"+web-0@{GOOD}",
+        f"+web-1@{GOOD}",
+        f"+web-2@{GOOD}",
+        f"-web-2@{GOOD}",
+        f"+web-2@{BROKEN}",
+        f"-web-2@{BROKEN}",
+        f"+web-2@{GOOD}",
+    ], "the revert replaces web-2 without help"
+    assert embedded == real

@@ -2,24 +2,25 @@
 ``tools/record`` package so ``kubectl describe`` stays readable and the API
 server is not flooded by a controller that fails in a loop.
 
-Each ``event()`` call goes through the same three steps as client-go's
-``EventCorrelator`` (events_cache.go), in the same order:
+Each ``event()`` goes through client-go's ``EventCorrelator``
+(``event_correlator.py``): similar Events are aggregated into one, repeats
+update an Event's ``count`` instead of creating another, and a spam filter
+bounds how many Events one object gets.
 
-1. **aggregation**: similar events (same object, type and reason) with
-   ``AGGREGATE_MAX_EVENTS`` distinct messages within ``AGGREGATE_INTERVAL``
-   seconds are folded into one "(combined from similar events): ..." event;
-2. **dedupe**: an event identical to an earlier one (same object, type,
-   reason, message) increments that Event's ``count`` and ``lastTimestamp``
-   with a PATCH instead of creating a new Event;
-3. **spam filter**: a token bucket per object and type (burst 25, one token
-   per 5 minutes) drops what exceeds it, so an object that is always failing
-   leaves a bounded trail. Its dedupe count still grows, so the next event
-   that gets through reports every occurrence.
-
-Writes happen on a background task, so a slow or unreachable API server
+Writes happen on background tasks, so a slow or unreachable API server
 never blocks a reconcile: ``event()`` only updates in-memory state. Pending
 writes are keyed by the event they update, so a burst of repeats while the
 server is slow becomes one write with the final count.
+
+**Load**: the writes share the client's rate limit with every reconcile
+worker, so while many clusters converge the Events fall behind (a 50-cluster
+converge at 50 qps records about 1,600 Events faster than one writer could
+send them, and a backlog of client-go's 1,000 dropped hundreds). So
+``MAX_IN_FLIGHT`` writers send them (never two writes of one Event at once:
+a patch must not overtake its create) and the backlog holds ``MAX_PENDING``
+(about 2 KB each): Events are written late under load, not lost. Whatever is
+lost anyway is counted in ``events_dropped_total{reason}``, and logged as a
+summary at most once per ``DROP_LOG_SECONDS``, never once per event.
 
 **Secrets**: messages are written as given and Events are readable by anyone
 who may list Events in the namespace. Callers must never put secret values
@@ -30,17 +31,27 @@ message; name the Secret instead.
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime
 import logging
 import re
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol
 
 from .backoff import Backoff
+from .event_correlator import (
+    AGGREGATE_INTERVAL,
+    AGGREGATE_MAX_EVENTS,
+    CACHE_SIZE,
+    SPAM_BURST,
+    SPAM_QPS,
+    EventCorrelator,
+    Key,
+)
+from .metrics import EVENTS_DROPPED
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +59,17 @@ NORMAL = "Normal"
 WARNING = "Warning"
 EVENT_TYPES = (NORMAL, WARNING)
 
-AGGREGATE_MAX_EVENTS = 10
-AGGREGATE_INTERVAL = 600.0
-AGGREGATE_PREFIX = "(combined from similar events): "
-SPAM_BURST = 25
-SPAM_QPS = 1.0 / 300.0
-CACHE_SIZE = 4096  # per cache, as client-go's maxLruCacheEntries
-MAX_PENDING = 1000  # as client-go's maxQueuedEvents
+MAX_PENDING = 10_000
+MAX_IN_FLIGHT = 4
 MAX_TRIES = 12  # as client-go's maxTriesPerEvent
+DROP_LOG_SECONDS = 60.0
+
+#: ``events_dropped_total`` reasons.
+BACKLOG_FULL, RETRIES_EXHAUSTED, SHUTDOWN = "backlog_full", "retries_exhausted", "shutdown"
+REJECTED, SPAM_FILTER = "rejected", "spam_filter"
+LOST = frozenset((BACKLOG_FULL, RETRIES_EXHAUSTED, SHUTDOWN))
+"""Reasons that lose an Event the operator meant to write (``EventRecorder.dropped``);
+the other two are decisions: the server's, or the spam filter's, as in client-go."""
 
 _REF_FIELDS = ("apiVersion", "kind", "name", "namespace", "uid", "resourceVersion")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -102,63 +116,6 @@ def format_timestamp(epoch: float) -> str:
     return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-KT = TypeVar("KT")
-VT = TypeVar("VT")
-
-
-class _LRU(Generic[KT, VT]):
-    """Bounded memory for the correlator's caches, as client-go's ``lru``."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[KT, VT] = OrderedDict()
-
-    def get(self, key: KT) -> VT | None:
-        value = self._items.get(key)
-        if value is not None:
-            self._items.move_to_end(key)
-        return value
-
-    def put(self, key: KT, value: VT) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
-
-
-class _SpamBucket:
-    """A passive token bucket: unlike ``ratelimit.TokenBucket.reserve`` a
-    refused event takes nothing, so a spamming object is not punished for
-    longer the more it spams (client-go's ``TryAccept``)."""
-
-    def __init__(self, qps: float, burst: int, now: float) -> None:
-        self.qps = qps
-        self.burst = burst
-        self.tokens = float(burst)
-        self.last = now
-
-    def try_take(self, now: float) -> bool:
-        self.tokens = min(float(self.burst), self.tokens + (now - self.last) * self.qps)
-        self.last = now
-        if self.tokens < 1.0:
-            return False
-        self.tokens -= 1.0
-        return True
-
-
-@dataclass
-class _Aggregate:
-    messages: set[str]
-    last: float
-
-
-@dataclass
-class _Observation:
-    count: int
-    first_timestamp: str
-    name: str
-
-
 @dataclass
 class _Write:
     namespace: str
@@ -171,6 +128,7 @@ class EventRecorder:
 
     ``clock`` returns epoch seconds; tests pass a fake one. ``retry_backoff``
     makes the backoff for one write's retries (default 0.5 s doubling to 10 s).
+    ``dropped`` counts the Events lost (reasons in ``LOST``).
     """
 
     def __init__(
@@ -186,31 +144,38 @@ class EventRecorder:
         aggregate_interval: float = AGGREGATE_INTERVAL,
         cache_size: int = CACHE_SIZE,
         max_pending: int = MAX_PENDING,
+        max_in_flight: int = MAX_IN_FLIGHT,
         max_tries: int = MAX_TRIES,
+        drop_log_seconds: float = DROP_LOG_SECONDS,
         retry_backoff: Callable[[], Backoff] | None = None,
     ) -> None:
         self.sink = sink
         self.component = component
         self.host = host
         self._clock = clock
-        self._spam_qps = spam_qps
-        self._spam_burst = spam_burst
-        self._aggregate_max = aggregate_max_events
-        self._aggregate_interval = aggregate_interval
+        self._correlator = EventCorrelator(
+            spam_qps=spam_qps,
+            spam_burst=spam_burst,
+            aggregate_max_events=aggregate_max_events,
+            aggregate_interval=aggregate_interval,
+            cache_size=cache_size,
+        )
         self._max_pending = max_pending
+        self._max_in_flight = max_in_flight
         self._max_tries = max_tries
+        self._drop_log_seconds = drop_log_seconds
         self._retry_backoff = retry_backoff or (lambda: Backoff(0.5, 10.0, 2.0, jitter=0.5))
-        self._aggregates: _LRU[tuple[str, ...], _Aggregate] = _LRU(cache_size)
-        self._observations: _LRU[tuple[str, ...], _Observation] = _LRU(cache_size)
-        self._spam: _LRU[tuple[str, ...], _SpamBucket] = _LRU(cache_size)
-        self._pending: dict[tuple[str, ...], _Write] = {}
+        self._pending: dict[Key, _Write] = {}
+        self._in_flight: set[Key] = set()
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
-        self._writer: asyncio.Task[None] | None = None
+        self._writers: list[asyncio.Task[None]] = []
         self._closed = False
         self._last_name_ns = 0
-        self.dropped = 0  # events lost to a full backlog or exhausted retries
+        self.dropped = 0
+        self._unreported: collections.Counter[str] = collections.Counter()
+        self._reported_at = float("-inf")
 
     # ------------------------------------------------------------ recording
     def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
@@ -231,12 +196,12 @@ class EventRecorder:
             return
         now = self._clock()
         event = self._new_event(ref, type, reason, message, now)
-        key = self._aggregate(event, now)
-        update = self._observe(event, key)
-        if not self._spam_accepts(event, now):
+        correlation = self._correlator.correlate(event, now)
+        if correlation is None:
             log.debug("event %s about %s/%s rate limited", reason, ref.get("kind"), ref["name"])
+            self._drop(SPAM_FILTER)
             return
-        self._enqueue(key, _Write(event["metadata"]["namespace"], event, update))
+        self._enqueue(correlation.key, _Write(event["metadata"]["namespace"], event, correlation.update))
 
     def _new_event(
         self, ref: dict[str, str], type: str, reason: str, message: str, now: float
@@ -270,47 +235,7 @@ class EventRecorder:
             return str(uuid.uuid4())
         return name
 
-    def _object_key(self, event: dict[str, Any]) -> tuple[str, ...]:
-        ref = event["involvedObject"]
-        return (self.component, self.host, *(ref.get(k, "") for k in _REF_FIELDS[:5]), event["type"])
-
-    def _aggregate(self, event: dict[str, Any], now: float) -> tuple[str, ...]:
-        """Fold ``event`` into a combined one when its (object, type, reason)
-        saw too many distinct messages lately; return its dedupe key."""
-        group = (*self._object_key(event), event["reason"])
-        record = self._aggregates.get(group)
-        if record is None or now - record.last > self._aggregate_interval:
-            record = _Aggregate(set(), now)
-        record.messages.add(event["message"])
-        record.last = now
-        self._aggregates.put(group, record)
-        if len(record.messages) < self._aggregate_max:
-            return ("event", *group, event["message"])
-        record.messages.pop()  # stay bounded, as client-go
-        event["message"] = AGGREGATE_PREFIX + event["message"]
-        return ("aggregate", *group)
-
-    def _observe(self, event: dict[str, Any], key: tuple[str, ...]) -> bool:
-        """Count a repeat of a known event; True if it updates an existing one."""
-        seen = self._observations.get(key)
-        if seen is not None:
-            event["metadata"]["name"] = seen.name
-            event["firstTimestamp"] = seen.first_timestamp
-            event["count"] = seen.count + 1
-        self._observations.put(
-            key, _Observation(event["count"], event["firstTimestamp"], event["metadata"]["name"])
-        )
-        return seen is not None
-
-    def _spam_accepts(self, event: dict[str, Any], now: float) -> bool:
-        key = self._object_key(event)
-        bucket = self._spam.get(key)
-        if bucket is None:
-            bucket = _SpamBucket(self._spam_qps, self._spam_burst, now)
-        self._spam.put(key, bucket)
-        return bucket.try_take(now)
-
-    def _enqueue(self, key: tuple[str, ...], write: _Write) -> None:
+    def _enqueue(self, key: Key, write: _Write) -> None:
         pending = self._pending.get(key)
         if pending is not None:
             # Not yet sent: send the newest state instead. A pending create
@@ -318,42 +243,77 @@ class EventRecorder:
             pending.event = write.event
             pending.update = pending.update and write.update
         elif len(self._pending) >= self._max_pending:
-            self.dropped += 1
-            log.warning(
-                "event backlog full (%d), dropping event %s", self._max_pending, write.event["reason"]
-            )
+            self._drop(BACKLOG_FULL)
             return
         else:
             self._pending[key] = write
         self._idle.clear()
         self._wakeup.set()
-        self._ensure_writer()
+        self._ensure_writers()
+
+    def _drop(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` events not written; say so at most once per
+        ``drop_log_seconds`` (the spam filter's decisions only in the metric:
+        they are by design, and an object that keeps failing would log them)."""
+        EVENTS_DROPPED.labels(reason).inc(count)
+        if reason in LOST:
+            self.dropped += count
+        if reason == SPAM_FILTER:
+            return
+        self._unreported[reason] += count
+        now = self._clock()
+        if now - self._reported_at >= self._drop_log_seconds:
+            self._report_drops(now)
+
+    def _report_drops(self, now: float) -> None:
+        if not self._unreported:
+            return
+        log.warning(
+            "dropped %d events since the last report (%s); events_dropped_total counts each,"
+            " this says so at most every %.0fs",
+            sum(self._unreported.values()),
+            ", ".join(f"{reason}: {n}" for reason, n in sorted(self._unreported.items())),
+            self._drop_log_seconds,
+        )
+        self._unreported.clear()
+        self._reported_at = now
 
     # -------------------------------------------------------------- writing
-    def _ensure_writer(self) -> None:
-        if self._writer is not None and not self._writer.done():
-            return
+    def _ensure_writers(self) -> None:
+        self._writers = [w for w in self._writers if not w.done()]
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            return  # no loop yet: the writer starts with the next call inside one
-        self._writer = loop.create_task(self._run(), name=f"event-writer-{self.component}")
+            return  # no loop yet: the writers start with the next call inside one
+        while len(self._writers) < self._max_in_flight:
+            name = f"event-writer-{self.component}-{len(self._writers)}"
+            self._writers.append(loop.create_task(self._run(), name=name))
+
+    def _next_key(self) -> Key | None:
+        """The oldest pending write whose Event no other writer is sending."""
+        return next((key for key in self._pending if key not in self._in_flight), None)
 
     async def _run(self) -> None:
         while True:
-            if not self._pending:
-                self._idle.set()
+            key = self._next_key()
+            if key is None:
+                if not self._pending and not self._in_flight:
+                    self._idle.set()
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            key = next(iter(self._pending))
             write = self._pending.pop(key)
+            self._in_flight.add(key)
             try:
                 await self._deliver(write)
             except asyncio.CancelledError:
+                self._drop(SHUTDOWN)
                 raise
             except Exception:  # a bug here must not silence all later events
                 log.exception("writing event %s failed", write.event["metadata"]["name"])
+            finally:
+                self._in_flight.discard(key)
+                self._wakeup.set()  # a newer write of this Event may have waited for this one
 
     async def _deliver(self, write: _Write) -> None:
         backoff = self._retry_backoff()
@@ -362,15 +322,15 @@ class EventRecorder:
                 await self._write(write)
                 return
             except EventRejected as e:
-                log.info("server rejected event %s (not retrying): %s", write.event["metadata"]["name"], e)
+                log.debug("server rejected event %s (not retrying): %s", write.event["metadata"]["name"], e)
+                self._drop(REJECTED)
                 return
             except Exception as e:
                 if attempt == self._max_tries:
                     break
-                log.warning("writing event %s failed (will retry): %s", write.event["metadata"]["name"], e)
+                log.debug("writing event %s failed (will retry): %s", write.event["metadata"]["name"], e)
                 await asyncio.sleep(backoff.next())
-        self.dropped += 1
-        log.error("giving up on event %s after %d tries", write.event["metadata"]["name"], self._max_tries)
+        self._drop(RETRIES_EXHAUSTED)
 
     async def _write(self, write: _Write) -> None:
         event = write.event
@@ -385,19 +345,22 @@ class EventRecorder:
 
     async def flush(self) -> None:
         """Wait until every event recorded so far was written or given up."""
-        self._ensure_writer()
+        self._ensure_writers()
         await self._idle.wait()
 
     async def close(self, timeout: float = 5.0) -> None:
-        """Write what is pending (up to ``timeout`` seconds), then stop."""
+        """Write what is pending (up to ``timeout`` seconds), then stop; what
+        is still unwritten is counted and said, however recently drops were."""
         self._closed = True
-        if self._writer is None:
+        if not self._writers:
             return
         try:
             await asyncio.wait_for(self.flush(), timeout)
         except TimeoutError:
-            self.dropped += len(self._pending)
-            log.warning("dropping %d unwritten events at shutdown", len(self._pending))
-        self._writer.cancel()
-        await asyncio.gather(self._writer, return_exceptions=True)
-        self._writer = None
+            self._drop(SHUTDOWN, len(self._pending))
+            self._pending.clear()
+        for writer in self._writers:
+            writer.cancel()  # an in-flight write counts itself as a shutdown drop
+        await asyncio.gather(*self._writers, return_exceptions=True)
+        self._writers = []
+        self._report_drops(self._clock())

@@ -111,3 +111,13 @@ INFORMER_WATCH_RESTARTS = Counter(
 LEADER_ELECTION_MASTER_STATUS = Gauge(
     "leader_election_master_status", "1 while this replica leads, else 0.", ["name"], registry=REGISTRY
 )
+
+# Events (the recorder's; client-go counts none, so the name is ours).
+EVENTS_DROPPED = Counter(
+    "events_dropped",
+    "Events not written, by reason: backlog_full, retries_exhausted, shutdown (lost to load or an"
+    " unreachable server), rejected (refused for good by the server or the write fence),"
+    " spam_filter (over an object's rate limit, as client-go's recorder).",
+    ["reason"],
+    registry=REGISTRY,
+)

@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import re
 from typing import Any
 
 import pytest
 
 from mo_operator.kube.backoff import Backoff
+from mo_operator.kube.event_correlator import AGGREGATE_PREFIX
 from mo_operator.kube.events import (
-    AGGREGATE_PREFIX,
     EventNotFound,
     EventRecorder,
     EventRejected,
     object_reference,
 )
+from mo_operator.kube.metrics import REGISTRY
 
 Obj = dict[str, Any]
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
@@ -293,8 +295,11 @@ async def test_transient_errors_are_retried(recorder: EventRecorder, sink: FakeS
 async def test_retries_give_up_after_max_tries_and_later_events_still_flow(
     sink: FakeSink, clock: FakeClock
 ) -> None:
-    """event.go: maxTriesPerEvent (12), then the event is dropped."""
-    recorder = EventRecorder(sink, "c", clock=clock, retry_backoff=lambda: Backoff(0.001, 0.001))
+    """event.go: maxTriesPerEvent (12), then the event is dropped. (One writer, so
+    that the first event meets every failure.)"""
+    recorder = EventRecorder(
+        sink, "c", clock=clock, retry_backoff=lambda: Backoff(0.001, 0.001), max_in_flight=1
+    )
     sink.failures = [ConnectionError("down")] * 12
     recorder.event(pod(), "Normal", "First", "m")
     recorder.event(pod(), "Normal", "Second", "m")
@@ -347,3 +352,100 @@ async def test_close_writes_pending_events_then_ignores_new_ones(
     recorder.event(pod(), "Normal", "After", "m")
     await asyncio.sleep(0.01)
     assert [e["reason"] for e in sink.events.values()] == ["Before"]
+
+
+def dropped_total(reason: str) -> float:
+    return REGISTRY.get_sample_value("events_dropped_total", {"reason": reason}) or 0.0
+
+
+async def test_drops_are_counted_by_reason_and_logged_rarely(
+    sink: FakeSink, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A full backlog used to log one warning per dropped Event; now each drop is
+    counted in events_dropped_total{reason} and said at most once a minute."""
+    recorder = EventRecorder(sink, "c", clock=clock, max_pending=2)
+    sink.gate = asyncio.Event()
+    before = dropped_total("backlog_full")
+    with caplog.at_level("WARNING", logger="mo_operator.kube.events"):
+        for i in range(50):
+            recorder.event(pod(name=f"web-{i}", uid=f"u-{i}"), "Normal", "Scaled", "m")
+        assert dropped_total("backlog_full") - before == recorder.dropped == 48
+        assert len(caplog.records) == 1, [r.getMessage() for r in caplog.records]
+        clock.now += 61
+        recorder.event(pod(), "Normal", "OneMore", "m")
+        assert len(caplog.records) == 2
+        messages = [r.getMessage() for r in caplog.records]
+        assert "dropped 1 events" in messages[0] and "backlog_full: 1" in messages[0]
+        assert "dropped 48 events" in messages[1] and "backlog_full: 48" in messages[1]
+    sink.gate.set()
+    await recorder.flush()
+
+
+async def test_the_spam_filter_counts_what_it_refuses_without_logging(
+    recorder: EventRecorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    before = dropped_total("spam_filter")
+    with caplog.at_level("DEBUG", logger="mo_operator.kube.events"):
+        for i in range(30):
+            recorder.event(pod(), "Normal", f"Reason{i}", "m")
+    await recorder.flush()
+    assert dropped_total("spam_filter") - before == 5
+    assert recorder.dropped == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def test_the_backlog_holds_the_events_of_a_large_converge(sink: FakeSink, clock: FakeClock) -> None:
+    """A 50-cluster converge at 50 qps records about 1,600 Events faster than they
+    can be written; client-go's backlog of 1,000 dropped hundreds of them."""
+    recorder = EventRecorder(sink, "c", clock=clock)
+    sink.gate = asyncio.Event()
+    for i in range(600):
+        for step in ("Created", "Progressing", "Ready"):
+            recorder.event(pod(name=f"set-{i}", uid=f"u-{i}"), "Normal", step, f"{step} set-{i}")
+    assert recorder.dropped == 0
+    sink.gate.set()
+    await asyncio.wait_for(recorder.flush(), 10)
+    assert len(sink.events) == 1800
+
+
+class ConcurrentSink(FakeSink):
+    """Writes wait for ``release``; records how many were in flight, overall and
+    per Event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.in_flight: list[str] = []
+        self.most = 0
+        self.overlapping: list[str] = []
+
+    async def _enter(self, verb: str, namespace: str, name: str) -> None:
+        if name in self.in_flight:
+            self.overlapping.append(name)
+        self.in_flight.append(name)
+        self.most = max(self.most, len(self.in_flight))
+        try:
+            await self.release.wait()
+            await super()._enter(verb, namespace, name)
+        finally:
+            self.in_flight.remove(name)
+
+
+async def test_writers_run_concurrently_but_never_two_writes_of_one_event(clock: FakeClock) -> None:
+    """Round trips overlap (one writer at a time fell hundreds behind), but a patch
+    of an Event must not overtake its create: it would find nothing and create it
+    a second time. A repeat of an Event not sent yet just raises the pending count."""
+    sink = ConcurrentSink()
+    recorder = EventRecorder(sink, "c", clock=clock, max_in_flight=4)
+    for i in range(8):
+        recorder.event(pod(name=f"web-{i}", uid=f"u-{i}"), "Normal", "Scaled", "replicas 3")
+    while len(sink.in_flight) < 4:
+        await asyncio.sleep(0)
+    for i in range(8):
+        recorder.event(pod(name=f"web-{i}", uid=f"u-{i}"), "Normal", "Scaled", "replicas 3")
+    sink.release.set()
+    await asyncio.wait_for(recorder.flush(), 5)
+    assert sink.most == 4
+    assert sink.overlapping == []
+    assert len(sink.events) == 8 and {e["count"] for e in sink.events.values()} == {2}
+    assert sorted(verb for verb, _, _ in sink.calls) == ["create"] * 8 + ["patch"] * 4

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .apiserver.server import ApiServer
+from .apiserver.watching import BOOKMARK_INTERVAL
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +20,7 @@ class ControlPlane:
         data_dir: str | Path | None = None,
         port: int = 0,
         history_size: int = 10000,
-        bookmark_interval: float = 2.0,
+        bookmark_interval: float = BOOKMARK_INTERVAL,
         simulate_workloads: bool = True,
         simulator_options: dict[str, Any] | None = None,
     ) -> None:

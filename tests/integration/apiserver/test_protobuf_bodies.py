@@ -237,7 +237,7 @@ async def test_delete_options_in_protobuf(raw: Raw) -> None:
     # DeleteOptions: preconditions = 2 {uid = 1}.
     wrong_uid = pb("meta.k8s.io/v1", "DeleteOptions", ld(2, ld(1, "not-the-uid")))
     code, err = await raw.delete(f"{CMS}/doomed", wrong_uid, content_type=PROTOBUF)
-    assert code == 409 and "Precondition failed: UID in precondition: not-the-uid" in err["message"]
+    assert code == 409 and "the UID in the precondition (not-the-uid)" in err["message"]
     right_uid = pb("meta.k8s.io/v1", "DeleteOptions", ld(2, ld(1, cm["metadata"]["uid"])))
     code, status = await raw.delete(f"{CMS}/doomed", right_uid, content_type=PROTOBUF)
     assert code == 200 and status["status"] == "Success"

@@ -33,9 +33,10 @@ class StatusError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         }
+        if self.reason:  # Go omits an empty reason
+            body["reason"] = self.reason
         if self.details is not None:
             body["details"] = self.details
         return body
@@ -87,7 +88,11 @@ def invalid(kind: str, group: str, name: str, causes: list[dict[str, str]]) -> S
     """422 Invalid, with one cause per field as kubectl prints them."""
     parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
     summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
-    details: dict[str, Any] = {"name": name, "kind": kind, "causes": causes}
+    details: dict[str, Any] = {"causes": causes}
+    if kind:  # Go omits empty strings
+        details["kind"] = kind
+    if name:
+        details["name"] = name
     if group:
         details["group"] = group
     return StatusError(
@@ -116,7 +121,7 @@ def forbidden(group_resource: str, name: str, why: str) -> StatusError:
 
 
 def method_not_allowed(message: str) -> StatusError:
-    return StatusError(405, "MethodNotAllowed", message)
+    return StatusError(405, "MethodNotAllowed", message, details={})
 
 
 def unsupported_media_type(content_type: str) -> StatusError:

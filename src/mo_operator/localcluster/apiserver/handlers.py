@@ -18,6 +18,7 @@ from .objects import WriteOptions
 from .resources import ResourceType
 from .routing import Target
 from .selectors import parse_field_selector, parse_label_selector
+from .store import Expired
 from .watching import serve_watch
 
 if TYPE_CHECKING:
@@ -40,14 +41,38 @@ def wants_table(request: web.Request) -> bool:
     return "as=Table" in first
 
 
+_OPTIONS_KINDS = {
+    "POST": "CreateOptions",
+    "PUT": "UpdateOptions",
+    "PATCH": "PatchOptions",
+    "DELETE": "DeleteOptions",
+}
+
+
 def write_options(request: web.Request) -> WriteOptions:
+    """The write's options; invalid ones are a 422 on the options kind, as
+    kube-apiserver validates CreateOptions, UpdateOptions... (apimachinery
+    pkg/apis/meta/v1/validation)."""
     q = request.query
     dry = q.getall("dryRun", [])
+    options_kind = _OPTIONS_KINDS.get(request.method, "CreateOptions")
     if any(d != "All" for d in dry):
-        raise bad_request(f"Invalid dry run value: {dry}")
-    validation = q.get("fieldValidation", q.get("fieldValidation", "Warn"))
-    if validation not in ("Strict", "Warn", "Ignore"):
-        raise bad_request(f"fieldValidation must be one of Ignore, Warn, Strict, got {validation}")
+        listed = ", ".join(f'"{d}"' for d in dry)
+        cause = field_cause(
+            "dryRun",
+            f'Unsupported value: []string{{{listed}}}: supported values: "All"',
+            "FieldValueNotSupported",
+        )
+        raise invalid(options_kind, "meta.k8s.io", "", [cause])
+    validation = q.get("fieldValidation", "Warn")
+    if validation not in ("Strict", "Warn", "Ignore", ""):
+        cause = field_cause(
+            "fieldValidation",
+            f'Unsupported value: "{validation}": supported values: "", "Ignore", "Strict", "Warn"',
+            "FieldValueNotSupported",
+        )
+        raise invalid(options_kind, "meta.k8s.io", "", [cause])
+    validation = validation or "Warn"
     return WriteOptions(
         field_manager=q.get("fieldManager", ""),
         dry_run=bool(dry),
@@ -170,14 +195,17 @@ class ResourceHandlers:
         q = request.query
         store = self.api.store
         matches = self._selectors(request, t.rt)
+        version, match = _list_version(q, watch=False)
         limit = int(q.get("limit", "0") or 0)
+        if version == 0 and match != "Exact":
+            limit = 0  # served from the watch cache, which ignores limit
         cont = q.get("continue", "")
         if cont:
             try:
                 token = loads(base64.urlsafe_b64decode(cont.encode()))
                 snap_key, offset = token["s"], int(token["o"])
             except Exception as e:
-                raise bad_request("continue key is not valid: illegal base64 data") from e
+                raise bad_request(f"invalid continue token: continue key is not valid: {e}") from e
             snap = store.get_snapshot(snap_key)
             if snap is None:
                 raise gone(
@@ -186,12 +214,17 @@ class ResourceHandlers:
             items, rv = snap.items, snap.rv
         else:
             snap_key, offset = "", 0
-            items = [
-                o
-                for o in store.list(t.rt.group_resource, None if t.all_namespaces else t.namespace)
-                if matches(o)
-            ]
+            namespace = None if t.all_namespaces else t.namespace
             rv = store.rv
+            if version is not None and match == "Exact":
+                try:
+                    listed = store.list_at(t.rt.group_resource, namespace, version)
+                except Expired as e:
+                    raise gone("The resourceVersion for the provided list is too old.") from e
+                rv = version
+            else:
+                listed = store.list(t.rt.group_resource, namespace)
+            items = [o for o in listed if matches(o)]
         meta: Obj = {"resourceVersion": str(rv)}
         page = items[offset:]
         if limit and len(page) > limit:
@@ -200,7 +233,9 @@ class ResourceHandlers:
             page = page[:limit]
             next_offset = offset + limit
             meta["continue"] = base64.urlsafe_b64encode(dumps({"s": snap_key, "o": next_offset})).decode()
-            meta["remainingItemCount"] = len(items) - next_offset
+            if not q.get("labelSelector") and not q.get("fieldSelector"):
+                # etcd counts what is left only when nothing is filtered out
+                meta["remainingItemCount"] = len(items) - next_offset
         elif snap_key:
             store.drop_snapshot(snap_key)
         if wants_table(request):
@@ -213,6 +248,7 @@ class ResourceHandlers:
 
     async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
         q = request.query
+        _list_version(q, watch=True)
         matches = self._selectors(request, t.rt)
         render = None
         if wants_table(request):
@@ -428,3 +464,28 @@ def _send_initial_events(q: Mapping[str, str], bookmarks: bool) -> bool | None:
     if causes:
         raise invalid("ListOptions", "meta.k8s.io", "", causes)
     return None if raw is None else raw in _TRUE
+
+
+def _list_version(q: Mapping[str, str], *, watch: bool) -> tuple[int | None, str]:
+    """The list or watch's resourceVersion (None when not given) and
+    resourceVersionMatch, refused as kube-apiserver refuses them: a list's
+    match without a version is a 422 on ListOptions (a watch's match is
+    checked with sendInitialEvents), a version that is not a number a 500
+    (the storage layer's parse error, with no reason)."""
+    raw, match = q.get("resourceVersion", ""), q.get("resourceVersionMatch", "")
+    if match and not raw and not watch:
+        cause = field_cause(
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            "FieldValueForbidden",
+        )
+        raise invalid("ListOptions", "meta.k8s.io", "", [cause])
+    if not raw:
+        return None, match
+    if not raw.isdigit():
+        raise StatusError(
+            500,
+            "",
+            f'resourceVersion: Invalid value: "{raw}": strconv.ParseUint: parsing "{raw}": invalid syntax',
+        )
+    return int(raw), match

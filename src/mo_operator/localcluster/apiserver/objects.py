@@ -255,17 +255,25 @@ class ObjectAPI:
     ) -> Obj:
         old = self.get(rt, namespace, name)
         pre = options.get("preconditions") or {}
+        # The messages and details of the registry's delete preconditions
+        # (apiserver/pkg/registry/generic/registry/store.go).
         if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
             raise StatusError(
                 409,
                 "Conflict",
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {old['metadata']['uid']}",
+                f'Operation cannot be fulfilled on {rt.kind} "{name}": the UID in the precondition '
+                f"({pre['uid']}) does not match the UID in record ({old['metadata']['uid']}). "
+                "The object might have been deleted and then recreated",
+                details=_kind_details(rt, name),
             )
         if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
             raise StatusError(
                 409,
                 "Conflict",
-                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, ResourceVersion in object meta: {old['metadata']['resourceVersion']}",
+                f'Operation cannot be fulfilled on {rt.kind} "{name}": the ResourceVersion in the '
+                f"precondition ({pre['resourceVersion']}) does not match the ResourceVersion in record "
+                f"({old['metadata']['resourceVersion']}). The object might have been modified",
+                details=_kind_details(rt, name),
             )
         if self.admission is not None:
             await self.admission(
@@ -277,7 +285,7 @@ class ObjectAPI:
         if policy not in (None, "Background", "Foreground", "Orphan"):
             raise invalid(
                 "DeleteOptions",
-                "",
+                "meta.k8s.io",
                 "",
                 [
                     field_cause(
@@ -551,3 +559,12 @@ class _IPAllocator:
         p = self._next_port
         self._next_port += 1
         return p
+
+
+def _kind_details(rt: ResourceType, name: str) -> Obj:
+    """Status details naming the kind (not the resource), as the registry's
+    precondition errors do."""
+    details: Obj = {"name": name, "kind": rt.kind}
+    if rt.group:
+        details["group"] = rt.group
+    return details

@@ -141,9 +141,9 @@ async def _apply(
 
     if not opts.field_manager:
         raise invalid(
-            rt.kind,
-            rt.group,
-            name,
+            "PatchOptions",
+            "meta.k8s.io",
+            "",
             [
                 field_cause(
                     "fieldManager", "Required value: is required for apply patch", "FieldValueRequired"
@@ -152,6 +152,9 @@ async def _apply(
         )
     if not isinstance(body, dict):
         raise bad_request("apply patch must be an object")
+    if not body.get("apiVersion") or not body.get("kind"):
+        group, _, version = str(body.get("apiVersion") or "").rpartition("/")
+        raise bad_request(f"invalid object type: {group}/{version}, Kind={body.get('kind') or ''}")
     applied = clone(body)
     meta = applied.setdefault("metadata", {})
     if meta.get("name") not in (None, name):
@@ -188,16 +191,8 @@ async def _apply(
             subresource=subresource,
         )
     except ApplyConflict as e:
-        causes = [
-            {"reason": "FieldManagerConflict", "message": f'conflict with "{m}"', "field": f}
-            for m, f in e.conflicts
-        ]
-        raise StatusError(
-            409,
-            "Conflict",
-            e.message,
-            details={"name": name, "group": rt.group, "kind": rt.plural, "causes": causes},
-        ) from e
+        # kube-apiserver's conflict Status carries the causes alone.
+        raise StatusError(409, "Conflict", e.message, details={"causes": e.causes}) from e
     managed = new["metadata"].get("managedFields") or []
     if old is None:
         if subresource:

@@ -22,6 +22,9 @@ class UnknownResource(Exception):
     pass
 
 
+_NAMESPACE_SUBRESOURCES = frozenset(("status", "finalize"))
+
+
 def parse_resource_path(registry: Registry, path: str) -> Target | None:
     """``/api/v1/...`` or ``/apis/<group>/<version>/...``; None when the path is
     a discovery path rather than a resource."""
@@ -43,6 +46,8 @@ def parse_resource_path(registry: Registry, path: str) -> Target | None:
         rt = registry.lookup(group, version, rest[2])
         if rt is not None and rt.namespaced:
             namespace, rest = rest[1], rest[2:]
+        elif rt is None and rest[2] not in _NAMESPACE_SUBRESOURCES:
+            raise UnknownResource(rest[2])
     rt = registry.lookup(group, version, rest[0])
     if rt is None:
         raise UnknownResource(rest[0])

@@ -29,7 +29,7 @@ from .objects import ObjectAPI, WriteOptions
 from .registry import Registry
 from .routing import UnknownResource, parse_resource_path
 from .store import Store
-from .watching import WatchSettings
+from .watching import BOOKMARK_INTERVAL, WatchSettings
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class ApiServer:
         port: int = 0,
         data_dir: str | Path | None = None,
         history_size: int = 10000,
-        bookmark_interval: float = 2.0,
+        bookmark_interval: float = BOOKMARK_INTERVAL,
         token: str | None = None,
         ca: KeyPair | None = None,
     ) -> None:
@@ -252,6 +252,10 @@ class ApiServer:
         if path == "/apis":
             return json_response(self.registry.api_group_list())
         parts = [p for p in path.split("/") if p]
+        if not parts or not self._served(parts):
+            # kube-apiserver's mux answers a path outside every group
+            # version in plain text, not with a Status.
+            return web.Response(status=404, text="404 page not found\n")
         if parts[0] == "api" and len(parts) == 2:
             rl = self.registry.resource_list("", parts[1])
             if rl is None:
@@ -270,10 +274,23 @@ class ApiServer:
         try:
             target = parse_resource_path(self.registry, path)
         except UnknownResource as e:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource") from e
+            raise StatusError(
+                404, "NotFound", "the server could not find the requested resource", details={}
+            ) from e
         if target is None:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise StatusError(404, "NotFound", "the server could not find the requested resource", details={})
         return await self.handlers.handle(request, target)
+
+    def _served(self, parts: list[str]) -> bool:
+        """Whether the path is in a served group version (or is a discovery root)."""
+        if parts[0] == "api":
+            return len(parts) == 1 or parts[1] in self.registry.group_versions().get("", ())
+        if parts[0] == "apis":
+            if len(parts) == 1:
+                return True
+            versions = self.registry.group_versions().get(parts[1], ())
+            return bool(versions) and (len(parts) == 2 or parts[2] in versions)
+        return False
 
     def _openapi(self, request: web.Request, path: str) -> web.Response:
         from .openapi import openapi_document, openapi_index, openapi_v2

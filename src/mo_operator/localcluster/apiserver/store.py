@@ -218,6 +218,28 @@ class Store:
         self._watchers.setdefault(resource, set()).add(q)
         return q
 
+    def list_at(self, resource: str, namespace: str | None, rv: int) -> builtins.list[Obj]:
+        """Objects as they were at ``rv``, in key order, found by undoing
+        the history's later changes (etcd serves any revision it has not
+        compacted). Raises Expired when ``rv`` is older than the history."""
+        if rv < self._history_start:
+            raise Expired(f"too old resource version: {rv} ({self._history_start + 1})")
+        state = {
+            (o["metadata"].get("namespace", ""), o["metadata"]["name"]): o
+            for o in self.list(resource, namespace)
+        }
+        for change in reversed(self._history):
+            if change.rv <= rv:
+                break
+            if change.resource != resource or (namespace is not None and change.namespace != namespace):
+                continue
+            key = (change.namespace, change.name)
+            if change.type == "ADDED":
+                state.pop(key, None)
+            elif change.old is not None:
+                state[key] = change.old
+        return [state[k] for k in sorted(state)]
+
     def unwatch(self, q: WatchQueue) -> None:
         self._watchers.get(q.resource, set()).discard(q)
 

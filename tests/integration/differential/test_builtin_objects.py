@@ -1,0 +1,141 @@
+"""Objects kube-apiserver returns for built-in kinds: the defaults it fills in
+(pkg/apis/*/v1/defaults.go and the default admission plugins), the
+managedFields it records, and when ``metadata.generation`` moves (only on a
+spec change: pkg/registry/*/strategy.go PrepareForUpdate)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .harness import MERGE, Target, Transcript, run_both
+
+Obj = dict[str, Any]
+
+
+async def test_differential(pair: tuple[Target, Target], case: Any) -> None:
+    await run_both(pair, case)
+
+
+def _container(name: str = "main", image: str = "busybox:1.36") -> Obj:
+    return {"name": name, "image": image}
+
+
+async def case_configmap_create_get_and_binary_data(t: Target) -> Transcript:
+    """A ConfigMap comes back as sent, with identity and one managedFields
+    entry for the creating manager (Update operation, FieldsV1)."""
+    tr = Transcript()
+    body = {"metadata": {"name": "cm", "labels": {"a": "b"}}, "data": {"k": "v"}, "binaryData": {"b": "AAE="}}
+    tr.add("create", await t.post(t.ns_path("configmaps"), body))
+    tr.add("get", await t.get(t.ns_path("configmaps", "cm")))
+    return tr
+
+
+async def case_pod_defaults(t: Target) -> Transcript:
+    """A minimal Pod gets the scheduler, DNS, restart and grace defaults, the
+    default ServiceAccount, the not-ready/unreachable tolerations
+    (DefaultTolerationSeconds) and per-container pull policy and
+    termination-message defaults."""
+    tr = Transcript()
+    body = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [
+                {
+                    **_container(),
+                    "ports": [{"containerPort": 80}],
+                    "readinessProbe": {"tcpSocket": {"port": 80}},
+                },
+                _container("side", "nginx"),
+            ],
+            "volumes": [{"name": "c", "configMap": {"name": "x"}}],
+        },
+    }
+    tr.add("create", await t.post(t.ns_path("pods"), body))
+    return tr
+
+
+async def case_service_defaults(t: Target) -> Transcript:
+    """A ClusterIP Service gets an allocated IP, single-stack IPv4, targetPort
+    = port, TCP, no session affinity; a NodePort one also an external traffic
+    policy (its node port is allocated and normalised away by the test)."""
+    tr = Transcript()
+    svc = {"metadata": {"name": "s"}, "spec": {"selector": {"a": "b"}, "ports": [{"port": 80}]}}
+    tr.add("clusterip", await t.post(t.ns_path("services"), svc))
+    headless = {
+        "metadata": {"name": "h"},
+        "spec": {"clusterIP": "None", "ports": [{"port": 81, "name": "x"}]},
+    }
+    tr.add("headless", await t.post(t.ns_path("services"), headless))
+    return tr
+
+
+async def case_statefulset_defaults(t: Target) -> Transcript:
+    tr = Transcript()
+    body = {
+        "metadata": {"name": "ss"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "ss"}},
+            "serviceName": "ss",
+            "template": {"metadata": {"labels": {"app": "ss"}}, "spec": {"containers": [_container()]}},
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+                }
+            ],
+        },
+    }
+    tr.add("create", await t.post(t.ns_path("statefulsets", group="apps"), body))
+    return tr
+
+
+async def case_deployment_defaults(t: Target) -> Transcript:
+    tr = Transcript()
+    body = {
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [_container()]}},
+        },
+    }
+    reply = await t.post(t.ns_path("deployments", group="apps"), body)
+    # kube-controller-manager writes the status of the real one at once;
+    # what the API server itself returns is the create response.
+    tr.add("create", reply)
+    return tr
+
+
+async def case_job_defaults_and_generated_selector(t: Target) -> Transcript:
+    """A Job without a selector gets one on its own uid, and its template the
+    matching controller-uid and job-name labels (old and new keys)."""
+    tr = Transcript()
+    body = {
+        "metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [_container()]}}},
+    }
+    tr.add("create", await t.post(t.ns_path("jobs", group="batch", version="v1"), body))
+    return tr
+
+
+async def case_generation_moves_on_spec_only(t: Target) -> Transcript:
+    """generation starts at 1 and moves on a spec change only: not on a
+    label change, not on a status write."""
+    tr = Transcript()
+    body = {
+        "metadata": {"name": "d"},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [_container()]}},
+        },
+    }
+    path = t.ns_path("deployments", "d", group="apps")
+    created = await t.post(t.ns_path("deployments", group="apps"), body)
+    tr.add("created generation", created.body["metadata"].get("generation"))
+    labelled = await t.patch(path, {"metadata": {"labels": {"x": "y"}}}, MERGE)
+    tr.add("after label", labelled.body["metadata"].get("generation"))
+    status = await t.patch(path + "/status", {"status": {"observedGeneration": 7}}, MERGE)
+    tr.add("after status", [status.code, status.body["metadata"].get("generation")])
+    spec = await t.patch(path, {"spec": {"replicas": 2}}, MERGE)
+    tr.add("after spec", spec.body["metadata"].get("generation"))
+    return tr

@@ -152,6 +152,7 @@ def test_wait_for_first_consumer_selects_node_then_follows_volume_affinity() -> 
     bound = {
         "metadata": {"name": "data-0", "namespace": "default"},
         "spec": {"storageClassName": "local", "volumeName": "pv1"},
+        "status": {"phase": "Bound"},
     }
     pv = {
         "metadata": {"name": "pv1"},
@@ -180,6 +181,18 @@ def test_wait_for_first_consumer_selects_node_then_follows_volume_affinity() -> 
         ),
     )
     assert res.node == "n1" and not res.wait
+    naming = {**bound, "status": {"phase": "Pending"}}
+    res = schedule(
+        p,
+        ClusterState(
+            [node("n0"), node("n1")],
+            {},
+            claims={"data-0": naming},
+            volumes={"pv1": pv},
+            storage_classes={"local": sc},
+        ),
+    )
+    assert res.node == "n1" and res.wait, "the claim names its volume but is not Bound yet: PreBind waits"
     res = schedule(
         p,
         ClusterState(

@@ -67,12 +67,18 @@ def test_claim_handed_to_provisioner_then_provisioned_and_bound() -> None:
         pv["spec"]["claimRef"]["uid"] == "uid-data"
         and pv["spec"]["persistentVolumeReclaimPolicy"] == "Delete"
     )
-    acts = plan_claim(c, [pv], CLASSES, in_use=False)
-    bind = acts[0]
-    assert isinstance(bind, Patch) and bind.patch["spec"] == {"volumeName": "pvc-uid-data"}
-    statuses = [a.patch["status"] for a in acts if isinstance(a, Patch) and a.subresource == "status"]
-    assert {"phase": "Bound"} in statuses
-    assert {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "2Gi"}} in statuses
+    # ctrl.bind's order: the volume reports Bound, the claim names it, the claim reports Bound.
+    volume_bound, names, claim_bound = plan_claim(c, [pv], CLASSES, in_use=False)
+    assert isinstance(volume_bound, Patch) and volume_bound.kind.kind == "PersistentVolume"
+    assert volume_bound.subresource == "status" and volume_bound.patch == {"status": {"phase": "Bound"}}
+    assert isinstance(names, Patch) and names.patch["spec"] == {"volumeName": "pvc-uid-data"}
+    assert names.patch["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] == "yes"
+    assert isinstance(claim_bound, Patch) and claim_bound.subresource == "status"
+    assert claim_bound.patch["status"] == {
+        "phase": "Bound",
+        "accessModes": ["ReadWriteOnce"],
+        "capacity": {"storage": "2Gi"},
+    }
 
 
 def test_wait_for_first_consumer_waits_for_selected_node() -> None:

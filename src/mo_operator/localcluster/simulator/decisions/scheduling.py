@@ -9,7 +9,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.objects import Obj, controller_ref, is_deleting, labels_of, name_of, namespace_of, spec_of
+from ..core.objects import (
+    Obj,
+    controller_ref,
+    is_deleting,
+    labels_of,
+    name_of,
+    namespace_of,
+    spec_of,
+    status_of,
+)
 from ..core.pods import Resources, is_terminal, node_allocatable, node_name_of, pod_requests, pvc_claim_names
 from ..core.selectors import (
     map_selector_matches,
@@ -177,6 +186,14 @@ def _affinity_failure(
     return None
 
 
+def _bound(claim: Obj) -> bool:
+    """The claim names its volume and reports Bound. kube-scheduler asks only for
+    the volume name and bind-completed, but it looks again after a second (its
+    PreBind poll, an unschedulable pod's back-off) and so always finds the
+    claim's Bound status written by then; waiting for it keeps that order here."""
+    return bool(spec_of(claim).get("volumeName")) and status_of(claim).get("phase") == "Bound"
+
+
 def _claims_prefilter(pod: Obj, state: ClusterState) -> tuple[str | None, list[Obj]]:
     """VolumeBinding PreFilter: every claim exists, is not being deleted, and
     immediate claims are bound. Returns the failure and the claims."""
@@ -189,7 +206,7 @@ def _claims_prefilter(pod: Obj, state: ClusterState) -> tuple[str | None, list[O
             return f'persistentvolumeclaim "{cname}" is being deleted', []
         claims.append(claim)
     for claim in claims:
-        if spec_of(claim).get("volumeName"):
+        if _bound(claim):
             continue
         sc = state.storage_classes.get(spec_of(claim).get("storageClassName") or "")
         if sc is None or sc.get("volumeBindingMode", "Immediate") != "WaitForFirstConsumer":
@@ -289,7 +306,7 @@ def schedule(pod: Obj, state: ClusterState) -> Placement:
         if not spec_of(c).get("volumeName")
         and not ((c.get("metadata") or {}).get("annotations") or {}).get("volume.kubernetes.io/selected-node")
     )
-    pending = any(not spec_of(c).get("volumeName") for c in claims)
+    pending = any(not _bound(c) for c in claims)
     return Placement(name_of(best), select_claims=wffc, wait=pending)
 
 

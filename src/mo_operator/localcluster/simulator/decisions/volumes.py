@@ -189,31 +189,42 @@ def _size(pv: Obj) -> int:
 
 
 def _bind(claim: Obj, pv: Obj) -> list[Action]:
-    """``bind``: the claim names the volume, then both report Bound."""
+    """``bind``, in the PV controller's order: the volume reports Bound, then the
+    claim names it (with bind-completed), then the claim reports Bound."""
     ann = {BIND_COMPLETED: "yes", BOUND_BY_CONTROLLER: "yes"}
     return [
+        *_volume_bound(pv),
         Patch(
             PVC,
             namespace_of(claim),
             name_of(claim),
             {"metadata": {"annotations": ann}, "spec": {"volumeName": name_of(pv)}},
         ),
-        *_claim_bound(claim, pv),
+        *_claim_status_bound(claim, pv),
     ]
 
 
-def _claim_bound(claim: Obj, pv: Obj) -> list[Action]:
-    out: list[Action] = []
-    if status_of(pv).get("phase") != "Bound":
-        out.append(Patch(PV, "", name_of(pv), {"status": {"phase": "Bound"}}, subresource="status"))
+def _volume_bound(pv: Obj) -> list[Action]:
+    if status_of(pv).get("phase") == "Bound":
+        return []
+    return [Patch(PV, "", name_of(pv), {"status": {"phase": "Bound"}}, subresource="status")]
+
+
+def _claim_status_bound(claim: Obj, pv: Obj) -> list[Action]:
     want = {
         "phase": "Bound",
         "accessModes": list(spec_of(pv).get("accessModes") or []),
         "capacity": dict(spec_of(pv).get("capacity") or {}),
     }
     st = status_of(claim)
-    if any(st.get(k) != v for k, v in want.items()):
-        out.append(Patch(PVC, namespace_of(claim), name_of(claim), {"status": want}, subresource="status"))
+    if all(st.get(k) == v for k, v in want.items()):
+        return []
+    return [Patch(PVC, namespace_of(claim), name_of(claim), {"status": want}, subresource="status")]
+
+
+def _claim_bound(claim: Obj, pv: Obj) -> list[Action]:
+    """A claim that already names its volume: finish what ``bind`` left undone."""
+    out = [*_volume_bound(pv), *_claim_status_bound(claim, pv)]
     if annotations_of(claim).get(BIND_COMPLETED) != "yes":
         out.append(
             Patch(

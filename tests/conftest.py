@@ -71,3 +71,38 @@ async def client(control_plane: ControlPlane) -> AsyncIterator[Any]:
         yield c
     finally:
         await c.close()
+
+
+def _start_real_control_plane() -> Any:
+    """envtest's convention: ``KUBEBUILDER_ASSETS`` names real control-plane
+    binaries, which the suite starts itself and the e2e scenarios run against,
+    as ``MO_TEST_KUBECONFIG`` (which names an existing cluster instead).
+
+    Started while this conftest loads, before the e2e harness reads the
+    variable; stopped, with its data removed, when the session ends."""
+    from mo_operator.localcluster.envtest import RealControlPlane, assets_dir
+
+    assets = assets_dir()
+    if assets is None or os.environ.get("MO_TEST_KUBECONFIG"):
+        return None
+    plane = RealControlPlane(assets)
+    os.environ["MO_TEST_KUBECONFIG"] = str(plane.start())
+    return plane
+
+
+_REAL_CONTROL_PLANE = _start_real_control_plane()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    target = os.environ.get("MO_TEST_KUBECONFIG")
+    if _REAL_CONTROL_PLANE is not None:
+        return f"control plane: kube-apiserver started from KUBEBUILDER_ASSETS at {_REAL_CONTROL_PLANE.url}"
+    if target:
+        return f"control plane: the cluster MO_TEST_KUBECONFIG names ({target})"
+    return "control plane: embedded"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _REAL_CONTROL_PLANE is not None:
+        _REAL_CONTROL_PLANE.stop()
+        os.environ.pop("MO_TEST_KUBECONFIG", None)

@@ -49,7 +49,6 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
             simulator_options=FAST_SIMULATOR,
             mo_settings=MO_SETTINGS,
             refresh_interval=0.05,
-            control_plane_options={"bookmark_interval": 0.5},
         )
         kubeconfig = tmp_path / "kubeconfig"
         await cluster.start(kubeconfig)

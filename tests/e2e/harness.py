@@ -404,7 +404,7 @@ class OperatorRunner:
         )
         if webhooks:
             await self.start_webhooks()
-        config = {"settings": OPERATOR_SETTINGS, "watch_stall_seconds": 3.0, **config}
+        config = {"settings": OPERATOR_SETTINGS, **config}
         self.operator = Operator(self.client, self.world.cluster.provider, OperatorConfig(**config))
         self._task = asyncio.create_task(self.operator.run(), name="operator-under-test")
         return self.operator

@@ -25,6 +25,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 SEED = int(os.environ.get("MO_TEST_CHAOS_SEED", "20261123"))
+STALL_SECONDS = 3.0
+"""The operator's stall bound here: a stalled watch must be noticed within the test.
+It is only safe because this server then sends bookmarks far more often (below);
+against kube-apiserver's one a minute it would restart every quiet watch."""
 
 
 async def _inject(world: World, rng: random.Random, stop: asyncio.Event, done: list[str]) -> None:
@@ -44,7 +48,7 @@ async def _inject(world: World, rng: random.Random, stop: asyncio.Event, done: l
             server().store.drop_watchers()
         elif fault == "stall":
             server().watch_settings.stalled = True
-            await asyncio.sleep(rng.uniform(3.5, 5.0))  # past the operator's 3s stall bound
+            await asyncio.sleep(rng.uniform(STALL_SECONDS + 0.5, STALL_SECONDS + 2.0))  # past the stall bound
             server().watch_settings.stalled = False
         elif fault == "storm":
             server().faults.fail_next(40, 429, retry_after=1)
@@ -53,7 +57,12 @@ async def _inject(world: World, rng: random.Random, stop: asyncio.Event, done: l
         done.append(fault)
 
 
-async def test_api_faults_during_a_scenario_lose_nothing(world: World, operator: OperatorRunner) -> None:
+async def test_api_faults_during_a_scenario_lose_nothing(
+    world: World, operator_runner: OperatorRunner
+) -> None:
+    assert world.cluster.control_plane is not None
+    world.cluster.control_plane.server.watch_settings.bookmark_interval = STALL_SECONDS / 6  # kept on restart
+    await operator_runner.start(watch_stall_seconds=STALL_SECONDS)
     stop = asyncio.Event()
     done: list[str] = []
     injector = asyncio.create_task(_inject(world, random.Random(SEED), stop, done))

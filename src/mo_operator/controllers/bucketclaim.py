@@ -20,8 +20,10 @@ the claim and carries out its end:
   (``matrixone/buckets.py`` for the script) with the credentials of the S3
   ``secretRef``, scheduled like the LogSet's pods, owned by the claim.
 - **never hangs silently**: the Job retries a failed pod ``backoffLimit`` times and
-  gives up after ``activeDeadlineSeconds``; a failed Job leaves the claim with
-  condition ``Ready=False`` reason ``CleanupFailed`` and a Warning Event saying
+  gives up after ``activeDeadlineSeconds``. The first failed pod already sets
+  condition ``Ready=False`` reason ``CleanupFailed`` with its exit code and a
+  Warning Event (the Job controller's backoff makes the Job itself fail only
+  minutes later); the failed Job says so again, each time saying
   how to go on (delete the Job to retry, or set the claim's policy to Retain to
   keep the data and let the claim go). Every other wait says what it waits for.
 
@@ -56,6 +58,8 @@ CLEANUP_BACKOFF_LIMIT = 3
 """Failed cleanup pods retried before the Job fails (each a fresh pod, its logs kept)."""
 CLEANUP_DEADLINE_SECONDS = 900
 """A cleanup Job running longer than this fails (a pod that never starts, a hung call)."""
+GAVE_UP = "failed to delete"
+"""How the message of a failed cleanup Job (no longer retrying) reads."""
 WRITER_KINDS = frozenset({Component.LOG.kind, Component.TN.kind, "TNSet", Component.CN.kind})
 """Pods of these components write to the shared storage."""
 
@@ -254,7 +258,22 @@ class BucketClaimActor:
                 ctx, "DeletingData", f"Job {job_name} deletes {url}", settings.busy_poll_seconds
             )
         outcome = job_outcome(job)
+        how_to_go_on = (
+            f"Fix the cause (credentials, endpoint) and delete Job {job_name} to retry, or set "
+            "spec.s3.s3RetentionPolicy of this claim to Retain to keep the data and let the claim go"
+        )
         if outcome is None:
+            failed = self._failed_pod(claim, job)
+            if failed is not None:
+                # The Job controller backs failed pods off (10 s, 20 s, 40 s...), so it
+                # gives up minutes after the first failure: say so at the first one.
+                retries = int((job.get("status") or {}).get("failed") or 1)
+                limit = int((job.get("spec") or {}).get("backoffLimit") or 0)
+                message = (
+                    f"Job {job_name} is failing to delete {url}: pod {failed}; "
+                    f"{min(retries, limit)} of {limit} retries used, the Job keeps retrying. " + how_to_go_on
+                )
+                return await self._wait(ctx, "CleanupFailed", message, settings.poll_seconds, warn=True)
             problem = self._pod_problem(claim, job)
             return await self._wait(
                 ctx,
@@ -268,12 +287,12 @@ class BucketClaimActor:
             return await self._done(ctx)
         problem = self._pod_problem(claim, job)
         message = (
-            f"Job {job_name} failed to delete {url} ({why or 'failed'}"
+            f"Job {job_name} {GAVE_UP} {url} ({why or 'failed'}"
             + (f"; last pod: {problem}" if problem else "")
-            + f"). Fix the cause (credentials, endpoint) and delete Job {job_name} to retry, or set "
-            "spec.s3.s3RetentionPolicy of this claim to Retain to keep the data and let the claim go"
+            + "). "
+            + how_to_go_on
         )
-        return await self._wait(ctx, "CleanupFailed", message, settings.poll_seconds, warn=True)
+        return await self._wait(ctx, "CleanupFailed", message, settings.poll_seconds, warn=True, gave_up=True)
 
     def _logset_in_use(self, claim: Mapping[str, Any], bound: str) -> bool:
         namespace, _, name = bound.partition("/")
@@ -303,13 +322,24 @@ class BucketClaimActor:
             if (p["metadata"].get("labels") or {}).get(labels.COMPONENT) in WRITER_KINDS
         )
 
-    def _pod_problem(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> str | None:
-        """Why the Job's newest pod is not doing its work, if its status says."""
-        pods = [
+    def _job_pods(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [
             p
             for p in self.env.caches.list(r.PODS, claim["metadata"].get("namespace") or "", job_labels(claim))
             if is_controlled_by(p, job)
         ]
+
+    def _failed_pod(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> str | None:
+        """The newest failed pod of a Job still retrying, and why it failed."""
+        failed = [p for p in self._job_pods(claim, job) if (p.get("status") or {}).get("phase") == "Failed"]
+        if not failed:
+            return None
+        newest = max(failed, key=lambda p: (str(p["metadata"].get("creationTimestamp") or ""), name_of(p)))
+        return f"{name_of(newest)} failed ({podutil.problem(newest)})"
+
+    def _pod_problem(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> str | None:
+        """Why the Job's newest pod is not doing its work, if its status says."""
+        pods = self._job_pods(claim, job)
         if not pods:
             return None
         newest = max(pods, key=lambda p: (str(p["metadata"].get("creationTimestamp") or ""), name_of(p)))
@@ -318,12 +348,22 @@ class BucketClaimActor:
         return f"{name_of(newest)}: {podutil.problem(newest)}"
 
     async def _wait(
-        self, ctx: Context, reason: str, message: str, after: float, *, warn: bool = False
+        self,
+        ctx: Context,
+        reason: str,
+        message: str,
+        after: float,
+        *,
+        warn: bool = False,
+        gave_up: bool = False,
     ) -> bool:
+        """Report what the claim waits for; ``warn`` announces a new problem with a
+        Warning Event, and ``gave_up`` once more when the Job stops retrying."""
         before = get_condition((ctx.obj.get("status") or {}).get("conditions") or (), READY) or {}
         ctx.set_condition(READY, False, reason, message)
         await self._write_status(ctx)
-        if warn and before.get("reason") != reason:
+        announced_give_up = GAVE_UP in str(before.get("message") or "")
+        if warn and (before.get("reason") != reason or (gave_up and not announced_give_up)):
             ctx.event("Warning", reason, message)
         ctx.requeue(after)
         return False

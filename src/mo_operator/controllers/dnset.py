@@ -32,7 +32,7 @@ from .common.env import Env
 from .common.meta import name_of, set_labels
 from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from .common.services import headless_service, metric_service
-from .common.statefulsets import rollout, statefulset, volume_claim_template
+from .common.statefulsets import force_rollback, rollout, statefulset, volume_claim_template
 from .common.status import Readiness, report_rollout, store_status
 from .common.writes import Writes
 
@@ -71,6 +71,7 @@ class DNSetActor:
         pods = self.env.caches.list(r.PODS, namespace, selector)
         sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
         roll = rollout(sts, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
+        force_rollback(ctx, roll, plan)
         if roll.complete and not plan:
             base = names.config_map_base_name(COMPONENT, name)
             collect_unused(

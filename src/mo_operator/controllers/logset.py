@@ -50,7 +50,7 @@ from .common.env import Env
 from .common.meta import child_metadata, name_of, set_labels
 from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from .common.services import discovery_service, headless_service, metric_service
-from .common.statefulsets import Rollout, rollout, statefulset, volume_claim_template
+from .common.statefulsets import Rollout, force_rollback, rollout, statefulset, volume_claim_template
 from .common.status import set_rollout_conditions, store_status
 from .common.writes import Writes
 
@@ -86,6 +86,7 @@ class LogSetActor:
         pods = self.env.caches.list(r.PODS, namespace, selector)
         sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
         roll = rollout(sts, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
+        force_rollback(ctx, roll, plan)
         if roll.complete and not plan:
             base = names.config_map_base_name(COMPONENT, name)
             collect_unused(

@@ -512,6 +512,56 @@ async def test_a_failed_cleanup_is_a_condition_and_one_warning(world: World) -> 
     assert not [x for x in world.client.calls if x[0] == "create"], "a failed Job is not retried by itself"
 
 
+async def test_a_failing_cleanup_is_reported_at_its_first_failed_pod_and_again_when_the_job_gives_up(
+    world: World,
+) -> None:
+    """kube-controller-manager backs a Job's retries off (10 s, 20 s, 40 s): the Job
+    itself fails minutes after its first pod did, too late to be the first word."""
+    c = claim(bound=None, deleting=True, policy="Delete", written=True)
+    job = _job(c, None)
+    job["metadata"]["uid"] = "uid-job"
+    job["status"] = {"failed": 1, "active": 0}
+    world.caches.add(r.JOBS, job)
+    failed_pod = {
+        "metadata": {
+            "name": "job-bucket-uid-mo-x1",
+            "namespace": NS,
+            "labels": dict(job["spec"]["template"]["metadata"]["labels"]),
+            "ownerReferences": [
+                {"kind": "Job", "name": job["metadata"]["name"], "uid": "uid-job", "controller": True}
+            ],
+            "creationTimestamp": "2026-11-25T10:00:00Z",
+        },
+        "status": {
+            "phase": "Failed",
+            "containerStatuses": [
+                {"name": "main", "state": {"terminated": {"exitCode": 254, "reason": "Error"}}}
+            ],
+        },
+    }
+    world.caches.add(r.PODS, failed_pod)
+    ctx = world.context(c)
+    assert await world.actor.finalize(ctx) is False
+    ready = ctx.status["conditions"][0]
+    assert ready["reason"] == "CleanupFailed", ready
+    assert "job-bucket-uid-mo-x1 failed (Error: exit code 254)" in ready["message"]
+    assert "1 of 3 retries used, the Job keeps retrying" in ready["message"]
+    assert [e[:2] for e in world.events.seen] == [("Warning", "CleanupFailed")]
+
+    c["status"] = ctx.status  # reported; the Job gives up later: said once more
+    gave_up = _job(c, "Failed", "BackoffLimitExceeded")
+    gave_up["metadata"]["uid"] = "uid-job"
+    world.caches.add(r.JOBS, gave_up)
+    ctx = world.context(c)
+    assert await world.actor.finalize(ctx) is False
+    ready = ctx.status["conditions"][0]
+    assert "BackoffLimitExceeded" in ready["message"] and "exit code 254" in ready["message"]
+    assert [e[:2] for e in world.events.seen] == [("Warning", "CleanupFailed")] * 2
+    c["status"] = ctx.status
+    assert await world.actor.finalize(world.context(c)) is False
+    assert len(world.events.seen) == 2
+
+
 def test_a_released_or_deleted_claim_wakes_every_logset_of_its_path(world: World) -> None:
     from mo_operator.kube.controller import Request
 

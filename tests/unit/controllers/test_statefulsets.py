@@ -5,17 +5,21 @@ ready; ``stall`` names the first pod stuck past the bound, and says why."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.common.statefulsets import (
     REVISION_LABEL,
     Rollout,
+    force_rollback,
     rollout,
     stall,
     statefulset,
     volume_claim_template,
 )
+from mo_operator.kube.errors import ApiError
+
+from .controller_fakes import FakeCaches, RecordingClient, context, events, make_env, writes
 
 Obj = dict[str, Any]
 NOW = 1_700_000_000.0
@@ -220,3 +224,69 @@ def test_a_deleting_pod_does_not_stall_the_roll() -> None:
     stuck = pod(2, ready=False, since=NOW - 900, deleting=True)
     got = roll(sts(settled_status()), [pod(0), pod(1), stuck])
     assert got.stalled is None
+
+
+# ------------------------------------------------------------ forced rollback
+def _reverted(generation: int = 3, observed: int = 3) -> Obj:
+    """A set rolled onto r3 (broken), then reverted: it rolls to r2 again."""
+    status = settled_status(generation=observed) | {"updateRevision": "r2", "currentRevision": "r2"}
+    status["updatedReplicas"] = 2
+    return sts(status, generation=generation)
+
+
+def test_a_pod_stuck_on_a_revision_the_set_no_longer_rolls_to_is_to_be_replaced() -> None:
+    broken = pod(2, ready=False, revision="r3", since=NOW - STALL - 1)
+    broken["metadata"]["uid"] = "uid-2"
+    got = roll(_reverted(), [pod(0), pod(1), broken])
+    assert got.stuck_outdated == (("mo-log-2", "uid-2"),)
+
+
+def test_no_forced_rollback_while_waiting_is_normal_or_the_controller_lags() -> None:
+    fresh = pod(2, ready=False, revision="r3", since=NOW - STALL + 5)
+    assert roll(_reverted(), [pod(0), pod(1), fresh]).stuck_outdated == ()  # not stalled yet
+    stalled = pod(2, ready=False, revision="r3", since=NOW - STALL - 1)
+    assert roll(_reverted(observed=2), [pod(0), pod(1), stalled]).stuck_outdated == ()  # spec unseen
+    current = pod(2, ready=False, revision="r2", since=NOW - STALL - 1)
+    assert roll(_reverted(), [pod(0), pod(1), current]).stuck_outdated == ()  # the wanted revision
+    ready_old = pod(2, revision="r1")
+    assert roll(_reverted(), [pod(0), pod(1), ready_old]).stuck_outdated == ()  # serving: the roll's job
+    going = pod(2, ready=False, revision="r3", since=NOW - STALL - 1, deleting=True)
+    assert roll(_reverted(), [pod(0), pod(1), going]).stuck_outdated == ()  # already deleted
+
+
+async def test_force_rollback_deletes_by_uid_and_tells_once_deleted() -> None:
+    caches = FakeCaches()
+    env = make_env(caches)
+    ctx = context(OWNER)
+    stuck = Rollout(3, 2, 2, False, stuck_outdated=(("mo-log-2", "uid-2"),))
+    plan = writes(env)
+    force_rollback(ctx, stuck, plan)
+    assert plan.description == "replace pod mo-log-2, stuck on an outdated revision"
+    client = cast(RecordingClient, plan.client)
+    client.delete = _returning(client, {"kind": "Pod"})  # type: ignore[method-assign]
+    await plan(ctx)
+    assert client.calls == [("delete", "Pod", "mo-log-2", {"uid": "uid-2", "missing_ok": True})]
+    assert [(t, reason) for t, reason, _ in events(ctx)] == [("Normal", "ForcedRollback")]
+
+
+async def test_force_rollback_of_a_pod_already_replaced_is_quiet() -> None:
+    env = make_env(FakeCaches())
+    ctx = context(OWNER)
+    plan = writes(env)
+    force_rollback(ctx, Rollout(3, 2, 2, False, stuck_outdated=(("mo-log-2", "uid-2"),)), plan)
+    client = cast(RecordingClient, plan.client)
+
+    async def conflict(*args: Any, **kw: Any) -> None:
+        raise ApiError(409, "Conflict", "Precondition failed: UID in precondition: uid-2")
+
+    client.delete = conflict  # type: ignore[method-assign]
+    await plan(ctx)  # the StatefulSet controller replaced it first: nothing to do, nothing said
+    assert events(ctx) == []
+
+
+def _returning(client: RecordingClient, result: Obj) -> Any:
+    async def delete(res: Any, name: str, namespace: str | None = None, **kw: Any) -> Obj:
+        client.calls.append(("delete", res.kind, name, kw))
+        return result
+
+    return delete

@@ -11,7 +11,11 @@ a fixed spec replace a broken pod: with ``OrderedReady`` a StatefulSet
 waits forever on a pod that will never be ready (kubernetes#67250).
 
 What the StatefulSet controller cannot do is tell anyone why a roll
-stopped; ``rollout`` reads the pods for that.
+stopped; ``rollout`` reads the pods for that. Nor does it always replace a
+pod stuck on a revision the set no longer asks for (with ``OrderedReady`` it
+never does: Kubernetes' "Forced rollback"); ``stuck_outdated`` finds those
+pods so that the operator deletes them, as a person would, and the
+StatefulSet recreates them from the current template.
 """
 
 from __future__ import annotations
@@ -20,8 +24,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.kube.actor import Context
+from mo_operator.kube.errors import ApiError, is_conflict
+
 from . import pods as podutil
+from . import resources as r
 from .meta import child_metadata, is_deleting
+from .writes import Writes
 
 Obj = dict[str, Any]
 
@@ -87,6 +96,8 @@ class Rollout:
     """Why the roll (or start) is stuck: a pod not ready for longer than the stall time, and why."""
     recheck_after: float | None = None
     """When a pod not ready yet would count as stalled: look again then."""
+    stuck_outdated: tuple[tuple[str, str], ...] = ()
+    """``(name, uid)`` of pods of an older revision, stalled: to be deleted (forced rollback)."""
 
     def summary(self) -> str:
         return f"{self.ready}/{self.replicas} ready, {self.updated}/{self.replicas} updated"
@@ -119,7 +130,52 @@ def rollout(
         and (replicas == 0 or status.get("currentRevision") == update_revision)
     )
     stalled, recheck = stall(members, now, stall_seconds)
-    return Rollout(replicas, ready, updated, complete, stalled, recheck)
+    stuck = stuck_outdated(members, update_revision, now, stall_seconds) if observed else ()
+    return Rollout(replicas, ready, updated, complete, stalled, recheck, stuck)
+
+
+def stuck_outdated(
+    members: Sequence[Mapping[str, Any]], update_revision: str | None, now: float, stall_seconds: float
+) -> tuple[tuple[str, str], ...]:
+    """Pods of a revision other than the one the StatefulSet (having seen its latest
+    spec) now rolls to, not ready for ``stall_seconds``: nothing will make them
+    ready, and the StatefulSet controller may wait on them forever."""
+    if not update_revision:
+        return ()
+    stuck = []
+    for pod in members:
+        meta = pod["metadata"]
+        if (meta.get("labels") or {}).get(REVISION_LABEL) in (None, update_revision):
+            continue
+        since = podutil.not_ready_since(pod)
+        if since is not None and now - since >= stall_seconds:
+            stuck.append((str(meta["name"]), str(meta.get("uid") or "")))
+    return tuple(sorted(stuck))
+
+
+def force_rollback(ctx: Context, roll: Rollout, plan: Writes) -> None:
+    """Delete the pods ``roll`` found stuck on an older revision (each only while it
+    is still the pod judged, by uid), and say so in an Event once it is done."""
+    for name, uid in roll.stuck_outdated:
+
+        async def step(name: str = name, uid: str = uid) -> None:
+            try:
+                deleted = await plan.client.delete(
+                    r.PODS, name, ctx.namespace or None, uid=uid, missing_ok=True
+                )
+            except ApiError as e:
+                if is_conflict(e):  # already replaced (by the StatefulSet controller): nothing to do
+                    return
+                raise
+            if deleted is not None:
+                ctx.event(
+                    "Normal",
+                    "ForcedRollback",
+                    f"deleted pod {name}: it is not ready on a revision the StatefulSet no longer rolls "
+                    "to, and is recreated from the current template",
+                )
+
+        plan.call(f"replace pod {name}, stuck on an outdated revision", step)
 
 
 def stall(

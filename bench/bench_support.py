@@ -23,6 +23,26 @@ CONFIGMAPS = Resource("", "v1", "ConfigMap", "configmaps", True)
 REPO = Path(__file__).resolve().parents[1]
 
 
+def start_real_control_plane() -> str | None:
+    """envtest's convention, as in the tests: with ``KUBEBUILDER_ASSETS`` (and no
+    ``MO_TEST_KUBECONFIG``) start that real control plane for this run, stopped at
+    exit, and name it in ``MO_TEST_KUBECONFIG`` (child processes inherit it and
+    start none). Returns the description of the server figures are taken on."""
+    import atexit
+
+    from mo_operator.localcluster.envtest import RealControlPlane, assets_dir
+
+    assets = assets_dir()
+    if assets is not None and not os.environ.get("MO_TEST_KUBECONFIG"):
+        plane = RealControlPlane(assets)
+        os.environ["MO_TEST_KUBECONFIG"] = str(plane.start())
+        os.environ["MO_BENCH_SERVER"] = f"kube-apiserver from {assets} ({plane.url})"
+        atexit.register(plane.stop)
+    if os.environ.get("MO_TEST_KUBECONFIG"):
+        return os.environ.get("MO_BENCH_SERVER") or f"the cluster of {os.environ['MO_TEST_KUBECONFIG']}"
+    return None
+
+
 def rss_bytes(pid: int | None = None) -> int:
     for line in Path(f"/proc/{pid or os.getpid()}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -90,6 +110,8 @@ async def create_all(client: ApiClient, objects: Sequence[dict[str, Any]], concu
 
 
 def print_figures(figures: list[dict[str, Any]]) -> None:
+    server = os.environ.get("MO_BENCH_SERVER") or os.environ.get("MO_TEST_KUBECONFIG")
+    print(f"server: {server or 'the embedded control plane'}", file=sys.stderr, flush=True)
     for f in figures:
         print(json.dumps(f))
     print()

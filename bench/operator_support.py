@@ -44,6 +44,7 @@ from typing import Any
 
 from lightkube.config.kubeconfig import KubeConfig
 
+from bench_support import start_real_control_plane
 from mo_operator.api.install import install_crds
 from mo_operator.cli.main import FAST_SIMULATOR
 from mo_operator.controllers.common import resources as r
@@ -63,8 +64,10 @@ from mo_operator.matrixone.simulated.remote import discover
 
 Obj = dict[str, Any]
 
+start_real_control_plane()
 REAL_KUBECONFIG = os.environ.get("MO_TEST_KUBECONFIG")
-"""A real API server to run against instead of the embedded control plane."""
+"""A real API server to run against instead of the embedded control plane
+(started here from ``KUBEBUILDER_ASSETS``, or an existing cluster)."""
 
 GROUP_VERSION = "core.matrixorigin.io/v1alpha1"
 VERSION = "2.0.0"

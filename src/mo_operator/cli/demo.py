@@ -6,7 +6,7 @@ CRDs, runs the operator and its webhooks in this process, applies an example
 MatrixOneCluster (``examples/demo-cluster.yaml``, written as for the Go
 operator) and shows each set's progress until the cluster is Ready; then
 says how to look at it with kubectl, and keeps everything running until
-Ctrl-C (or exits, with ``--exit-when-ready``, for scripts).
+Ctrl-C or SIGTERM (or exits, with ``--exit-when-ready``, for scripts).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 from mo_operator.webhooks import api_claim_lookup, install_webhook_configurations, register
+
+from .shutdown import Interrupted, Shutdown
 
 SETS = ((r.LOGSETS, "LogSet"), (r.DNSETS, "DNSet"), (r.CNSETS, "CNSet"), (r.PROXYSETS, "ProxySet"))
 DEMO_TIMINGS = {"start_delay": 0.5, "ready_delay": 0.3, "time_scale": 0.05}
@@ -87,16 +89,31 @@ async def _table(client: ApiClient, namespace: str, name: str, started: float) -
 
 
 async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) -> int:
+    """The demo until Ready (``exit_when_ready``) or until SIGTERM or Ctrl-C,
+    which stop it at any point, after the same cleanup: the operator, the
+    webhook server and the embedded control plane all run in this process,
+    so when it exits nothing of the demo is left running."""
+    shutdown = Shutdown().install()
     console = Console(stderr=True)
-    path = Path(kubeconfig).resolve()
-    cluster = SimulatedCluster(simulator_options=DEMO_TIMINGS)
-    with console.status("Starting the embedded control plane and the simulated MatrixOne..."):
-        await asyncio.wait_for(cluster.start(path), timeout)
-    client = ApiClient(KubeConfig.from_file(str(path)), field_manager="mo-operator", qps=None)
-    operator = Operator(client, cluster.provider, OperatorConfig())
-    webhooks = WebhookServer(GeneratedCerts(["127.0.0.1", "localhost"]), host="127.0.0.1", port=0)
-    task: asyncio.Task[None] | None = None
+    demo = _demo(console, shutdown, Path(kubeconfig).resolve(), exit_when_ready, timeout)
     try:
+        return await shutdown.interruptible(demo)
+    except Interrupted:  # before the cluster was Ready: stopped all the same
+        return 0
+
+
+async def _demo(
+    console: Console, shutdown: Shutdown, path: Path, exit_when_ready: bool, timeout: float
+) -> int:
+    async with contextlib.AsyncExitStack() as cleanup:  # undone in reverse, also when interrupted
+        cluster = SimulatedCluster(simulator_options=DEMO_TIMINGS)
+        cleanup.push_async_callback(cluster.stop)
+        with console.status("Starting the embedded control plane and the simulated MatrixOne..."):
+            await asyncio.wait_for(cluster.start(path), timeout)
+        client = ApiClient(KubeConfig.from_file(str(path)), field_manager="mo-operator", qps=None)
+        cleanup.push_async_callback(client.close)
+        webhooks = WebhookServer(GeneratedCerts(["127.0.0.1", "localhost"]), host="127.0.0.1", port=0)
+        cleanup.push_async_callback(webhooks.stop)
         with console.status("Installing the CRDs and the webhooks..."):
             await install_crds(client)
             register(webhooks, claims=api_claim_lookup(client))
@@ -104,7 +121,9 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
             await install_webhook_configurations(
                 client, url_base=f"https://127.0.0.1:{webhooks.port}", ca_bundle=webhooks.certs.ca_bundle
             )
+        operator = Operator(client, cluster.provider, OperatorConfig())
         task = asyncio.create_task(operator.run(), name="operator")
+        cleanup.push_async_callback(_stop_operator, operator, task)
         example = example_cluster()
         meta = example["metadata"]
         await client.apply(example, resource=r.MATRIXONE_CLUSTERS, field_manager="mo-demo")
@@ -136,14 +155,11 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
         if exit_when_ready:
             return 0
         console.print("Press Ctrl-C to stop.")
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.Event().wait()
+        await shutdown.requested.wait()
         return 0
-    finally:
-        operator.stop()
-        if task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(task, 30)
-        await webhooks.stop()
-        await client.close()
-        await cluster.stop()
+
+
+async def _stop_operator(operator: Operator, task: asyncio.Task[None]) -> None:
+    operator.stop()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(task, 30)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import click
 
 from .logging_setup import setup_logging
+from .shutdown import Shutdown
 
 FAST_SIMULATOR = {
     "start_delay": 0.05,
@@ -70,6 +70,7 @@ def control_plane(
     simulated MatrixOne answers, so the operator needs no other flag."""
 
     async def run() -> None:
+        shutdown = Shutdown().install()
         if no_simulator or controllers_only:
             from mo_operator.localcluster.controlplane import ControlPlane
 
@@ -92,7 +93,7 @@ def control_plane(
         click.echo(f"API server on {url}; kubeconfig written to {kubeconfig}")
         click.echo(f"  export KUBECONFIG={Path(kubeconfig).resolve()}")
         try:
-            await _wait_for_signal()
+            await shutdown.requested.wait()
         finally:
             await stop()
 
@@ -203,6 +204,13 @@ def control_plane(
     help="How often a set looks again while it waits on MatrixOne.",
 )
 @click.option(
+    "--api-poll-seconds",
+    default=5.0,
+    show_default=True,
+    hidden=True,
+    help="How often a start waiting for the CRDs looks whether they are served (tests).",
+)
+@click.option(
     "--backup-image",
     default=None,
     help="Image of the backup and restore tool (mo_br) that BackupJobs and RestoreJobs run.",
@@ -298,14 +306,6 @@ def crds(check_dir: str | None, write_dir: str | None) -> None:
             click.echo(str(path))
         return
     click.echo(crds_yaml(), nl=False)
-
-
-async def _wait_for_signal() -> None:
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,15 +8,24 @@ operator, and runs until SIGTERM/SIGINT, finishing in-flight reconciles on
 the way out. With leader election, losing the lease ends the process (exit
 code 1), as controller-runtime does, so that a restarted process starts
 clean.
+
+What an installer gets wrong is said in one line, not a traceback or a
+stream of retries: a permission the API server refuses during setup ends
+the process (exit code 1) naming it; CRDs not installed yet are named once
+(again once a minute) while the operator waits, not ready, and it starts by
+itself once they are served. A signal stops it at any of these stages.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from lightkube.config.kubeconfig import KubeConfig
 
@@ -24,6 +33,8 @@ from mo_operator.api.install import install_crds
 from mo_operator.controllers.common.env import Settings
 from mo_operator.controllers.operator import Operator, OperatorConfig, default_identity
 from mo_operator.kube.client import ApiClient
+from mo_operator.kube.discovery import wait_until_served
+from mo_operator.kube.errors import ApiError, is_forbidden
 from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.webhook_certs import CertSource, DirectoryCerts, GeneratedCerts, shared_ca
 from mo_operator.kube.webhook_server import WebhookServer
@@ -31,7 +42,11 @@ from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.simulated.remote import RemoteAdminProvider, discover
 from mo_operator.webhooks import api_claim_lookup, inject_ca_bundle, install_webhook_configurations, register
 
+from . import diagnostics
+from .shutdown import Interrupted, Shutdown
+
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 WEBHOOK_CA_SECRET = "mo-operator-webhook-ca"
 
@@ -65,6 +80,10 @@ class RunOptions:
     mo_admin_url: str | None = None
     mo_admin_token: str | None = None
     identity: str | None = None
+    api_poll_seconds: float = 5.0
+    """How often a start waiting for our CRDs looks whether they are served."""
+    api_remind_seconds: float = 60.0
+    """How often it says again which are missing."""
 
 
 def bind_address(text: str) -> tuple[str, int] | None:
@@ -92,7 +111,8 @@ def admin_provider(options: RunOptions) -> MOAdminProvider:
 
 
 async def start_webhooks(options: RunOptions, client: ApiClient, namespace: str) -> WebhookServer:
-    """Serve the webhooks and make the API server trust them."""
+    """Serve the webhooks and make the API server trust them. A failure after
+    the server started stops it again: the caller has no server to stop."""
     certs: CertSource
     if options.webhook_cert_dir:
         certs = DirectoryCerts(options.webhook_cert_dir)  # cert-manager injects its CA itself
@@ -110,16 +130,84 @@ async def start_webhooks(options: RunOptions, client: ApiClient, namespace: str)
     server = WebhookServer(certs, host=options.webhook_host, port=options.webhook_port)
     register(server, claims=api_claim_lookup(client))
     await server.start()
-    if options.webhook_url:
-        await install_webhook_configurations(client, url_base=options.webhook_url, ca_bundle=certs.ca_bundle)
-    elif not options.webhook_cert_dir:
-        await inject_ca_bundle(client, certs.ca_bundle)
+    try:
+        if options.webhook_url:
+            await install_webhook_configurations(
+                client, url_base=options.webhook_url, ca_bundle=certs.ca_bundle
+            )
+        elif not options.webhook_cert_dir:
+            await inject_ca_bundle(client, certs.ca_bundle)
+    except BaseException:
+        await server.stop()
+        raise
     return server
 
 
+class SetupRefused(Exception):
+    """The API server refused a setup step for want of a permission; the
+    message says which, in one line."""
+
+
+async def setup_step(shutdown: Shutdown, doing: str, work: Awaitable[T]) -> T:
+    """``work``, interrupted by a signal, with a 403 turned into ``SetupRefused``."""
+    try:
+        return await shutdown.interruptible(work)
+    except ApiError as e:
+        if is_forbidden(e):
+            raise SetupRefused(diagnostics.forbidden(e, doing)) from e
+        raise
+
+
+def build_operator(
+    options: RunOptions, client: ApiClient, lease_client: ApiClient, admin: MOAdminProvider, namespace: str
+) -> Operator:
+    """The operator, waiting before its informers start until the API server
+    serves every kind they watch (our CRDs may be installed after it)."""
+    health = bind_address(options.health_probe_bind_address)
+    operator = Operator(
+        client,
+        admin,
+        OperatorConfig(
+            settings=Settings(
+                backup_image=options.backup_image or Settings.backup_image,
+                cleanup_image=options.cleanup_image or Settings.cleanup_image,
+                namespaces=options.namespaces,
+                rollout_stall_seconds=options.rollout_stall_seconds,
+                poll_seconds=options.poll_seconds,
+                busy_poll_seconds=options.busy_poll_seconds,
+            ),
+            leader_election=options.leader_elect,
+            lease_namespace=options.lease_namespace or namespace,
+            identity=options.identity or default_identity(),
+            lease_duration=options.lease_duration,
+            renew_deadline=options.renew_deadline,
+            retry_period=options.retry_period,
+            probe_host=health[0] if health else "0.0.0.0",
+            probe_port=health[1] if health else None,
+            workers=options.workers,
+        ),
+        lease_client=lease_client,
+    )
+    resources = operator.informers.resources
+    operator.manager.before_start.append(
+        lambda: wait_until_served(
+            client,
+            resources,
+            explain=diagnostics.missing_crds,
+            poll_seconds=options.api_poll_seconds,
+            remind_seconds=options.api_remind_seconds,
+        )
+    )
+    return operator
+
+
 async def run_operator(options: RunOptions) -> int:
+    """Run until SIGTERM/SIGINT (exit code 0, at any stage), lost leadership
+    or a missing permission during setup (1)."""
+    shutdown = Shutdown().install()
     config = KubeConfig.from_file(options.kubeconfig) if options.kubeconfig else KubeConfig.from_env()
     identity = options.identity or default_identity()
+    options = dataclasses.replace(options, identity=identity)
     agent = f"mo-operator/{identity}"
     client = ApiClient(
         config, field_manager="mo-operator", user_agent=agent, qps=options.qps, burst=options.burst
@@ -127,48 +215,35 @@ async def run_operator(options: RunOptions) -> int:
     lease_client = ApiClient(config, field_manager="mo-operator", user_agent=f"{agent}/leader-election")
     namespace = os.environ.get("POD_NAMESPACE") or client.namespace or "default"
     admin = admin_provider(options)
-    webhooks: WebhookServer | None = None
-    metrics: ProbeServer | None = None
+    servers: list[WebhookServer | ProbeServer] = []
     try:
-        if options.install_crds:
-            await install_crds(client)
-        if options.webhooks:
-            webhooks = await start_webhooks(options, client, namespace)
-        health = bind_address(options.health_probe_bind_address)
+        try:
+            if options.install_crds:
+                await setup_step(shutdown, "installing the CRDs (--install-crds)", install_crds(client))
+            if options.webhooks:
+                doing = (
+                    "registering the webhooks (--webhook-url)"
+                    if options.webhook_url
+                    else "setting up the webhooks"
+                )
+                servers.append(await setup_step(shutdown, doing, start_webhooks(options, client, namespace)))
+        except Interrupted:
+            log.info("stopped before the operator started")
+            return 0
+        except SetupRefused as e:
+            log.error("%s", e)
+            return 1
         metrics_at = bind_address(options.metrics_bind_address)
-        if metrics_at is not None and metrics_at != health:
+        if metrics_at is not None and metrics_at != bind_address(options.health_probe_bind_address):
             metrics = ProbeServer(host=metrics_at[0], port=metrics_at[1])
             await metrics.start()
-        operator = Operator(
-            client,
-            admin,
-            OperatorConfig(
-                settings=Settings(
-                    backup_image=options.backup_image or Settings.backup_image,
-                    cleanup_image=options.cleanup_image or Settings.cleanup_image,
-                    namespaces=options.namespaces,
-                    rollout_stall_seconds=options.rollout_stall_seconds,
-                    poll_seconds=options.poll_seconds,
-                    busy_poll_seconds=options.busy_poll_seconds,
-                ),
-                leader_election=options.leader_elect,
-                lease_namespace=options.lease_namespace or namespace,
-                identity=identity,
-                lease_duration=options.lease_duration,
-                renew_deadline=options.renew_deadline,
-                retry_period=options.retry_period,
-                probe_host=health[0] if health else "0.0.0.0",
-                probe_port=health[1] if health else None,
-                workers=options.workers,
-            ),
-            lease_client=lease_client,
-        )
-        operator.manager.install_signal_handlers()
+            servers.append(metrics)
+        operator = build_operator(options, client, lease_client, admin, namespace)
+        shutdown.on_signal(operator.stop)
         await operator.run()
     finally:
-        for server in (webhooks, metrics):
-            if server is not None:
-                await server.stop()
+        for server in servers:
+            await server.stop()
         close = getattr(admin, "close", None)
         if close is not None:
             await close()

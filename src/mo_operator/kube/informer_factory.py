@@ -82,6 +82,12 @@ class InformerFactory:
     def informers(self) -> list[SharedInformer]:
         return list(self._informers.values())
 
+    @property
+    def resources(self) -> list[Resource]:
+        """Every resource an informer watches, once each: what the API server
+        must serve before the caches can sync."""
+        return sorted({key[0] for key in self._informers}, key=str)
+
     async def start(self) -> None:
         self._started = True
         for informer in self._informers.values():

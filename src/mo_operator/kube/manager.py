@@ -1,7 +1,13 @@
 """The manager: starts the shared informers, waits for their caches to sync,
 then starts the controllers — only while leading when leader election is on —
 serves the probes and metrics, and shuts down gracefully (in-flight
-reconciles finish within a timeout, the lease is released)."""
+reconciles finish within a timeout, the lease is released).
+
+A stop request is honoured at every stage, including the ones that may last
+forever (``before_start`` hooks waiting for the API to serve what the
+informers watch, caches that cannot sync, campaigning for the lease): a
+process told to stop by its pod's SIGTERM must not wait out the grace period
+and be killed."""
 
 from __future__ import annotations
 
@@ -35,8 +41,14 @@ class Manager:
     controllers: list[Controller] = field(default_factory=list)
     elector: LeaderElector | None = None
     probes: ProbeServer | None = None
-    shutdown_timeout: float = 30.0
+    shutdown_timeout: float = 15.0
+    """Seconds in-flight reconciles get to finish: with the Event flush and the
+    lease release after it, well within a pod's default 30 s grace period."""
     on_leading: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    before_start: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    """Awaited in order once the probes serve and before the informers start,
+    e.g. until the API server serves the resources they watch: readiness stays
+    false meanwhile, and a stop request ends the wait."""
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     lost_leadership: bool = False
 
@@ -63,11 +75,9 @@ class Manager:
                     "leader", lambda: (True, "leading" if elector.is_leader else "standby")
                 )
             await self.probes.start()
-        await self.informers.start()
         try:
-            while not await self.informers.wait_synced(timeout=5.0):
-                log.info("waiting for informer caches to sync")
-            log.info("informer caches synced")
+            if not await self._unless_stopped(self._prepare()):
+                return
             if self.elector is None:
                 await self._lead_until_stopped()
             else:
@@ -85,6 +95,31 @@ class Manager:
             await self.informers.stop()
             if self.probes is not None:
                 await self.probes.stop()
+
+    async def _prepare(self) -> None:
+        for hook in self.before_start:
+            await hook()
+        await self.informers.start()
+        while not await self.informers.wait_synced(timeout=5.0):
+            log.info("waiting for informer caches to sync")
+        log.info("informer caches synced")
+
+    async def _unless_stopped(self, work: Awaitable[None]) -> bool:
+        """Await ``work`` unless a stop is requested first (then cancel it and
+        return False)."""
+        task = asyncio.ensure_future(work)
+        stop = asyncio.create_task(self._stop.wait())
+        try:
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (task, stop):
+                t.cancel()
+            await asyncio.gather(task, stop, return_exceptions=True)
+        if task.cancelled():
+            log.info("stopped before the informer caches synced")
+            return False
+        task.result()  # raises what the hooks or the informers raised
+        return True
 
     async def _lead_until_stopped(self) -> None:
         for controller in self.controllers:

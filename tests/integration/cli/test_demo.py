@@ -1,13 +1,18 @@
 """The README's first command: ``mo-operator demo`` brings the example cluster
-to Ready on the embedded control plane and says how to reach it."""
+to Ready on the embedded control plane and says how to reach it, and stops
+on SIGTERM as on Ctrl-C."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
+
+from .process import Command
 
 
 async def test_the_demo_brings_the_example_cluster_to_ready(tmp_path: Path) -> None:
@@ -33,3 +38,27 @@ async def test_the_demo_brings_the_example_cluster_to_ready(tmp_path: Path) -> N
     assert f"export KUBECONFIG={kubeconfig}" in text
     config = yaml.safe_load(kubeconfig.read_text())
     assert config["clusters"][0]["cluster"]["server"].startswith("https://127.0.0.1:")
+
+
+def children(pid: int) -> set[int]:
+    """Processes ``pid`` started (all its threads'), as the kernel lists them."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.update(int(c) for c in (task / "children").read_text().split())
+    return found
+
+
+@pytest.mark.parametrize("stage", ["Control plane ready", "Press Ctrl-C to stop"], ids=["starting", "ready"])
+async def test_sigterm_stops_the_demo_and_everything_it_started(tmp_path: Path, stage: str) -> None:
+    """Ctrl-C always stopped it; SIGTERM (what `kill`, a terminal closing, or a
+    container runtime sends) killed it without cleanup, or, as PID 1 of a
+    container, did nothing at all."""
+    demo = await Command.start("demo", "--kubeconfig", str(tmp_path / "demo.kubeconfig"), cwd=tmp_path)
+    try:
+        await demo.wait_for(stage, timeout=120)
+        spawned = children(demo.proc.pid)
+        assert await demo.signal_and_wait(signal.SIGTERM) == 0, demo.output
+        assert demo.said("Traceback") == [], demo.output
+        assert [pid for pid in spawned if Path(f"/proc/{pid}").exists()] == []
+    finally:
+        await demo.kill()

@@ -142,9 +142,10 @@ async def real_identity(tmp_path: Path) -> AsyncIterator[tuple[Path, str]]:
         "metadata": {"name": "operator", "namespace": name},
     }
     try:
-        await admin.create(Namespace.from_dict({"metadata": {"name": name}}))
+        await admin.create(Namespace(metadata=ObjectMeta(name=name)))
         for obj in (service_account, role, binding):
-            await admin.create(codecs.from_dict(obj))
+            resource: Any = codecs.from_dict(obj)
+            await admin.create(resource)
         token = await admin.create(
             ServiceAccountToken(
                 metadata=ObjectMeta(), spec=TokenRequestSpec(audiences=[], expirationSeconds=3600)

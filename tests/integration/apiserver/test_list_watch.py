@@ -38,7 +38,7 @@ async def test_label_and_field_selectors(raw: Raw) -> None:
     _, lst = await raw.get(f"{NS}/configmaps", params={"fieldSelector": "metadata.name=c004"})
     assert [o["metadata"]["name"] for o in lst["items"]] == ["c004"]
     code, err = await raw.get(f"{NS}/configmaps", params={"fieldSelector": "data.foo=bar"})
-    assert code == 400 and "field label not supported" in err["message"]
+    assert code == 400 and "is not a known field selector" in err["message"]
 
 
 async def test_cluster_wide_list_spans_namespaces(raw: Raw) -> None:

@@ -183,6 +183,8 @@ class Watch:
     path: str
     params: dict[str, str]
     events: list[Obj] = field(default_factory=list)
+    arrivals: list[float] = field(default_factory=list)
+    """Seconds from the request to each event."""
     code: int | None = None
     ended: bool = False
     task: asyncio.Task[None] | None = None
@@ -192,6 +194,7 @@ class Watch:
         t = self.target
         headers = {"Authorization": f"Bearer {t.token}", "User-Agent": USER_AGENT}
         params = dict(self.params, watch="true")
+        started = time.monotonic()
         try:
             async with t.session.get(t.base + self.path, params=params, headers=headers, ssl=t.ssl) as resp:
                 self.code = resp.status
@@ -201,6 +204,7 @@ class Watch:
                 async for line in resp.content:
                     if line.strip():
                         self.events.append(json.loads(line))
+                        self.arrivals.append(time.monotonic() - started)
                         self._changed.set()
         finally:
             self.ended = True

@@ -78,34 +78,30 @@ async def case_apply_requires_a_field_manager_and_a_matching_kind(t: Target) -> 
     return tr
 
 
-async def case_apply_deployment_list_by_merge_key(t: Target) -> Transcript:
-    """Two managers each apply one container of a Deployment: containers
-    are a map keyed by name, so both are kept and each owns its own."""
+async def case_apply_service_ports_by_merge_key(t: Target) -> Transcript:
+    """Two managers each apply one port of a Service: ports are a map keyed
+    by port and protocol, so both are kept and each owns its own; a
+    manager that stops applying its port removes it. (A Service, which no
+    controller writes, so that the ownership seen is the appliers' alone.)"""
     tr = Transcript()
-    path = t.ns_path("deployments", "d", group="apps")
+    path = t.ns_path("services", "s")
 
-    def deployment(*containers: str) -> Obj:
+    def service(*ports: int) -> Obj:
         return {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "d"},
-            "spec": {
-                "replicas": 0,
-                "selector": {"matchLabels": {"app": "d"}},
-                "template": {
-                    "metadata": {"labels": {"app": "d"}},
-                    "spec": {"containers": [{"name": c, "image": f"{c}:1"} for c in containers]},
-                },
-            },
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "s"},
+            "spec": {"selector": {"app": "s"}, "ports": [{"name": f"p{p}", "port": p} for p in ports]},
         }
 
-    first = await t.apply(path, deployment("a"), "one")
+    first = await t.apply(path, service(80), "one")
     tr.add("first", [first.code, _managers(first.body)])
-    second = await t.apply(
-        path, {**deployment("b"), "spec": {**deployment("b")["spec"], "replicas": 0}}, "two"
+    second = await t.apply(path, service(81), "two")
+    tr.add("second", [second.code, second.body.get("spec", {}).get("ports"), _managers(second.body)])
+    again = await t.apply(path, {**service(), "spec": {"selector": {"app": "s"}}}, "two")
+    tr.add(
+        "two gives its port up", [again.code, again.body.get("spec", {}).get("ports"), _managers(again.body)]
     )
-    containers = second.body["spec"]["template"]["spec"]["containers"]
-    tr.add("second", [second.code, [c["name"] for c in containers], _managers(second.body)])
     return tr
 
 

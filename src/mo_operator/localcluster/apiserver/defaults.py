@@ -5,6 +5,7 @@ kubectl can observe. Each function mutates a fresh copy it is handed."""
 from __future__ import annotations
 
 import base64
+import random
 from typing import Any
 
 Obj = dict[str, Any]
@@ -61,17 +62,67 @@ def _template(spec: Obj) -> None:
 def pod(obj: Obj) -> None:
     spec = obj.setdefault("spec", {})
     pod_spec(spec)
-    spec.setdefault("serviceAccountName", "default")
     spec.setdefault("enableServiceLinks", True)
+
+
+_TOKEN_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+_RANDOM_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's util/rand alphabet
+
+
+def pod_admission(obj: Obj) -> None:
+    """What the admission plugins add to a new pod: the ServiceAccount (and,
+    unless automount is off, its projected token volume mounted in every
+    container), the Priority plugin's priority, DefaultTolerationSeconds'
+    tolerations."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("serviceAccountName", spec.get("serviceAccount") or "default")
+    spec["serviceAccount"] = spec["serviceAccountName"]  # the deprecated alias, kept equal
+    if spec.get("automountServiceAccountToken") is not False:
+        _token_volume(spec)
     spec.setdefault("priority", 0)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     tolerations = spec.setdefault("tolerations", [])
-    # DefaultTolerationSeconds admission plugin.
     for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
         if not any(t.get("key") == key for t in tolerations):
             tolerations.append(
                 {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
             )
+
+
+def _token_volume(spec: Obj) -> None:
+    containers = [c for f in ("initContainers", "containers") for c in spec.get(f) or []]
+    if any(m.get("mountPath") == _TOKEN_MOUNT for c in containers for m in c.get("volumeMounts") or []):
+        return
+    name = "kube-api-access-" + "".join(random.choices(_RANDOM_CHARS, k=5))
+    spec.setdefault("volumes", []).append(
+        {
+            "name": name,
+            "projected": {
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {
+                        "configMap": {
+                            "name": "kube-root-ca.crt",
+                            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                        }
+                    },
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {
+                                    "path": "namespace",
+                                    "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                                }
+                            ]
+                        }
+                    },
+                ],
+                "defaultMode": 420,
+            },
+        }
+    )
+    for c in containers:
+        c.setdefault("volumeMounts", []).append({"name": name, "readOnly": True, "mountPath": _TOKEN_MOUNT})
 
 
 def statefulset(obj: Obj) -> None:
@@ -90,6 +141,7 @@ def statefulset(obj: Obj) -> None:
         vct.setdefault("apiVersion", "v1")
         vct.setdefault("kind", "PersistentVolumeClaim")
         vct.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+        vct.setdefault("status", {}).setdefault("phase", "Pending")
     _template(spec)
 
 
@@ -120,6 +172,14 @@ def job(obj: Obj) -> None:
     spec.setdefault("backoffLimit", 6)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
+    _template(spec)
+
+
+def job_admission(obj: Obj) -> None:
+    """The Job strategy's PrepareForCreate: a selector on the Job's own uid
+    and the matching template labels; and, as every read of a Job applies,
+    the template's labels as the Job's when it has none."""
+    spec = obj.setdefault("spec", {})
     uid = obj["metadata"]["uid"]
     if not spec.get("manualSelector"):
         labels = {"batch.kubernetes.io/controller-uid": uid}
@@ -130,7 +190,9 @@ def job(obj: Obj) -> None:
         tl.setdefault("controller-uid", uid)
         tl.setdefault("batch.kubernetes.io/job-name", obj["metadata"]["name"])
         tl.setdefault("job-name", obj["metadata"]["name"])
-    _template(spec)
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    if template_labels and not obj["metadata"].get("labels"):
+        obj["metadata"]["labels"] = dict(template_labels)
 
 
 def daemonset(obj: Obj) -> None:
@@ -150,7 +212,6 @@ def pv(obj: Obj) -> None:
 
 
 def namespace(obj: Obj) -> None:
-    obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
     labels = obj["metadata"].setdefault("labels", {})
     labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
 
@@ -194,8 +255,6 @@ def service(obj: Obj) -> None:
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
     if spec["type"] != "ExternalName":
-        spec.setdefault("ipFamilies", ["IPv4"])
-        spec.setdefault("ipFamilyPolicy", "SingleStack")
         spec.setdefault("internalTrafficPolicy", "Cluster")
     if spec["type"] in ("NodePort", "LoadBalancer"):
         spec.setdefault("externalTrafficPolicy", "Cluster")
@@ -203,6 +262,37 @@ def service(obj: Obj) -> None:
         p.setdefault("protocol", "TCP")
         if "port" in p:
             p.setdefault("targetPort", p["port"])
+
+
+def service_allocation(obj: Obj) -> None:
+    """The IP families the Service REST storage picks (on this single-stack
+    IPv4 cluster): a headless Service without a selector gets no address, so
+    both families, as RequireDualStack."""
+    spec = obj.setdefault("spec", {})
+    if spec.get("type", "ClusterIP") == "ExternalName":
+        return
+    if spec.get("clusterIP") == "None" and not spec.get("selector"):
+        spec.setdefault("ipFamilyPolicy", "RequireDualStack")
+        spec.setdefault("ipFamilies", ["IPv4", "IPv6"])
+    else:
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        spec.setdefault("ipFamilies", ["IPv4"])
+
+
+ADMISSION_BY_KIND = {
+    ("", "Pod"): pod_admission,
+    ("batch", "Job"): job_admission,
+    ("", "Service"): service_allocation,
+}
+"""What kube-apiserver adds to a new object after recording the creator's
+fields (admission plugins, the strategy's PrepareForCreate, the REST
+storage's allocation): none of it is in the creator's managedFields."""
+
+
+def apply_creation_additions(group: str, kind: str, obj: Obj) -> None:
+    fn = ADMISSION_BY_KIND.get((group, kind))
+    if fn is not None:
+        fn(obj)
 
 
 BY_KIND = {

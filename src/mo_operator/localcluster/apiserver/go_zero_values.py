@@ -16,6 +16,8 @@ Which fields those are comes from the table the protobuf decoder uses
 booleans false), quantities ("0") and structs, which are recursed into;
 lists and maps are left alone (Go writes a nil one as ``null``, which clients
 treat as absent anyway), as are times (Go writes a zero one as ``null``).
+Empty ``omitempty`` lists and maps are removed, as Go omits them: a merge
+patch that removes the last label leaves no ``labels: {}``.
 Objects are rewritten copy-on-write, never mutated.
 """
 
@@ -28,7 +30,7 @@ from typing import Any
 
 from . import protobuf_schema as schema
 
-__all__ = ["with_zero_values"]
+__all__ = ["with_zero_values", "zero_object"]
 
 _NUMBERS = frozenset(
     {"int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "fixed64", "double", "float"}
@@ -51,6 +53,10 @@ class _Plan:
     """json name -> (message, always present) of singular struct fields."""
     lists: dict[str, str] = field(default_factory=dict)
     """json name -> message of the elements (repeated) or values (map) of message fields."""
+    omit_empty: set[str] = field(default_factory=set)
+    """json names of ``omitempty`` lists and maps, which Go omits when empty."""
+    null_collections: set[str] = field(default_factory=set)
+    """json names of lists and maps without ``omitempty``: a nil one is ``null``."""
 
 
 @functools.cache
@@ -64,7 +70,14 @@ def _plan(message: str) -> _Plan:
             plan.zeros.update(inner.zeros)
             plan.structs.update(inner.structs)
             plan.lists.update(inner.lists)
-        elif label == "" and type_ in _SCALAR_ZEROS:
+            plan.omit_empty.update(inner.omit_empty)
+            plan.null_collections.update(inner.null_collections)
+            continue
+        if label in ("rep", "map") and mode == "omit":
+            plan.omit_empty.add(name)
+        if label in ("rep", "map") and mode == "keep":
+            plan.null_collections.add(name)
+        if label == "" and type_ in _SCALAR_ZEROS:
             if mode == "keep":
                 plan.zeros[name] = _SCALAR_ZEROS[type_]
         elif type_ in schema.MESSAGES:
@@ -79,6 +92,7 @@ def _plan(message: str) -> _Plan:
 def _fill(message: str, obj: Mapping[str, Any]) -> Mapping[str, Any]:
     plan = _plan(message)
     changed: dict[str, Any] = {k: v for k, v in plan.zeros.items() if k not in obj}
+    dropped = [k for k in plan.omit_empty if k in obj and obj[k] in ([], {}, None)]
     for name, (sub, always) in plan.structs.items():
         value = obj.get(name)
         if isinstance(value, Mapping):
@@ -97,9 +111,25 @@ def _fill(message: str, obj: Mapping[str, Any]) -> Mapping[str, Any]:
             entries = {k: _fill(sub, v) if isinstance(v, Mapping) else v for k, v in value.items()}
             if any(entries[k] is not value[k] for k in value):
                 changed[name] = entries
-    if not changed:
+    if not changed and not dropped:
         return obj
-    return {**obj, **changed}
+    return {**{k: v for k, v in obj.items() if k not in dropped}, **changed}
+
+
+def _zero(message: str) -> dict[str, Any]:
+    plan = _plan(message)
+    out: dict[str, Any] = {**plan.zeros, **dict.fromkeys(plan.null_collections)}
+    out.update((name, _zero(sub)) for name, (sub, always) in plan.structs.items() if always)
+    return out
+
+
+def zero_object(api_version: str, kind: str) -> dict[str, Any] | None:
+    """A new, empty Go object of a built-in kind as Go's encoder writes it
+    (structs present, nil lists ``null``); None for other kinds. It is what
+    kube-apiserver's field manager compares a created object with, so
+    fields present in it are not "added" by the creator."""
+    message = schema.KINDS.get((api_version, kind))
+    return None if message is None else _zero(message)
 
 
 def with_zero_values(api_version: str, kind: str, obj: dict[str, Any]) -> dict[str, Any]:

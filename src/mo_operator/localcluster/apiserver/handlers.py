@@ -41,6 +41,19 @@ def wants_table(request: web.Request) -> bool:
     return "as=Table" in first
 
 
+_RETURNS_DELETED = frozenset(
+    {
+        ("", "pods"),
+        ("", "services"),
+        ("", "serviceaccounts"),
+        ("", "persistentvolumeclaims"),
+        ("", "persistentvolumes"),
+        ("storage.k8s.io", "storageclasses"),
+    }
+)
+"""Resources whose delete answers with the deleted object, not a Status
+(``ReturnDeletedObject`` in their registries)."""
+
 _OPTIONS_KINDS = {
     "POST": "CreateOptions",
     "PUT": "UpdateOptions",
@@ -116,7 +129,12 @@ async def read_body(request: web.Request, rt: ResourceType, *, delete_options: b
             return yaml.safe_load(raw.decode())
         return loads(raw)
     except Exception as e:
-        raise bad_request(f"error decoding request body: {e}") from e
+        if delete_options:
+            raise bad_request(f"error decoding request body: {e}") from e
+        raise bad_request(
+            f"the object provided is unrecognized (must be of type {rt.kind}): "
+            f"couldn't get version/kind; json parse error: {e}"
+        ) from e
 
 
 class ResourceHandlers:
@@ -333,7 +351,11 @@ class ResourceHandlers:
         if "gracePeriodSeconds" in q:
             options["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
         obj = await self.api.delete(t.rt, t.namespace, t.name, options, opts)
-        if obj["metadata"].get("deletionTimestamp") and self.api.find(t.rt, t.namespace, t.name) is not None:
+        still_there = self.api.find(t.rt, t.namespace, t.name) is not None
+        if (obj["metadata"].get("deletionTimestamp") and still_there) or (
+            t.rt.group,
+            t.rt.plural,
+        ) in _RETURNS_DELETED:
             return json_response(obj, 200)
         details = {"name": t.name, "kind": t.rt.plural, "uid": obj["metadata"].get("uid", "")}
         if t.rt.group:

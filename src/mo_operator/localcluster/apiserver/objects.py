@@ -27,8 +27,9 @@ from .errors import (
     not_found,
     stale_conflict,
 )
-from .go_zero_values import with_zero_values
+from .go_zero_values import with_zero_values, zero_object
 from .jsonutil import clone
+from .kind_validation import validate_object
 from .registry import Registry
 from .resources import ResourceType
 from .store import Store
@@ -134,12 +135,17 @@ class ObjectAPI:
         if strategy.has_generation(rt):
             meta["generation"] = 1
         strategy.initial_status(rt, obj)
-        obj = await self._admit_and_validate(rt, "CREATE", None, obj, opts, "")
+        self._default(rt, obj, opts)
+        # The creator's fields are recorded here, after defaulting and before
+        # what admission, the strategy and allocation add (create.go).
+        tracked = clone(obj)
+        defaults.apply_creation_additions(rt.group, rt.kind, obj)
+        obj = await self._admit_and_validate(rt, "CREATE", None, obj, opts, "", defaulted=True)
         if self.store.get(rt.group_resource, namespace if rt.namespaced else "", meta["name"]) is not None:
             raise already_exists(rt.group_resource, meta["name"])
         self._allocate(rt, obj)
         obj["metadata"]["managedFields"] = (
-            managed if managed is not None else self._managed_fields(rt, None, obj, opts, "")
+            managed if managed is not None else self._managed_fields(rt, None, tracked, opts, "")
         )
         if not obj["metadata"]["managedFields"]:
             del obj["metadata"]["managedFields"]
@@ -210,21 +216,6 @@ class ObjectAPI:
             meta["managedFields"] = managed
         new = strategy.merge_for_subresource(rt, old, new, subresource)
         meta = new["metadata"]
-        if ometa.get("deletionTimestamp"):
-            added = [f for f in meta.get("finalizers") or [] if f not in (ometa.get("finalizers") or [])]
-            if added:
-                raise invalid(
-                    rt.kind,
-                    rt.group,
-                    ometa["name"],
-                    [
-                        field_cause(
-                            "metadata.finalizers",
-                            f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{', '.join(repr(a).replace(chr(39), chr(34)) for a in added)}}}",
-                            "FieldValueForbidden",
-                        )
-                    ],
-                )
         new = await self._admit_and_validate(rt, "UPDATE", old, new, opts, subresource)
         meta = new["metadata"]
         if strategy.has_generation(rt) and subresource != "status":
@@ -246,7 +237,7 @@ class ObjectAPI:
         ):
             if opts.dry_run:
                 return new
-            return self._remove(rt, new)
+            return self._remove(rt, new, last=new)
         return self._commit(rt, old, new, opts)
 
     # ----------------------------------------------------------------- delete
@@ -320,6 +311,12 @@ class ObjectAPI:
             return self._commit(rt, old, new, opts)
         if opts.dry_run:
             return old
+        if (rt.group, rt.kind) == ("", "Pod"):
+            # A pod is always deleted gracefully, with a period of 0 when no
+            # node runs it: its last state carries the deletion time.
+            last = clone(old)
+            last["metadata"].update(deletionTimestamp=now_rfc3339(), deletionGracePeriodSeconds=0)
+            return self._remove(rt, old, last=last)
         return self._remove(rt, old)
 
     def _grace_period(self, rt: ResourceType, old: Obj, options: Obj) -> int | None:
@@ -338,11 +335,19 @@ class ObjectAPI:
 
     # ----------------------------------------------------------- internals
     async def _admit_and_validate(
-        self, rt: ResourceType, op: str, old: Obj | None, new: Obj, opts: WriteOptions, subresource: str
+        self,
+        rt: ResourceType,
+        op: str,
+        old: Obj | None,
+        new: Obj,
+        opts: WriteOptions,
+        subresource: str,
+        *,
+        defaulted: bool = False,
     ) -> Obj:
         name = new["metadata"].get("name", "")
         ns = new["metadata"].get("namespace", "")
-        if subresource == "":
+        if subresource == "" and not defaulted:
             self._default(rt, new, opts)
         if self.admission is not None:
             new = await self.admission(
@@ -352,6 +357,8 @@ class ObjectAPI:
             if subresource == "":
                 self._default(rt, new, WriteOptions(field_validation="Ignore"))
         causes = strategy.validate_metadata(rt, new)
+        if subresource == "" and not rt.is_custom:
+            causes.extend(validate_object(rt, new))
         if rt.schema is not None:
             from .schema.validation import validate
 
@@ -459,6 +466,8 @@ class ObjectAPI:
         from .patching.managed_fields import record_update
         from .patching.typeinfo import type_info_for
 
+        if old is None and not rt.is_custom:
+            old = zero_object(rt.api_version, rt.kind)
         return record_update(
             old,
             new,
@@ -478,7 +487,14 @@ class ObjectAPI:
             obj.setdefault("apiVersion", rt.api_version)
             obj.setdefault("kind", rt.kind)
             return
-        group = api_version.rpartition("/")[0]
+        group, _, version = api_version.rpartition("/")
+        if group == rt.group and kind != rt.kind and not rt.is_custom:
+            # the decoder finds the kind but cannot convert it to the resource's
+            internal = rt.group.split(".")[0] or "core"
+            raise bad_request(
+                f'{kind} in version "{version}" cannot be handled as a {rt.kind}: '
+                f"converting ({version}.{kind}) to ({internal}.{rt.kind}): unknown conversion"
+            )
         if kind != rt.kind or group != rt.group:
             raise bad_request(
                 f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version})"
@@ -490,11 +506,20 @@ class ObjectAPI:
         if ns is None:
             raise not_found("namespaces", namespace)
         if ns["metadata"].get("deletionTimestamp"):
-            raise forbidden(
+            error = forbidden(
                 rt.group_resource,
                 name,
                 f"unable to create new content in namespace {namespace} because it is being terminated",
             )
+            assert error.details is not None
+            error.details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise error
 
     def _allocate(self, rt: ResourceType, obj: Obj) -> None:
         if (rt.group, rt.kind) == ("", "Service"):
@@ -515,9 +540,9 @@ class ObjectAPI:
             hook(rt, old, stored)
         return stored
 
-    def _remove(self, rt: ResourceType, obj: Obj) -> Obj:
+    def _remove(self, rt: ResourceType, obj: Obj, last: Obj | None = None) -> Obj:
         meta = obj["metadata"]
-        final = self.store.remove(rt.group_resource, meta.get("namespace", ""), meta["name"])
+        final = self.store.remove(rt.group_resource, meta.get("namespace", ""), meta["name"], last)
         for hook in self.after_write:
             hook(rt, obj, None)
         return final or obj

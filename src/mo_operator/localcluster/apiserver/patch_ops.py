@@ -71,7 +71,9 @@ async def patch(
     if content_type == STRATEGIC_PATCH and rt.is_custom:
         raise _unsupported(content_type, rt)
     if content_type not in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH):
-        raise _unsupported(content_type, rt)
+        # Not a patch type at all: refused before the resource's handler, by
+        # the route's content negotiation, in its own words.
+        raise StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", details={})
 
     from .patching.json_patch import PatchError, apply_json_patch
     from .patching.merge_patch import apply_merge_patch
@@ -84,19 +86,29 @@ async def patch(
     if old is None:
         raise not_found(rt.group_resource, name)
     base = clone(old)
+    if content_type == JSON_PATCH and not isinstance(body, list):
+        raise bad_request(
+            f"error decoding patch: json: cannot unmarshal {_json_type(body)} into Go value of type []handlers.jsonPatchOp"
+        )
     try:
         if content_type == JSON_PATCH:
-            if not isinstance(body, list):
-                raise bad_request("json patch must be a list of operations")
             new = apply_json_patch(base, body)
         elif content_type == MERGE_PATCH:
             new = apply_merge_patch(base, body)
         else:
             new = apply_strategic_merge_patch(base, body, type_info_for(rt))
     except PatchError as e:
+        if content_type == JSON_PATCH:
+            # kube-apiserver wraps every failed operation (a test that fails,
+            # a missing path) in a 422 that keeps none of its words.
+            message = "the server rejected our request due to an error in our request"
+            raise StatusError(422, "Invalid", message, details={}) from e
         raise StatusError(422, "Invalid", str(e)) from e
     if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
         raise bad_request("the patch produced an object without metadata")
+    if content_type != JSON_PATCH:
+        # decoded into the resource's type, whatever kind the patch named
+        new["apiVersion"], new["kind"] = rt.api_version, rt.kind
     new = _decode_quantities(rt, new)
     rv = new["metadata"].get("resourceVersion")
     if rv and rv != old["metadata"]["resourceVersion"]:
@@ -200,3 +212,16 @@ async def _apply(
         new["metadata"].pop("managedFields", None)
         return await api.create(rt, namespace, new, opts, managed=managed)
     return await api.replace_with(rt, old, new, opts, subresource, managed=managed)
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type as Go's decoder names it in an unmarshalling error."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "null"

@@ -133,8 +133,12 @@ def parse_field_selector(selector: str, kind: str) -> Matcher:
             if op in part:
                 key, _, val = part.partition(op)
                 key = key.strip()
-                if key not in allowed:
+                if key not in allowed and kind in _FIELDS:  # the kind's field label conversion
                     raise bad_request(f"field label not supported: {key}")
+                if key not in allowed:  # the generic registry's attributes
+                    raise bad_request(
+                        f'"{key}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+                    )
                 reqs.append((key, val.strip(), eq))
                 break
         else:

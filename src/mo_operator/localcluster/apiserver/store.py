@@ -170,8 +170,10 @@ class Store:
         )
         return obj
 
-    def remove(self, resource: str, namespace: str, name: str) -> Obj | None:
-        """Delete an object for good; watchers get DELETED with a new resourceVersion."""
+    def remove(self, resource: str, namespace: str, name: str, last: Obj | None = None) -> Obj | None:
+        """Delete an object for good; watchers get DELETED with a new
+        resourceVersion. ``last`` is its final state when the delete is an
+        update's (the last finalizer removed), else the stored one."""
         objs = self._data.get(resource, {}).get(namespace)
         if not objs or name not in objs:
             return None
@@ -179,8 +181,8 @@ class Store:
         if not objs:
             del self._data[resource][namespace]
         self.rv += 1
-        final = dict(old)
-        final["metadata"] = dict(old["metadata"], resourceVersion=str(self.rv))
+        final = dict(last if last is not None else old)
+        final["metadata"] = dict(final["metadata"], resourceVersion=str(self.rv))
         self._persist({"rv": self.rv, "op": "del", "r": resource, "ns": namespace, "n": name})
         self._record(Change("DELETED", resource, namespace, name, final, old, self.rv))
         return final

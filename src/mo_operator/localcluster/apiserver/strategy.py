@@ -67,6 +67,7 @@ def initial_status(rt: ResourceType, obj: Obj) -> None:
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj.get("spec") or {})}
     elif key == ("", "Namespace"):
         obj["status"] = {"phase": "Active"}
+        obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]  # on create only, as PrepareForCreate
     elif key == ("", "PersistentVolumeClaim") or key == ("", "PersistentVolume"):
         obj["status"] = {"phase": "Pending"}
     elif key == ("", "Service"):
@@ -158,6 +159,28 @@ def _name_rule(rt: ResourceType) -> tuple[re.Pattern[str], int, str]:
     )
 
 
+_NAME_PART = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+_LABEL_VALUE_MESSAGE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
+    "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+def _qualified_name(key: str) -> bool:
+    """A label or annotation key: an optional DNS subdomain prefix and a name part."""
+    prefix, _, local = key.rpartition("/")
+    return (
+        bool(_QUALIFIED_NAME.match(local))
+        and len(local) <= 63
+        and (not prefix or bool(_DNS1123_SUBDOMAIN.match(prefix)))
+    )
+
+
 def validate_metadata(rt: ResourceType, obj: Obj) -> list[dict[str, str]]:
     meta = obj.get("metadata") or {}
     causes: list[dict[str, str]] = []
@@ -184,25 +207,13 @@ def validate_metadata(rt: ResourceType, obj: Obj) -> list[dict[str, str]]:
         ):
             causes.append(field_cause("metadata.name", f'Invalid value: "{name}": {msg}'))
     for key, value in (meta.get("labels") or {}).items():
-        prefix, _, local = key.rpartition("/")
-        if (
-            not _QUALIFIED_NAME.match(local)
-            or len(local) > 63
-            or (prefix and not _DNS1123_SUBDOMAIN.match(prefix))
-        ):
-            causes.append(
-                field_cause(
-                    "metadata.labels",
-                    f"Invalid value: \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-                )
-            )
+        if not _qualified_name(key):
+            causes.append(field_cause("metadata.labels", f'Invalid value: "{key}": {_NAME_PART}'))
         if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
-            causes.append(
-                field_cause(
-                    "metadata.labels",
-                    f"Invalid value: \"{value}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-                )
-            )
+            causes.append(field_cause("metadata.labels", f'Invalid value: "{value}": {_LABEL_VALUE_MESSAGE}'))
+    for key in meta.get("annotations") or {}:
+        if not _qualified_name(key):
+            causes.append(field_cause("metadata.annotations", f'Invalid value: "{key}": {_NAME_PART}'))
     for ref in meta.get("ownerReferences") or []:
         for f in ("apiVersion", "kind", "name", "uid"):
             if not ref.get(f):
@@ -237,7 +248,7 @@ _STS_MUTABLE = {
 def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]]:
     """Update rules of built-in kinds that a controller can run into."""
     key = (rt.group, rt.kind)
-    causes: list[dict[str, str]] = []
+    causes: list[dict[str, str]] = _finalizers_while_deleting(old, new)
     os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
     if key == ("apps", "StatefulSet"):
         if {k: v for k, v in os_.items() if k not in _STS_MUTABLE} != {
@@ -256,10 +267,7 @@ def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]
                 field_cause("spec.selector", f"Invalid value: {ns_.get('selector')}: field is immutable")
             )
     elif key == ("batch", "Job"):
-        if os_.get("selector") != ns_.get("selector"):
-            causes.append(field_cause("spec.selector", "Invalid value: field is immutable"))
-        if os_.get("template") != ns_.get("template"):
-            causes.append(field_cause("spec.template", "Invalid value: field is immutable"))
+        causes.extend(_job_update(os_, ns_))
     elif key == ("", "Pod"):
         causes.extend(_pod_update(os_, ns_))
     elif key in (("", "ConfigMap"), ("", "Secret")):
@@ -300,12 +308,61 @@ def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]
                     "FieldValueForbidden",
                 )
             )
-    elif (
-        key == ("", "Service")
-        and os_.get("clusterIP")
-        and ns_.get("clusterIP") not in (None, "", os_.get("clusterIP"))
-    ):
-        causes.append(field_cause("spec.clusterIPs[0]", "Invalid value: field is immutable"))
+    elif key == ("", "Service"):
+        if os_.get("clusterIP") and ns_.get("clusterIP") not in (None, "", os_.get("clusterIP")):
+            causes.append(
+                field_cause(
+                    "spec.clusterIPs[0]",
+                    f"Invalid value: {_go_strings(ns_.get('clusterIPs'))}: may not change once set",
+                )
+            )
+        if ns_.get("type") == "ExternalName" and not ns_.get("externalName"):
+            causes.append(field_cause("spec.externalName", "Required value", "FieldValueRequired"))
+    return causes
+
+
+def _go_strings(values: Any) -> str:
+    """A list of strings as Go's ``%#v`` prints a ``[]string``."""
+    return "[]string{" + ", ".join(f'"{v}"' for v in values or []) + "}"
+
+
+def _finalizers_while_deleting(old: Obj, new: Obj) -> list[dict[str, str]]:
+    """No finalizer may be added to an object being deleted (ValidateObjectMetaUpdate)."""
+    if not old["metadata"].get("deletionTimestamp"):
+        return []
+    before = set(old["metadata"].get("finalizers") or [])
+    added = [f for f in new["metadata"].get("finalizers") or [] if f not in before]
+    if not added:
+        return []
+    cause = field_cause(
+        "metadata.finalizers",
+        f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {_go_strings(added)}",
+        "FieldValueForbidden",
+    )
+    # kube-apiserver checks object metadata twice on update (the registry's
+    # BeforeUpdate and the kind's ValidateUpdate) and reports both.
+    return [cause, cause]
+
+
+def _job_update(old: Obj, new: Obj) -> list[dict[str, str]]:
+    """A Job's selector, completions and (once started) template are fixed
+    (ValidateJobUpdate). A changed selector is also not the generated one,
+    and no longer matches the template: kube-apiserver reports that once for
+    the spec and once more for the update."""
+    from .kind_validation import selector_matches_template
+
+    causes: list[dict[str, str]] = []
+    if old.get("selector") != new.get("selector"):
+        if not new.get("manualSelector"):
+            causes.append(field_cause("spec.selector", "Invalid value: {}: `selector` not auto-generated"))
+        causes += selector_matches_template(new) * 2
+        causes.append(field_cause("spec.selector", "Invalid value: {}: field is immutable"))
+    if old.get("completions") != new.get("completions"):
+        causes.append(
+            field_cause("spec.completions", f"Invalid value: {new.get('completions')}: field is immutable")
+        )
+    if old.get("template") != new.get("template") and not old.get("suspend"):
+        causes.append(field_cause("spec.template", "Invalid value: {}: field is immutable"))
     return causes
 
 
@@ -322,6 +379,14 @@ def _pod_update(old: Obj, new: Obj) -> list[dict[str, str]]:
         s.pop("nodeName", None) if not old.get("nodeName") else None
         return s
 
+    if len(old.get("containers") or []) != len(new.get("containers") or []):
+        return [
+            field_cause(
+                "spec.containers",
+                "Forbidden: pod updates may not add or remove containers",
+                "FieldValueForbidden",
+            )
+        ]
     if masked(old) != masked(new):
         return [
             field_cause(

@@ -26,9 +26,20 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 BOOKMARK_INTERVAL = 60.0
 """Seconds between bookmarks on a watch that asked for them: kube-apiserver's
-watch cache sends one about every minute (cacher.go
-``defaultBookmarkFrequency``, checked on a timer of about a second), so an
-informer must not count on more. Tests of bookmarks themselves pass less."""
+watch cache sends one about every minute and one 2 s before the watch's
+deadline (cacher.go ``defaultBookmarkFrequency``, cache_watcher.go
+``nextBookmarkTime``), so an informer must not count on more. Tests of
+bookmarks themselves pass less."""
+
+_BEFORE_DEADLINE = 2.0
+
+
+def _next_bookmark(now: float, interval: float, deadline: float) -> float | None:
+    """When the next bookmark is due: after ``interval``, or 2 s before the
+    deadline if that is sooner; None once that moment has passed
+    (``nextBookmarkTime``)."""
+    due = min(now + interval, deadline - _BEFORE_DEADLINE)
+    return due if due > now else None
 
 
 class WatchSettings:
@@ -98,7 +109,9 @@ async def serve_watch(
                 _line("BOOKMARK", dumps(_bookmark(rt, initial_rv, {INITIAL_EVENTS_END: "true"})))
             )
         deadline = time.monotonic() + (timeout if timeout else settings.default_timeout)
-        next_bookmark = time.monotonic() + settings.bookmark_interval
+        next_bookmark = (
+            _next_bookmark(time.monotonic(), settings.bookmark_interval, deadline) if bookmarks else None
+        )
         while not q.closed or q.items:
             now = time.monotonic()
             if now >= deadline:
@@ -118,10 +131,10 @@ async def serve_watch(
                 continue
             if q.closed:
                 break
-            if bookmarks and now >= next_bookmark:
+            if next_bookmark is not None and now >= next_bookmark:
                 await resp.write(_line("BOOKMARK", dumps(_bookmark(rt, store.rv))))
-                next_bookmark = now + settings.bookmark_interval
-            wait = min(deadline, next_bookmark if bookmarks else deadline) - time.monotonic()
+                next_bookmark = _next_bookmark(now, settings.bookmark_interval, deadline)
+            wait = min(deadline, next_bookmark if next_bookmark is not None else deadline) - time.monotonic()
             await q.wait(max(0.0, wait))
     except (ConnectionResetError, asyncio.CancelledError):
         pass

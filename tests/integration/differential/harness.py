@@ -306,6 +306,10 @@ def _cause_message(message: str) -> str:
     with Go's ``%#v`` (``[]string{"a"}``, ``v1.LabelSelector{...}``), a
     rendering of Go types for people, which no client parses."""
     kind, sep, rest = message.partition(": ")
+    if kind == "Too long":
+        # Reworded in 1.30 ("must have at most N bytes"), as the embedded
+        # server, which reports itself as 1.30, words it.
+        return kind
     if not sep or kind not in _VALUE_QUOTING:
         return message
     return f"{kind}: {rest.rsplit(': ', 1)[-1]}" if ": " in rest else message

@@ -139,3 +139,21 @@ async def case_generation_moves_on_spec_only(t: Target) -> Transcript:
     spec = await t.patch(path, {"spec": {"replicas": 2}}, MERGE)
     tr.add("after spec", spec.body["metadata"].get("generation"))
     return tr
+
+
+async def case_pvc_protection_and_deletion(t: Target) -> Transcript:
+    """A new claim gets the pvc-protection finalizer (StorageObjectInUseProtection
+    admission) and Pending; its delete answers with the claim, now deleting,
+    which stays until kube-controller-manager finds no pod using it."""
+    tr = Transcript()
+    pvc = {
+        "metadata": {"name": "c"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    tr.add("create", await t.post(t.ns_path("persistentvolumeclaims"), pvc))
+    deleted = await t.delete(t.ns_path("persistentvolumeclaims", "c"))
+    meta = deleted.body["metadata"]
+    tr.add(
+        "delete", [deleted.code, deleted.body["kind"], meta.get("finalizers"), "deletionTimestamp" in meta]
+    )
+    return tr

@@ -264,3 +264,32 @@ async def case_tables_of_built_in_kinds(t: Target) -> Transcript:
     none = await t.get(t.ns_path("configmaps"), accept=TABLE, params={"labelSelector": "none=here"})
     tr.add("empty", [none.body["kind"], none.body["rows"], len(none.body["columnDefinitions"])])
     return tr
+
+
+async def case_job_delete_orphans_by_default(t: Target) -> Transcript:
+    """batch/v1 Jobs orphan their dependents when the delete names no
+    policy (the Job strategy's DefaultGarbageCollectionPolicy, kept for
+    compatibility): the Job comes back with the orphan finalizer, and what
+    it owned stays, without the reference."""
+    tr = Transcript()
+    job = {
+        "metadata": {"name": "j"},
+        "spec": {
+            "suspend": True,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "c"}]}},
+        },
+    }
+    created = (await t.post(t.ns_path("jobs", group="batch"), job)).body
+    ref = {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": created["metadata"]["uid"]}
+    await t.post(t.ns_path("configmaps"), _cm("dependent", ownerReferences=[ref]))
+    deleted = await t.delete(t.ns_path("jobs", "j", group="batch"))
+    tr.add("delete", [deleted.code, deleted.body["kind"], deleted.body["metadata"].get("finalizers")])
+    await t.gone(t.ns_path("jobs", "j", group="batch"))
+
+    async def orphaned() -> bool:
+        return (await t.get(t.ns_path("configmaps", "dependent"))).body["metadata"].get(
+            "ownerReferences"
+        ) is None
+
+    await t.wait_for(orphaned, "the dependent lost its owner reference")
+    return tr

@@ -279,8 +279,18 @@ def service_allocation(obj: Obj) -> None:
         spec.setdefault("ipFamilies", ["IPv4"])
 
 
+def pvc_admission(obj: Obj) -> None:
+    """StorageObjectInUseProtection: a claim is not removed while a pod uses
+    it (kube-controller-manager's PVC protection controller, played by the
+    workload simulator, removes the finalizer once none does)."""
+    finalizers = obj["metadata"].setdefault("finalizers", [])
+    if "kubernetes.io/pvc-protection" not in finalizers:
+        finalizers.append("kubernetes.io/pvc-protection")
+
+
 ADMISSION_BY_KIND = {
     ("", "Pod"): pod_admission,
+    ("", "PersistentVolumeClaim"): pvc_admission,
     ("batch", "Job"): job_admission,
     ("", "Service"): service_allocation,
 }

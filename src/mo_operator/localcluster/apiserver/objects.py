@@ -273,6 +273,8 @@ class ObjectAPI:
         policy = options.get("propagationPolicy")
         if policy is None and options.get("orphanDependents") is not None:
             policy = "Orphan" if options["orphanDependents"] else "Background"
+        if policy is None and (rt.group, rt.kind) in _ORPHAN_BY_DEFAULT:
+            policy = "Orphan"
         if policy not in (None, "Background", "Foreground", "Orphan"):
             raise invalid(
                 "DeleteOptions",
@@ -434,14 +436,30 @@ class ObjectAPI:
                     "spec.versions", "Invalid value: must have exactly one version marked as storage version"
                 )
             )
-        if sum(1 for v in versions if v.get("storage")) != 1:
+        storage = sum(1 for v in versions if v.get("storage"))
+        if storage != 1:
             causes.append(
                 field_cause(
                     "spec.versions", "Invalid value: must have exactly one version marked as storage version"
                 )
             )
+        if storage == 0 and not (crd.get("status") or {}).get("storedVersions"):
+            # PrepareForCreate stores the storage version: with none there is none stored either
+            causes.append(
+                field_cause(
+                    "status.storedVersions",
+                    "Invalid value: []string(nil): must have at least one stored version",
+                )
+            )
+        # kube-apiserver validates the internal form, where a schema that
+        # every version shares is hoisted to spec.validation.
+        schemas = [(v.get("schema") or {}).get("openAPIV3Schema") for v in versions]
+        shared = len(schemas) > 0 and all(sc == schemas[0] for sc in schemas)
         for i, v in enumerate(versions):
             schema = (v.get("schema") or {}).get("openAPIV3Schema")
+            where = (
+                "spec.validation.openAPIV3Schema" if shared else f"spec.versions[{i}].schema.openAPIV3Schema"
+            )
             if schema is None:
                 causes.append(
                     field_cause(
@@ -454,9 +472,8 @@ class ObjectAPI:
             status = "status" in (v.get("subresources") or {})
             causes += [
                 {"reason": c.reason, "message": c.message, "field": c.field}
-                for c in structural_causes(
-                    schema, f"spec.versions[{i}].schema.openAPIV3Schema", status_subresource=status
-                )
+                for c in structural_causes(schema, where, status_subresource=status)
+                if not (shared and i > 0)  # a shared schema is validated once
             ]
         return causes
 
@@ -584,6 +601,12 @@ class _IPAllocator:
         p = self._next_port
         self._next_port += 1
         return p
+
+
+_ORPHAN_BY_DEFAULT = frozenset({("batch", "Job"), ("", "ReplicationController")})
+"""Kinds whose delete orphans their dependents unless told otherwise, for
+compatibility with their first API versions (DefaultGarbageCollectionPolicy
+of their strategies): a Job deleted without a policy leaves its pods."""
 
 
 def _kind_details(rt: ResourceType, name: str) -> Obj:

@@ -157,3 +157,46 @@ async def case_pvc_protection_and_deletion(t: Target) -> Transcript:
         "delete", [deleted.code, deleted.body["kind"], meta.get("finalizers"), "deletionTimestamp" in meta]
     )
     return tr
+
+
+async def case_generate_name(t: Target) -> Transcript:
+    """generateName: the server appends five random characters; the name is
+    returned and usable at once."""
+    tr = Transcript()
+    created = await t.post(t.ns_path("configmaps"), {"metadata": {"generateName": "gen-"}})
+    name = created.body["metadata"]["name"]
+    tr.add(
+        "create", [created.code, name.startswith("gen-"), len(name), created.body["metadata"]["generateName"]]
+    )
+    tr.add("get", (await t.get(t.ns_path("configmaps", name))).code)
+    tr.add("neither", await t.post(t.ns_path("configmaps"), {"metadata": {}}))
+    return tr
+
+
+async def case_secret_string_data_and_type(t: Target) -> Transcript:
+    """stringData is write-only: merged into data, base64, over data's keys;
+    the type defaults to Opaque and may not change."""
+    tr = Transcript()
+    body = {"metadata": {"name": "s"}, "data": {"a": "eA==", "b": "eQ=="}, "stringData": {"b": "z", "c": "w"}}
+    created = await t.post(t.ns_path("secrets"), body)
+    tr.add("create", [created.body.get("type"), created.body.get("data"), "stringData" in created.body])
+    changed = await t.patch(t.ns_path("secrets", "s"), {"type": "kubernetes.io/tls"}, MERGE)
+    tr.add("type change", changed)
+    return tr
+
+
+async def case_nodeport_service(t: Target) -> Transcript:
+    """A NodePort Service gets a node port from the range and the external
+    traffic policy default; asking for a port outside the range is 422."""
+    tr = Transcript()
+    svc = {"metadata": {"name": "np"}, "spec": {"type": "NodePort", "ports": [{"port": 80}]}}
+    created = await t.post(t.ns_path("services"), svc)
+    spec = created.body["spec"]
+    port = spec["ports"][0]
+    tr.add(
+        "create",
+        [spec.get("externalTrafficPolicy"), 30000 <= port.get("nodePort", 0) <= 32767, port.get("protocol")],
+    )
+    bad = {"metadata": {"name": "bad"}, "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 80}]}}
+    tr.add("out of range", await t.post(t.ns_path("services"), bad))
+    return tr

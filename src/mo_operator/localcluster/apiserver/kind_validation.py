@@ -1,7 +1,8 @@
 """Validation of built-in kinds' content (pkg/apis/*/validation), limited to
 the rules a controller writing Pods, workloads and ConfigMaps can break: a
 pod spec's containers (present, named once, with an image), its restart
-policy, a workload's selector matching its template, config keys.
+policy, a workload's selector matching its template, config keys, the
+keys a typed Secret needs, node ports in their range.
 
 Messages are kube-apiserver's, so kubectl prints the same thing."""
 
@@ -19,6 +20,12 @@ Cause = dict[str, str]
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
+_NODE_PORTS = (30000, 32767)  # kube-apiserver's default --service-node-port-range
+_SECRET_KEYS = {
+    "kubernetes.io/tls": ("tls.crt", "tls.key"),
+    "kubernetes.io/dockerconfigjson": (".dockerconfigjson",),
+    "kubernetes.io/dockercfg": (".dockercfg",),
+}
 _WORKLOADS = {("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet"), ("apps", "DaemonSet")}
 _TEMPLATED = {**dict.fromkeys(_WORKLOADS, "spec.template.spec"), ("batch", "Job"): "spec.template.spec"}
 
@@ -36,7 +43,22 @@ def validate_object(rt: ResourceType, obj: Obj) -> list[Cause]:
         )
         if key in _WORKLOADS:
             causes += selector_matches_template(spec)
-    elif key in (("", "ConfigMap"), ("", "Secret")):
+    elif key == ("", "Service"):
+        for i, port in enumerate(spec.get("ports") or []):
+            node_port = port.get("nodePort") if isinstance(port, dict) else None
+            if isinstance(node_port, int) and not _NODE_PORTS[0] <= node_port <= _NODE_PORTS[1]:
+                causes.append(
+                    field_cause(
+                        f"spec.ports[{i}].nodePort",
+                        f"Invalid value: {node_port}: provided port is not in the valid range. "
+                        f"The range of valid ports is {_NODE_PORTS[0]}-{_NODE_PORTS[1]}",
+                    )
+                )
+    if key == ("", "Secret"):
+        for required in _SECRET_KEYS.get(str(obj.get("type")), ()):
+            if required not in (obj.get("data") or {}):
+                causes.append(field_cause(f"data[{required}]", "Required value", "FieldValueRequired"))
+    if key in (("", "ConfigMap"), ("", "Secret")):
         for field in ("data", "binaryData") if key == ("", "ConfigMap") else ("data",):
             causes += [
                 field_cause(

@@ -271,6 +271,8 @@ def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]
     elif key == ("", "Pod"):
         causes.extend(_pod_update(os_, ns_))
     elif key in (("", "ConfigMap"), ("", "Secret")):
+        if key == ("", "Secret") and old.get("type") != new.get("type"):
+            causes.append(field_cause("type", f'Invalid value: "{new.get("type")}": field is immutable'))
         if old.get("immutable"):
             for f in ("data", "binaryData", "stringData"):
                 if old.get(f) != new.get(f):

@@ -40,7 +40,12 @@ NODES = Resource("", "v1", "Node", "nodes", False)
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     if REAL_KUBECONFIG:
-        cluster = SimulatedCluster(attach_to=REAL_KUBECONFIG, mo_settings=MO_SETTINGS, refresh_interval=0.05)
+        cluster = SimulatedCluster(
+            attach_to=REAL_KUBECONFIG,
+            simulator_options=FAST_SIMULATOR,  # the kubelets' timing; the controllers are the real ones
+            mo_settings=MO_SETTINGS,
+            refresh_interval=0.05,
+        )
         await cluster.start()
         kubeconfig = Path(REAL_KUBECONFIG)
     else:

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from .conditions import set_condition
 from .controller import Request, Result
+from .errors import ApiError, is_not_found
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -200,16 +201,22 @@ class ActorReconciler:
             if self.finalizer not in finalizers:
                 return None
             if await self.actor.finalize(ctx):
-                await self.writer.merge_patch(
-                    req.namespace,
-                    req.name,
-                    {
-                        "metadata": {
-                            "finalizers": [f for f in finalizers if f != self.finalizer] or None,
-                            "resourceVersion": meta["resourceVersion"],
-                        }
-                    },
-                )
+                try:
+                    await self.writer.merge_patch(
+                        req.namespace,
+                        req.name,
+                        {
+                            "metadata": {
+                                "finalizers": [f for f in finalizers if f != self.finalizer] or None,
+                                "resourceVersion": meta["resourceVersion"],
+                            }
+                        },
+                    )
+                except ApiError as e:
+                    if not is_not_found(e):
+                        raise
+                    # Gone already: an earlier round removed our finalizer, and the
+                    # cache had not seen the object go.
                 logger.info("finalized")
                 return None
             return Result(requeue_after=ctx.requeue_after or self.progress_requeue)

@@ -283,7 +283,10 @@ class RealControlPlane:
             return False
 
     def _https_ok(self, path: str, ca: Path) -> bool:
-        context = ssl.create_default_context(cafile=str(ca))
+        try:
+            context = ssl.create_default_context(cafile=str(ca))
+        except ssl.SSLError:
+            return False  # the API server is still writing its certificate
         request = urllib.request.Request(self.url + path, headers={"Authorization": f"Bearer {self.token}"})
         try:
             with urllib.request.urlopen(request, timeout=2, context=context) as resp:

@@ -11,6 +11,7 @@ from typing import Any
 
 from mo_operator.kube.actor import ActorReconciler, Context, TerminalError
 from mo_operator.kube.controller import Controller, Request, Result, generation_changed
+from mo_operator.kube.errors import ApiError
 
 Obj = dict[str, Any]
 
@@ -202,6 +203,30 @@ async def test_actor_lifecycle_and_zero_writes_when_settled() -> None:
     store["t"]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     await r(req)
     assert actor.finalized and store["t"]["metadata"]["finalizers"] == []
+
+
+async def test_finalizing_an_object_the_cache_still_shows_after_it_went_is_done() -> None:
+    """Our finalizer was removed and the object went; the cache has not seen it go,
+    so the next round finalizes again and the patch answers 404: nothing to retry."""
+    stale = {
+        "metadata": {
+            "name": "t",
+            "namespace": "default",
+            "resourceVersion": "5",
+            "finalizers": ["example.com/thing"],
+            "deletionTimestamp": "2026-01-01T00:00:00Z",
+        }
+    }
+    r, actor, writer, _ = make({})
+    r.get = lambda req: copy.deepcopy(stale)  # type: ignore[method-assign]
+
+    async def gone(namespace: str, name: str, patch: Obj) -> Obj:
+        writer.writes.append(("patch", patch))
+        raise ApiError(404, "NotFound", 'things "t" not found')
+
+    writer.merge_patch = gone  # type: ignore[method-assign]
+    assert await r(Request("default", "t")) is None
+    assert actor.finalized and len(writer.writes) == 1
 
 
 async def test_terminal_error_sets_a_condition_and_one_event() -> None:

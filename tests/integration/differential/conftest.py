@@ -39,6 +39,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def real_kubeconfig() -> Path:
+    """The real server's kubeconfig; without one every case is skipped."""
     value = os.environ.get("MO_TEST_KUBECONFIG")
     if not value:
         pytest.skip(SKIP_REASON)

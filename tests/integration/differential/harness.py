@@ -136,8 +136,9 @@ class Target:
     async def expire_history(self) -> None:
         """Make every version before now too old to watch from. The embedded
         server keeps a bounded history that a test hook empties;
-        kube-apiserver's watch cache begins at its own start, after any
-        version a case names as old, so it needs nothing."""
+        kube-apiserver's watch cache of a custom resource begins when its
+        CRD is served, after any version a case names as old, so it needs
+        nothing."""
         if self.name == "embedded":
             reply = await self.post("/localcluster/faults/expire-history", None)
             assert reply.code == 200, reply
@@ -243,6 +244,8 @@ Case = Callable[[Target], Awaitable[Transcript]]
 
 
 class _Tokens:
+    """Stable names for values that differ between servers, by first appearance."""
+
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self.seen: dict[str, str] = {}
@@ -356,3 +359,11 @@ async def run_both(pair: tuple[Target, Target], case: Case) -> None:
     a, b = normalise(got_embedded), normalise(got_real)
     if a != b:
         raise AssertionError(f"{case.__name__}: the servers differ\n{difference(a, b)}")
+
+
+async def test_differential(pair: tuple[Target, Target], case: Case) -> None:
+    """One case on both servers; each test module imports this, and the
+    conftest makes one test of each of the module's ``case_*`` functions.
+    Defined once, so that without a real server every case is skipped with
+    one reason at one place."""
+    await run_both(pair, case)

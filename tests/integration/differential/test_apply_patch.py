@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .harness import JSON_PATCH, MERGE, STRATEGIC, Target, Transcript, run_both
+from .harness import JSON_PATCH, MERGE, STRATEGIC, Target, Transcript
+from .harness import test_differential as test_differential
 
 Obj = dict[str, Any]
-
-
-async def test_differential(pair: tuple[Target, Target], case: Any) -> None:
-    await run_both(pair, case)
 
 
 def _cm(name: str, data: dict[str, str], **meta: Any) -> Obj:
@@ -66,6 +63,8 @@ async def case_apply_removes_fields_it_no_longer_applies(t: Target) -> Transcrip
 
 
 async def case_apply_requires_a_field_manager_and_a_matching_kind(t: Target) -> Transcript:
+    """An apply names its manager (422 on PatchOptions without one), its kind
+    (400 without) and the object of the URL; a YAML body is read as YAML."""
     tr = Transcript()
     path = t.ns_path("configmaps", "x")
     tr.add("no manager", await t.patch(path, _cm("x", {}), "application/apply-patch+yaml"))

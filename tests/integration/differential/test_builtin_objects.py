@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .harness import MERGE, Target, Transcript, run_both
+from .harness import MERGE, Target, Transcript
+from .harness import test_differential as test_differential
 
 Obj = dict[str, Any]
-
-
-async def test_differential(pair: tuple[Target, Target], case: Any) -> None:
-    await run_both(pair, case)
 
 
 def _container(name: str = "main", image: str = "busybox:1.36") -> Obj:
@@ -70,6 +67,8 @@ async def case_service_defaults(t: Target) -> Transcript:
 
 
 async def case_statefulset_defaults(t: Target) -> Transcript:
+    """A StatefulSet's defaults (OrderedReady, RollingUpdate with partition 0,
+    retention Retain, history 10) and its claim templates' (Filesystem, Pending)."""
     tr = Transcript()
     body = {
         "metadata": {"name": "ss"},
@@ -90,6 +89,8 @@ async def case_statefulset_defaults(t: Target) -> Transcript:
 
 
 async def case_deployment_defaults(t: Target) -> Transcript:
+    """A Deployment's defaults: one replica, 25%/25% rolling update, history
+    10, a 600 s progress deadline, and the pod template's."""
     tr = Transcript()
     body = {
         "metadata": {"name": "d"},

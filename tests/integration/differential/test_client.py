@@ -13,15 +13,13 @@ from mo_operator.kube.errors import ApiError
 from mo_operator.kube.resource import Resource
 from mo_operator.kube.watch import WatchExpired
 
-from .harness import Target, Transcript, run_both
+from .crds import install
+from .harness import Target, Transcript
+from .harness import test_differential as test_differential
 
 Obj = dict[str, Any]
 
 CONFIGMAPS = Resource("", "v1", "ConfigMap", "configmaps", True)
-
-
-async def test_differential(pair: tuple[Target, Target], case: Any) -> None:
-    await run_both(pair, case)
 
 
 def _cm(t: Target, name: str, **data: str) -> Obj:
@@ -106,9 +104,8 @@ async def case_client_apply_conflict_and_force(t: Target) -> Transcript:
     return tr
 
 
-async def case_client_watch_and_expiry(t: Target) -> Transcript:
-    """watch yields (type, object) from a version until the server ends it;
-    a version the server no longer holds raises WatchExpired."""
+async def case_client_watch(t: Target) -> Transcript:
+    """watch yields (type, object) from a version until the caller stops."""
     tr = Transcript()
     start = (await t.client.list_page(CONFIGMAPS, t.ns, label_selector="case=client")).resource_version
     events: list[Any] = []
@@ -130,9 +127,19 @@ async def case_client_watch_and_expiry(t: Target) -> Transcript:
     finally:
         task.cancel()
     tr.add("events", events)
+    return tr
+
+
+async def case_client_watch_expired(t: Target) -> Transcript:
+    """A version the server no longer holds raises WatchExpired, the
+    informer's signal to relist. (A fresh custom resource: its watch cache
+    on the real server begins when its CRD is served.)"""
+    tr = Transcript()
+    await install(t)
+    widgets = Resource(f"{t.tag}.diff.example.com", "v1", "Widget", "widgets", True)
     await t.expire_history()
     try:
-        async for _ in t.client.watch(CONFIGMAPS, t.ns, resource_version="1", timeout_seconds=5):
+        async for _ in t.client.watch(widgets, t.ns, resource_version="1", timeout_seconds=5):
             tr.add("old version", "an event")
             break
     except WatchExpired as e:

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .harness import JSON_PATCH, MERGE, TABLE, Target, Transcript, run_both
+from .harness import JSON_PATCH, MERGE, TABLE, Target, Transcript
+from .harness import test_differential as test_differential
 
 Obj = dict[str, Any]
-
-
-async def test_differential(pair: tuple[Target, Target], case: Any) -> None:
-    await run_both(pair, case)
 
 
 def _cm(name: str, **meta: Any) -> Obj:

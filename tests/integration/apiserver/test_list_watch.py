@@ -194,7 +194,10 @@ async def test_watch_selector_transitions_are_added_and_deleted(raw: Raw) -> Non
 
 async def test_bookmarks_carry_the_current_resource_version(raw: Raw) -> None:
     """With allowWatchBookmarks the server sends BOOKMARK events holding only
-    a resourceVersion (api-concepts#watch-bookmarks)."""
+    a resourceVersion (api-concepts#watch-bookmarks). The interval is
+    shortened here, for this test of bookmarks alone: the default is
+    kube-apiserver's minute."""
+    raw.cp.server.watch_settings.bookmark_interval = 0.5
     objs = await _make(raw, 1)
     events = await raw.watch(
         f"{NS}/configmaps",

@@ -50,7 +50,7 @@ class Kubectl:
 @pytest.fixture
 async def control_plane(tmp_path: Path) -> AsyncIterator[ControlPlane]:
     """An API server only (no workload simulator), for API semantics tests."""
-    cp = ControlPlane(history_size=200, bookmark_interval=0.5, simulate_workloads=False)
+    cp = ControlPlane(history_size=200, simulate_workloads=False)
     await cp.start(tmp_path / "kubeconfig")
     try:
         yield cp

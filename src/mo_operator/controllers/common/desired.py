@@ -57,9 +57,11 @@ def matches(want: Any, have: Any) -> bool:
     """True when every field of ``want`` has the same value in ``have``.
 
     Maps: each key of ``want`` must match in ``have`` (extra keys in ``have``
-    are fine). Lists: same length, element by element (the API server never
-    adds list elements to what we write, but it does add fields inside them,
-    e.g. a container's terminationMessagePath). Scalars: equal, with ints and
+    are fine). Lists: same length, element by element (for the kinds we
+    apply, the API server adds fields inside list elements, e.g. a
+    container's terminationMessagePath, but never elements; Pods, where
+    ServiceAccount admission appends a token volume, mounts and tolerations,
+    are created, never compared here). Scalars: equal, with ints and
     floats of the same value equal (JSON does not tell them apart).
     """
     if isinstance(want, Mapping):

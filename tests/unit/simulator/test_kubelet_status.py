@@ -180,6 +180,29 @@ def test_crash_loop_grows_restart_count_with_backoff() -> None:
         assert "restarting failed container=app pod=web-0_default(uid-web-0)" in states["waiting"]["message"]
 
 
+def test_a_crash_looping_container_is_never_reported_ready() -> None:
+    """Not even between a start and its crash, with no readiness probe: a real
+    kubelet reports the exit of a process that dies at once, never the moment
+    it ran. A ready moment let a StatefulSet (OrderedReady) roll on past a
+    crash-looping pod, and a reverted one replace it, which the real
+    controller never does (the "forced rollback" of the StatefulSet docs)."""
+    rules = RuleSet()
+    rules.add(FailureRule(Effect.CRASH_LOOP, name="web-*"))
+    now, tl, p = T0, None, pod()
+    seen = []
+    for _ in range(200):
+        d = run(p, now, tl, rules)
+        if d.status is not None:
+            p = dict(p, status=d.status)
+            seen.append((d.status["containerStatuses"][0]["ready"], cond(p, "Ready")["status"]))
+        tl = d.timeline
+        if d.wake_after is None or now > T0 + 2.0:
+            break
+        now += max(d.wake_after / 2, 0.001)  # look inside every window, not only at its ends
+    assert p["status"]["containerStatuses"][0]["restartCount"] >= 3
+    assert seen and all(s == (False, "False") for s in seen), seen
+
+
 def test_crash_with_restart_policy_never_fails_pod() -> None:
     rules = RuleSet()
     rules.add(FailureRule(Effect.CRASH_LOOP, labels={"app": "db*"}))

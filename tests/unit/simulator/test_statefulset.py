@@ -284,3 +284,37 @@ def test_deleted_claim_blocks_pod_creation() -> None:
     }
     p = w.step()
     assert creates(p, "Pod") == []
+
+
+def test_a_reverted_template_leaves_the_pod_tried_with_the_bad_one_until_deleted() -> None:
+    """docs: StatefulSet "Forced rollback": with OrderedReady a pod that never
+    became ready on the bad template stays after the revert (the controller
+    waits for it to be Ready before anything else), while the status already
+    names the reverted revision as both current and update; deleting the pod
+    brings it back on the reverted template. Checked against the real
+    controller in tests/integration/simulator_differential."""
+    w = World(sts())
+    for _ in range(6):
+        w.step()
+        w.make_ready(*w.pods)
+    good = w.sts["status"]["currentRevision"]
+    w.update_template("nginx:broken")
+    for _ in range(4):
+        w.step()
+        w.make_ready(*(n for n in w.pods if n != "web-2"))
+    assert w.pods["web-2"]["spec"]["containers"][0]["image"] == "nginx:broken"
+    w.pods["web-2"]["status"] = {"phase": "Running"}  # runs, never ready
+    w.update_template("nginx:1")
+    for _ in range(4):
+        assert deletes(w.step()) == [], "nothing replaces web-2 by itself"
+    st = w.sts["status"]
+    assert st["currentRevision"] == st["updateRevision"] == good
+    assert (st["replicas"], st["readyReplicas"], st["currentReplicas"], st["updatedReplicas"]) == (3, 2, 2, 2)
+    assert w.pods["web-2"]["spec"]["containers"][0]["image"] == "nginx:broken"
+    del w.pods["web-2"]  # the person's part of the forced rollback
+    assert creates(w.step(), "Pod") == ["web-2"]
+    assert w.pods["web-2"]["spec"]["containers"][0]["image"] == "nginx:1"
+    w.make_ready("web-2")
+    w.step()
+    st = w.sts["status"]
+    assert (st["readyReplicas"], st["currentReplicas"], st["updatedReplicas"]) == (3, 3, 3)

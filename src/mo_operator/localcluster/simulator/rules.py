@@ -30,8 +30,8 @@ DATA_KEY = "rules.json"
 class Effect(StrEnum):
     #: Waiting in ErrImagePull / ImagePullBackOff; the container never starts.
     IMAGE_PULL_ERROR = "ImagePullError"
-    #: Starts, exits with ``exit_code`` at once, restarts with back-off
-    #: (CrashLoopBackOff); restartPolicy Never makes the pod Failed.
+    #: Starts, exits with ``exit_code`` at once (never ready), restarts with
+    #: back-off (CrashLoopBackOff); restartPolicy Never makes the pod Failed.
     CRASH_LOOP = "CrashLoop"
     #: Runs but its readiness probe never passes.
     NEVER_READY = "NeverReady"

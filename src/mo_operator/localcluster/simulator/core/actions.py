@@ -103,7 +103,7 @@ class Executor:
             if left is None:
                 cache = self.caches.existing(a.kind)
                 if cache is not None:
-                    cache.forget(a.namespace, a.name)
+                    cache.forget(a.namespace, a.name, uid=a.uid)
             else:
                 self._remember(a.kind, left)
             return left

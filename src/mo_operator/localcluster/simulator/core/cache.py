@@ -17,7 +17,7 @@ from typing import Any
 
 from .kinds import Kind
 from .kubeapi import KubeApi, KubeError
-from .objects import Obj, key_of, resource_version_of
+from .objects import Obj, key_of, resource_version_of, uid_of
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +95,16 @@ class ObjectCache:
         """Take an object the server returned from a write."""
         self._upsert(obj)
 
-    def forget(self, namespace: str, name: str, resource_version: str = "") -> None:
-        """Drop an object the server reported deleted."""
-        self._remove((namespace, name), resource_version)
+    def forget(self, namespace: str, name: str, uid: str | None = None) -> None:
+        """Drop an object the server reported deleted; with ``uid``, only that
+        object. A deletion's response may come after the watch brought the
+        object's successor under the same name (a StatefulSet pod recreated
+        within milliseconds): dropping that one would hide it until a relist."""
+        k = (namespace, name)
+        cached = self._objects.get(k)
+        if uid is not None and cached is not None and uid_of(cached) != uid:
+            return
+        self._remove(k, "")
 
     # ------------------------------------------------------------ lifecycle
     async def start(self) -> None:

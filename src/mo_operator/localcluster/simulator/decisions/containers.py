@@ -298,7 +298,13 @@ def advance(
             wake = [end[0] - now] if end is not None else []
             startup_at = began + timing.ready_delay
             ready_at = began + (timing.ready_delay if prof.readiness_probe else 0.0)
-            readyable = allow_ready and effect is not Effect.NEVER_READY and prof.role != "init"
+            # A process that exits at once is never seen ready: a real kubelet's
+            # status shows the exit, not the moments it ran. Ready for those
+            # moments, a crash-looping pod let a StatefulSet or Deployment roll on.
+            crashing = effect is Effect.CRASH_LOOP or crash is not None
+            readyable = (
+                allow_ready and effect is not Effect.NEVER_READY and prof.role != "init" and not crashing
+            )
             started = run.started or now >= startup_at
             ready = readyable and started and now >= ready_at
             if not started:

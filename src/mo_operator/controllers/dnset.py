@@ -29,6 +29,7 @@ from .common.configmaps import collect_unused, hashed_config_map, invalid_config
 from .common.deps import LogService, Waiting, resolve
 from .common.desired import stamped
 from .common.env import Env
+from .common.expansion import sync_stateful
 from .common.meta import name_of, set_labels
 from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from .common.services import headless_service, metric_service
@@ -67,7 +68,7 @@ class DNSetActor:
         selector = labels.sub_resource_labels(COMPONENT, name, namespace)
         desired = self._desired(obj, spec, service, selector)
         plan = Writes(self.env.client)
-        plan.sync(self.env.caches, desired)
+        sync_stateful(ctx, self.env, desired, plan)
         pods = self.env.caches.list(r.PODS, namespace, selector)
         sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
         roll = rollout(sts, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)

@@ -47,6 +47,7 @@ from .common.admission import admitted
 from .common.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
 from .common.desired import stamped
 from .common.env import Env
+from .common.expansion import sync_stateful
 from .common.meta import child_metadata, name_of, set_labels
 from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from .common.services import discovery_service, headless_service, metric_service
@@ -82,7 +83,7 @@ class LogSetActor:
         desired = self._desired(obj, spec, members, selector)
         if not self._holds_path(ctx, obj, spec, desired, plan):
             return plan or None  # nothing runs before the LogSet holds its S3 path
-        plan.sync(self.env.caches, desired)
+        sync_stateful(ctx, self.env, desired, plan)
         pods = self.env.caches.list(r.PODS, namespace, selector)
         sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
         roll = rollout(sts, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)

@@ -42,6 +42,7 @@ from .cnset import CNSetActor, CNStoreFinalizer
 from .common import resources as r
 from .common.bucketclaims import claims_of_logset, logsets_of_claim
 from .common.env import LOGSET_REF_INDEX, Caches, Env, Settings
+from .common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
 from .dnset import DNSetActor
 from .logset import LogSetActor
 from .pool import (
@@ -87,6 +88,7 @@ WARNING_REASONS = frozenset(
         "JobMissing",
         "PodLost",
         "MaxPodsReached",
+        STORAGE_CLASS_CANNOT_EXPAND,
     }
 )
 """Condition reasons announced as Warning Events (trouble, not progress)."""
@@ -121,8 +123,8 @@ def default_identity() -> str:
 
 
 def set_of_pod(component_kind: str) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
-    """Map a pod to the set it belongs to, by its labels (pods are owned by
-    the set's workload, not by the set itself)."""
+    """Map a pod (or a volume claim) to the set it belongs to, by its labels (pods
+    and claims are owned by the set's workload, not by the set itself)."""
 
     def mapper(pod: Mapping[str, Any]) -> Iterable[Request]:
         meta = pod.get("metadata") or {}
@@ -130,6 +132,25 @@ def set_of_pod(component_kind: str) -> Callable[[Mapping[str, Any]], Iterable[Re
         if pod_labels.get(labels.COMPONENT) != component_kind or not pod_labels.get(labels.INSTANCE):
             return []
         return [Request(meta.get("namespace") or "", pod_labels[labels.INSTANCE])]
+
+    return mapper
+
+
+def sets_of_storage_class(
+    caches: Caches, component_kind: str
+) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
+    """Map a StorageClass to the sets of ``component_kind`` with claims of that class
+    (one that starts allowing expansion lets their volumes grow)."""
+    of_claim = set_of_pod(component_kind)
+
+    def mapper(storage_class: Mapping[str, Any]) -> Iterable[Request]:
+        name = (storage_class.get("metadata") or {}).get("name")
+        return {
+            req
+            for claim in caches.list(r.PVCS)
+            if (claim.get("spec") or {}).get("storageClassName") == name
+            for req in of_claim(claim)
+        }
 
     return mapper
 
@@ -235,16 +256,22 @@ class Operator:
         stateful = (r.STATEFULSETS, r.SERVICES, r.CONFIGMAPS)
         logsets = self._actor_controller("logset", r.LOGSETS, LogSetActor(env), stateful)
         self._watch(logsets, r.PODS, set_of_pod("LogSet"))
+        self._watch(logsets, r.PVCS, set_of_pod("LogSet"))
+        self._watch(logsets, r.STORAGECLASSES, sets_of_storage_class(self.caches, "LogSet"))
         self._watch(logsets, r.BUCKETCLAIMS, logsets_of_claim(self.caches))
         claims = self._actor_controller("bucketclaim", r.BUCKETCLAIMS, BucketClaimActor(env), (r.JOBS,))
         self._watch(claims, r.LOGSETS, claims_of_logset(self.caches))
         for name, res in (("dnset", r.DNSETS), ("tnset", r.TNSETS)):
             tn = self._actor_controller(name, res, DNSetActor(env, res.kind), stateful)
             self._watch(tn, r.PODS, set_of_pod("DNSet"))
+            self._watch(tn, r.PVCS, set_of_pod("DNSet"))
+            self._watch(tn, r.STORAGECLASSES, sets_of_storage_class(self.caches, "DNSet"))
             self._watch(tn, r.LOGSETS, dependents_of_logset(self.caches, res))
         cn_owns = (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS)
         cn = self._actor_controller("cnset", r.CNSETS, CNSetActor(env), cn_owns)
         self._watch(cn, r.LOGSETS, dependents_of_logset(self.caches, r.CNSETS))
+        self._watch(cn, r.PVCS, set_of_pod("CNSet"))
+        self._watch(cn, r.STORAGECLASSES, sets_of_storage_class(self.caches, "CNSet"))
         proxy_owns = (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS)
         proxy = self._actor_controller("proxyset", r.PROXYSETS, ProxySetActor(env), proxy_owns)
         self._watch(proxy, r.PODS, set_of_pod("ProxySet"))

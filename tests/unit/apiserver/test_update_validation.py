@@ -36,13 +36,26 @@ def test_a_class_once_set_or_set_to_empty_cannot_change() -> None:
     assert validate_update(PVC, claim(storageClassName=""), claim(storageClassName="standard"))
 
 
-def test_binding_and_resizing_are_allowed() -> None:
+def bound(obj: dict[str, Any]) -> dict[str, Any]:
+    return {**obj, "status": {"phase": "Bound"}}
+
+
+def test_binding_and_growing_a_bound_claim_are_allowed() -> None:
     assert validate_update(PVC, claim(), claim(volumeName="pv-1")) == []
-    bigger = claim(resources={"requests": {"storage": "2Gi"}})
-    assert (
-        validate_update(
-            PVC, claim(volumeName="pv-1"), {**bigger, "spec": {**bigger["spec"], "volumeName": "pv-1"}}
-        )
-        == []
-    )
+    old = bound(claim(volumeName="pv-1"))
+    bigger = bound(claim(volumeName="pv-1", resources={"requests": {"storage": "2Gi"}}))
+    assert validate_update(PVC, old, bigger) == []
     assert validate_update(PVC, claim(volumeName="pv-1"), claim(volumeName="pv-2"))
+
+
+def test_only_a_bound_claim_may_change_its_request() -> None:
+    causes = validate_update(PVC, claim(), claim(resources={"requests": {"storage": "2Gi"}}))
+    assert [c["field"] for c in causes] == ["spec"]
+
+
+def test_a_request_never_shrinks() -> None:
+    old = bound(claim(volumeName="pv-1", resources={"requests": {"storage": "2Gi"}}))
+    causes = validate_update(PVC, old, bound(claim(volumeName="pv-1")))
+    assert [(c["field"], c["message"]) for c in causes] == [
+        ("spec.resources.requests.storage", "Forbidden: field can not be less than previous value")
+    ]

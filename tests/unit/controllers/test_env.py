@@ -14,6 +14,7 @@ from mo_operator.controllers.common.env import (
     MANAGED_SELECTOR,
     OUR_KINDS,
     OWNED_KINDS,
+    READ_KINDS,
     Caches,
     logset_ref_key,
 )
@@ -67,7 +68,9 @@ def test_all_namespaces_one_informer_per_kind() -> None:
         assert len(caches.informers(res)) == 1
         # built-in kinds only with our component label (key exists)
         assert (res, None, MANAGED_SELECTOR) in sources.scopes
-    assert len(sources.scopes) == len(OUR_KINDS) + len(OWNED_KINDS)
+    for res in READ_KINDS:  # read in full, cluster-wide
+        assert (res, None, None) in sources.scopes
+    assert len(sources.scopes) == len(OUR_KINDS) + len(OWNED_KINDS) + len(READ_KINDS)
 
 
 def test_some_namespaces_one_informer_per_namespace_and_one_for_cluster_scoped_kinds() -> None:

@@ -109,6 +109,7 @@ def _needed() -> list[tuple[str, str, str, str | None]]:
     needed += [("batch", "jobs", v, None) for v in CRUD]
     needed += [("policy", "poddisruptionbudgets", v, None) for v in CRUD]
     needed += [("apiextensions.k8s.io", "customresourcedefinitions", v, None) for v in READ]
+    needed += [("storage.k8s.io", "storageclasses", v, None) for v in READ]  # may a claim grow
     needed += [
         ("admissionregistration.k8s.io", r, v, None)
         for r in WEBHOOK_CONFIG_RESOURCES
@@ -193,6 +194,7 @@ def test_the_operator_holds_nothing_more_than_it_needs(cluster_rules: list[Obj])
         ("", "events", "list"),
         ("apps", "controllerrevisions", "delete"),
         ("apiextensions.k8s.io", "customresourcedefinitions", "update"),
+        ("storage.k8s.io", "storageclasses", "patch"),
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "create"),
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "delete"),
     ]

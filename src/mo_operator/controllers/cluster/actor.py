@@ -30,6 +30,7 @@ from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 
 from ..common import resources as r
+from ..common import volumes
 from ..common.admission import admitted
 from ..common.desired import stamped, up_to_date
 from ..common.env import Env
@@ -258,6 +259,7 @@ class MatrixOneClusterActor:
         }
         self._ready(ctx, by_role, cached)
         self._up_to_date(ctx, children, cached, held_children)
+        _volume_expansion(ctx, children, cached)
 
     def _ready(
         self,
@@ -298,6 +300,35 @@ class MatrixOneClusterActor:
                 )
             return
         ctx.set_condition(UP_TO_DATE, True, "RolloutComplete", "every set runs the current spec")
+
+
+def _volume_expansion(
+    ctx: Context, children: Sequence[Child], cached: Mapping[str, Mapping[str, Any] | None]
+) -> None:
+    """The sets' ``VolumeExpansion`` conditions as one: not True while some set's volumes
+    grow or cannot (a StorageClass that cannot expand first), True once all grew."""
+    found = [
+        (child, condition)
+        for child in children
+        if (
+            condition := get_condition(
+                ((cached[child.label] or {}).get("status") or {}).get("conditions"), volumes.CONDITION
+            )
+        )
+    ]
+    if not found:
+        return
+    pending = sorted(
+        ((c, cond) for c, cond in found if cond["status"] != "True"),
+        key=lambda item: item[1].get("reason") != volumes.BLOCKED,
+    )
+    if pending:
+        message = "; ".join(f"{c.label}: {cond.get('message') or ''}" for c, cond in pending)
+        ctx.set_condition(volumes.CONDITION, False, str(pending[0][1].get("reason")), message)
+    else:
+        ctx.set_condition(
+            volumes.CONDITION, True, volumes.EXPANDED, "every set's volumes have the size asked"
+        )
 
 
 def _is_ready(obj: Mapping[str, Any] | None) -> bool:

@@ -54,6 +54,7 @@ from ..common.configmaps import collect_unused, hashed_config_map, invalid_confi
 from ..common.deps import LogService, Waiting, logset_ref, resolve
 from ..common.desired import stamped
 from ..common.env import Env
+from ..common.expansion import expand_claims
 from ..common.meta import is_deleting, name_of, set_labels
 from ..common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
 from ..common.services import client_service, headless_service
@@ -170,6 +171,7 @@ class CNSetActor:
         for index in decision.create:
             plan.create(self._new_pod(obj, spec, template, digest, index, service), r.PODS)
         self._cache_claims(obj, spec, pods, obj_labels, plan)
+        self._grow_cache_claims(ctx, spec, selector, plan)
         for pod_name in decision.undrain:
             undrain(ctx, admin, by_name[pod_name], spec, plan)
         draining_now: set[str] = set()
@@ -223,6 +225,7 @@ class CNSetActor:
                 pooling.as_pool_pod(self._new_pod(obj, spec, template, digest, index, service)), r.PODS
             )
         self._cache_claims(obj, spec, pods, obj_labels, plan)
+        self._grow_cache_claims(ctx, spec, selector, plan)
         for pod_name in decision.retire:
             pooling.retire(by_name[pod_name], plan)
         unsettled = await pooling.sync_pool_stores(
@@ -437,6 +440,20 @@ class CNSetActor:
             if mounts and self.env.caches.get(r.PVCS, pod["metadata"]["namespace"], claim_name) is None:
                 claim = cnpods.cache_claim(obj, pod, volume, obj_labels, reuse=bool(spec.get("reusePVC")))
                 plan.create(claim, r.PVCS)
+
+    def _grow_cache_claims(
+        self, ctx: Context, spec: Mapping[str, Any], selector: Mapping[str, str], plan: Writes
+    ) -> None:
+        """Grow the existing cache volume claims to ``cacheVolume.size`` (new pods get
+        claims of that size anyway)."""
+        volume = spec.get("cacheVolume")
+        if not volume:
+            return
+        prefix = f"{layout.DATA_VOLUME}-"
+        claims = [
+            c for c in self.env.caches.list(r.PVCS, ctx.namespace, selector) if name_of(c).startswith(prefix)
+        ]
+        expand_claims(ctx, self.env, str(volume["size"]), claims, plan)
 
     # ---------------------------------------------------------------- status
     def _rollout(self, pods: Sequence[Mapping[str, Any]], digest: str, replicas: int) -> Rollout:

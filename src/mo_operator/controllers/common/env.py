@@ -67,6 +67,9 @@ OWNED_KINDS: tuple[Resource, ...] = (
     r.SECRETS,
     r.JOBS,
 )
+READ_KINDS: tuple[Resource, ...] = (r.STORAGECLASSES,)
+"""Objects others own that the controllers read in full: StorageClasses (few, cluster-wide),
+whether a claim may grow."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,8 @@ class Caches:
             self._informers[res] = self._scoped(res, None, indexers)
         for res in OWNED_KINDS:
             self._informers[res] = self._scoped(res, MANAGED_SELECTOR, None)
+        for res in READ_KINDS:
+            self._informers[res] = self._scoped(res, None, None)
 
     def _scoped(
         self, res: Resource, selector: str | None, indexers: Mapping[str, IndexFunc] | None

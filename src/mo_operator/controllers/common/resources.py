@@ -15,6 +15,7 @@ from lightkube.resources.core_v1 import (
     Secret,
     Service,
 )
+from lightkube.resources.storage_v1 import StorageClass
 
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
 from mo_operator.kube.resource import Resource, register
@@ -48,3 +49,4 @@ PVCS = Resource.of(PersistentVolumeClaim)
 STATEFULSETS = Resource.of(StatefulSet)
 DEPLOYMENTS = Resource.of(Deployment)
 JOBS = Resource.of(Job)
+STORAGECLASSES = Resource.of(StorageClass)

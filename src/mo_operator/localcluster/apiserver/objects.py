@@ -373,11 +373,28 @@ class ObjectAPI:
             causes.extend(self._validate_crd(new))
         if causes:
             raise invalid(rt.kind, rt.group, name, causes)
+        if old is not None and subresource == "" and (rt.group, rt.kind) == ("", "PersistentVolumeClaim"):
+            self._admit_claim_resize(rt, old, new)
         if self.admission is not None:
             await self.admission(
                 AdmissionRequest(rt, op, ns, name, new, old, subresource, opts, mutating=False)
             )
         return new
+
+    def _admit_claim_resize(self, rt: ResourceType, old: Obj, new: Obj) -> None:
+        """kube-apiserver's PersistentVolumeClaimResize admission plugin: a claim grows
+        only if its StorageClass says ``allowVolumeExpansion: true``."""
+        if strategy.storage_request(new.get("spec") or {}) <= strategy.storage_request(old.get("spec") or {}):
+            return
+        class_name = (new.get("spec") or {}).get("storageClassName") or ""
+        found = self.store.get("storageclasses.storage.k8s.io", "", class_name) if class_name else None
+        if found is None or found.get("allowVolumeExpansion") is not True:
+            raise forbidden(
+                rt.group_resource,
+                new["metadata"].get("name", ""),
+                "only dynamically provisioned pvc can be resized and the storageclass that provisions "
+                "the pvc must support resize",
+            )
 
     def _decode_quantities(self, rt: ResourceType, obj: Obj) -> Obj:
         """A built-in kind as decoding into its Go type leaves it: quantity fields

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mo_operator.kube.quantity import quantity_value
+
 from .errors import field_cause
 from .resources import ResourceType
 
@@ -290,10 +292,16 @@ def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]
                     )
                 )
     elif key == ("", "PersistentVolumeClaim"):
+        bound = (old.get("status") or {}).get("phase") == "Bound"
 
         def strip(s: Obj) -> Obj:
             s = dict(s)
-            s.pop("resources", None)
+            if bound:  # only a bound claim's storage request may change
+                resources = dict(s.get("resources") or {})
+                resources["requests"] = {
+                    k: v for k, v in (resources.get("requests") or {}).items() if k != "storage"
+                }
+                s["resources"] = resources
             if os_.get("volumeName") in (None, ""):
                 s.pop("volumeName", None)
             if "storageClassName" not in os_:
@@ -310,6 +318,14 @@ def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]
                     "FieldValueForbidden",
                 )
             )
+        if storage_request(ns_) < storage_request(os_):
+            causes.append(
+                field_cause(
+                    "spec.resources.requests.storage",
+                    "Forbidden: field can not be less than previous value",
+                    "FieldValueForbidden",
+                )
+            )
     elif key == ("", "Service"):
         if os_.get("clusterIP") and ns_.get("clusterIP") not in (None, "", os_.get("clusterIP")):
             causes.append(
@@ -321,6 +337,15 @@ def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]
         if ns_.get("type") == "ExternalName" and not ns_.get("externalName"):
             causes.append(field_cause("spec.externalName", "Required value", "FieldValueRequired"))
     return causes
+
+
+def storage_request(pvc_spec: Obj) -> int:
+    """Bytes a claim's spec asks (0 when it asks nothing readable)."""
+    text = ((pvc_spec.get("resources") or {}).get("requests") or {}).get("storage")
+    try:
+        return quantity_value(str(text)) if text is not None else 0
+    except ValueError:
+        return 0
 
 
 def _go_strings(values: Any) -> str:

@@ -1,14 +1,25 @@
 """Persistent volumes: the simulated provisioner of the simulator's
-StorageClass (both modes) and, in full mode, the PV controller's binding."""
+StorageClass (both modes), its resizer and the kubelets' part of online
+expansion (whenever it plays the kubelets: kube-controller-manager has no
+resizer for a class without a CSI driver), and, in full mode, the PV
+controller's binding."""
 
 from __future__ import annotations
 
 from ..core.actions import Action, Create
 from ..core.kinds import NODE, POD, PV, PVC, STORAGE_CLASS
-from ..core.objects import Obj, key_of, name_of, namespace_of, spec_of
-from ..core.pods import is_terminal, pvc_claim_names
-from ..decisions.volumes import plan_claim, plan_volume, provision, reclaim, storage_class
-from .base import CONTROLLER_MANAGER, PROVISIONER, Component, Context
+from ..core.objects import Obj, key_of, name_of, namespace_of, rfc3339, spec_of
+from ..core.pods import is_terminal, node_name_of, pvc_claim_names
+from ..decisions.volumes import (
+    expand_on_node,
+    plan_claim,
+    plan_volume,
+    provision,
+    reclaim,
+    resize,
+    storage_class,
+)
+from .base import CONTROLLER_MANAGER, KUBELET, PROVISIONER, Component, Context
 
 
 class VolumeController(Component):
@@ -24,13 +35,14 @@ class VolumeController(Component):
         self.binder = binder
         self.provisioner = provisioner
         self.provisioner_exec = self.ctx.executor(PROVISIONER)
+        self.kubelet_exec = self.ctx.executor(KUBELET)
 
     def setup(self) -> None:
         self.caches[PVC].add_handler(self._on_claim)
         self.caches[PV].add_handler(self._on_volume)
         self.caches[STORAGE_CLASS].add_handler(lambda *_: self.resync())
         self.caches.need(NODE)
-        if self.binder:
+        if self.binder or self.provisioner:
             self.caches[POD].add_handler(self._on_pod)
 
     def _claim(self, claim: Obj) -> None:
@@ -53,7 +65,8 @@ class VolumeController(Component):
             self.enqueue(("claim", ref.get("namespace", ""), ref["name"]))
 
     def _on_pod(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
-        """A pod that stops using a claim may release its protection finalizer."""
+        """A pod that stops using a claim may release its protection finalizer; one
+        that starts running lets a pending file system resize finish."""
         for pod in (old, new):
             if pod is not None:
                 for c in pvc_claim_names(pod):
@@ -93,11 +106,31 @@ class VolumeController(Component):
         made = provision(claim, volumes, classes, self.config.provisioner, nodes) if self.provisioner else []
         if made and await self.provisioner_exec.run(made):
             return 0.05
+        if self.provisioner:
+            pv = next((v for v in volumes if name_of(v) == spec_of(claim).get("volumeName")), None)
+            now = rfc3339(self.ctx.clock())
+            grown = resize(claim, pv, classes, self.config.provisioner, now)
+            if grown and await self.provisioner_exec.run(grown):
+                return 0.05
+            expanded = expand_on_node(claim, pv, self._mounted(namespace, name))
+            if expanded and await self.kubelet_exec.run(expanded):
+                return 0.05
         if not self.binder:
             return None
         in_use = any(name in pvc_claim_names(p) and not is_terminal(p) for p in self.pods_in(namespace))
         actions: list[Action] = plan_claim(claim, volumes, classes, in_use)
         return None if await self.write(actions) else 0.05
+
+    def _mounted(self, namespace: str, claim: str) -> bool:
+        """A running pod on one of the simulator's nodes mounts the claim (its kubelet
+        then finishes a file system resize)."""
+        nodes = set(self.ctx.node_names)
+        return any(
+            claim in pvc_claim_names(p)
+            and (p.get("status") or {}).get("phase") == "Running"
+            and node_name_of(p) in nodes
+            for p in self.pods_in(namespace)
+        )
 
     async def _sync_volume(self, name: str) -> float | None:
         pv = self.caches[PV].get("", name)

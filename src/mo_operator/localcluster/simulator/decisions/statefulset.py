@@ -272,18 +272,16 @@ def plan_statefulset(
     ``revisions`` the namespace's ControllerRevisions.
     """
     spec = spec_of(sts)
-    uid = uid_of(sts)
-    owned_revisions = [
-        r
-        for r in revisions
-        if any(
-            ref.get("uid") == uid and ref.get("controller") for ref in meta(r).get("ownerReferences") or []
-        )
-    ]
+    # ``ListRevisions`` claims revisions as pods are claimed: orphans matching the
+    # selector are adopted (a StatefulSet deleted with propagation Orphan and
+    # recreated finds its revisions again, and its pods stay on their revision).
+    owned_revisions, revision_adoption = claim_children(
+        sts, STATEFULSET, CONTROLLER_REVISION, spec.get("selector"), revisions
+    )
     revs = resolve_revisions(sts, owned_revisions, {name_of(r): r for r in revisions})
     current_rev, update_rev = revs.current, revs.update
     current_tpl, update_tpl = template_of_revision(current_rev), template_of_revision(update_rev)
-    actions: list[Action] = list(revs.actions)
+    actions: list[Action] = revision_adoption + list(revs.actions)
 
     owned, adoption = claim_children(
         sts, STATEFULSET, POD, spec.get("selector"), pods, lambda p: parent_and_ordinal(p)[0] == name_of(sts)

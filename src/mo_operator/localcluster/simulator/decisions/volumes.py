@@ -1,8 +1,10 @@
 """Persistent volumes: the PV controller's binding (pkg/controller/volume/
 persistentvolume), retroactive default StorageClass assignment, the PVC/PV
-protection finalizers' removal, and a simulated external provisioner
+protection finalizers' removal, a simulated external provisioner
 (provisioning and deleting PVs of its own StorageClass, as
-sigs.k8s.io/sig-storage-lib-external-provisioner does)."""
+sigs.k8s.io/sig-storage-lib-external-provisioner does), and the online
+expansion of those volumes: the external-resizer's part (``resize``) and the
+kubelet's (``expand_on_node``)."""
 
 from __future__ import annotations
 
@@ -34,6 +36,9 @@ PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 PVC_PROTECTION = "kubernetes.io/pvc-protection"
+RESIZING = "Resizing"
+FS_RESIZE_PENDING = "FileSystemResizePending"
+FS_RESIZE_MESSAGE = "Waiting for user to (re-)start a pod to finish file system resize of volume on node."
 PV_PROTECTION = "kubernetes.io/pv-protection"
 
 
@@ -211,12 +216,13 @@ def _volume_bound(pv: Obj) -> list[Action]:
 
 
 def _claim_status_bound(claim: Obj, pv: Obj) -> list[Action]:
-    want = {
-        "phase": "Bound",
-        "accessModes": list(spec_of(pv).get("accessModes") or []),
-        "capacity": dict(spec_of(pv).get("capacity") or {}),
-    }
+    """The claim's status as it becomes Bound; its capacity is set only then (the PV
+    controller's ``updateClaimStatus``: once bound, a capacity differing from the
+    volume's means a resize the kubelet has not finished, and is not clobbered)."""
     st = status_of(claim)
+    want: Obj = {"phase": "Bound", "accessModes": list(spec_of(pv).get("accessModes") or [])}
+    if st.get("phase") != "Bound":
+        want["capacity"] = dict(spec_of(pv).get("capacity") or {})
     if all(st.get(k) == v for k, v in want.items()):
         return []
     return [Patch(PVC, namespace_of(claim), name_of(claim), {"status": want}, subresource="status")]
@@ -330,3 +336,62 @@ def reclaim(pv: Obj, provisioner: str) -> list[Action]:
     if status_of(pv).get("phase") != "Released":
         return []
     return [Delete(PV, "", name_of(pv), uid=uid_of(pv))]
+
+
+def _condition(kind: str, now: str, message: str = "") -> Obj:
+    cond: Obj = {"type": kind, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+    if message:
+        cond["message"] = message
+    return cond
+
+
+def _has_condition(claim: Obj, kind: str) -> bool:
+    return any(c.get("type") == kind for c in status_of(claim).get("conditions") or ())
+
+
+def resize(
+    claim: Obj, pv: Obj | None, classes: Mapping[str, Obj], provisioner: str, now: str
+) -> list[Action]:
+    """The external-resizer, for volumes this provisioner made: a bound claim asking
+    more than its volume holds is marked ``Resizing``, then its volume grows
+    (``spec.capacity``) and the claim waits for the kubelet
+    (``FileSystemResizePending``), as for a CSI driver that expands on the node."""
+    if pv is None or is_deleting(claim) or status_of(claim).get("phase") != "Bound":
+        return []
+    if annotations_of(pv).get(PROVISIONED_BY) != provisioner or not _refers_to(pv, claim):
+        return []
+    cls = classes.get(spec_of(claim).get("storageClassName") or "")
+    if cls is None or cls.get("allowVolumeExpansion") is not True:
+        return []
+    request = _request(claim)
+    if _size_of(request) <= _size(pv):
+        return []
+    ns, name = namespace_of(claim), name_of(claim)
+    if not _has_condition(claim, RESIZING):
+        conditions = [_condition(RESIZING, now)]
+        return [Patch(PVC, ns, name, {"status": {"conditions": conditions}}, subresource="status")]
+    pending = [_condition(FS_RESIZE_PENDING, now, FS_RESIZE_MESSAGE)]
+    return [
+        Patch(PV, "", name_of(pv), {"spec": {"capacity": {"storage": request}}}),
+        Patch(PVC, ns, name, {"status": {"conditions": pending}}, subresource="status"),
+    ]
+
+
+def expand_on_node(claim: Obj, pv: Obj | None, mounted: bool) -> list[Action]:
+    """The kubelet, once a running pod mounts the claim: the file system grows to the
+    volume's size, the claim reports it in ``status.capacity`` and the pending
+    condition goes (``MarkFSResizeFinished``)."""
+    if pv is None or not mounted or not _has_condition(claim, FS_RESIZE_PENDING):
+        return []
+    capacity = str((spec_of(pv).get("capacity") or {}).get("storage") or "")
+    if not capacity:
+        return []
+    return [
+        Patch(
+            PVC,
+            namespace_of(claim),
+            name_of(claim),
+            {"status": {"capacity": {"storage": capacity}, "conditions": None}},
+            subresource="status",
+        )
+    ]

@@ -1,0 +1,144 @@
+"""Growing a set's volumes on the cluster (the decisions are in ``volumes.py``):
+claims and StorageClasses come from the caches, the claim patches and the
+StatefulSet's replacement go into the plan, and the ``VolumeExpansion``
+condition says how far it got.
+
+Replacing a StatefulSet is two writes that must converge whatever the cache
+shows and wherever the operator is killed: the delete names the uid judged (a
+StatefulSet already replaced answers 409 and is left alone; one already gone
+answers 404) and orphans the pods and claims; the create of the new one is
+skipped while the old one still exists (its orphaning finishes, its deletion
+wakes the set and the create is asked again). A StatefulSet being deleted is
+never written to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.kube.actor import Context
+from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.errors import ApiError, is_already_exists, is_conflict
+from mo_operator.kube.resource import Resource
+
+from . import resources as r
+from . import volumes
+from .desired import stamped
+from .env import Env
+from .meta import is_deleting, name_of
+from .writes import Writes
+
+Obj = dict[str, Any]
+
+
+def storage_classes(env: Env) -> dict[str, Mapping[str, Any]]:
+    return {name_of(c): c for c in env.caches.list(r.STORAGECLASSES)}
+
+
+def sync_stateful(ctx: Context, env: Env, desired: Sequence[tuple[Resource, Obj]], plan: Writes) -> None:
+    """``plan.sync`` of a stateful set's objects, growing its volumes: the claim
+    patches first, the StatefulSet (asking the sizes its claims can reach) last, so
+    that what its pods mount exists before it; replaced rather than updated when
+    its claim templates change, and left alone while it is being deleted."""
+    index = next(i for i, (res, _) in enumerate(desired) if res is r.STATEFULSETS)
+    sts = desired[index][1]
+    namespace, name = ctx.namespace, name_of(sts)
+    templates = sts["spec"].get("volumeClaimTemplates") or []
+    cached = env.caches.get(r.STATEFULSETS, namespace, name)
+    current = volumes.template_sizes(((cached or {}).get("spec") or {}).get("volumeClaimTemplates") or ())
+    pvcs = env.caches.list(r.PVCS, namespace, sts["spec"]["selector"]["matchLabels"])
+    claims = {
+        str(t["metadata"]["name"]): [
+            c for c in pvcs if _of_template(name_of(c), str(t["metadata"]["name"]), name)
+        ]
+        for t in templates
+    }
+    expansion = volumes.plan_expansion(
+        volumes.template_sizes(templates), current, claims, storage_classes(env)
+    )
+    _patch_claims(ctx, expansion, plan)
+    report(ctx, expansion)
+    if templates:
+        spec = {
+            **sts["spec"],
+            "volumeClaimTemplates": volumes.with_sizes(templates, expansion.template_sizes),
+        }
+        sts = stamped({**sts, "spec": spec})
+    plan.sync(env.caches, [d for i, d in enumerate(desired) if i != index])
+    if cached is not None and is_deleting(cached):
+        return  # being replaced: its deletion brings us back to create the new one
+    if cached is not None and volumes.must_replace(cached, sts):
+        _replace(ctx, plan, sts, str(cached["metadata"].get("uid") or ""))
+        return
+    plan.sync(env.caches, [(r.STATEFULSETS, sts)])
+
+
+def expand_claims(
+    ctx: Context, env: Env, size: str, claims: Sequence[Mapping[str, Any]], plan: Writes
+) -> None:
+    """Grow claims made directly (a CN pod's cache volume) to ``size``: patches and the
+    condition only, since no workload template holds a size."""
+    template = "cache"
+    expansion = volumes.plan_expansion({template: size}, {}, {template: claims}, storage_classes(env))
+    _patch_claims(ctx, expansion, plan)
+    report(ctx, expansion)
+
+
+def report(ctx: Context, expansion: volumes.Expansion) -> None:
+    """Set the ``VolumeExpansion`` condition (once a volume ever had to grow)."""
+    reported = get_condition(ctx.status.get("conditions") or (), volumes.CONDITION) is not None
+    found = volumes.condition(expansion, reported=reported)
+    if found is not None:
+        ctx.set_condition(volumes.CONDITION, *found)
+
+
+def _of_template(claim: str, template: str, workload: str) -> bool:
+    """Claim ``<template>-<statefulset>-<ordinal>``, as the StatefulSet controller names them."""
+    prefix = f"{template}-{workload}-"
+    return claim.startswith(prefix) and claim[len(prefix) :].isdigit()
+
+
+def _patch_claims(ctx: Context, expansion: volumes.Expansion, plan: Writes) -> None:
+    for claim, size in expansion.patches:
+        plan.patch(
+            r.PVCS,
+            ctx.namespace,
+            claim,
+            {"spec": {"resources": {"requests": {"storage": size}}}},
+            what=f"grow PersistentVolumeClaim {claim} to {size}",
+        )
+
+
+def _replace(ctx: Context, plan: Writes, sts: Obj, uid: str) -> None:
+    name = name_of(sts)
+
+    async def step() -> None:
+        try:
+            deleted = await plan.client.delete(
+                r.STATEFULSETS,
+                name,
+                ctx.namespace or None,
+                uid=uid,
+                propagation_policy="Orphan",
+                missing_ok=True,
+            )
+        except ApiError as e:
+            if not is_conflict(e):
+                raise
+            deleted = None  # another uid holds the name: already replaced
+        if deleted is not None:
+            ctx.event(
+                "Normal",
+                "StatefulSetReplaced",
+                f"StatefulSet {name} replaced to change its volume claim templates; its pods and "
+                "volumes are kept",
+            )
+        try:
+            await plan.client.create(r.STATEFULSETS, sts)
+        except ApiError as e:
+            # AlreadyExists: the old one is still orphaning its pods; its deletion brings us back
+            if not is_already_exists(e):
+                raise
+
+    plan.call(f"replace StatefulSet {name} (new volume claim templates, pods kept)", step)

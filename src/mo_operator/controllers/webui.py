@@ -4,7 +4,10 @@ What it owns, named as upstream names them: the Deployment ``<w>-webui``
 (the dashboard's backend on 8007 and frontend on 8001), the Service
 ``<w>-webui`` (port 8001, named ``web``, of ``serviceType``) and the
 backend's config. Upstream ignores ``spec.image`` and runs its dashboard
-images; so do we.
+images; so do we (the webhook warns that it has no effect, as for every pod set
+field the console does not take). ``updateStrategy`` is the Deployment's
+rolling update; a field it leaves out keeps our default (surge 1, none
+unavailable), where upstream's would be 0.
 
 The backend logs in to the cluster's ``tp`` CN group (``<w>-tp-cn``) with the
 cluster's credential, so its config holds a password: it is kept in an
@@ -79,6 +82,7 @@ class WebUIActor:
             selector,
             replicas=int(spec.get("replicas") or 0),
             template=self._template(spec, selector, obj_labels, config["metadata"]["name"]),
+            update_strategy=spec.get("updateStrategy"),
         )
         service = client_service(
             obj,

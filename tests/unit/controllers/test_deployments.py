@@ -115,3 +115,21 @@ def test_a_new_pod_stuck_past_the_bound_stalls_the_roll() -> None:
     assert roll(dep(settled()), young).recheck_after == 20.0
     gone = [pod("mo-proxy-a"), pod("mo-proxy-c", ready=False, since=NOW - 900, deleting=True)]
     assert roll(dep(settled()), gone).stalled is None
+
+
+def test_a_sets_update_strategy_overrides_the_roll_bound_by_bound() -> None:
+    """The WebUI's ``updateStrategy``: what it gives replaces our default, what it
+    leaves out keeps it."""
+    template = {"metadata": {"labels": SELECTOR}, "spec": {"containers": []}}
+
+    def rolling(strategy: Obj | None) -> Obj:
+        obj = deployment(
+            OWNER, "mo-webui", {}, SELECTOR, replicas=2, template=template, update_strategy=strategy
+        )
+        assert obj["spec"]["strategy"]["type"] == "RollingUpdate"
+        got: Obj = obj["spec"]["strategy"]["rollingUpdate"]
+        return got
+
+    assert rolling(None) == rolling({}) == {"maxSurge": 1, "maxUnavailable": 0}
+    assert rolling({"maxSurge": "50%", "maxUnavailable": 1}) == {"maxSurge": "50%", "maxUnavailable": 1}
+    assert rolling({"maxUnavailable": "25%"}) == {"maxSurge": 1, "maxUnavailable": "25%"}

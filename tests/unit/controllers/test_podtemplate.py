@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mo_operator.controllers.cnset.udf import PYTHON_UDF_IMAGE, python_udf_sidecar
 from mo_operator.controllers.common.podtemplate import (
     TERMINATION_GRACE_SECONDS,
     PodTemplateInput,
@@ -365,3 +366,47 @@ def test_readiness_gates() -> None:
     tpl = template(readiness_gates=["matrixorigin.io/cn-store"])
     assert tpl["spec"]["readinessGates"] == [{"conditionType": "matrixorigin.io/cn-store"}]
     assert "readinessGates" not in template()["spec"]
+
+
+def test_the_python_udf_sidecar_runs_upstreams_server_on_its_port() -> None:
+    assert python_udf_sidecar({}) is None
+    assert python_udf_sidecar({"pythonUdfSidecar": {"enabled": False, "port": 1}}) is None
+    sidecar = python_udf_sidecar({"pythonUdfSidecar": {"enabled": True}})
+    assert sidecar == {
+        "name": layout.PYTHON_UDF_CONTAINER,
+        "image": PYTHON_UDF_IMAGE,
+        "command": ["/bin/bash", "-c", "python -u server.py --address=localhost:50051"],
+        "ports": [{"name": "udf", "containerPort": 50051}],
+    }
+    custom = python_udf_sidecar(
+        {
+            "pythonUdfSidecar": {
+                "enabled": True,
+                "port": 6000,
+                "image": "example.com/udf:1",
+                "resources": {"limits": {"cpu": "0.5"}},
+            }
+        }
+    )
+    assert custom is not None
+    assert custom["command"][-1] == "python -u server.py --address=localhost:6000"
+    assert custom["image"] == "example.com/udf:1" and custom["resources"] == {"limits": {"cpu": "500m"}}
+
+
+def test_the_python_udf_sidecars_overlay_applies_to_it_as_to_a_main_container() -> None:
+    overlay = {
+        "command": ["python", "-u", "server.py", "--address=localhost:50051", "--workers=4"],
+        "env": [{"name": "PYTHONPATH", "value": "/udf"}],
+        "imagePullPolicy": "Always",
+        "volumeMounts": [{"name": "udf-libs", "mountPath": "/udf"}],
+        "readinessProbe": {"tcpSocket": {"port": 50051}},
+        "mainContainerSecurityContext": {"runAsNonRoot": True},
+    }
+    sidecar = python_udf_sidecar({"pythonUdfSidecar": {"enabled": True, "overlay": overlay}})
+    assert sidecar is not None
+    assert sidecar["command"] == overlay["command"]
+    assert sidecar["env"] == overlay["env"] and sidecar["volumeMounts"] == overlay["volumeMounts"]
+    assert sidecar["imagePullPolicy"] == "Always"
+    assert sidecar["readinessProbe"] == {"tcpSocket": {"port": 50051}}
+    assert sidecar["securityContext"] == {"runAsNonRoot": True}
+    assert sidecar["ports"] == [{"name": "udf", "containerPort": 50051}]

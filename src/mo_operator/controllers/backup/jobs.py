@@ -37,7 +37,7 @@ from ..common import pods as podutil
 from ..common import resources as r
 from ..common.env import Env
 from ..common.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, uid_of
-from ..common.podtemplate import _POD_OVERLAY_FIELDS, _overlay_main, _upsert
+from ..common.podtemplate import _POD_OVERLAY_FIELDS, _upsert, overlay_container
 from ..common.writes import Writes
 
 Obj = dict[str, Any]
@@ -87,7 +87,7 @@ def build_job(
         "terminationMessagePath": br.TERMINATION_MESSAGE_PATH,
         "terminationMessagePolicy": br.TERMINATION_MESSAGE_POLICY,
     }
-    _overlay_main(container, overlay)
+    overlay_container(container, overlay)
     container["command"] = ["/bin/sh", "-c", script]
     container.pop("args", None)
     containers = [container, *(dict(c) for c in overlay.get("sidecarContainers") or ())]

@@ -74,12 +74,12 @@ from .drain import (
 )
 from .scaling import CNPod, decide, strategy_of
 from .stores import hakeeper_state, store_of, sync_stores
+from .udf import python_udf_sidecar
 
 Obj = dict[str, Any]
 
 COMPONENT = Component.CN
 HEADLESS_PORTS = (("service", ports.CN_SQL), ("rpc", ports.CN_RPC), ("lock-service", ports.CN_LOCK_SERVICE))
-PYTHON_UDF_IMAGE = "composer000/mo-python-udf-server:latest"
 
 
 class CNSetActor:
@@ -375,18 +375,8 @@ class CNSetActor:
                 restart_at=restart_stamp(obj),
             )
         )
-        udf = spec.get("pythonUdfSidecar") or {}
-        if udf.get("enabled"):
-            sidecar: Obj = {
-                "name": layout.PYTHON_UDF_CONTAINER,
-                "image": udf.get("image") or PYTHON_UDF_IMAGE,
-                "ports": [
-                    {"name": "udf", "containerPort": int(udf.get("port") or ports.CN_PYTHON_UDF_DEFAULT)}
-                ],
-            }
-            resources = canonical_resources(udf.get("resources"))
-            if resources:
-                sidecar["resources"] = resources
+        sidecar = python_udf_sidecar(spec)
+        if sidecar is not None:
             template["spec"]["containers"].append(sidecar)
         return template
 

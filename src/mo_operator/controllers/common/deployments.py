@@ -1,9 +1,10 @@
 """Deployments of the stateless sets (proxy, web console), and how far their
 rolls have got.
 
-A Deployment rolls with ``maxSurge`` 1 and ``maxUnavailable`` 0: a new pod
-must be ready before an old one goes, so a new version that never becomes
-ready stops the roll with the old pods still serving.
+A Deployment rolls with ``maxSurge`` 1 and ``maxUnavailable`` 0 unless its
+set's ``updateStrategy`` says otherwise: a new pod must be ready before an old
+one goes, so a new version that never becomes ready stops the roll with the
+old pods still serving.
 """
 
 from __future__ import annotations
@@ -26,11 +27,16 @@ def deployment(
     replicas: int,
     template: Mapping[str, Any],
     min_ready_seconds: int = 0,
+    update_strategy: Mapping[str, Any] | None = None,
 ) -> Obj:
+    """The Deployment of a stateless set; ``update_strategy`` (a set's
+    ``{maxSurge, maxUnavailable}``) overrides the default roll field by field."""
+    rolling: Obj = {"maxSurge": 1, "maxUnavailable": 0}
+    rolling.update({k: v for k, v in (update_strategy or {}).items() if k in rolling and v is not None})
     spec: Obj = {
         "replicas": replicas,
         "selector": {"matchLabels": dict(selector)},
-        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": rolling},
         "template": dict(template),
     }
     if min_ready_seconds:

@@ -164,7 +164,9 @@ def _main_container(inp: PodTemplateInput) -> Obj:
     return container
 
 
-def _overlay_main(container: Obj, overlay: Mapping[str, Any]) -> None:
+def overlay_container(container: Obj, overlay: Mapping[str, Any]) -> None:
+    """Apply a container overlay (upstream's ``OverlayMainContainer``): to the main
+    container, and to the python-udf sidecar with its own overlay."""
     for key in ("command", "args", "envFrom"):
         if overlay.get(key):
             container[key] = copy.deepcopy(list(overlay[key]))
@@ -234,7 +236,7 @@ def pod_template(inp: PodTemplateInput) -> Obj:
     spec = inp.spec
     overlay: Mapping[str, Any] = spec.get("overlay") or {}
     main = _main_container(inp)
-    _overlay_main(main, overlay)
+    overlay_container(main, overlay)
     containers = [main]
     sidecars = overlay.get("sidecarContainers")
     if sidecars:

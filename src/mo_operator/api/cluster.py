@@ -60,10 +60,12 @@ class MatrixOneClusterSpec(APIModel):
     image_pull_policy: PullPolicy | None = opt("Pull policy of every component's image.")
     restore_from: str | None = opt("Name of a Backup to restore the new cluster from; immutable.")
     metric_reader_enabled: bool | None = opt(
-        "Creates a metric reader SQL user the operator and other tools read metrics with."
+        "Upstream creates a metric_reader SQL user with it; accepted for compatibility, it has no effect "
+        "here (the webhook warns)."
     )
     semantic_version: str | None = opt(
-        "The MatrixOne semantic version, when version is not one (e.g. a nightly build)."
+        "The MatrixOne semantic version, when version is not one (e.g. a nightly build); without a "
+        "semantic version, version-gated behaviour is that of MatrixOne before 2.0."
     )
     operator_version: str | None = opt(
         "The operator behaviour version that reconciles the cluster; set to the newest on create, and it "

@@ -151,7 +151,8 @@ class PodSet(APIModel):
         "Service (annotations on the metric service, the default)."
     )
     semantic_version: str | None = opt(
-        "The MatrixOne semantic version the image runs, when its tag is not one (e.g. a nightly build)."
+        "The MatrixOne semantic version the image runs, when its tag is not one (e.g. a nightly build); "
+        "without a semantic version, version-gated behaviour is that of MatrixOne before 2.0."
     )
     operator_version: str | None = opt(
         "The operator behaviour version that reconciles this set (1.2.0 if unset, legacy config maps); "

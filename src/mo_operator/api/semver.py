@@ -1,9 +1,11 @@
 """Semantic versions as the API reads them: image tags, ``semanticVersion`` and
 ``operatorVersion`` fields, parsed tolerantly like upstream's ``semver.ParseTolerant``.
 
-The API layer needs versions to validate (a set's version must be semantic, an
-operatorVersion may not go back) and cannot import the MatrixOne layer above it,
-so this is the API's own small parser; it never raises.
+The API layer reads versions to warn (a set's version that is not semantic is
+admitted with a warning, see ``validation/versions.py``) and to validate (an
+operatorVersion may not go back), and cannot import the MatrixOne layer above it,
+so this is the API's own small parser, accepting exactly what
+:func:`mo_operator.matrixone.version.parse_version` accepts; it never raises.
 """
 
 from __future__ import annotations

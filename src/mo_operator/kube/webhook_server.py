@@ -68,8 +68,17 @@ class Denial:
     causes: list[Obj] = field(default_factory=list)
 
 
+@dataclass
+class Admitted:
+    """An admission with warnings, which kube-apiserver hands to the client as
+    ``Warning`` headers (kubectl prints each as ``Warning: <text>`` on stderr):
+    for what is allowed but deserves the user's attention."""
+
+    warnings: list[str] = field(default_factory=list)
+
+
 MutatingHandler = Callable[[AdmissionRequest], Awaitable["Obj | Denial"]]
-ValidatingHandler = Callable[[AdmissionRequest], Awaitable["Denial | None"]]
+ValidatingHandler = Callable[[AdmissionRequest], Awaitable["Denial | Admitted | None"]]
 
 
 class WebhookServer:
@@ -165,13 +174,16 @@ class WebhookServer:
         review, req = await self._read(request)
         handler = self._validating[request.path]
         try:
-            denial = await handler(req)
+            result = await handler(req)
         except Exception as e:
             log.exception("validating webhook %s failed", request.path)
-            denial = Denial(f"internal error in the webhook: {e}", code=500, reason="InternalError")
-        if denial is not None:
-            return _respond(review, _denied(req.uid, denial))
-        return _respond(review, {"uid": req.uid, "allowed": True})
+            result = Denial(f"internal error in the webhook: {e}", code=500, reason="InternalError")
+        if isinstance(result, Denial):
+            return _respond(review, _denied(req.uid, result))
+        response: Obj = {"uid": req.uid, "allowed": True}
+        if result is not None and result.warnings:
+            response["warnings"] = list(result.warnings)
+        return _respond(review, response)
 
 
 async def _healthz(_: web.Request) -> web.Response:

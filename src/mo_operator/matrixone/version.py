@@ -5,6 +5,8 @@ discovery keys from 2.0 on), records the version on pods, and must recognise a
 downgrade. Image tags are free-form ("v1.2.0", "1.1", "nightly-abc123", "latest"), so
 parsing is tolerant like upstream's ``semver.ParseTolerant`` and never raises: a tag it
 cannot read yields None, and ``spec.semanticVersion`` lets the user say what it is.
+An unknown version has no version-gated feature, as upstream (docs/design.md, "MatrixOne
+versions that are not semantic"); the webhook warns about it.
 """
 
 from __future__ import annotations
@@ -111,7 +113,8 @@ def parse_version(text: str) -> SemVer | None:
     dot-separated parts, and fills in a missing minor or patch (``"1.2"`` → ``1.2.0``).
     Returns None for anything that is still not a version; never raises.
     """
-    parts = _without_v(text.strip()).split(".", 2)
+    s = text.strip()
+    parts = (s[1:] if s.startswith("v") else s).split(".", 2)  # ParseTolerant: lowercase v only
     for i, p in enumerate(parts):
         if len(p) > 1:
             p = p.lstrip("0")

@@ -1,7 +1,10 @@
 """The validating webhook of a kind: :func:`~mo_operator.api.validation.validate_create`
 on CREATE, :func:`~mo_operator.api.validation.validate_update` (immutable fields,
 volumes that only grow, no operatorVersion downgrade) on UPDATE, and a denial
-worded as kube-apiserver words an invalid object.
+worded as kube-apiserver words an invalid object; an admitted object gets the
+AdmissionReview ``warnings`` of :func:`~mo_operator.api.validation.admission_warnings`
+(a version that is not semantic, fields that have no effect), which kubectl prints
+as ``Warning: ...``.
 
 Upstream's validators return ``apierrors.NewInvalid(kind, name, errs)``, whose
 message is ``<Kind>.<group> "<name>" is invalid: <errors>``; kube-apiserver puts
@@ -23,8 +26,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from mo_operator.api.kinds import GROUP
-from mo_operator.api.validation import FieldError, validate_create, validate_update
-from mo_operator.kube.webhook_server import AdmissionRequest, Denial
+from mo_operator.api.validation import FieldError, admission_warnings, validate_create, validate_update
+from mo_operator.kube.webhook_server import AdmissionRequest, Admitted, Denial
 
 from .buckets import ClaimLookup, bucket_errors
 
@@ -98,10 +101,22 @@ class Validator:
             return validate_update(self.kind, old, obj)
         return []
 
-    async def __call__(self, req: AdmissionRequest) -> Denial | None:
+    def warnings(self, operation: str, obj: Any, old: Any = None) -> list[str]:
+        """What to tell the user about an admitted object (see
+        :func:`~mo_operator.api.validation.admission_warnings`), on CREATE and UPDATE:
+        a field that has no effect still has none after an edit of another one."""
+        if operation not in ("CREATE", "UPDATE"):
+            return []
+        return admission_warnings(self.kind, obj, old=old if operation == "UPDATE" else None)
+
+    async def __call__(self, req: AdmissionRequest) -> Denial | Admitted | None:
+        """A denial, an admission with warnings, or None: admitted with nothing to say."""
         if req.operation in ("CREATE", "UPDATE") and req.object is None:
             return Denial("the AdmissionReview request has no object", code=400, reason="BadRequest")
         errs = self.errors(req.operation, req.object, req.old_object)
         if not errs and self.claims is not None and req.operation == "CREATE":
             errs = await bucket_errors(self.kind, req.operation, req.object, req.namespace, self.claims)
-        return denial(self.kind, _name(req), errs) if errs else None
+        if errs:
+            return denial(self.kind, _name(req), errs)
+        warnings = self.warnings(req.operation, req.object, req.old_object)
+        return Admitted(warnings) if warnings else None

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from mo_operator.api.defaulting import default
 from mo_operator.api.kinds import GROUP, KINDS
 from mo_operator.api.validation import FieldError, validate_create, validate_update
-from mo_operator.kube.webhook_server import AdmissionRequest, Denial
+from mo_operator.kube.webhook_server import AdmissionRequest, Admitted, Denial
 from mo_operator.webhooks import DEFAULTED_KINDS, Defaulter, Validator
 
 from .conftest import DEFAULT_ARGS, Served, review, wire
@@ -60,10 +60,20 @@ class Admission:
             )
             assert isinstance(result, dict), "the defaulting webhook never denies"
             obj = result
-        denial = self.loop.run_until_complete(
+        result = self.loop.run_until_complete(
             self.validator(AdmissionRequest.from_review(review(self.kind, operation, obj, old)))
         )
-        return obj, denial
+        if isinstance(result, Admitted):
+            _check_warnings(result.warnings)
+        return obj, result if isinstance(result, Denial) else None
+
+
+def _check_warnings(warnings: list[str]) -> None:
+    """Each warning names its field first and fits in one header kube-apiserver never truncates."""
+    assert warnings
+    for w in warnings:
+        assert w.split(": ", 1)[0].startswith(("spec.", "deps.")), w
+        assert len(w) <= 256 and w.isprintable(), w
 
 
 def _name(obj: Any) -> str:
@@ -151,7 +161,8 @@ async def test_a_sample_through_the_https_server_gets_the_same_answers(served: S
                 assert patched == await defaulter(AdmissionRequest.from_review(review(kind, "CREATE", obj)))
                 obj = patched
             response = await served.validate(kind, "CREATE", obj)
-            denial = await validator(AdmissionRequest.from_review(review(kind, "CREATE", obj)))
-            assert response["allowed"] is (denial is None)
-            if denial is not None:
-                assert response["status"] == {"code": 422, "reason": "Invalid", "message": denial.message}
+            result = await validator(AdmissionRequest.from_review(review(kind, "CREATE", obj)))
+            assert response["allowed"] is not isinstance(result, Denial)
+            if isinstance(result, Denial):
+                assert response["status"] == {"code": 422, "reason": "Invalid", "message": result.message}
+            assert response.get("warnings") == (result.warnings if isinstance(result, Admitted) else None)

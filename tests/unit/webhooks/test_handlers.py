@@ -155,7 +155,6 @@ async def test_several_errors_are_listed_as_kubernetes_aggregates_them(served: S
         ("dnset", lambda o: o["spec"].update(memoryLimitPercent=101), "spec.memoryLimitPercent: memoryLimitPercent value must be in interval (0, 100]"),
         ("logset", lambda o: o["spec"]["sharedStorage"].update(fileSystem={"path": "/mnt"}), "spec.sharedStorage: more than 1 storage provider configured"),
         ("logset", lambda o: o["spec"]["initialConfig"].update(logShardReplicas=5), "spec.initialConfig.logShardReplicas: logShardReplicas must not larger then logservice replicas"),
-        ("webui", lambda o: o["spec"].update(image="matrixorigin/dashboard:latest"), "spec.semanticVersion: a valid semanticVersion must be set or the image tag must be valid sematic version instead"),
         ("matrixonecluster", lambda o: o["spec"].update(version=""), "spec.version: version must be set"),
         ("matrixonecluster", lambda o: o["spec"].update(dn=o["spec"]["tn"]), "spec.dn: legacy component .spec.dn cannot be set when .spec.tn is set"),
         ("cnclaimset", lambda o: o["spec"]["selector"].update(matchLabels={"app": "other"}), "spec.template.metadata.labels: `selector` does not match template `labels`"),

@@ -18,15 +18,23 @@ from ..normalize import kind_schema, prune_nulls, too_deep_at
 from .cluster import cluster_errors
 from .deps import logset_ref_errors
 from .errors import ROOT, FieldError
+from .ignored import ignored_warnings
 from .immutable import update_errors
 from .jobs import backup_errors, backupjob_errors, restorejob_errors
 from .listmaps import list_map_errors
 from .podset import podset_errors
 from .pool import cnclaim_errors, cnclaimset_errors, cnpool_errors
 from .schema import schema_errors
-from .sets import cnset_spec_errors, dnset_spec_errors, logset_spec_errors, proxyset_spec_errors
+from .sets import (
+    cnset_spec_errors,
+    dnset_spec_errors,
+    logset_spec_errors,
+    proxyset_spec_errors,
+    webui_spec_errors,
+)
+from .versions import version_warnings
 
-__all__ = ["FieldError", "validate_create", "validate_update"]
+__all__ = ["FieldError", "admission_warnings", "validate_create", "validate_update"]
 
 Obj = dict[str, Any]
 
@@ -51,7 +59,9 @@ def _proxyset(obj: Obj) -> list[FieldError]:
 
 
 def _webui(obj: Obj) -> list[FieldError]:
-    return podset_errors(obj["spec"], "spec") if "spec" in obj else []
+    if "spec" not in obj:
+        return []
+    return webui_spec_errors(obj["spec"], "spec") + podset_errors(obj["spec"], "spec")
 
 
 _SEMANTIC: Mapping[str, Callable[[Obj], list[FieldError]]] = {
@@ -140,3 +150,14 @@ def validate_update(kind: str, old: Any, new: Any) -> list[FieldError]:
         already = set(check(old_defaulted))
         errs = [e for e in check(new_defaulted) if e not in already]
     return errs + update_errors(kind, old_defaulted, new_defaulted)
+
+
+def admission_warnings(kind: str, obj: Any, *, old: Any = None) -> list[str]:
+    """What to tell the user about an object that is admitted: a version that is not
+    semantic (version-gated behaviour falls back, see :mod:`.versions`) and fields
+    set that the operator does not act on (:mod:`.ignored`). Empty for an object the
+    schema refuses: its denial says what matters."""
+    defaulted, errs = _checked(kind, obj, old=old)
+    if defaulted is None or errs:
+        return []
+    return version_warnings(kind, defaulted) + ignored_warnings(kind, defaulted)

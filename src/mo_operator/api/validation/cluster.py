@@ -10,7 +10,13 @@ from typing import Any
 from .errors import FieldError, child, index
 from .names import dns1035_label, dns1123_subdomain
 from .podset import podset_errors
-from .sets import cnset_spec_errors, dnset_spec_errors, logset_spec_errors, proxyset_spec_errors
+from .sets import (
+    cnset_spec_errors,
+    dnset_spec_errors,
+    logset_spec_errors,
+    proxyset_spec_errors,
+    webui_spec_errors,
+)
 
 __all__ = ["MAX_CLUSTER_NAME_LENGTH", "cluster_errors", "cluster_name_errors"]
 
@@ -57,7 +63,7 @@ def _components(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any], _SpecCh
     if "proxy" in spec:
         parts.append(("spec.proxy", spec["proxy"], proxyset_spec_errors))
     if "webui" in spec:
-        parts.append(("spec.webui", spec["webui"], lambda _s, _p: []))
+        parts.append(("spec.webui", spec["webui"], webui_spec_errors))
     return parts
 
 
@@ -73,10 +79,6 @@ def cluster_errors(obj: dict[str, Any]) -> list[FieldError]:
     errs += _group_name_errors(spec)
     for path, component, check in _components(spec):
         errs += check(component, path)
-        errs += podset_errors(
-            component,
-            path,
-            cluster_version=spec["version"],
-            cluster_semantic_version=spec.get("semanticVersion"),
-        )
+        # A component without an image runs the cluster's ``version``.
+        errs += podset_errors(component, path, image_required=False)
     return errs

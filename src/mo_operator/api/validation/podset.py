@@ -1,17 +1,19 @@
-"""Checks common to every pod set (upstream ``validatePodSet`` and friends): image and
-version, resources, node selector, cluster domain, Prometheus discovery, GOMEMLIMIT,
-and the cheap parts of the overlay."""
+"""Checks common to every pod set (upstream ``validatePodSet`` and friends): image,
+resources, node selector, cluster domain, Prometheus discovery, GOMEMLIMIT, and the
+cheap parts of the overlay.
+
+A version that is not semantic is admitted with a warning (:mod:`.versions`), where
+upstream's set webhooks refuse it ("a valid semanticVersion must be set...")."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..semver import image_tag, parse_tolerant
 from .errors import FieldError, child, index
 from .names import byte_len, dns1123_subdomain, fqdn, label_errors, qualified_name
 from .resources import non_negative, resources_errors
 
-__all__ = ["memory_limit_percent_errors", "overlay_errors", "podset_errors", "version_errors"]
+__all__ = ["memory_limit_percent_errors", "overlay_errors", "podset_errors"]
 
 _MAX_ANNOTATIONS_BYTES = 256 * 1024
 
@@ -22,19 +24,6 @@ def memory_limit_percent_errors(spec: dict[str, Any], path: str) -> list[FieldEr
         return [
             FieldError(
                 child(path, "memoryLimitPercent"), "memoryLimitPercent value must be in interval (0, 100]"
-            )
-        ]
-    return []
-
-
-def version_errors(semantic_version: str | None, tag: str, path: str) -> list[FieldError]:
-    """The MatrixOne version must be known: ``semanticVersion``, else the image tag."""
-    text = semantic_version if semantic_version is not None else tag
-    if parse_tolerant(text) is None:
-        return [
-            FieldError(
-                child(path, "semanticVersion"),
-                "a valid semanticVersion must be set or the image tag must be valid sematic version instead",
             )
         ]
     return []
@@ -95,11 +84,10 @@ def podset_errors(
     spec: dict[str, Any],
     path: str,
     *,
-    cluster_version: str | None = None,
-    cluster_semantic_version: str | None = None,
+    image_required: bool = True,
 ) -> list[FieldError]:
-    """Every pod set check. A cluster's component passes the cluster's ``version`` (its
-    image tag when the component names no image) and ``semanticVersion``."""
+    """Every pod set check. A cluster's component needs no image (``image_required``
+    false): without one it runs the cluster's ``version``."""
     errs: list[FieldError] = []
     image = spec.get("image")
     domain = spec.get("clusterDomain")
@@ -108,10 +96,8 @@ def podset_errors(
             FieldError(child(path, "clusterDomain"), f'Invalid value: "{domain}": {m}') for m in fqdn(domain)
         ]
     errs += overlay_errors(spec.get("overlay"), child(path, "overlay"))
-    if not image and cluster_version is None:
+    if not image and image_required:
         errs.append(FieldError(child(path, "image"), "image must be set"))
-    tag = image_tag(image) if image else cluster_version or ""
-    errs += version_errors(spec.get("semanticVersion", cluster_semantic_version), tag, path)
     if spec.get("exportToPrometheus") is True:
         scheme = spec.get("promDiscoveryScheme")
         at = child(path, "promDiscoveryScheme")

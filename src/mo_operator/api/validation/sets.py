@@ -18,6 +18,7 @@ __all__ = [
     "logset_spec_errors",
     "proxyset_spec_errors",
     "rolling_update_errors",
+    "webui_spec_errors",
 ]
 
 _PERCENT = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
@@ -101,6 +102,18 @@ def cnset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     errs += _duration_errors(
         spec.get("scalingConfig") or {}, "storeDrainTimeout", child(path, "scalingConfig")
     )
+    return errs
+
+
+def webui_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
+    """The rolling update becomes the console Deployment's, which may not have both
+    bounds at zero (our defaults fill in a bound left out: surge 1, unavailable 0)."""
+    at = child(path, "updateStrategy")
+    strategy = spec.get("updateStrategy") or {}
+    errs = rolling_update_errors(strategy, at)
+    surge, unavailable = strategy.get("maxSurge", 1), strategy.get("maxUnavailable", 0)
+    if not errs and surge in (0, "0%") and unavailable in (0, "0%"):
+        errs.append(FieldError(child(at, "maxUnavailable"), "may not be 0 when maxSurge is 0"))
     return errs
 
 

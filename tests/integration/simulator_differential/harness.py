@@ -46,7 +46,6 @@ from mo_operator.localcluster.simulator.core.kinds import (
 from mo_operator.localcluster.simulator.core.kubeapi import KubeApi, KubeError
 from mo_operator.localcluster.simulator.core.objects import (
     Obj,
-    controller_ref,
     find_condition,
     is_deleting,
     name_of,
@@ -90,6 +89,8 @@ WATCHED = (POD, STATEFULSET, CONTROLLER_REVISION, DEPLOYMENT, REPLICASET, JOB, P
 
 @dataclass(frozen=True)
 class Event:
+    """One change a recorder's informer delivered (old and new as it saw them)."""
+
     kind: str
     type: str  # ADDED, MODIFIED, DELETED
     old: Obj | None
@@ -97,10 +98,12 @@ class Event:
 
     @property
     def obj(self) -> Obj:
+        """The object as it is after the change (as it was, for a deletion)."""
         return self.new if self.new is not None else self.old or {}
 
 
 def image_of(template_or_pod_spec: Obj) -> str:
+    """The first container's image: what a revision stands for in these scenarios."""
     containers = template_or_pod_spec.get("containers") or [{}]
     return str(containers[0].get("image", ""))
 
@@ -358,8 +361,3 @@ async def both(scenario: Callable[[Side], Any], embedded: Side, real: Side) -> t
         a = tg.create_task(scenario(embedded))
         b = tg.create_task(scenario(real))
     return a.result(), b.result()
-
-
-def owner_name(obj: Obj) -> str:
-    ref = controller_ref(obj)
-    return str((ref or {}).get("name", ""))

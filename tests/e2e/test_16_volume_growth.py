@@ -1,5 +1,5 @@
-"""Growing volumes of a running cluster (issue 14): the log volume and the TN cache
-volume grow online (claims patched, StatefulSets replaced without touching a pod),
+"""Growing volumes of a running cluster (issue 14): the log volume and the TN and CN
+cache volumes grow online (claims patched, StatefulSets replaced without touching a pod),
 the sets catch up with their spec and take later changes; a StorageClass that
 cannot expand is reported (condition and Warning Event) and wedges nothing."""
 
@@ -23,6 +23,7 @@ Obj = dict[str, Any]
 EVENTS = Resource.of(Event)
 LOG_CLAIMS = [f"mo-data-mo-log-{i}" for i in range(3)]
 TN_CLAIMS = ["mo-data-mo-dn-0"]
+CN_CLAIMS = [f"mo-data-mo-tp-cn-{i}" for i in range(2)]
 
 
 def _pods_by_uid(pods: list[Obj]) -> dict[str, str]:
@@ -30,9 +31,11 @@ def _pods_by_uid(pods: list[Obj]) -> dict[str, str]:
 
 
 async def _stateful_pods(world: World) -> dict[str, str]:
+    """Log and TN pods by name, and the CN pods there were at the start."""
     log = await world.pods(**{labels.INSTANCE: "mo", labels.COMPONENT: "LogSet"})
     tn = await world.pods(**{labels.INSTANCE: "mo", labels.COMPONENT: "DNSet"})
-    return _pods_by_uid(log + tn)
+    cn = await world.pods(**{labels.INSTANCE: "mo-tp"})
+    return _pods_by_uid(log + tn + [p for p in cn if p["metadata"]["name"] in ("mo-tp-cn-0", "mo-tp-cn-1")])
 
 
 async def _claims_at(world: World, names: list[str], size: str) -> bool:
@@ -59,25 +62,33 @@ def _caught_up(obj: Mapping[str, Any] | None) -> bool:
 
 
 @pytest.mark.timeout(240)
-async def test_log_and_tn_volumes_grow_online_and_later_changes_still_apply(
+async def test_log_tn_and_cn_volumes_grow_online_and_later_changes_still_apply(
     world: World, operator: OperatorRunner
 ) -> None:
-    await world.apply(world.cluster_manifest("mo", tn={"replicas": 1, "cacheVolume": {"size": "1Gi"}}))
+    cn = {
+        "name": "tp",
+        "replicas": 2,
+        "scalingConfig": {"minDelaySeconds": 0},
+        "cacheVolume": {"size": "1Gi"},
+    }
+    manifest = world.cluster_manifest("mo", tn={"replicas": 1, "cacheVolume": {"size": "1Gi"}}, cnGroups=[cn])
+    await world.apply(manifest)
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
     before = await _stateful_pods(world)
-    assert len(before) == 4
+    assert len(before) == 6
 
     patch = [
         {"op": "replace", "path": "/spec/logService/volume/size", "value": "2Gi"},
         {"op": "replace", "path": "/spec/tn/cacheVolume/size", "value": "2Gi"},
+        {"op": "replace", "path": "/spec/cnGroups/0/cacheVolume/size", "value": "2Gi"},
     ]
     await world.kubectl("patch", "mo", "mo", "--type", "json", "-p", json.dumps(patch))
     await eventually(
-        lambda: _claims_at(world, LOG_CLAIMS + TN_CLAIMS, "2Gi"),
+        lambda: _claims_at(world, LOG_CLAIMS + TN_CLAIMS + CN_CLAIMS, "2Gi"),
         timeout=90,
         message="every claim asks and holds 2Gi",
     )
-    for kind, name in ((r.LOGSETS, "mo"), (r.DNSETS, "mo")):
+    for kind, name in ((r.LOGSETS, "mo"), (r.DNSETS, "mo"), (r.CNSETS, "mo-tp")):
 
         async def expanded(kind: Resource = kind, name: str = name) -> bool:
             obj = await world.get(kind, name)
@@ -88,7 +99,7 @@ async def test_log_and_tn_volumes_grow_online_and_later_changes_still_apply(
     assert await _template_size(world, "mo-dn") == "2Gi"
     cluster = await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=60)
     assert condition(cluster, volumes.CONDITION).get("status") == "True"
-    assert await _stateful_pods(world) == before, "no log or TN pod was replaced"
+    assert await _stateful_pods(world) == before, "no pod was replaced"
 
     shrink = [{"op": "replace", "path": "/spec/logService/volume/size", "value": "1Gi"}]
     refused = await world.kubectl(

@@ -98,6 +98,14 @@ def test_progress_is_reported_until_capacity_reaches_the_request_then_done() -> 
     assert volumes.condition(done, reported=False) is None  # a set whose volumes never grew says nothing
 
 
+def test_a_new_claim_being_provisioned_is_no_resize() -> None:
+    got = volumes.plan_expansion(
+        {"d": "1Gi"}, {"d": "1Gi"}, {"d": [claim("c-0", "1Gi", phase="Pending")]}, CLASSES
+    )
+    assert got == volumes.Expansion(template_sizes={"d": "1Gi"})
+    assert volumes.condition(got, reported=False) is None
+
+
 def test_a_template_in_step_needs_no_replacement_and_a_changed_size_does() -> None:
     vct = {"metadata": {"name": "mo-data"}, "spec": {"resources": {"requests": {"storage": "1Gi"}}}}
     cached = {

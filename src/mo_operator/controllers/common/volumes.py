@@ -157,9 +157,9 @@ def plan_expansion(
                 patches.append((name, canonical_quantity(size)))
                 asked = want
             have = capacity_of(claim)
-            if size_of(have) < asked:
+            if have and size_of(have) < asked:  # no capacity yet: being provisioned, not resized
                 target = canonical_quantity(size if asked == want else request_of(claim))
-                growing.append(f"{name}: {have or 'nothing'} of {target}")
+                growing.append(f"{name}: {have} of {target}")
         for (cls_name, reason), names in sorted(stuck.items()):
             blocked.append(Blocked(cls_name, reason, tuple(names), canonical_quantity(size)))
         sizes[template] = current.get(template, size) if stuck else size

@@ -127,6 +127,8 @@ IGNORED = [
     ("cnpool", "spec.template.replicas", 3, "spec.template.replicas"),
     ("cnpool", "spec.strategy.updateStrategy.reclaimTimeout", "1h", "spec.strategy.updateStrategy.reclaimTimeout"),
     ("cnpool", "spec.deps.dnSet", {"metadata": {"name": "mo"}}, "spec.deps.dnSet"),
+    ("cnclaim", "spec.sourcePod", {"podName": "old"}, "spec.sourcePod"),
+    ("cnclaimset", "spec.template.spec.podName", "pool-cn-0", "spec.template.spec.podName"),
     ("webui", "spec.image", "matrixorigin/dashboard:latest", "spec.image"),
     ("webui", "spec.serviceArgs", ["-debug-http=:6060"], "spec.serviceArgs"),
     ("webui", "spec.overlay", {"env": [{"name": "A", "value": "1"}]}, "spec.overlay.env"),

@@ -95,6 +95,14 @@ def _kind_fields(kind: str, obj: Obj) -> Iterator[tuple[str, str]]:
     elif kind == "CNSet":
         if _set((obj.get("deps") or {}).get("dnSet")):
             yield "deps.dnSet", "a CNSet waits for its LogSet only"
+    elif kind == "CNClaim":
+        if _set(spec.get("sourcePod")):
+            yield "spec.sourcePod", "a claim is not migrated between pods"
+    elif kind == "CNClaimSet":
+        claim = (spec.get("template") or {}).get("spec") or {}
+        for field in ("podName", "nodeName", "sourcePod"):
+            if _set(claim.get(field)):
+                yield f"spec.template.spec.{field}", "each claim of the set binds a pod of its own"
     elif kind == "CNPool":
         if _set(spec["template"].get("replicas")):
             yield "spec.template.replicas", "the pool sizes its CNSets itself"

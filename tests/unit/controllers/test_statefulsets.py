@@ -131,6 +131,10 @@ def test_no_statefulset_yet() -> None:
     assert roll(None, []) == Rollout(0, 0, 0, False)
 
 
+def test_pods_of_a_statefulset_being_replaced_still_count_as_ready() -> None:
+    assert roll(None, [pod(0), pod(1)]) == Rollout(0, 2, 0, False)
+
+
 def test_complete_when_observed_and_every_replica_is_updated_and_ready() -> None:
     got = roll(sts(settled_status()), [pod(0), pod(1), pod(2)])
     assert got.complete and got.stalled is None and got.recheck_after is None

@@ -111,8 +111,8 @@ def rollout(
     stall_seconds: float,
 ) -> Rollout:
     """The roll state of ``sts`` (as cached) and its ``pods``."""
-    if sts is None:
-        return Rollout(0, 0, 0, False)
+    if sts is None:  # not made yet, or being replaced: its pods still serve meanwhile
+        return Rollout(0, sum(1 for p in pods if not is_deleting(p) and podutil.is_ready(p)), 0, False)
     spec, status = sts.get("spec") or {}, sts.get("status") or {}
     replicas = int(spec.get("replicas") or 0)
     observed = int(status.get("observedGeneration") or 0) >= int(sts["metadata"].get("generation") or 0)

@@ -88,13 +88,24 @@ def snapshot(side: Side) -> dict[str, Any]:
     }
 
 
+def replica_sets_settled(side: Side) -> bool:
+    """Every ReplicaSet's status has caught up with its spec (its watch may
+    deliver after the Deployment's, whose status is computed from them)."""
+    return all(
+        status_of(rs).get("observedGeneration") == generation_of(rs)
+        and status_of(rs).get("replicas", 0) == spec_of(rs).get("replicas")
+        for rs in side.recorder.objects(REPLICASET)
+    )
+
+
 def progressing(side: Side, image: str, reason: str) -> bool:
     """The controller has seen the template with ``image`` (the generation also
     moves with annotations, on both servers) and says ``reason``."""
     d = side.get(DEPLOYMENT, "app") or {}
     cond = condition_summary(d, "Progressing")
     return (
-        template_image(d) == image
+        replica_sets_settled(side)
+        and template_image(d) == image
         and status_of(d).get("observedGeneration") == generation_of(d)
         and bool(cond)
         and cond[0][2] == reason
@@ -117,7 +128,7 @@ async def rollout(side: Side) -> dict[str, Any]:
     await side.patch(DEPLOYMENT, "app", {"spec": {"template": template(side, V2)}})
     await side.wait(lambda: progressing(side, V2, "NewReplicaSetAvailable"), "v2 is rolled out")
     await side.wait(
-        lambda: snapshot(side)["status"] == GOAL,
+        lambda: snapshot(side)["status"] == GOAL and replica_sets_settled(side),
         "the old pods are gone",
     )
     fixed = snapshot(side)

@@ -106,6 +106,13 @@ def settled(side: Side, generation: int, *, ready: int, update: str, updated: in
     )
 
 
+def latest_revision(side: Side) -> str:
+    """The image of the highest-numbered ControllerRevision: a revert renumbers the old one."""
+    revisions = side.recorder.objects(CONTROLLER_REVISION)
+    latest = max(revisions, key=lambda r: int(r.get("revision") or 0), default=None)
+    return side.recorder.revision_images().get(name_of(latest or {}), "")
+
+
 def pod_is(side: Side, name: str, image: str, phase: str, *, ready: bool) -> Obj | None:
     p = side.get(POD, name)
     if p is None or is_deleting(p) or image_of(p.get("spec") or {}) != image or phase_of(p) != phase:
@@ -133,8 +140,12 @@ async def rollback(side: Side, effect: str, policy: str, probe: bool = True) -> 
 
     await set_image(side, GOOD, policy, probe)
     if policy == "OrderedReady":
-        # The sync that records generation 3 is the one that would delete web-2.
-        await side.wait(lambda: settled(side, 3, ready=2, update=GOOD, updated=2), "the revert is observed")
+        # The sync that records generation 3 is the one that would delete web-2; it
+        # renumbered the v1 revision first, which another watch may bring later.
+        await side.wait(
+            lambda: settled(side, 3, ready=2, update=GOOD, updated=2) and latest_revision(side) == GOOD,
+            "the revert is observed",
+        )
         reverted = snapshot(side)
         broken = side.get(POD, "web-2")
         assert broken is not None

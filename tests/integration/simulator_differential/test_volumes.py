@@ -122,7 +122,8 @@ async def claims(side: Side) -> dict[str, Any]:
         lambda: all(is_running_and_ready(side.get(POD, f"db-{i}") or {}) for i in (0, 1)), "2 pods ready"
     )
     await side.wait(
-        lambda: all(bound(side, i)["volume"][0] == "Bound" for i in (0, 1)), "both volumes report Bound"
+        lambda: all(bound(side, i)["volume"][0] == bound(side, i)["claim"][0] == "Bound" for i in (0, 1)),
+        "both claims and volumes report Bound",
     )
     after_binding = [bound(side, i) for i in (0, 1)]
 

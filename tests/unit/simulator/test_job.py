@@ -147,3 +147,23 @@ def test_indexed_job_pods_carry_their_index() -> None:
         w.step()
     assert w.job["status"]["completedIndexes"] == "0-2"
     assert find_condition(w.job["status"]["conditions"], "Complete") is not None
+
+
+def test_a_failed_pod_is_replaced_only_after_its_failure_is_counted() -> None:
+    """Even when the (scaled) back-off is already over: on the real controller
+    the back-off (10 s) always outlasts the accounting, so status.failed moves
+    first and the replacement comes a sync later, with the status counting it."""
+    w = JWorld(job(parallelism=1, completions=1, backoffLimit=3))
+    w.step()
+    w.finish("Failed", 1)
+    later = T0 + 100  # the back-off is long over
+    seen = []
+    for _ in range(4):
+        w.step(now=later)
+        st = w.job["status"]
+        seen.append(
+            (len(w.pods), st["active"], st["failed"], len(st["uncountedTerminatedPods"].get("failed", [])))
+        )
+    assert seen == [(1, 0, 0, 1), (1, 0, 0, 1), (1, 0, 1, 0), (2, 1, 1, 0)]
+    plan = plan_job(w.job, list(w.pods.values()), later, 0.01)
+    assert plan.manage == [] and plan.actions == [], "settled"

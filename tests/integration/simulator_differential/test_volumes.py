@@ -96,18 +96,18 @@ def bound(side: Side, ordinal: int) -> dict[str, Any]:
 
 def step(e: Event) -> str | None:
     """Claim, volume and scheduling of ordinal 0 (each an effect of the one
-    before). Not whether a deleted claim or volume lingers: the real server's
-    StorageObjectInUseProtection admission gives them protection finalizers,
-    the embedded one does not (docs/design.md, known differences)."""
+    before). Not whether a deleted volume lingers: the real server gives
+    volumes a pv-protection finalizer, the embedded one does not
+    (docs/design.md, known differences)."""
     o = e.obj
-    if e.kind in ("PersistentVolumeClaim", "PersistentVolume") and is_deleting(o):
+    if e.kind == "PersistentVolume" and is_deleting(o):
         return None
     if e.kind == "PersistentVolumeClaim" and name_of(o) == "data-db-0":
         ann = annotations_of(o)
         return (
             f"claim {status_of(o).get('phase')} selected={SELECTED_NODE in ann}"
             f" provisioner={'volume.kubernetes.io/storage-provisioner' in ann}"
-            f" volume={bool(spec_of(o).get('volumeName'))}"
+            f" volume={bool(spec_of(o).get('volumeName'))}{' deleting' if is_deleting(o) else ''}"
         )
     if e.kind == "PersistentVolume" and spec_of(o)["claimRef"]["name"] == "data-db-0":
         return f"volume {status_of(o).get('phase')}"

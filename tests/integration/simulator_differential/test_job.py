@@ -96,11 +96,11 @@ def finished(side: Side, name: str, ctype: str) -> bool:
 
 async def failing_job(side: Side) -> dict[str, Any]:
     side.sim.rules.add(effect="Fail", namespace=side.namespace, image=FAILING, exit_code=3)
-    await side.create(JOB, job(side, "fails", FAILING, backoffLimit=1))
+    await side.create(JOB, job(side, "fails", FAILING, backoffLimit=2))
     await side.wait(lambda: finished(side, "fails", "Failed"), "the Job fails", timeout=90)
     # The last pod's finalizer goes in the same sync as the condition is written.
     await side.wait(
-        lambda: outcome(side, "fails")["pods"] == [(1, "Failed", False), (2, "Failed", False)], "2 pods"
+        lambda: outcome(side, "fails")["pods"] == [(i, "Failed", False) for i in (1, 2, 3)], "3 failed pods"
     )
     return {"outcome": outcome(side, "fails"), "timeline": side.recorder.timeline(partial(step, side))}
 
@@ -113,13 +113,14 @@ async def passing_job(side: Side) -> dict[str, Any]:
 
 
 async def test_failing_pods_are_retried_up_to_the_backoff_limit(sides: tuple[Side, Side]) -> None:
-    """backoffLimit 1: two pods fail one after the other (the second after the
-    back-off), then Failed/BackoffLimitExceeded and no third pod."""
+    """backoffLimit 2: three pods fail one after the other (after back-offs of
+    10 s and 20 s on the real controller), then Failed/BackoffLimitExceeded and
+    no fourth pod."""
     embedded, real = await both(failing_job, *sides)
     assert real["outcome"]["conditions"] == [
         ("Failed", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
     ]
-    assert real["outcome"]["status"] == {"active": 0, "ready": 0, "succeeded": 0, "failed": 2}
+    assert real["outcome"]["status"] == {"active": 0, "ready": 0, "succeeded": 0, "failed": 3}
     assert embedded == real, f"embedded: {embedded}\nreal: {real}"
 
 

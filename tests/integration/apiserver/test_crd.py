@@ -223,3 +223,13 @@ async def test_kubectl_get_by_short_name_and_category_shows_printer_columns(
     assert "w1" in out.stdout
     out = await kubectl.run("explain", "widgets.spec.replicas")
     assert "How many." in out.stdout
+
+
+async def test_kubectl_prints_a_warning_that_quotes(raw: Raw, kubectl: Kubectl) -> None:
+    """``unknown field "spec.colour"`` holds quotes: escaped in the header, kubectl
+    prints it as kube-apiserver's would be printed."""
+    await install(raw)
+    manifest = json.dumps(widget("w2", replicas=1, colour="red"))
+    out = await kubectl.run("create", "--validate=warn", "-f", "-", input=manifest)
+    assert 'Warning: unknown field "spec.colour"' in out.stderr
+    assert "widget.example.com/w2 created" in out.stdout

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from . import patch_ops, protobuf, scale
 from .errors import StatusError, bad_request, field_cause, gone, invalid, method_not_allowed, not_found
@@ -28,10 +29,24 @@ Obj = dict[str, Any]
 _TRUE = ("true", "1", "True")
 
 
+def warning_header(text: str) -> str:
+    """One ``Warning`` header value as kube-apiserver writes it
+    (``net.NewWarningHeader(299, "-", text)``): the text is a quoted-string, so
+    ``"`` and ``\\`` are escaped with a backslash; clients (kubectl, client-go)
+    silently drop a value whose quoting is broken. Line breaks become spaces, as
+    Go's ``http.Header`` writes them, since a header value cannot hold them."""
+    text = text.replace("\r", " ").replace("\n", " ")
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
+
+
 def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
-    headers = {}
-    if warnings:
-        headers["Warning"] = ", ".join(f'299 - "{w}"' for w in warnings)
+    """A JSON answer; each distinct warning is a ``Warning`` header of its own, as
+    kube-apiserver's warning recorder adds them (duplicates dropped)."""
+    headers: CIMultiDict[str] = CIMultiDict()
+    for text in dict.fromkeys(warnings or ()):
+        if text:
+            headers.add("Warning", warning_header(text))
     return web.Response(body=dumps(body), status=status, content_type="application/json", headers=headers)
 
 

@@ -141,3 +141,18 @@ async def test_updates_that_break_update_rules_are_refused(
     )
     stored = json.loads((await kubectl.run("get", "cnset", "mo", "-o", "json")).stdout)
     assert stored["spec"]["operatorVersion"] == "1.3.0"
+
+
+async def test_compressed_morpc_is_refused(webhooks: Webhooks, kubectl: Kubectl, tmp_path: Path) -> None:
+    """HAKeeper answering in compressed frames would leave the operator deaf to it."""
+    logset = load(example_files()["logset"])
+    logset["metadata"]["name"] = "compressed"
+    logset["spec"]["config"] = "[logservice.rpc]\nenable-compress = true\n"
+    stderr = await _refused(kubectl, _manifest(tmp_path, logset))
+    assert (
+        _denied_by("LogSet", "compressed")
+        + "spec.config: [logservice.rpc] enable-compress = true is not supported: "
+        "the operator's admin client speaks uncompressed morpc"
+    ) in stderr
+    result = await kubectl.run("get", "logset", "compressed", check=False)
+    assert result.returncode != 0

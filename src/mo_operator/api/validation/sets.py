@@ -9,6 +9,7 @@ from typing import Any
 from ..fields import parse_duration
 from .errors import FieldError, child, index
 from .resources import volume_errors
+from .rpcconfig import compressed_rpc_errors
 from .storage import cache_errors, shared_storage_errors
 
 __all__ = [
@@ -32,8 +33,10 @@ def _duration_errors(spec: dict[str, Any], name: str, path: str) -> list[FieldEr
 
 
 def logset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
-    """Volume, bootstrap settings that keep a quorum, shared storage, failover timeout."""
+    """Volume, bootstrap settings that keep a quorum, shared storage, failover
+    timeout, and an RPC config the operator can talk to."""
     errs = volume_errors(spec["volume"], child(path, "volume"))
+    errs += compressed_rpc_errors(spec, path, "logservice")
     initial = spec.get("initialConfig") or {}
     initial_path = child(path, "initialConfig")
     replicas, shard_replicas = spec["replicas"], initial.get("logShardReplicas")
@@ -92,9 +95,11 @@ def cn_label_errors(labels: list[dict[str, Any]] | None, path: str) -> list[Fiel
 
 
 def cnset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
-    """Cache volume and caches, Service settings, CN labels, rolling update, draining."""
+    """Cache volume and caches, Service settings, CN labels, rolling update,
+    draining, and an RPC config the operator can talk to."""
     errs = volume_errors(spec.get("cacheVolume"), child(path, "cacheVolume"))
     errs += cache_errors(spec, path)
+    errs += compressed_rpc_errors(spec, path, "cn")
     if spec.get("nodePort") is not None and spec.get("serviceType", "ClusterIP") == "ClusterIP":
         errs.append(FieldError(child(path, "nodePort"), "cannot set node port when serviceType is ClusterIP"))
     errs += cn_label_errors(spec.get("cnLabels"), child(path, "cnLabels"))

@@ -3,7 +3,8 @@ transaction nodes.
 
 What it owns, named as upstream names them: the StatefulSet ``<tn>-dn``
 (with a ``mo-data`` cache volume per pod when ``cacheVolume`` is set), the
-headless Service (store addresses), the metric Service and the immutable
+headless Service (store addresses), the metric Service (when Prometheus
+discovers it, see common/prometheus.py) and the immutable
 hashed ConfigMap.
 
 A TN needs its log service: until the LogSet has bootstrapped its HAKeeper
@@ -32,7 +33,8 @@ from .common.env import Env
 from .common.expansion import sync_stateful
 from .common.meta import name_of, set_labels
 from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
-from .common.services import headless_service, metric_service
+from .common.prometheus import sync_metric_service
+from .common.services import headless_service
 from .common.statefulsets import force_rollback, rollout, statefulset, volume_claim_template
 from .common.status import Readiness, report_rollout, store_status
 from .common.writes import Writes
@@ -69,6 +71,7 @@ class DNSetActor:
         desired = self._desired(obj, spec, service, selector)
         plan = Writes(self.env.client)
         sync_stateful(ctx, self.env, desired, plan)
+        sync_metric_service(self.env.caches, obj, COMPONENT, spec, plan)
         pods = self.env.caches.list(r.PODS, namespace, selector)
         sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
         roll = rollout(sts, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
@@ -143,10 +146,8 @@ class DNSetActor:
             volume_claim_templates=claims,
             pvc_retention="Delete",
         )
-        metric = metric_service(obj, names.metric_service_name(COMPONENT, name), obj_labels, selector, spec)
         return [
             (r.CONFIGMAPS, stamped(config)),
             (r.SERVICES, stamped(headless_service(obj, headless, obj_labels, selector, HEADLESS_PORTS))),
-            (r.SERVICES, stamped(metric)),
             (r.STATEFULSETS, stamped(workload)),
         ]

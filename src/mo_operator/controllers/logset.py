@@ -3,7 +3,7 @@
 What it owns, named as upstream names them: the StatefulSet ``<ls>-log``
 (a ``mo-data`` volume per pod), the headless Service (store addresses), the
 discovery Service (the HAKeeper address everyone else uses), the metric
-Service, the immutable hashed ConfigMap, and the bootstrap and gossip
+Service (when Prometheus discovers it by Service), the immutable hashed ConfigMap, and the bootstrap and gossip
 ConfigMaps, which change without restarting anything.
 
 The HAKeeper bootstrap decision (which stores start it, with which replica
@@ -50,7 +50,8 @@ from .common.env import Env
 from .common.expansion import sync_stateful
 from .common.meta import child_metadata, name_of, set_labels
 from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
-from .common.services import discovery_service, headless_service, metric_service
+from .common.prometheus import sync_metric_service
+from .common.services import discovery_service, headless_service
 from .common.statefulsets import Rollout, force_rollback, rollout, statefulset, volume_claim_template
 from .common.status import set_rollout_conditions, store_status
 from .common.writes import Writes
@@ -84,6 +85,7 @@ class LogSetActor:
         if not self._holds_path(ctx, obj, spec, desired, plan):
             return plan or None  # nothing runs before the LogSet holds its S3 path
         sync_stateful(ctx, self.env, desired, plan)
+        sync_metric_service(self.env.caches, obj, COMPONENT, spec, plan)
         pods = self.env.caches.list(r.PODS, namespace, selector)
         sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
         roll = rollout(sts, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
@@ -278,14 +280,6 @@ class LogSetActor:
             (
                 r.SERVICES,
                 stamped(discovery_service(obj, names.discovery_service_name(name), obj_labels, selector)),
-            ),
-            (
-                r.SERVICES,
-                stamped(
-                    metric_service(
-                        obj, names.metric_service_name(COMPONENT, name), obj_labels, selector, spec
-                    )
-                ),
             ),
             (r.STATEFULSETS, stamped(workload)),
         ]

@@ -43,6 +43,7 @@ from .common import resources as r
 from .common.bucketclaims import claims_of_logset, logsets_of_claim
 from .common.env import LOGSET_REF_INDEX, Caches, Env, Settings
 from .common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
+from .condition_metrics import CONDITIONS
 from .dnset import DNSetActor
 from .logset import LogSetActor
 from .pool import (
@@ -331,10 +332,13 @@ class Operator:
                     return
 
     async def run(self) -> None:
-        """Run until ``stop()`` (or, with leader election, until leadership is lost)."""
+        """Run until ``stop()`` (or, with leader election, until leadership is lost);
+        the condition gauges report this operator's caches meanwhile."""
+        CONDITIONS.add(self.caches)
         try:
             await self.manager.run()
         finally:
+            CONDITIONS.discard(self.caches)
             await self.recorder.close(timeout=EVENT_FLUSH_SECONDS)
 
     def stop(self) -> None:

@@ -1,8 +1,9 @@
 """The ProxySet controller: MatrixOne's MySQL proxy and its Service.
 
 What it owns, named as upstream names them: the Deployment ``<p>-proxy``,
-the Service ``<p>-proxy`` (port 6001, named ``proxy``, of ``serviceType``)
-and the immutable hashed ConfigMap. The proxy finds the CNs through
+the Service ``<p>-proxy`` (port 6001, named ``proxy``, of ``serviceType``),
+the metric Service ``<p>-proxy-metric`` (when Prometheus discovers it by
+Service) and the immutable hashed ConfigMap. The proxy finds the CNs through
 HAKeeper and sends sessions only to CNs HAKeeper holds Working, which is
 what lets the CNSet drain a CN without dropping a session.
 """
@@ -27,6 +28,7 @@ from .common.desired import stamped
 from .common.env import Env
 from .common.meta import name_of, set_labels
 from .common.podtemplate import PodTemplateInput, pod_template, restart_stamp
+from .common.prometheus import sync_metric_service
 from .common.services import client_service
 from .common.status import Readiness, report_rollout
 from .common.writes import Writes
@@ -53,6 +55,7 @@ class ProxySetActor:
         desired = self._desired(obj, spec, service, selector)
         plan = Writes(self.env.client)
         plan.sync(self.env.caches, desired)
+        sync_metric_service(self.env.caches, obj, COMPONENT, spec, plan)
         pods = self.env.caches.list(r.PODS, namespace, selector)
         dep = self.env.caches.get(r.DEPLOYMENTS, namespace, names.workload_name(COMPONENT, name))
         roll = rollout(dep, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)

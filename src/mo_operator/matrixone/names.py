@@ -39,7 +39,7 @@ def discovery_service_name(logset_name: str) -> str:
 
 
 def metric_service_name(component: Component, set_name: str) -> str:
-    """``<set>-<suffix>-metric``: the metrics Service of log and TN (port 7001)."""
+    """``<set>-<suffix>-metric``: the metrics Service of a set (port 7001)."""
     return f"{workload_name(component, set_name)}-metric"
 
 

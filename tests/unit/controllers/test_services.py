@@ -60,24 +60,14 @@ def test_discovery_service_is_the_hakeeper_address() -> None:
     assert "clusterIP" not in svc["spec"] and "type" not in svc["spec"]
 
 
-def test_metric_service_is_annotated_only_for_the_service_scheme() -> None:
-    plain = metric_service(OWNER, "mo-log-metric", LABELS, SELECTOR, {})
-    assert_owned(plain, "mo-log-metric")
-    assert plain["spec"]["ports"] == [{"name": "metric", "port": 7001, "targetPort": 7001, "protocol": "TCP"}]
-    assert "annotations" not in plain["metadata"]
-    for spec in (
-        {"exportToPrometheus": True},
-        {"exportToPrometheus": True, "promDiscoveryScheme": "Service"},
-    ):
-        annotated = metric_service(OWNER, "mo-log-metric", LABELS, SELECTOR, spec)
-        assert annotated["metadata"]["annotations"] == {
-            "prometheus.io/scrape": "true",
-            "prometheus.io/port": "7001",
-        }
-    pod_scheme = metric_service(
-        OWNER, "mo-log-metric", LABELS, SELECTOR, {"exportToPrometheus": True, "promDiscoveryScheme": "Pod"}
-    )
-    assert "annotations" not in pod_scheme["metadata"]
+def test_metric_service_serves_port_7001_of_the_sets_pods_with_its_annotations() -> None:
+    annotations = {"prometheus.io/scrape": "true", "prometheus.io/port": "7001"}
+    svc = metric_service(OWNER, "mo-tp-cn-metric", LABELS, SELECTOR, annotations)
+    assert_owned(svc, "mo-tp-cn-metric")
+    assert svc["spec"]["selector"] == SELECTOR
+    assert svc["spec"]["ports"] == [{"name": "metric", "port": 7001, "targetPort": 7001, "protocol": "TCP"}]
+    assert svc["metadata"]["annotations"] == annotations
+    assert "clusterIP" not in svc["spec"] and "type" not in svc["spec"]
 
 
 def test_client_service_takes_type_node_port_and_annotations_from_the_spec() -> None:

@@ -3,8 +3,9 @@
 What it owns, named as upstream names them: the CN pods ``<cn>-cn-<i>``
 (managed directly, see ``scaling.py`` and docs/design.md), their cache
 volume claims, the headless Service ``<cn>-cn-headless``, the client
-Service ``<cn>-cn`` (SQL 6001, of ``serviceType``) and the immutable hashed
-ConfigMap.
+Service ``<cn>-cn`` (SQL 6001, of ``serviceType``), the metric Service
+``<cn>-cn-metric`` (when Prometheus discovers it by Service) and the
+immutable hashed ConfigMap.
 
 MatrixOne's own state decides as much as the pods do. Each reconcile asks
 HAKeeper which CN stores are registered and in which work state, then:
@@ -57,6 +58,7 @@ from ..common.env import Env
 from ..common.expansion import expand_claims
 from ..common.meta import is_deleting, name_of, set_labels
 from ..common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
+from ..common.prometheus import sync_metric_service
 from ..common.services import client_service, headless_service
 from ..common.statefulsets import Rollout, stall
 from ..common.status import UP_TO_DATE, set_rollout_conditions
@@ -130,6 +132,7 @@ class CNSetActor:
         ]
         plan = Writes(self.env.client)
         plan.sync(self.env.caches, desired)
+        sync_metric_service(self.env.caches, obj, COMPONENT, spec, plan)
         template = self._template(obj, spec, service, selector, obj_labels, config["metadata"]["name"])
         digest = cnpods.template_hash(template)
         pods = self.env.caches.list(r.PODS, namespace, selector)

@@ -27,6 +27,8 @@ from mo_operator.matrixone import labels, layout, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.version import version_annotations
 
+from .prometheus import discovered_by_pod, scrape_annotations
+
 Obj = dict[str, Any]
 
 TERMINATION_GRACE_SECONDS = 30
@@ -258,9 +260,8 @@ def pod_template(inp: PodTemplateInput) -> Obj:
     annotations = {**(overlay.get("podAnnotations") or {}), **version_annotations(spec)}
     if inp.restart_at:
         annotations[labels.RESTART_AT] = inp.restart_at
-    if spec.get("exportToPrometheus") and spec.get("promDiscoveryScheme") == "Pod":
-        annotations[labels.PROMETHEUS_SCRAPE] = "true"
-        annotations[labels.PROMETHEUS_PORT] = str(ports.METRICS)
+    if discovered_by_pod(spec):
+        annotations.update(scrape_annotations())
     metadata: Obj = {"labels": pod_labels(inp)}
     if annotations:
         metadata["annotations"] = annotations

@@ -3,7 +3,7 @@
 Headless Services give each pod a stable DNS name (a store's address);
 client Services carry MySQL traffic to CNs and proxies; the LogSet's
 discovery Service is the HAKeeper address TN, CN and proxy find the cluster
-by; metric Services expose port 7001 to Prometheus.
+by; metric Services expose port 7001 to Prometheus (prometheus.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.matrixone import labels, ports
+from mo_operator.matrixone import ports
 
 from .meta import child_metadata
 
@@ -72,13 +72,10 @@ def metric_service(
     name: str,
     obj_labels: Mapping[str, str],
     selector: Mapping[str, str],
-    spec: Mapping[str, Any],
+    annotations: Mapping[str, str],
 ) -> Obj:
-    """Port 7001 of every pod; with exportToPrometheus and the Service scheme
-    (the default), annotated for Prometheus to discover."""
-    annotations: dict[str, str] = {}
-    if spec.get("exportToPrometheus") and spec.get("promDiscoveryScheme", "Service") == "Service":
-        annotations = {labels.PROMETHEUS_SCRAPE: "true", labels.PROMETHEUS_PORT: str(ports.METRICS)}
+    """Port 7001 (named ``metric``) of every pod of the set, annotated for
+    Prometheus to discover (see prometheus.py for when it exists)."""
     return _service(
         owner,
         name,

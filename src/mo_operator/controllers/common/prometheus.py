@@ -1,0 +1,66 @@
+"""How Prometheus finds a set's MatrixOne metrics (port 7001), as upstream exposes them.
+
+With ``exportToPrometheus`` on, ``promDiscoveryScheme`` says where the scrape
+annotations go: on the pods (``Pod``) or on a metric Service ``<set>-<suffix>-metric``
+selecting them (``Service``, the default). Every component gets the same
+treatment, CN and proxy included (upstream bug #600, fixed by #601). With it off,
+or under the Pod scheme, the metric Service is not wanted: one the set owns is
+deleted, so turning the switch off leaves no stale scrape target behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.matrixone import labels, names, ports
+from mo_operator.matrixone.component import Component
+
+from . import resources as r
+from .desired import stamped
+from .env import Caches
+from .meta import is_controlled_by, is_deleting, set_labels, uid_of
+from .services import metric_service
+from .writes import Writes
+
+SERVICE_SCHEME = "Service"
+POD_SCHEME = "Pod"
+
+
+def _scheme(spec: Mapping[str, Any]) -> str | None:
+    """The discovery scheme in force, None when metrics are not exported (the
+    scheme left out means Service, as upstream's getter says)."""
+    if not spec.get("exportToPrometheus"):
+        return None
+    return str(spec.get("promDiscoveryScheme") or SERVICE_SCHEME)
+
+
+def discovered_by_service(spec: Mapping[str, Any]) -> bool:
+    return _scheme(spec) == SERVICE_SCHEME
+
+
+def discovered_by_pod(spec: Mapping[str, Any]) -> bool:
+    return _scheme(spec) == POD_SCHEME
+
+
+def scrape_annotations() -> dict[str, str]:
+    """Upstream's two annotations; MatrixOne serves ``/metrics``, Prometheus's
+    default path, so upstream sets no ``prometheus.io/path`` and neither do we."""
+    return {labels.PROMETHEUS_SCRAPE: "true", labels.PROMETHEUS_PORT: str(ports.METRICS)}
+
+
+def sync_metric_service(
+    caches: Caches, owner: Mapping[str, Any], component: Component, spec: Mapping[str, Any], plan: Writes
+) -> None:
+    """Plan the metric Service of ``owner`` when wanted, its deletion when not."""
+    meta = owner["metadata"]
+    namespace, set_name = meta.get("namespace") or "", meta["name"]
+    name = names.metric_service_name(component, set_name)
+    if discovered_by_service(spec):
+        selector = labels.sub_resource_labels(component, set_name, namespace)
+        svc = metric_service(owner, name, set_labels(component, owner), selector, scrape_annotations())
+        plan.sync(caches, [(r.SERVICES, stamped(svc))])
+        return
+    cached = caches.get(r.SERVICES, namespace, name)
+    if cached is not None and is_controlled_by(cached, owner) and not is_deleting(cached):
+        plan.delete(r.SERVICES, namespace, name, uid=uid_of(cached))

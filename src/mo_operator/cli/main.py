@@ -226,6 +226,13 @@ def control_plane(
 )
 @click.option("--mo-admin-token", default=None, hidden=True, help="Bearer token of that server.")
 @click.option(
+    "--operator-config-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="The Go operator's config directory (its ConfigMap mounted, e.g. /etc/mo-operator-cfg): "
+    "defaultArgs become the serviceArgs of sets that set none; featureGates are logged.",
+)
+@click.option(
     "--identity",
     default=None,
     help="Leader election identity (default: $POD_NAME, else host name and a random suffix).",

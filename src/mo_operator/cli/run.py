@@ -22,7 +22,7 @@ import asyncio
 import dataclasses
 import logging
 import os
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -43,6 +43,7 @@ from mo_operator.matrixone.simulated.remote import RemoteAdminProvider, discover
 from mo_operator.webhooks import api_claim_lookup, inject_ca_bundle, install_webhook_configurations, register
 
 from . import diagnostics
+from .operator_config import OperatorConfigError, UpstreamOperatorConfig, load_operator_config
 from .shutdown import Interrupted, Shutdown
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,9 @@ class RunOptions:
     """How often a start waiting for our CRDs looks whether they are served."""
     api_remind_seconds: float = 60.0
     """How often it says again which are missing."""
+    operator_config_dir: str | None = None
+    """The Go operator's configuration directory (its ConfigMap mounted), see
+    :mod:`.operator_config`."""
 
 
 def bind_address(text: str) -> tuple[str, int] | None:
@@ -110,9 +114,12 @@ def admin_provider(options: RunOptions) -> MOAdminProvider:
     return provider
 
 
-async def start_webhooks(options: RunOptions, client: ApiClient, namespace: str) -> WebhookServer:
-    """Serve the webhooks and make the API server trust them. A failure after
-    the server started stops it again: the caller has no server to stop."""
+async def start_webhooks(
+    options: RunOptions, client: ApiClient, namespace: str, default_args: Mapping[str, Sequence[str]]
+) -> WebhookServer:
+    """Serve the webhooks and make the API server trust them; ``default_args`` are
+    the configured default ``serviceArgs`` by component. A failure after the
+    server started stops it again: the caller has no server to stop."""
     certs: CertSource
     if options.webhook_cert_dir:
         certs = DirectoryCerts(options.webhook_cert_dir)  # cert-manager injects its CA itself
@@ -128,7 +135,7 @@ async def start_webhooks(options: RunOptions, client: ApiClient, namespace: str)
         ]
         certs = GeneratedCerts(hosts, ca=await shared_ca(client, namespace, WEBHOOK_CA_SECRET))
     server = WebhookServer(certs, host=options.webhook_host, port=options.webhook_port)
-    register(server, claims=api_claim_lookup(client))
+    register(server, claims=api_claim_lookup(client), default_args=default_args)
     await server.start()
     try:
         if options.webhook_url:
@@ -202,8 +209,21 @@ def build_operator(
 
 
 async def run_operator(options: RunOptions) -> int:
-    """Run until SIGTERM/SIGINT (exit code 0, at any stage), lost leadership
-    or a missing permission during setup (1)."""
+    """Run until SIGTERM/SIGINT (exit code 0, at any stage), lost leadership,
+    a missing permission during setup or an unusable ``--operator-config-dir`` (1)."""
+    try:
+        upstream = (
+            load_operator_config(Path(options.operator_config_dir))
+            if options.operator_config_dir
+            else UpstreamOperatorConfig()
+        )
+    except OperatorConfigError as e:
+        log.error("--operator-config-dir: %s", e)
+        return 1
+    if upstream.default_args and not options.webhooks:
+        log.warning(
+            "defaultArgs are given by the defaulting webhook: with --no-webhooks they are not applied"
+        )
     shutdown = Shutdown().install()
     config = KubeConfig.from_file(options.kubeconfig) if options.kubeconfig else KubeConfig.from_env()
     identity = options.identity or default_identity()
@@ -226,7 +246,11 @@ async def run_operator(options: RunOptions) -> int:
                     if options.webhook_url
                     else "setting up the webhooks"
                 )
-                servers.append(await setup_step(shutdown, doing, start_webhooks(options, client, namespace)))
+                servers.append(
+                    await setup_step(
+                        shutdown, doing, start_webhooks(options, client, namespace, upstream.default_args)
+                    )
+                )
         except Interrupted:
             log.info("stopped before the operator started")
             return 0

@@ -35,6 +35,7 @@ EXPECTED_TEMPLATES = (
     "webhooks.yaml",
     "certificate.yaml",
     "servicemonitor.yaml",
+    "operator-config.yaml",
 )
 COMMENT = re.compile(r"{{-?\s*/\*.*?\*/\s*-?}}", re.DOTALL)
 ACTION = re.compile(r"{{-?\s*(.*?)\s*-?}}", re.DOTALL)
@@ -204,3 +205,21 @@ def test_chart_crds_are_a_current_copy_of_deploy_crds() -> None:
     chart_crds = CHART_DIR / "crds"
     copy = {p.name: p.read_bytes() for p in chart_crds.glob("*.yaml")} if chart_crds.is_dir() else {}
     assert copy == source
+
+
+def test_default_args_reach_the_operator_as_upstreams_config_map(values: dict[str, Any]) -> None:
+    """``defaultArgs`` (upstream's value) is the ConfigMap's key of that name, mounted
+    where upstream mounts it and read with ``--operator-config-dir``; changing it
+    restarts the operator, which reads it at start-up."""
+    assert values["defaultArgs"] == {}
+    config = _template("operator-config.yaml")
+    assert 'name: {{ include "mo-operator.fullname" . }}-cm' in config
+    assert "  defaultArgs: |-\n    {{- toYaml .Values.defaultArgs | nindent 4 }}" in config
+    deployment = _template("deployment.yaml")
+    for line in (
+        "- --operator-config-dir=/etc/mo-operator-cfg",
+        "mountPath: /etc/mo-operator-cfg",
+        'name: {{ include "mo-operator.fullname" . }}-cm',
+        'checksum/operator-config: {{ include (print $.Template.BasePath "/operator-config.yaml") . | sha256sum }}',
+    ):
+        assert line in deployment, line

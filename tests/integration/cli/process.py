@@ -36,6 +36,28 @@ async def eventually(check: Callable[[], Awaitable[bool]], timeout: float, what:
         await asyncio.sleep(0.1)
 
 
+def run_with_webhook_url(kubeconfig: Path, webhook_port: int) -> list[str]:
+    """``mo-operator run`` as an operator outside the cluster runs: its webhooks
+    registered by URL and served on ``webhook_port``, no leader election, no
+    probe or metrics port to collide with another test's."""
+    return [
+        "run",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--webhook-url",
+        f"https://127.0.0.1:{webhook_port}",
+        "--webhook-host",
+        "127.0.0.1",
+        "--webhook-port",
+        str(webhook_port),
+        "--no-leader-elect",
+        "--health-probe-bind-address",
+        "0",
+        "--metrics-bind-address",
+        "0",
+    ]
+
+
 class Command:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc

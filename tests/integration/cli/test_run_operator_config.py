@@ -16,7 +16,7 @@ from mo_operator.api.install import install_crds
 from mo_operator.kube.client import ApiClient
 from mo_operator.localcluster.controlplane import ControlPlane
 
-from .process import Command, eventually, free_port
+from .process import Command, eventually, free_port, run_with_webhook_url
 
 CNSET = Path(__file__).resolve().parents[2] / "unit" / "api" / "manifests" / "cnset.yaml"
 
@@ -24,22 +24,7 @@ CNSET = Path(__file__).resolve().parents[2] / "unit" / "api" / "manifests" / "cn
 async def _start(kubeconfig: Path, config_dir: Path) -> tuple[Command, int]:
     port = free_port()
     run = await Command.start(
-        "run",
-        "--kubeconfig",
-        str(kubeconfig),
-        "--webhook-url",
-        f"https://127.0.0.1:{port}",
-        "--webhook-host",
-        "127.0.0.1",
-        "--webhook-port",
-        str(port),
-        "--no-leader-elect",
-        "--health-probe-bind-address",
-        "0",
-        "--metrics-bind-address",
-        "0",
-        "--operator-config-dir",
-        str(config_dir),
+        *run_with_webhook_url(kubeconfig, port), "--operator-config-dir", str(config_dir)
     )
     return run, port
 

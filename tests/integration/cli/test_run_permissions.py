@@ -31,7 +31,7 @@ from lightkube.resources.rbac_authorization_v1 import ClusterRole, ClusterRoleBi
 
 from mo_operator.localcluster.controlplane import ControlPlane
 
-from .process import Command, free_port
+from .process import Command, free_port, run_with_webhook_url
 
 WEBHOOKS_GROUP = "admissionregistration.k8s.io"
 ALLOWED_GROUPS = [
@@ -180,22 +180,7 @@ def identity(request: pytest.FixtureRequest) -> tuple[Path, str]:
 async def test_a_missing_permission_is_one_line_and_exit_1(identity: tuple[Path, str]) -> None:
     kubeconfig, user = identity
     port = free_port()
-    run = await Command.start(
-        "run",
-        "--kubeconfig",
-        str(kubeconfig),
-        "--webhook-url",
-        f"https://127.0.0.1:{port}",
-        "--webhook-host",
-        "127.0.0.1",
-        "--webhook-port",
-        str(port),
-        "--no-leader-elect",
-        "--health-probe-bind-address",
-        "0",
-        "--metrics-bind-address",
-        "0",
-    )
+    run = await Command.start(*run_with_webhook_url(kubeconfig, port))
     try:
         assert await run.exit_code(timeout=60) == 1, run.output
     finally:

@@ -23,24 +23,18 @@ CONFIGMAPS = Resource("", "v1", "ConfigMap", "configmaps", True)
 REPO = Path(__file__).resolve().parents[1]
 
 
-def start_real_control_plane() -> str | None:
+def start_real_control_plane() -> None:
     """envtest's convention, as in the tests: with ``KUBEBUILDER_ASSETS`` (and no
     ``MO_TEST_KUBECONFIG``) start that real control plane for this run, stopped at
-    exit, and name it in ``MO_TEST_KUBECONFIG`` (child processes inherit it and
-    start none). Returns the description of the server figures are taken on."""
+    exit, named in ``MO_TEST_KUBECONFIG`` and, for the figures, ``MO_BENCH_SERVER``."""
     import atexit
 
-    from mo_operator.localcluster.envtest import RealControlPlane, assets_dir
+    from mo_operator.localcluster.envtest import start_from_environment
 
-    assets = assets_dir()
-    if assets is not None and not os.environ.get("MO_TEST_KUBECONFIG"):
-        plane = RealControlPlane(assets)
-        os.environ["MO_TEST_KUBECONFIG"] = str(plane.start())
-        os.environ["MO_BENCH_SERVER"] = f"kube-apiserver from {assets} ({plane.url})"
+    plane = start_from_environment("MO_TEST_KUBECONFIG")
+    if plane is not None:
+        os.environ["MO_BENCH_SERVER"] = f"kube-apiserver from {plane.assets} ({plane.url})"
         atexit.register(plane.stop)
-    if os.environ.get("MO_TEST_KUBECONFIG"):
-        return os.environ.get("MO_BENCH_SERVER") or f"the cluster of {os.environ['MO_TEST_KUBECONFIG']}"
-    return None
 
 
 def rss_bytes(pid: int | None = None) -> int:

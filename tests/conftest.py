@@ -80,14 +80,9 @@ def _start_real_control_plane() -> Any:
 
     Started while this conftest loads, before the e2e harness reads the
     variable; stopped, with its data removed, when the session ends."""
-    from mo_operator.localcluster.envtest import RealControlPlane, assets_dir
+    from mo_operator.localcluster.envtest import start_from_environment
 
-    assets = assets_dir()
-    if assets is None or os.environ.get("MO_TEST_KUBECONFIG"):
-        return None
-    plane = RealControlPlane(assets)
-    os.environ["MO_TEST_KUBECONFIG"] = str(plane.start())
-    return plane
+    return start_from_environment("MO_TEST_KUBECONFIG")
 
 
 _REAL_CONTROL_PLANE = _start_real_control_plane()

@@ -58,6 +58,19 @@ def assets_dir() -> Path | None:
     return path
 
 
+def start_from_environment(target_env: str) -> RealControlPlane | None:
+    """envtest's convention: when ``KUBEBUILDER_ASSETS`` names binaries and
+    ``target_env`` names no cluster yet, start one and name its kubeconfig in
+    ``target_env``, which child processes inherit (so they start none). The
+    caller stops it."""
+    assets = assets_dir()
+    if assets is None or os.environ.get(target_env):
+        return None
+    plane = RealControlPlane(assets)
+    os.environ[target_env] = str(plane.start())
+    return plane
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

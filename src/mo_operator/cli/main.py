@@ -233,6 +233,12 @@ def control_plane(
     "defaultArgs become the serviceArgs of sets that set none; featureGates are logged.",
 )
 @click.option(
+    "--failover/--no-failover",
+    default=True,
+    show_default=True,
+    help="Replace lost log stores automatically; off, a lost store is only reported (condition and Event).",
+)
+@click.option(
     "--identity",
     default=None,
     help="Leader election identity (default: $POD_NAME, else host name and a random suffix).",

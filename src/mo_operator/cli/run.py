@@ -88,6 +88,8 @@ class RunOptions:
     operator_config_dir: str | None = None
     """The Go operator's configuration directory (its ConfigMap mounted), see
     :mod:`.operator_config`."""
+    failover: bool = True
+    """Replace lost log stores automatically (upstream's ``--failover``)."""
 
 
 def bind_address(text: str) -> tuple[str, int] | None:
@@ -182,6 +184,7 @@ def build_operator(
                 rollout_stall_seconds=options.rollout_stall_seconds,
                 poll_seconds=options.poll_seconds,
                 busy_poll_seconds=options.busy_poll_seconds,
+                failover=options.failover,
             ),
             leader_election=options.leader_elect,
             lease_namespace=options.lease_namespace or namespace,

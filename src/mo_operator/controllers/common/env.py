@@ -91,6 +91,9 @@ class Settings:
     cleanup_image: str = buckets.CLEANUP_IMAGE
     """Image of the Job that deletes a released claim's data (needs ``aws`` on its path);
     clusters with no access to Docker Hub point it at a mirror."""
+    failover: bool = True
+    """Replace lost log stores automatically (upstream's ``--failover``); off, a lost store
+    is only reported (condition and Event) and nothing is deleted."""
 
 
 def logset_ref_key(obj: Mapping[str, Any]) -> Iterable[str]:

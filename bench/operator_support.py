@@ -51,7 +51,7 @@ from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.env import MANAGED_SELECTOR, OUR_KINDS, OWNED_KINDS
 from mo_operator.controllers.common.env import Settings as OperatorSettings
 from mo_operator.controllers.operator import FIELD_MANAGER, Operator, OperatorConfig
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client import ApiClient, Send, WriteCall
 from mo_operator.kube.conditions import get_condition
 from mo_operator.kube.controller import Controller, Request, Result
 from mo_operator.kube.errors import ApiError
@@ -441,24 +441,27 @@ class OperatorUnderTest:
         controller.reconcile = reconcile
 
     def _wrap_writes(self) -> None:
-        client, seen = self.client, self.seen
-        inner = client._write  # every write verb goes through it (it counts ``writes``)
+        seen = self.seen
 
-        async def write(verb: str, res: Resource, method: str, path: str, body: Any, **kw: Any) -> Obj:
+        async def record(call: WriteCall, send: Send) -> Obj:
             issued = time.perf_counter()
-            result = await inner(verb, res, method, path, body, **kw)
-            subresource = kw.get("subresource")
-            parts = path.rstrip("/").split("/")
-            meta = (body.get("metadata") or {}) if isinstance(body, Mapping) else {}
-            name = str(meta.get("name") or (parts[-2] if subresource else parts[-1]))
-            namespace = parts[parts.index("namespaces") + 1] if "namespaces" in parts else ""
-            w = Write(issued, time.perf_counter(), verb, res.kind, namespace, name, subresource, body)
+            result = await send()
+            w = Write(
+                issued,
+                time.perf_counter(),
+                call.verb,
+                call.resource.kind,
+                call.namespace or "",
+                call.name or "",
+                call.subresource,
+                call.body,
+            )
             seen.writes.append(w)
             for hook in seen.on_write:
                 hook(w)
             return result
 
-        client._write = write  # type: ignore[method-assign]
+        self.client.write_hooks.append(record)
 
     def total_writes(self) -> int:
         return sum(self.client.writes.values())

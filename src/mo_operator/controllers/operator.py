@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mo_operator.kube.actor import Actor, ActorReconciler
-from mo_operator.kube.adapters import Client, ClientEventSink, ClientLeaseStore, ClientWriter, FencedClient
+from mo_operator.kube.adapters import Client, ClientEventSink, ClientLeaseStore, ClientWriter, fenced
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.controller import Controller, Request, deletion_started
 from mo_operator.kube.events import EventRecorder
@@ -205,7 +205,7 @@ class Operator:
                 self.config.retry_period,
             )
             self.elector = LeaderElector(ClientLeaseStore(lease_client or client), lease)
-            writer = FencedClient(client, self.elector.may_write)
+            writer = fenced(client, self.elector.may_write)
         self.writer = writer
         self.caches = Caches(self.informers, self.config.settings.namespaces)
         self.recorder = EventRecorder(

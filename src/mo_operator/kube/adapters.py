@@ -10,21 +10,19 @@ it again"), so that knowledge is not spread over the parts.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Event
 
-from .client import ApiClient, ObjectList
-from .errors import ApiError
+from .client import ApiClient, Send, WriteCall
+from .errors import AlreadyExists, ApiError, Conflict, NotFound
 from .events import EventNotFound, EventRejected
 from .leader import LeaseConflict
 from .resource import Resource, ResourceLike
 from .rest import SEND_GUARD
-from .watch import WatchEvent
 
 Obj = dict[str, Any]
 
@@ -37,195 +35,49 @@ class WriteRefused(Exception):
     write (it is not the leader, or it could not renew its lease in time)."""
 
 
-class FencedClient:
-    """An ``ApiClient`` whose writes first ask ``may_write`` (normally
-    ``LeaderElector.may_write``) and raise ``WriteRefused`` when it says no.
+class WriteFence:
+    """A write hook (``ApiClient.with_write_hook``) that first asks
+    ``may_write`` (normally ``LeaderElector.may_write``) and raises
+    ``WriteRefused`` when it says no.
 
     Leader election alone stops the controllers of a replica that lost its
     lease, but a reconcile already past its reads when that happens would
     still write; so would every write of a process that was frozen (SIGSTOP,
     a long GC pause) past its renew deadline, since it learns of the loss only
-    after waking. Checking at the moment of each write closes that window on
-    our side. Reads pass through unfenced. The lease itself must be written
-    through an unfenced client, or no replica could ever acquire it.
+    after waking. Checking at the moment of each write, and again before
+    every attempt to send it (``rest.SEND_GUARD``: a retry may wait long),
+    closes that window on our side. Reads pass through unfenced. The lease
+    itself must be written through an unfenced client, or no replica could
+    ever acquire it.
     """
 
-    def __init__(self, client: ApiClient, may_write: Callable[[], bool]) -> None:
-        self.client = client
+    def __init__(self, may_write: Callable[[], bool]) -> None:
         self.may_write = may_write
         self.refused = 0
 
-    @property
-    def field_manager(self) -> str:
-        return self.client.field_manager
-
-    def _fence(self, verb: str, what: object, name: object) -> None:
+    def _check(self, call: WriteCall) -> None:
         if not self.may_write():
             self.refused += 1
-            raise WriteRefused(f"{verb} {what}/{name or ''} refused: this replica may not write")
+            what = call.resource.kind
+            raise WriteRefused(f"{call.verb} {what}/{call.name or ''} refused: this replica may not write")
 
-    @contextlib.contextmanager
-    def _fenced(self, verb: str, what: object, name: object) -> Iterator[None]:
-        """Check now, and again before every attempt to send (``rest.SEND_GUARD``)."""
-        check = functools.partial(self._fence, verb, what, name)
+    async def __call__(self, call: WriteCall, send: Send) -> Obj:
+        check = functools.partial(self._check, call)
         check()
         token = SEND_GUARD.set(check)
         try:
-            yield
+            return await send()
         finally:
             SEND_GUARD.reset(token)
 
-    # ----------------------------------------------------------------- reads
-    async def get(
-        self,
-        resource: ResourceLike,
-        name: str,
-        namespace: str | None = None,
-        *,
-        subresource: str | None = None,
-    ) -> Obj:
-        return await self.client.get(resource, name, namespace, subresource=subresource)
 
-    async def get_or_none(
-        self, resource: ResourceLike, name: str, namespace: str | None = None
-    ) -> Obj | None:
-        return await self.client.get_or_none(resource, name, namespace)
-
-    async def list(
-        self,
-        resource: ResourceLike,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int = 500,
-    ) -> ObjectList:
-        return await self.client.list(
-            resource, namespace, label_selector=label_selector, field_selector=field_selector, limit=limit
-        )
-
-    def watch(
-        self, resource: ResourceLike, namespace: str | None = None, **kw: Any
-    ) -> AsyncIterator[WatchEvent]:
-        return self.client.watch(resource, namespace, **kw)
-
-    # ---------------------------------------------------------------- writes
-    async def create(
-        self,
-        resource: ResourceLike,
-        obj: Mapping[str, Any],
-        namespace: str | None = None,
-        *,
-        dry_run: bool | None = None,
-    ) -> Obj:
-        with self._fenced("create", Resource.of(resource), (obj.get("metadata") or {}).get("name")):
-            return await self.client.create(resource, obj, namespace, dry_run=dry_run)
-
-    async def update(
-        self,
-        resource: ResourceLike,
-        obj: Mapping[str, Any],
-        *,
-        subresource: str | None = None,
-        dry_run: bool | None = None,
-    ) -> Obj:
-        with self._fenced("update", Resource.of(resource), (obj.get("metadata") or {}).get("name")):
-            return await self.client.update(resource, obj, subresource=subresource, dry_run=dry_run)
-
-    async def update_status(
-        self, resource: ResourceLike, obj: Mapping[str, Any], *, dry_run: bool | None = None
-    ) -> Obj:
-        return await self.update(resource, obj, subresource="status", dry_run=dry_run)
-
-    async def patch(
-        self,
-        resource: ResourceLike,
-        name: str,
-        patch: Mapping[str, Any] | Sequence[Mapping[str, Any]],
-        namespace: str | None = None,
-        *,
-        patch_type: str = "merge",
-        subresource: str | None = None,
-        dry_run: bool | None = None,
-    ) -> Obj:
-        with self._fenced("patch", Resource.of(resource), name):
-            return await self.client.patch(
-                resource,
-                name,
-                patch,
-                namespace,
-                patch_type=patch_type,
-                subresource=subresource,
-                dry_run=dry_run,
-            )
-
-    async def patch_status(
-        self,
-        resource: ResourceLike,
-        name: str,
-        patch: Mapping[str, Any] | Sequence[Any],
-        namespace: str | None = None,
-        *,
-        patch_type: str = "merge",
-        dry_run: bool | None = None,
-    ) -> Obj:
-        with self._fenced("patch", Resource.of(resource), name):
-            return await self.client.patch_status(
-                resource, name, patch, namespace, patch_type=patch_type, dry_run=dry_run
-            )
-
-    async def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        resource: ResourceLike | None = None,
-        field_manager: str | None = None,
-        force: bool = False,
-        subresource: str | None = None,
-        dry_run: bool | None = None,
-    ) -> Obj:
-        with self._fenced("apply", obj.get("kind"), (obj.get("metadata") or {}).get("name")):
-            return await self.client.apply(
-                obj,
-                resource=resource,
-                field_manager=field_manager,
-                force=force,
-                subresource=subresource,
-                dry_run=dry_run,
-            )
-
-    async def apply_status(self, obj: Mapping[str, Any], **kw: Any) -> Obj:
-        return await self.apply(obj, subresource="status", **kw)
-
-    async def delete(
-        self,
-        resource: ResourceLike,
-        name: str,
-        namespace: str | None = None,
-        *,
-        propagation_policy: str | None = None,
-        uid: str | None = None,
-        resource_version: str | None = None,
-        grace_period_seconds: int | None = None,
-        missing_ok: bool = False,
-        dry_run: bool | None = None,
-    ) -> Obj | None:
-        with self._fenced("delete", Resource.of(resource), name):
-            return await self.client.delete(
-                resource,
-                name,
-                namespace,
-                propagation_policy=propagation_policy,
-                uid=uid,
-                resource_version=resource_version,
-                grace_period_seconds=grace_period_seconds,
-                missing_ok=missing_ok,
-                dry_run=dry_run,
-            )
+def fenced(client: ApiClient, may_write: Callable[[], bool]) -> ApiClient:
+    """``client`` with its writes behind a ``WriteFence`` on ``may_write``."""
+    return client.with_write_hook(WriteFence(may_write))
 
 
-#: Either client: the adapters write through whichever they are given.
-Client = ApiClient | FencedClient
+Client = ApiClient
+"""The client the adapters and controllers write through (fenced or not)."""
 
 
 def _final(e: ApiError) -> bool:
@@ -253,20 +105,16 @@ class ClientLeaseStore:
     async def create(self, namespace: str, lease: Obj) -> Obj:
         try:
             return await self.client.create(LEASES, lease, namespace)
-        except ApiError as e:
-            if e.status == 409:
-                raise LeaseConflict(e.message) from e
-            raise
+        except (AlreadyExists, Conflict) as e:
+            raise LeaseConflict(e.message) from e
 
     async def replace(self, namespace: str, lease: Obj) -> Obj:
         meta = lease.get("metadata") or {}
         body = {**lease, "metadata": {**meta, "namespace": namespace}}
         try:
             return await self.client.update(LEASES, body)
-        except ApiError as e:
-            if e.status == 409:
-                raise LeaseConflict(e.message) from e
-            raise
+        except (AlreadyExists, Conflict) as e:
+            raise LeaseConflict(e.message) from e
 
 
 class ClientEventSink:
@@ -300,9 +148,9 @@ class ClientEventSink:
             return await self.client.patch(EVENTS, name, patch, namespace, patch_type="merge")
         except WriteRefused as e:
             raise EventRejected(str(e)) from e
+        except NotFound as e:
+            raise EventNotFound(str(e)) from e
         except ApiError as e:
-            if e.status == 404:
-                raise EventNotFound(str(e)) from e
             if _final(e):
                 raise EventRejected(str(e)) from e
             raise

@@ -7,12 +7,19 @@ models and decoding into them would cost more than the request. Every write
 carries our field manager (and ``dryRun=All`` when asked); server-side apply
 (``apply``/``apply_status``) is the normal write. ``writes`` counts write
 calls per verb, so tests can prove that a no-op resync writes nothing.
+
+Every write passes through one path, ``_write``, and through the client's
+``write_hooks`` on it: the leader election fence (``adapters.WriteFence``)
+refuses there, and an observer (a benchmark recording each write) watches
+there, without either re-declaring the client's verbs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import copy
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +28,7 @@ import httpx2
 from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 
 from .backoff import Backoff
-from .errors import ApiError
+from .errors import Gone, NotFound
 from .ratelimit import TokenBucket
 from .resource import Resource, ResourceLike, resource_of_object
 from .rest import RestTransport, default_backoff
@@ -42,6 +49,25 @@ PATCH_TYPES = {
 #: Requests whose repetition cannot do harm (a JSON patch can: "add" to a list).
 _IDEMPOTENT = frozenset(("GET", "PUT", "DELETE"))
 _IDEMPOTENT_PATCHES = frozenset((APPLY_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH))
+
+
+@dataclass(frozen=True)
+class WriteCall:
+    """One write, as the write hooks see it."""
+
+    verb: str
+    """``create``, ``update``, ``patch``, ``apply`` or ``delete``."""
+    resource: Resource
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+    body: Any
+
+
+Send = Callable[[], Awaitable[Obj]]
+WriteHook = Callable[[WriteCall, Send], Awaitable[Obj]]
+"""Wraps a write: gets the call and the rest of the chain (``send``), returns
+its result; raising instead of awaiting ``send`` refuses the write."""
 
 
 @dataclass
@@ -102,6 +128,25 @@ class ApiClient:
             sleep=sleep,
         )
         self.writes: collections.Counter[str] = collections.Counter()
+        """Writes sent (past every hook), by verb; shared with ``with_write_hook`` clients."""
+        self.write_hooks: list[WriteHook] = []
+        """Hooks around every write of this client (and of the clients derived from it)."""
+        self._base: ApiClient | None = None
+
+    def with_write_hook(self, hook: WriteHook) -> ApiClient:
+        """This client (same connection, rate limit, ``writes`` and hooks, even
+        ones added later) with ``hook`` around its writes only: the leader
+        election fence applies to the controllers' writes, not to the lease's
+        own, which may share the connection."""
+        derived = copy.copy(self)
+        derived._base = self
+        derived.write_hooks = [hook]
+        return derived
+
+    def _hooks(self) -> list[WriteHook]:
+        """Outermost first: those of the client this one derives from, then its own."""
+        base = self._base._hooks() if self._base is not None else []
+        return [*base, *self.write_hooks]
 
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **kw: Any) -> ApiClient:
@@ -141,10 +186,8 @@ class ApiClient:
     ) -> Obj | None:
         try:
             return await self.get(resource, name, namespace)
-        except ApiError as e:
-            if e.status == 404:
-                return None
-            raise
+        except NotFound:
+            return None
 
     async def list_page(
         self,
@@ -232,10 +275,8 @@ class ApiClient:
         }
         try:
             response = await self.rest.open_stream("watch", res.group_resource, res.path(namespace), params)
-        except ApiError as e:
-            if e.status == 410:
-                raise WatchExpired(e.message, e.reason or "Expired") from e
-            raise
+        except Gone as e:
+            raise WatchExpired(e.message, e.reason or "Expired") from e
         try:
             async for event in decode_stream(response.aiter_raw()):
                 yield event
@@ -252,8 +293,11 @@ class ApiClient:
         dry_run: bool | None = None,
     ) -> Obj:
         res = Resource.of(resource)
-        ns = self._ns(res, namespace or (obj.get("metadata") or {}).get("namespace"))
-        return await self._write("create", res, "POST", res.path(ns), obj, dry_run=dry_run, subresource=None)
+        meta = obj.get("metadata") or {}
+        ns = self._ns(res, namespace or meta.get("namespace"))
+        return await self._write(
+            "create", res, "POST", res.path(ns), obj, ns, meta.get("name"), dry_run=dry_run, subresource=None
+        )
 
     async def update(
         self,
@@ -267,8 +311,11 @@ class ApiClient:
         conditional (409 Conflict when someone wrote in between)."""
         res = Resource.of(resource)
         meta = obj.get("metadata") or {}
-        path = res.path(self._ns(res, meta.get("namespace")), meta.get("name"), subresource)
-        return await self._write("update", res, "PUT", path, obj, dry_run=dry_run, subresource=subresource)
+        ns, name = self._ns(res, meta.get("namespace")), meta.get("name")
+        path = res.path(ns, name, subresource)
+        return await self._write(
+            "update", res, "PUT", path, obj, ns, name, dry_run=dry_run, subresource=subresource
+        )
 
     async def update_status(
         self, resource: ResourceLike, obj: Mapping[str, Any], *, dry_run: bool | None = None
@@ -291,13 +338,15 @@ class ApiClient:
         if patch_type not in ("merge", "strategic", "json"):
             raise ValueError(f"unknown patch type {patch_type!r} (use apply() for server-side apply)")
         res = Resource.of(resource)
-        path = res.path(self._ns(res, namespace), name, subresource)
+        ns = self._ns(res, namespace)
         return await self._write(
             "patch",
             res,
             "PATCH",
-            path,
+            res.path(ns, name, subresource),
             patch,
+            ns,
+            name,
             content_type=PATCH_TYPES[patch_type],
             dry_run=dry_run,
             subresource=subresource,
@@ -333,13 +382,15 @@ class ApiClient:
         ``force`` takes over fields other managers own instead of a 409."""
         res = Resource.of(resource) if resource is not None else resource_of_object(obj)
         meta = obj.get("metadata") or {}
-        path = res.path(self._ns(res, meta.get("namespace")), meta.get("name"), subresource)
+        ns, name = self._ns(res, meta.get("namespace")), meta.get("name")
         return await self._write(
             "apply",
             res,
             "PATCH",
-            path,
+            res.path(ns, name, subresource),
             obj,
+            ns,
+            name,
             content_type=APPLY_PATCH,
             dry_run=dry_run,
             subresource=subresource,
@@ -376,18 +427,21 @@ class ApiClient:
         preconditions = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v}
         if preconditions:
             body["preconditions"] = preconditions
+        ns = self._ns(res, namespace)
         try:
             return await self._write(
                 "delete",
                 res,
                 "DELETE",
-                res.path(self._ns(res, namespace), name),
+                res.path(ns, name),
                 body,
+                ns,
+                name,
                 dry_run=dry_run,
                 subresource=None,
             )
-        except ApiError as e:
-            if missing_ok and e.status == 404:
+        except NotFound:
+            if missing_ok:
                 return None
             raise
 
@@ -404,6 +458,8 @@ class ApiClient:
         method: str,
         path: str,
         body: Any,
+        namespace: str | None,
+        name: str | None,
         *,
         content_type: str = "application/json",
         dry_run: bool | None,
@@ -411,7 +467,7 @@ class ApiClient:
         field_manager: str | None = None,
         force: bool = False,
     ) -> Obj:
-        self.writes[verb] += 1
+        """The one path of every write: through the hooks, then to the server."""
         params: dict[str, str | None] = {}
         if verb != "delete":
             params["fieldManager"] = field_manager or self.field_manager
@@ -419,17 +475,26 @@ class ApiClient:
             params["dryRun"] = "All"
         if force:
             params["force"] = "true"
-        result: Obj = await self.rest.request(
-            verb,
-            _label(res, subresource),
-            method,
-            path,
-            params=params,
-            body=body,
-            content_type=content_type,
-            idempotent=method in _IDEMPOTENT or content_type in _IDEMPOTENT_PATCHES,
-        )
-        return result
+
+        async def send() -> Obj:
+            self.writes[verb] += 1
+            result: Obj = await self.rest.request(
+                verb,
+                _label(res, subresource),
+                method,
+                path,
+                params=params,
+                body=body,
+                content_type=content_type,
+                idempotent=method in _IDEMPOTENT or content_type in _IDEMPOTENT_PATCHES,
+            )
+            return result
+
+        chain: Send = send
+        call = WriteCall(verb, res, namespace, name, subresource, body)
+        for hook in reversed(self._hooks()):
+            chain = functools.partial(hook, call, chain)
+        return await chain()
 
 
 def _label(res: Resource, subresource: str | None) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import ApiError
+from .errors import ApiError, Gone
 
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
 EVENT_TYPES = frozenset((ADDED, MODIFIED, DELETED, BOOKMARK, ERROR))
@@ -31,7 +31,7 @@ WatchEvent = tuple[str, dict[str, Any]]
 _decoder = msgspec.json.Decoder()
 
 
-class WatchExpired(ApiError):
+class WatchExpired(Gone):
     """The watch's resourceVersion is too old (410 Gone): the caller must
     list again and watch from the new list's resourceVersion."""
 

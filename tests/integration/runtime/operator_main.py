@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.adapters import ClientLeaseStore, FencedClient
+from mo_operator.kube.adapters import ClientLeaseStore, fenced
 from mo_operator.kube.backoff import Backoff
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.informer import SharedInformer, is_tombstone
@@ -66,7 +66,7 @@ async def main(kubeconfig: str, identity: str) -> None:
     )
     elector = LeaderElector(ClientLeaseStore(lease_client), config)
     informers = InformerFactory(client, backoff=fast_backoff, stall_timeout=2.0)
-    cc = ChildController(informers, FencedClient(client, elector.may_write))
+    cc = ChildController(informers, fenced(client, elector.may_write))
     report(cc.parents, "parents")
     report(cc.children, "children")
     manager = Manager(informers, [cc.controller], elector=elector, shutdown_timeout=5)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.kube.adapters import ClientLeaseStore, FencedClient, WriteRefused
+from mo_operator.kube.adapters import ClientLeaseStore, WriteFence, WriteRefused
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.controller import Request
 from mo_operator.kube.leader import LeaderElectionConfig, LeaderElector
@@ -60,7 +60,8 @@ class Replica:
     client: ApiClient
     store: KillableLeaseStore
     elector: LeaderElector
-    fenced: FencedClient
+    fenced: ApiClient
+    fence: WriteFence
     manager: Manager
     task: asyncio.Task[None] | None = None
 
@@ -72,10 +73,11 @@ def replica(cp: ControlPlane, name: str, before_write: BeforeWrite | None = None
     client = make_client(cp, name)
     store = KillableLeaseStore(client)
     elector = LeaderElector(store, LeaderElectionConfig(LEASE, NS, name, DURATION, RENEW, RETRY))
-    fenced = FencedClient(client, elector.may_write)
+    fence = WriteFence(elector.may_write)
+    fenced = client.with_write_hook(fence)
     cc = ChildController(make_informers(client), fenced, NS, name=f"cc-{name}", before_write=before_write)
     manager = Manager(cc.informers, [cc.controller], elector=elector, shutdown_timeout=5)
-    return Replica(name, client, store, elector, fenced, manager)
+    return Replica(name, client, store, elector, fenced, fence, manager)
 
 
 @pytest.fixture
@@ -188,7 +190,7 @@ async def test_a_leader_cut_off_from_its_lease_is_fenced_before_anyone_takes_ove
         leader.store.dead = True  # renewals fail from now on; its other requests still work
 
         await eventually(
-            lambda: leader.fenced.refused >= 1, 2 * DURATION, "the fence to refuse the late write"
+            lambda: leader.fence.refused >= 1, 2 * DURATION, "the fence to refuse the late write"
         )
         await eventually(lambda: leader.manager.lost_leadership, 5, "the old leader's manager to stop")
         await eventually(
@@ -204,7 +206,8 @@ async def test_a_leader_cut_off_from_its_lease_is_fenced_before_anyone_takes_ove
 async def test_fenced_client_refuses_writes_locally(control_plane: ControlPlane) -> None:
     client = make_client(control_plane, "fenced")
     allowed = [False]
-    fenced = FencedClient(client, lambda: allowed[0])
+    fence = WriteFence(lambda: allowed[0])
+    fenced = client.with_write_hook(fence)
     try:
         body = parent("x")
         with pytest.raises(WriteRefused):
@@ -214,7 +217,7 @@ async def test_fenced_client_refuses_writes_locally(control_plane: ControlPlane)
         with pytest.raises(WriteRefused):
             await fenced.delete(CONFIGMAPS, "x", NS)
         assert control_plane.server.faults.writes(field_manager="fenced") == []
-        assert fenced.refused == 3
+        assert fence.refused == 3
         assert await fenced.get_or_none(CONFIGMAPS, "x", NS) is None  # reads pass
 
         allowed[0] = True

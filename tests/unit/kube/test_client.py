@@ -150,6 +150,56 @@ def test_error_predicates_tell_409s_and_410s_apart() -> None:
     assert not errors.is_not_found(ValueError("x")) and not errors.is_not_found(None)
 
 
+def test_each_answer_raises_its_own_type() -> None:
+    """``except AlreadyExists:`` catches what ``is_already_exists`` says, and only that."""
+    cases = {
+        (404, "NotFound"): errors.NotFound,
+        (409, "AlreadyExists"): errors.AlreadyExists,
+        (409, "Conflict"): errors.Conflict,
+        (410, "Expired"): errors.Gone,
+        (410, "Gone"): errors.Gone,
+        (403, "Forbidden"): errors.Forbidden,
+        (422, "Invalid"): errors.Invalid,
+        (429, "TooManyRequests"): errors.TooManyRequests,
+        (503, "ServiceUnavailable"): errors.ServerError,
+        (418, "Teapot"): errors.ApiError,
+    }
+    for (code, reason), kind in cases.items():
+        e = errors.ApiError.from_status(status(code, reason, "m"))
+        assert type(e) is kind and isinstance(e, errors.ApiError), (code, reason)
+        assert (e.status, e.reason, e.message) == (code, reason, "m")
+    assert not isinstance(errors.ApiError(409, "AlreadyExists"), errors.Conflict)
+
+
+async def test_a_write_hook_sees_every_write_once_and_may_refuse_it() -> None:
+    h = Harness()
+    seen: list[tuple[str, str, str | None, str | None]] = []
+
+    async def observe(call: Any, send: Any) -> Any:
+        seen.append((call.verb, call.resource.kind, call.namespace, call.name))
+        return await send()
+
+    h.client.write_hooks.append(observe)
+    await h.client.create(ConfigMap, {"metadata": {"name": "a"}})
+    await h.client.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}})
+    await h.client.delete(ConfigMap, "c")
+    await h.client.get(ConfigMap, "a")
+
+    async def refuse(call: Any, send: Any) -> Any:
+        raise PermissionError(call.verb)
+
+    derived = h.client.with_write_hook(refuse)
+    with pytest.raises(PermissionError):
+        await derived.patch(ConfigMap, "a", {"data": {}})
+    assert seen == [
+        ("create", "ConfigMap", "team", "a"),
+        ("apply", "ConfigMap", "team", "b"),
+        ("delete", "ConfigMap", "team", "c"),
+        ("patch", "ConfigMap", "team", "a"),
+    ], "the base client's observer sees the derived client's writes, reads are not writes"
+    assert len(h.requests) == 4 and sum(h.client.writes.values()) == 3, "a refused write is not sent"
+
+
 async def test_429_is_retried_for_any_verb_after_retry_after() -> None:
     h = Harness(
         httpx2.Response(429, headers={"Retry-After": "3"}, json=status(429, "TooManyRequests")),

@@ -12,7 +12,7 @@ import httpx2
 import pytest
 from lightkube.resources.core_v1 import ConfigMap
 
-from mo_operator.kube.adapters import ClientEventSink, FencedClient, WriteRefused
+from mo_operator.kube.adapters import ClientEventSink, WriteFence, WriteRefused, fenced
 from mo_operator.kube.events import EventRecorder
 
 from .test_client import Harness, status
@@ -23,7 +23,8 @@ CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namesp
 async def test_a_retry_after_the_lease_was_lost_is_not_sent() -> None:
     leading = [True]
     h = Harness(httpx2.Response(429, headers={"Retry-After": "1"}, json=status(429, "TooManyRequests")))
-    fenced = FencedClient(h.client, lambda: leading[0])
+    fence = WriteFence(lambda: leading[0])
+    fenced_client = h.client.with_write_hook(fence)
 
     async def lose_the_lease_while_waiting(delay: float) -> None:
         h.sleeps.append(delay)
@@ -31,25 +32,23 @@ async def test_a_retry_after_the_lease_was_lost_is_not_sent() -> None:
 
     h.client.rest._sleep = lose_the_lease_while_waiting
     with pytest.raises(WriteRefused):
-        await fenced.create(ConfigMap, CM)
+        await fenced_client.create(ConfigMap, CM)
     assert len(h.requests) == 1, "the first attempt went out, the retry did not"
-    assert h.sleeps == [1.0] and fenced.refused == 1
+    assert h.sleeps == [1.0] and fence.refused == 1
 
 
 async def test_a_write_refused_up_front_sends_nothing() -> None:
     h = Harness()
-    fenced = FencedClient(h.client, lambda: False)
     with pytest.raises(WriteRefused):
-        await fenced.apply(CM)
+        await fenced(h.client, lambda: False).apply(CM)
     assert h.requests == []
 
 
 async def test_the_fence_does_not_outlive_the_write() -> None:
     """The unfenced client (the lease's own) still writes after a fenced write was refused."""
     h = Harness()
-    fenced = FencedClient(h.client, lambda: False)
     with pytest.raises(WriteRefused):
-        await fenced.create(ConfigMap, CM)
+        await fenced(h.client, lambda: False).create(ConfigMap, CM)
     await h.client.create(ConfigMap, CM)
     assert len(h.requests) == 1
 
@@ -58,7 +57,7 @@ async def test_an_event_the_fence_refuses_is_dropped_not_retried() -> None:
     """A replica that lost its lease never gets it back: retrying its Events (twelve
     tries, backing off to 10 s) only held up its exit."""
     h = Harness()
-    recorder = EventRecorder(ClientEventSink(FencedClient(h.client, lambda: False)), component="t")
+    recorder = EventRecorder(ClientEventSink(fenced(h.client, lambda: False)), component="t")
     recorder.event(CM, "Normal", "Created", "made it")
     await asyncio.wait_for(recorder.flush(), 1.0)
     assert h.requests == [] and recorder.dropped == 0

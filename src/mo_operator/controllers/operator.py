@@ -34,7 +34,9 @@ from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
+from mo_operator.matrixone.component import Component
 
+from .adoption import KruiseGuard
 from .backup import BackupJobActor, RestoreJobActor
 from .bucketclaim import BucketClaimActor
 from .cluster import MatrixOneClusterActor
@@ -255,7 +257,9 @@ class Operator:
     def _build(self) -> None:
         env = self.env
         stateful = (r.STATEFULSETS, r.SERVICES, r.CONFIGMAPS)
-        logsets = self._actor_controller("logset", r.LOGSETS, LogSetActor(env), stateful)
+        logsets = self._actor_controller(
+            "logset", r.LOGSETS, KruiseGuard(LogSetActor(env), env, Component.LOG), stateful
+        )
         self._watch(logsets, r.PODS, set_of_pod("LogSet"))
         self._watch(logsets, r.PVCS, set_of_pod("LogSet"))
         self._watch(logsets, r.STORAGECLASSES, sets_of_storage_class(self.caches, "LogSet"))
@@ -263,18 +267,24 @@ class Operator:
         claims = self._actor_controller("bucketclaim", r.BUCKETCLAIMS, BucketClaimActor(env), (r.JOBS,))
         self._watch(claims, r.LOGSETS, claims_of_logset(self.caches))
         for name, res in (("dnset", r.DNSETS), ("tnset", r.TNSETS)):
-            tn = self._actor_controller(name, res, DNSetActor(env, res.kind), stateful)
+            tn = self._actor_controller(
+                name, res, KruiseGuard(DNSetActor(env, res.kind), env, Component.TN), stateful
+            )
             self._watch(tn, r.PODS, set_of_pod("DNSet"))
             self._watch(tn, r.PVCS, set_of_pod("DNSet"))
             self._watch(tn, r.STORAGECLASSES, sets_of_storage_class(self.caches, "DNSet"))
             self._watch(tn, r.LOGSETS, dependents_of_logset(self.caches, res))
         cn_owns = (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS)
-        cn = self._actor_controller("cnset", r.CNSETS, CNSetActor(env), cn_owns)
+        cn = self._actor_controller(
+            "cnset", r.CNSETS, KruiseGuard(CNSetActor(env), env, Component.CN), cn_owns
+        )
         self._watch(cn, r.LOGSETS, dependents_of_logset(self.caches, r.CNSETS))
         self._watch(cn, r.PVCS, set_of_pod("CNSet"))
         self._watch(cn, r.STORAGECLASSES, sets_of_storage_class(self.caches, "CNSet"))
         proxy_owns = (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS)
-        proxy = self._actor_controller("proxyset", r.PROXYSETS, ProxySetActor(env), proxy_owns)
+        proxy = self._actor_controller(
+            "proxyset", r.PROXYSETS, KruiseGuard(ProxySetActor(env), env, Component.PROXY), proxy_owns
+        )
         self._watch(proxy, r.PODS, set_of_pod("ProxySet"))
         self._watch(proxy, r.LOGSETS, dependents_of_logset(self.caches, r.PROXYSETS))
         self._actor_controller(

@@ -50,9 +50,12 @@ CN query service (at the CN store's ``QueryAddress``; ``query.Request.CmdMethod`
     - ``GetReplicaCount`` → Count (only with ShardingMigration, >= 2.0). → ``replicas``.
 
 Lock service, on the TN's ``LockServiceAddress`` (MatrixOne >= 1.2, LockMigration)
-    ``CanRestartService`` / ``SetRestartService`` / ``RemainTxnInService`` with the CN's
-    UUID: upstream asks the TN to move a draining CN's lock tables before the CN stops.
-    Not in this interface yet; add it when the CN controller does lock migration.
+    ``lock.Request`` with ``Method`` ``CanRestartService`` (14), ``SetRestartService``
+    (12) or ``RemainTxnInService`` (13) and the CN's UUID as ``ServiceID``
+    (``pkg/mocli/lockservice_client.go``): once a draining CN holds no session, upstream
+    asks the TN whether it may stop; if not, marks it restarting (the TN moves its lock
+    tables away as its transactions end) and asks again later.
+    → ``can_restart_cn``, ``set_restart_cn``, ``remain_txn_count``.
 """
 
 from __future__ import annotations
@@ -224,6 +227,21 @@ class MOAdmin(Protocol):
 
     async def delete_cn_store(self, uuid: str) -> None:
         """Make HAKeeper forget CN ``uuid`` (its pod is gone for good)."""
+        ...
+
+    async def can_restart_cn(self, uuid: str) -> bool:
+        """Whether the TN lock service lets CN ``uuid`` stop: it holds no lock table a
+        live transaction needs (a CN the lock service does not know may stop)."""
+        ...
+
+    async def set_restart_cn(self, uuid: str) -> bool:
+        """Mark CN ``uuid`` restarting in the TN lock service, which then moves its lock
+        tables away as its transactions end; True when the TN took it."""
+        ...
+
+    async def remain_txn_count(self, uuid: str) -> int:
+        """Transactions still holding locks on CN ``uuid``; -1 when the lock service
+        cannot tell (none left, but it is not marked restartable)."""
         ...
 
 

@@ -4,12 +4,13 @@ phases with MatrixOne in the loop."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mo_operator.controllers.cnset import pooling
+from mo_operator.controllers.cnset.observed import Observed
 from mo_operator.controllers.cnset.pooling import PoolingDecision, PoolMember, decide_pooling
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.matrixone import labels
@@ -95,7 +96,8 @@ async def sync(*pods: dict[str, Any], admin: FakeAdmin) -> tuple[bool, list[Any]
     ctx = context({"kind": "CNSet", "metadata": {"name": "pool-abc", "namespace": "ns"}})
     plan = writes(env)
     state = await admin.hakeeper_state()
-    unsettled = await pooling.sync_pool_stores(ctx, admin, SPEC, list(pods), state, (), NOW, plan, 300.0)
+    seen = Observed(ctx, SPEC, list(pods), state, cast(Any, admin), NOW, plan, 300.0)
+    unsettled = await pooling.sync_pool_stores(seen, ())
     return unsettled, await run(plan), ctx
 
 
@@ -212,7 +214,8 @@ async def test_without_hakeeper_nothing_moves() -> None:
     ctx = context({"kind": "CNSet", "metadata": {"name": "pool-abc", "namespace": "ns"}})
     plan = writes(env)
     pod = pool_pod(0, UNKNOWN)
-    assert await pooling.sync_pool_stores(ctx, FakeAdmin(), SPEC, [pod], None, (), NOW, plan, 300.0)
+    seen = Observed(ctx, SPEC, [pod], None, cast(Any, FakeAdmin()), NOW, plan, 300.0)
+    assert await pooling.sync_pool_stores(seen, ())
     assert not plan
 
 

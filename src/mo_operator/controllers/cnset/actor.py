@@ -41,8 +41,6 @@ from mo_operator.kube.actor import Context
 from mo_operator.kube.selectors import selector_from_dict
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.admin import (
-    HAKeeperState,
-    MOAdmin,
     WorkState,
 )
 from mo_operator.matrixone.component import Component
@@ -65,17 +63,11 @@ from ..common.status import UP_TO_DATE, set_rollout_conditions
 from ..common.writes import Writes
 from . import pods as cnpods
 from . import pooling
-from .drain import (
-    drain_enabled,
-    progress_drains,
-    scaling_in,
-    sessions_per_pod,
-    start_drain,
-    undrain,
-    with_drain_default,
-)
+from .drain import drain_enabled, progress_drains, start_drain, undrain, with_drain_default
+from .observed import Desired, Observed
 from .scaling import CNPod, decide, strategy_of
-from .stores import hakeeper_state, store_of, sync_stores
+from .stats import sync_stats
+from .stores import cordoned, hakeeper_state, store_of, sync_stores
 from .udf import python_udf_sidecar
 
 Obj = dict[str, Any]
@@ -90,201 +82,169 @@ class CNSetActor:
 
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
+        loaded = await self._load(ctx)
+        if loaded is None:
+            return None
+        seen, want = loaded
+        self._services(seen, want)
+        if pooling.is_pooling(seen.spec):
+            busy, recheck = await self._pool(seen, want)
+        else:
+            busy, recheck = await self._serve(seen, want)
+        settings = self.env.settings
+        ctx.requeue(settings.busy_poll_seconds if busy else settings.poll_seconds)
+        if recheck is not None:
+            ctx.requeue(recheck)
+        return seen.plan or None
+
+    async def _load(self, ctx: Context) -> tuple[Observed, Desired] | None:
+        """Read everything this round decides from, once: None while the log service is not there."""
         obj = ctx.obj
         spec = admitted("CNSet", obj)["spec"]
         service = resolve(self.env.caches, obj, spec)
         if isinstance(service, Waiting):
             ctx.set_condition("Ready", False, service.reason, service.message)
             return None
-        namespace, name = ctx.namespace, ctx.name
-        selector = labels.sub_resource_labels(COMPONENT, name, namespace)
+        selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
         obj_labels = set_labels(COMPONENT, obj)
-        render_spec = with_drain_default(spec)
-        config = self._config_map(obj, render_spec, service, obj_labels)
-        desired = [
-            (r.CONFIGMAPS, stamped(config)),
-            (
-                r.SERVICES,
-                stamped(
-                    headless_service(
-                        obj,
-                        names.headless_service_name(COMPONENT, name),
-                        obj_labels,
-                        selector,
-                        HEADLESS_PORTS,
-                    )
-                ),
-            ),
-            (
-                r.SERVICES,
-                stamped(
-                    client_service(
-                        obj,
-                        names.client_service_name(COMPONENT, name),
-                        obj_labels,
-                        selector,
-                        ports.CN_SERVICE_PORT_NAME,
-                        ports.CN_SQL,
-                        spec,
-                    )
-                ),
-            ),
-        ]
-        plan = Writes(self.env.client)
-        plan.sync(self.env.caches, desired)
-        sync_metric_service(self.env.caches, obj, COMPONENT, spec, plan)
+        config = self._config_map(obj, with_drain_default(spec), service, obj_labels)
         template = self._template(obj, spec, service, selector, obj_labels, config["metadata"]["name"])
-        digest = cnpods.template_hash(template)
-        pods = self.env.caches.list(r.PODS, namespace, selector)
+        want = Desired(obj, service, selector, obj_labels, config, template, cnpods.template_hash(template))
+        pods = self.env.caches.list(r.PODS, ctx.namespace, selector)
         admin = self.env.admin.admin(service.discovery_address)
         state = await hakeeper_state(ctx, admin) if pods else None
-        replicas = int(spec["replicas"])
-        if pooling.is_pooling(spec):
-            return await self._observe_pooling(
-                ctx,
-                obj,
-                spec,
-                service,
-                template,
-                digest,
-                pods,
-                state,
-                admin,
-                selector,
-                obj_labels,
-                config,
-                plan,
-            )
-        loads = await sessions_per_pod(admin, pods, state) if scaling_in(pods, replicas) else {}
-        members = [
-            CNPod(
-                name_of(p),
-                cnpods.index_of(p),
-                (p["metadata"].get("labels") or {}).get(cnpods.TEMPLATE_HASH) == digest,
-                podutil.is_ready(p),
-                cnpods.draining_since(p) is not None,
-                is_deleting(p),
-                loads.get(name_of(p), 0),
-            )
-            for p in pods
+        plan = Writes(self.env.client)
+        seen = Observed(
+            ctx, spec, pods, state, admin, self.env.clock(), plan, self.env.settings.drain_timeout_seconds
+        )
+        return seen, want
+
+    def _services(self, seen: Observed, want: Desired) -> None:
+        """The config and the Services every pod shares."""
+        name, obj = seen.ctx.name, want.obj
+        headless = headless_service(
+            obj, names.headless_service_name(COMPONENT, name), want.obj_labels, want.selector, HEADLESS_PORTS
+        )
+        client = client_service(
+            obj,
+            names.client_service_name(COMPONENT, name),
+            want.obj_labels,
+            want.selector,
+            ports.CN_SERVICE_PORT_NAME,
+            ports.CN_SQL,
+            seen.spec,
+        )
+        desired = [
+            (r.CONFIGMAPS, stamped(want.config)),
+            (r.SERVICES, stamped(headless)),
+            (r.SERVICES, stamped(client)),
         ]
-        decision = decide(members, replicas, strategy_of(spec, replicas))
-        by_name = {name_of(p): p for p in pods}
-        now = self.env.clock()
+        seen.plan.sync(self.env.caches, desired)
+        sync_metric_service(self.env.caches, obj, COMPONENT, seen.spec, seen.plan)
+
+    async def _serve(self, seen: Observed, want: Desired) -> tuple[bool, float | None]:
+        """A serving set: pods toward ``replicas`` on the current template, drained
+        before they leave. Whether it is busy, and when to look again."""
+        plan, spec = seen.plan, seen.spec
+        loads = await sync_stats(seen)
+        decision = decide(
+            [self._member(p, want.digest, loads) for p in seen.pods],
+            seen.replicas,
+            strategy_of(spec, seen.replicas),
+        )
         for index in decision.create:
-            plan.create(self._new_pod(obj, spec, template, digest, index, service), r.PODS)
-        self._cache_claims(obj, spec, pods, obj_labels, plan)
-        self._grow_cache_claims(ctx, spec, selector, plan)
+            plan.create(self._new_pod(want, index), r.PODS)
+        self._cache_claims(seen, want)
+        self._grow_cache_claims(seen, want)
+        by_name = seen.by_name()
         for pod_name in decision.undrain:
-            undrain(ctx, admin, by_name[pod_name], spec, plan)
+            undrain(seen.ctx, seen.admin, by_name[pod_name], spec, plan)
+        draining_now = self._retire(seen, decision.retire)
+        drains_pending = await progress_drains(seen, decision.undrain)
+        unsettled = sync_stores(seen, set(decision.retire) | draining_now)
+        if decision.create == () and not plan:
+            self._collect_configs(seen, want)
+        roll = self._rollout(seen, want.digest)
+        self._status(seen, roll, decision.waiting, pending=bool(plan))
+        busy = bool(plan) or drains_pending or unsettled or not roll.complete
+        return busy, roll.recheck_after
+
+    @staticmethod
+    def _member(pod: Mapping[str, Any], digest: str, loads: Mapping[str, int]) -> CNPod:
+        return CNPod(
+            name_of(pod),
+            cnpods.index_of(pod),
+            (pod["metadata"].get("labels") or {}).get(cnpods.TEMPLATE_HASH) == digest,
+            podutil.is_ready(pod),
+            cnpods.draining_since(pod) is not None,
+            is_deleting(pod),
+            loads.get(name_of(pod), 0),
+        )
+
+    @staticmethod
+    def _retire(seen: Observed, retire: Sequence[str]) -> set[str]:
+        """Start draining the pods that leave (a cordoned CN drains too, though not
+        ready); delete at once those with nothing to drain. The pods now draining."""
+        by_name = seen.by_name()
         draining_now: set[str] = set()
-        for pod_name in decision.retire:
+        for pod_name in retire:
             victim = by_name[pod_name]
-            if drain_enabled(spec) and store_of(state, victim) is not None and podutil.is_ready(victim):
-                start_drain(admin, victim, now, plan)
+            registered = store_of(seen.state, victim) is not None
+            if drain_enabled(seen.spec) and registered and (podutil.is_ready(victim) or cordoned(victim)):
+                start_drain(seen.admin, victim, seen.now, seen.plan)
                 draining_now.add(pod_name)
             else:
-                plan.delete(r.PODS, namespace, pod_name, uid=victim["metadata"]["uid"])
-        drains_pending = await progress_drains(
-            ctx, admin, spec, pods, decision.undrain, now, plan, self.env.settings.drain_timeout_seconds
-        )
-        retiring = set(decision.retire) | draining_now
-        unsettled = sync_stores(ctx, admin, spec, pods, state, retiring, now, plan)
-        if decision.create == () and not plan:
-            base = names.config_map_base_name(COMPONENT, name)
-            collect_unused(self.env.caches, obj, COMPONENT, base, pods, [config["metadata"]["name"]], plan)
-        roll = self._rollout(pods, digest, replicas)
-        self._status(ctx, spec, pods, state, roll, selector, decision.waiting, pending=bool(plan))
-        busy = bool(plan) or drains_pending or unsettled or not roll.complete
-        ctx.requeue(self.env.settings.busy_poll_seconds if busy else self.env.settings.poll_seconds)
-        if roll.recheck_after is not None:
-            ctx.requeue(roll.recheck_after)
-        return plan or None
+                seen.plan.delete(r.PODS, seen.ctx.namespace, pod_name, uid=victim["metadata"]["uid"])
+        return draining_now
 
-    async def _observe_pooling(
-        self,
-        ctx: Context,
-        obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
-        service: LogService,
-        template: Obj,
-        digest: str,
-        pods: Sequence[Mapping[str, Any]],
-        state: HAKeeperState | None,
-        admin: MOAdmin,
-        selector: Mapping[str, str],
-        obj_labels: Mapping[str, str],
-        config: Obj,
-        plan: Writes,
-    ) -> Writes | None:
+    def _collect_configs(self, seen: Observed, want: Desired) -> None:
+        """Delete the set's ConfigMaps no pod uses any more."""
+        base = names.config_map_base_name(COMPONENT, seen.ctx.name)
+        name = want.config["metadata"]["name"]
+        collect_unused(self.env.caches, want.obj, COMPONENT, base, seen.pods, [name], seen.plan)
+
+    async def _pool(self, seen: Observed, want: Desired) -> tuple[bool, float | None]:
         """``podManagementPolicy: Pooling`` (see ``pooling.py``): the set keeps the pods
         its pool asks for, moves them along their pool phases, and never rolls."""
-        replicas = int(spec["replicas"])
-        decision = pooling.decide_pooling(pooling.members(pods), replicas, spec.get("podsToDelete") or ())
-        by_name = {name_of(p): p for p in pods}
-        now = self.env.clock()
+        plan = seen.plan
+        await sync_stats(seen)
+        decision = pooling.decide_pooling(
+            pooling.members(seen.pods), seen.replicas, seen.spec.get("podsToDelete") or ()
+        )
+        by_name = seen.by_name()
         for index in decision.create:
-            plan.create(
-                pooling.as_pool_pod(self._new_pod(obj, spec, template, digest, index, service)), r.PODS
-            )
-        self._cache_claims(obj, spec, pods, obj_labels, plan)
-        self._grow_cache_claims(ctx, spec, selector, plan)
+            plan.create(pooling.as_pool_pod(self._new_pod(want, index)), r.PODS)
+        self._cache_claims(seen, want)
+        self._grow_cache_claims(seen, want)
         for pod_name in decision.retire:
             pooling.retire(by_name[pod_name], plan)
-        unsettled = await pooling.sync_pool_stores(
-            ctx,
-            admin,
-            spec,
-            pods,
-            state,
-            decision.retire,
-            now,
-            plan,
-            self.env.settings.drain_timeout_seconds,
-        )
+        unsettled = await pooling.sync_pool_stores(seen, decision.retire)
         if decision.create == () and not plan:
-            base = names.config_map_base_name(COMPONENT, ctx.name)
-            collect_unused(self.env.caches, obj, COMPONENT, base, pods, [config["metadata"]["name"]], plan)
+            self._collect_configs(seen, want)
         starting = [
-            p for p in pods if not is_deleting(p) and pooling.phase_of(p) == labels.POOL_PHASE_UNKNOWN
+            p for p in seen.pods if not is_deleting(p) and pooling.phase_of(p) == labels.POOL_PHASE_UNKNOWN
         ]
-        stalled, recheck = stall(starting, now, self.env.settings.rollout_stall_seconds)
-        self._pooling_status(ctx, pods, state, replicas, selector, stalled)
-        busy = bool(plan) or unsettled
-        ctx.requeue(self.env.settings.busy_poll_seconds if busy else self.env.settings.poll_seconds)
-        if recheck is not None:
-            ctx.requeue(recheck)
-        return plan or None
+        stalled, recheck = stall(starting, seen.now, self.env.settings.rollout_stall_seconds)
+        self._pooling_status(seen, want.selector, stalled)
+        return bool(plan) or unsettled, recheck
 
-    def _pooling_status(
-        self,
-        ctx: Context,
-        pods: Sequence[Mapping[str, Any]],
-        state: HAKeeperState | None,
-        replicas: int,
-        selector: Mapping[str, str],
-        stalled: str | None,
-    ) -> None:
+    def _pooling_status(self, seen: Observed, selector: Mapping[str, str], stalled: str | None) -> None:
+        ctx, replicas = seen.ctx, seen.replicas
         status = ctx.status
-        namespace, name = ctx.namespace, ctx.name
-        live = sorted((p for p in pods if not is_deleting(p)), key=name_of)
+        live = sorted((p for p in seen.pods if not is_deleting(p)), key=name_of)
         stores = []
         for pod in live:
-            store = store_of(state, pod)
+            store = store_of(seen.state, pod)
             work = store.work_state if store is not None else None
             phase = {WorkState.WORKING: "Up", WorkState.DRAINING: "Draining"}.get(work, "Unknown")  # type: ignore[arg-type]
             stores.append({"uuid": cnpods.store_uuid(pod), "podName": name_of(pod), "state": phase})
-        status["stores"] = stores
-        status["replicas"] = len(live)
+        self._common_status(seen, selector, live, stores)
         status["readyReplicas"] = sum(1 for p in live if podutil.is_ready(p))
-        status["labelSelector"] = str(selector_from_dict({"matchLabels": selector}))
-        status["host"] = names.service_host(COMPONENT, name, namespace)
-        status["port"] = ports.CN_SQL
         counts = pooling.pool_counts(live)
         serving = len(live) - counts[labels.POOL_PHASE_TERMINATING]
         if stalled:
             ctx.set_condition("Ready", False, "RolloutStalled", stalled)
-        elif state is None and live:
+        elif seen.state is None and live:
             ctx.set_condition("Ready", False, "HAKeeperUnavailable", "HAKeeper does not answer")
         elif serving < replicas or counts[labels.POOL_PHASE_UNKNOWN]:
             registered = serving - counts[labels.POOL_PHASE_UNKNOWN]
@@ -319,13 +279,21 @@ class CNSetActor:
         if isinstance(service, Waiting):
             return True  # no HAKeeper to drain through: nothing can hold sessions
         admin = self.env.admin.admin(service.discovery_address)
-        plan = Writes(self.env.client)
-        now = self.env.clock()
+        seen = Observed(
+            ctx,
+            spec,
+            live,
+            None,
+            admin,
+            self.env.clock(),
+            Writes(self.env.client),
+            self.env.settings.drain_timeout_seconds,
+        )
         for pod in live:
             if cnpods.draining_since(pod) is None:
-                start_drain(admin, pod, now, plan)
-        await progress_drains(ctx, admin, spec, live, (), now, plan, self.env.settings.drain_timeout_seconds)
-        await plan(ctx)
+                start_drain(admin, pod, seen.now, seen.plan)
+        await progress_drains(seen, ())
+        await seen.plan(ctx)
         ctx.requeue(self.env.settings.busy_poll_seconds)
         return False
 
@@ -383,38 +351,26 @@ class CNSetActor:
             template["spec"]["containers"].append(sidecar)
         return template
 
-    def _new_pod(
-        self,
-        obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
-        template: Mapping[str, Any],
-        digest: str,
-        index: int,
-        service: LogService,
-    ) -> Obj:
+    @staticmethod
+    def _new_pod(want: Desired, index: int) -> Obj:
         """CN pod ``index`` of the set, on the current template."""
-        ref = logset_ref(obj)
+        ref = logset_ref(want.obj)
+        spec = want.obj["spec"]
         return cnpods.cn_pod(
-            obj,
-            template,
-            digest,
+            want.obj,
+            want.template,
+            want.digest,
             index,
-            discovery=service.discovery_address,
+            discovery=want.service.discovery_address,
             logset=f"{ref[0]}/{ref[1]}" if ref else None,
             cn_labels=cnpods.cn_labels_json(spec),
             cache_volume=bool(spec.get("cacheVolume")),
         )
 
-    def _cache_claims(
-        self,
-        obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
-        pods: Sequence[Mapping[str, Any]],
-        obj_labels: Mapping[str, str],
-        plan: Writes,
-    ) -> None:
+    def _cache_claims(self, seen: Observed, want: Desired) -> None:
         """A cache volume claim for each pod that mounts one and has none yet
         (made after the pod, since it is owned by the pod)."""
+        spec = seen.spec
         volume = spec.get("cacheVolume")
         if not volume:
             return
@@ -422,7 +378,7 @@ class CNSetActor:
             **volume,
             "size": canonical_resources({"requests": {"storage": volume["size"]}})["requests"]["storage"],
         }
-        for pod in pods:
+        for pod in seen.pods:
             if is_deleting(pod):
                 continue
             claim_name = cnpods.cache_claim_name(name_of(pod))
@@ -431,71 +387,63 @@ class CNSetActor:
                 for v in (pod.get("spec") or {}).get("volumes") or ()
             )
             if mounts and self.env.caches.get(r.PVCS, pod["metadata"]["namespace"], claim_name) is None:
-                claim = cnpods.cache_claim(obj, pod, volume, obj_labels, reuse=bool(spec.get("reusePVC")))
-                plan.create(claim, r.PVCS)
+                claim = cnpods.cache_claim(
+                    want.obj, pod, volume, want.obj_labels, reuse=bool(spec.get("reusePVC"))
+                )
+                seen.plan.create(claim, r.PVCS)
 
-    def _grow_cache_claims(
-        self, ctx: Context, spec: Mapping[str, Any], selector: Mapping[str, str], plan: Writes
-    ) -> None:
+    def _grow_cache_claims(self, seen: Observed, want: Desired) -> None:
         """Grow the existing cache volume claims to ``cacheVolume.size`` (new pods get
         claims of that size anyway)."""
-        volume = spec.get("cacheVolume")
+        volume = seen.spec.get("cacheVolume")
         if not volume:
             return
         prefix = f"{layout.DATA_VOLUME}-"
         claims = [
-            c for c in self.env.caches.list(r.PVCS, ctx.namespace, selector) if name_of(c).startswith(prefix)
+            c
+            for c in self.env.caches.list(r.PVCS, seen.ctx.namespace, want.selector)
+            if name_of(c).startswith(prefix)
         ]
-        expand_claims(ctx, self.env, str(volume["size"]), claims, plan)
+        expand_claims(seen.ctx, self.env, str(volume["size"]), claims, seen.plan)
 
     # ---------------------------------------------------------------- status
-    def _rollout(self, pods: Sequence[Mapping[str, Any]], digest: str, replicas: int) -> Rollout:
-        live = [p for p in pods if not is_deleting(p)]
+    def _rollout(self, seen: Observed, digest: str) -> Rollout:
+        replicas = seen.replicas
+        live = [p for p in seen.pods if not is_deleting(p)]
         current = [p for p in live if (p["metadata"].get("labels") or {}).get(cnpods.TEMPLATE_HASH) == digest]
         ready = sum(1 for p in live if podutil.is_ready(p) and cnpods.draining_since(p) is None)
         updated = sum(1 for p in current if cnpods.draining_since(p) is None)
-        complete = len(live) == replicas == updated and all(podutil.is_ready(p) for p in current)
-        serving = [
-            p for p in live if cnpods.draining_since(p) is None
-        ]  # draining pods are not ready on purpose
-        stalled, recheck = stall(serving, self.env.clock(), self.env.settings.rollout_stall_seconds)
+        complete = len(live) == replicas == updated and all(
+            podutil.is_ready(p) or cordoned(p) for p in current
+        )
+        # draining and cordoned pods are not ready on purpose
+        serving = [p for p in live if cnpods.draining_since(p) is None and not cordoned(p)]
+        stalled, recheck = stall(serving, seen.now, self.env.settings.rollout_stall_seconds)
         return Rollout(replicas, min(ready, replicas), min(updated, replicas), complete, stalled, recheck)
 
-    def _status(
-        self,
-        ctx: Context,
-        spec: Mapping[str, Any],
-        pods: Sequence[Mapping[str, Any]],
-        state: HAKeeperState | None,
-        roll: Rollout,
-        selector: Mapping[str, str],
-        waiting: str | None,
-        *,
-        pending: bool,
-    ) -> None:
-        status = ctx.status
-        namespace, name = ctx.namespace, ctx.name
-        live = sorted((p for p in pods if not is_deleting(p)), key=name_of)
+    def _status(self, seen: Observed, roll: Rollout, waiting: str | None, *, pending: bool) -> None:
+        ctx, replicas = seen.ctx, seen.replicas
+        live = sorted((p for p in seen.pods if not is_deleting(p)), key=name_of)
         stores = []
         for pod in live:
-            store = store_of(state, pod)
-            if cnpods.draining_since(pod) is not None:
+            store = store_of(seen.state, pod)
+            if cnpods.draining_since(pod) is not None or cordoned(pod):
                 phase = "Draining"
             elif store is not None and store.work_state is WorkState.WORKING:
                 phase = "Up"
             else:
                 phase = "Unknown"
             stores.append({"uuid": cnpods.store_uuid(pod), "podName": name_of(pod), "state": phase})
-        status["stores"] = stores
-        status["replicas"] = len(live)
-        status["readyReplicas"] = roll.ready
-        status["labelSelector"] = str(selector_from_dict({"matchLabels": selector}))
-        status["host"] = names.service_host(COMPONENT, name, namespace)
-        status["port"] = ports.CN_SQL
-        replicas = int(spec["replicas"])
+        self._common_status(
+            seen, labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace), live, stores
+        )
+        ctx.status["readyReplicas"] = roll.ready
+        fenced = [name_of(p) for p in live if cordoned(p)]
+        if fenced:
+            waiting = "; ".join(filter(None, [waiting, f"cordoned: {', '.join(fenced)}"]))
         if roll.stalled:
             ctx.set_condition("Ready", roll.ready >= replicas > 0, "RolloutStalled", roll.stalled)
-        elif state is None and live:
+        elif seen.state is None and live:
             ctx.set_condition("Ready", False, "HAKeeperUnavailable", "HAKeeper does not answer")
         elif roll.ready < replicas:
             ctx.set_condition(
@@ -507,3 +455,14 @@ class CNSetActor:
         else:
             ctx.set_condition("Ready", True, "AllCNsReady", f"{replicas} CNs registered and Working")
         set_rollout_conditions(ctx, roll, pending=pending)
+
+    @staticmethod
+    def _common_status(
+        seen: Observed, selector: Mapping[str, str], live: Sequence[Mapping[str, Any]], stores: list[Obj]
+    ) -> None:
+        status = seen.ctx.status
+        status["stores"] = stores
+        status["replicas"] = len(live)
+        status["labelSelector"] = str(selector_from_dict({"matchLabels": selector}))
+        status["host"] = names.service_host(COMPONENT, seen.ctx.name, seen.ctx.namespace)
+        status["port"] = ports.CN_SQL

@@ -4,13 +4,14 @@ A CN leaving (scale-in, roll, ``podsToDelete``) is marked Draining in
 HAKeeper: the proxy moves its sessions away and sends it no new ones. It is
 deleted once it holds no session, pipeline or replica, after at least
 ``minDelaySeconds`` (so the Draining state reached the whole cluster), or at
-``storeDrainTimeout``. A CN still draining when the set grows again is put
-back to work instead of a new one being started.
+``storeDrainTimeout``. On MatrixOne 1.2 and later it also waits for the TN to
+move its lock tables away (``locks.py``). A CN still draining when the set
+grows again is put back to work instead of a new one being started.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from mo_operator.api.fields import parse_duration
@@ -18,7 +19,6 @@ from mo_operator.kube.actor import Context
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import (
     AdminError,
-    HAKeeperState,
     MOAdmin,
     StoreNotFound,
     WorkState,
@@ -30,7 +30,9 @@ from ..common import resources as r
 from ..common.meta import is_deleting, name_of
 from ..common.writes import Writes
 from . import pods as cnpods
-from .stores import store_condition, store_of
+from .locks import locks_moved, marked, migrates_locks
+from .observed import Observed
+from .stores import store_condition
 
 DEFAULT_MIN_DRAIN_SECONDS = 15
 
@@ -46,26 +48,6 @@ def with_drain_default(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     if scaling.get("storeDrainEnabled") is None:
         scaling["storeDrainEnabled"] = True
     return {**spec, "scalingConfig": scaling}
-
-
-def scaling_in(pods: Sequence[Mapping[str, Any]], replicas: int) -> bool:
-    active = [p for p in pods if not is_deleting(p) and cnpods.draining_since(p) is None]
-    return len(active) > replicas
-
-
-async def sessions_per_pod(
-    admin: MOAdmin, pods: Sequence[Mapping[str, Any]], state: HAKeeperState | None
-) -> dict[str, int]:
-    """Sessions per pod, to retire the least busy CNs on scale-in."""
-    loads: dict[str, int] = {}
-    for pod in pods:
-        if store_of(state, pod) is None or is_deleting(pod):
-            continue
-        try:
-            loads[name_of(pod)] = (await admin.cn_load(cnpods.store_uuid(pod))).sessions
-        except AdminError:
-            continue
-    return loads
 
 
 def start_drain(admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes) -> None:
@@ -116,42 +98,58 @@ def undrain(
     )
 
 
-async def progress_drains(
-    ctx: Context,
-    admin: MOAdmin,
-    spec: Mapping[str, Any],
-    pods: Sequence[Mapping[str, Any]],
-    undrained: Sequence[str],
-    now: float,
-    plan: Writes,
-    default_timeout: float,
-) -> bool:
-    """Delete the draining CNs whose drain is over; True while some still drain."""
+def drain_limits(spec: Mapping[str, Any], default_timeout: float) -> tuple[float, float]:
+    """``minDelaySeconds`` and ``storeDrainTimeout`` (or ``default_timeout``), in seconds."""
     scaling = spec.get("scalingConfig") or {}
     min_delay = float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
     timeout_text = scaling.get("storeDrainTimeout")
     timeout = parse_duration(str(timeout_text)) if timeout_text else default_timeout
+    return min_delay, timeout
+
+
+async def progress_drains(seen: Observed, undrained: Collection[str]) -> bool:
+    """Delete the draining CNs whose drain is over; True while some still drain."""
+    min_delay, timeout = drain_limits(seen.spec, seen.drain_timeout)
     pending = False
-    for pod in pods:
+    for pod in seen.pods:
         started = podutil.parse_time(cnpods.draining_since(pod))
         if started is None or is_deleting(pod) or name_of(pod) in undrained:
             continue
-        elapsed = now - started
+        elapsed = seen.now - started
         done, why = False, ""
         if elapsed >= timeout:
             done, why = True, f"drain timed out after {int(elapsed)}s"
-            ctx.event("Warning", "DrainTimeout", f"CN {name_of(pod)}: {why}, removing it with its sessions")
+            seen.ctx.event(
+                "Warning", "DrainTimeout", f"CN {name_of(pod)}: {why}, removing it with its sessions"
+            )
         elif elapsed >= min_delay:
-            try:
-                load = await admin.cn_load(cnpods.store_uuid(pod))
-                done, why = load.idle, "drained"
-            except StoreNotFound:
-                done, why = True, "store already gone"
-            except AdminError as e:
-                ctx.log.info("cannot read the load of draining CN %s: %s", name_of(pod), e)
+            done, why = await _drained(seen, pod)
         if done:
-            plan.delete(r.PODS, pod["metadata"]["namespace"], name_of(pod), uid=pod["metadata"]["uid"])
-            ctx.log.info("CN %s %s: removing it", name_of(pod), why)
+            seen.plan.delete(r.PODS, pod["metadata"]["namespace"], name_of(pod), uid=pod["metadata"]["uid"])
+            seen.ctx.log.info("CN %s %s: removing it", name_of(pod), why)
         else:
             pending = True
     return pending
+
+
+async def _drained(seen: Observed, pod: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether the CN holds nothing any more: no session, pipeline or replica, and
+    (MatrixOne 1.2 and later) no lock table the TN still needs moved."""
+    try:
+        load = await seen.admin.cn_load(cnpods.store_uuid(pod))
+    except StoreNotFound:
+        return True, "store already gone"
+    except AdminError as e:
+        seen.ctx.log.info("cannot read the load of draining CN %s: %s", name_of(pod), e)
+        return False, ""
+    if not load.idle:
+        return False, ""
+    if not migrates_locks(pod, seen.spec):
+        return True, "drained"
+    if not await locks_moved(seen.ctx, seen.admin, pod, seen.plan):
+        return False, ""
+    if marked(pod):
+        seen.ctx.event(
+            "Normal", "LockTablesMigrated", f"CN {name_of(pod)}: its lock tables moved, removing it"
+        )
+    return True, "drained, lock tables moved"

@@ -47,17 +47,17 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.api.fields import parse_duration
-from mo_operator.kube.actor import Context
 from mo_operator.matrixone import labels
-from mo_operator.matrixone.admin import AdminError, HAKeeperState, MOAdmin, StoreNotFound, WorkState
+from mo_operator.matrixone.admin import AdminError, StoreNotFound, WorkState
 
 from ..common import pods as podutil
 from ..common import resources as r
 from ..common.meta import is_deleting, name_of
 from ..common.writes import Writes
 from . import pods as cnpods
-from .drain import DEFAULT_MIN_DRAIN_SECONDS
+from .drain import drain_limits
+from .locks import locks_moved, migrates_locks
+from .observed import Observed
 from .stores import store_condition, store_of
 
 Obj = dict[str, Any]
@@ -207,32 +207,15 @@ def _readiness(
     )
 
 
-def _drain_limits(spec: Mapping[str, Any], default_timeout: float) -> tuple[float, float]:
-    scaling = spec.get("scalingConfig") or {}
-    min_delay = float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
-    timeout_text = scaling.get("storeDrainTimeout")
-    timeout = parse_duration(str(timeout_text)) if timeout_text else default_timeout
-    return min_delay, timeout
-
-
-async def sync_pool_stores(
-    ctx: Context,
-    admin: MOAdmin,
-    spec: Mapping[str, Any],
-    pods: Sequence[Mapping[str, Any]],
-    state: HAKeeperState | None,
-    retiring: Collection[str],
-    now: float,
-    plan: Writes,
-    default_timeout: float,
-) -> bool:
+async def sync_pool_stores(seen: Observed, retiring: Collection[str]) -> bool:
     """Move pods along their pool phases and keep their readiness gate; True while
     some pod still waits (to register, or for its sessions to leave)."""
-    if state is None:
-        return bool(pods)
-    min_delay, timeout = _drain_limits(spec, default_timeout)
+    if seen.state is None:
+        return bool(seen.pods)
+    admin, state, now, plan = seen.admin, seen.state, seen.now, seen.plan
+    min_delay, timeout = drain_limits(seen.spec, seen.drain_timeout)
     unsettled = False
-    for pod in pods:
+    for pod in seen.pods:
         if is_deleting(pod) or name_of(pod) in retiring:
             continue
         phase = phase_of(pod)
@@ -274,22 +257,17 @@ async def sync_pool_stores(
                 )
                 unsettled = True
                 continue
-            if not await _reclaim_drained(ctx, admin, pod, store is None, min_delay, timeout, now, plan):
+            if not await _reclaim_drained(seen, pod, store is None, min_delay, timeout):
                 unsettled = True
     return unsettled
 
 
 async def _reclaim_drained(
-    ctx: Context,
-    admin: MOAdmin,
-    pod: Mapping[str, Any],
-    unregistered: bool,
-    min_delay: float,
-    timeout: float,
-    now: float,
-    plan: Writes,
+    seen: Observed, pod: Mapping[str, Any], unregistered: bool, min_delay: float, timeout: float
 ) -> bool:
-    """Finish the drain of a reclaimed pod if it is over; True when it is."""
+    """Finish the drain of a reclaimed pod if it is over; True when it is. A pod
+    that leaves (rather than returning Idle) first has its lock tables moved."""
+    ctx, admin, now, plan = seen.ctx, seen.admin, seen.now, seen.plan
     meta = pod["metadata"]
     started = podutil.parse_time((meta.get("annotations") or {}).get(labels.RECLAIMED_AT))
     elapsed = now - started if started is not None else None
@@ -320,6 +298,13 @@ async def _reclaim_drained(
         or labels.POD_OUTDATED in (meta.get("labels") or {})
         or unregistered
     )
+    if (
+        leave
+        and not unregistered
+        and migrates_locks(pod, seen.spec)
+        and not await locks_moved(ctx, admin, pod, plan)
+    ):
+        return False
     phase = labels.POOL_PHASE_TERMINATING if leave else labels.POOL_PHASE_IDLE
     set_phase(pod, phase, plan, annotations={labels.RECLAIMED_AT: None})
     ctx.log.info("reclaimed CN %s drained: %s", name_of(pod), phase)

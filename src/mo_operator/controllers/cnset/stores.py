@@ -5,12 +5,17 @@ work (with draining on it starts Draining), its labels are kept equal to the
 set's ``cnLabels``, and its pod's readiness gate (``matrixorigin.io/cn-store``)
 says True only while HAKeeper holds it Working, so Services route only to CNs
 that take sessions.
+
+A pod annotated ``matrixorigin.io/store-cordon`` (upstream's name, any value)
+is cordoned: its store is held Draining (the proxy moves its sessions away and
+sends it none) and its pod is not ready, but it stays; removing the annotation
+puts it back to work.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.actor import Context
@@ -27,8 +32,8 @@ from mo_operator.matrixone.admin import (
 from ..common import pods as podutil
 from ..common import resources as r
 from ..common.meta import is_deleting, name_of
-from ..common.writes import Writes
 from . import pods as cnpods
+from .observed import Observed
 
 Obj = dict[str, Any]
 
@@ -61,66 +66,40 @@ def store_condition(pod: Mapping[str, Any], status: bool, reason: str, message: 
     }
 
 
-def sync_stores(
-    ctx: Context,
-    admin: MOAdmin,
-    spec: Mapping[str, Any],
-    pods: Sequence[Mapping[str, Any]],
-    state: HAKeeperState | None,
-    retiring: set[str],
-    now: float,
-    plan: Writes,
-) -> bool:
-    """Put registered CNs to work, sync their labels and their readiness gate.
-    True while some CN is not yet registered and Working."""
-    if state is None:
-        return bool(pods)
-    want_labels = cn_labels_from_spec(spec.get("cnLabels"))
+def cordoned(pod: Mapping[str, Any]) -> bool:
+    """The pod carries ``matrixorigin.io/store-cordon``: its CN takes no new session."""
+    return labels.STORE_CORDON in (pod["metadata"].get("annotations") or {})
+
+
+def sync_stores(seen: Observed, retiring: set[str]) -> bool:
+    """Put registered CNs to work (cordoned ones to Draining), sync their labels and
+    their readiness gate. True while some CN is not yet registered and Working."""
+    if seen.state is None:
+        return bool(seen.pods)
     unsettled = False
-    for pod in pods:
+    for pod in seen.pods:
         if is_deleting(pod) or cnpods.draining_since(pod) is not None or name_of(pod) in retiring:
             continue
-        store = store_of(state, pod)
-        uuid = cnpods.store_uuid(pod)
-        if store is None:
-            unsettled = True
-            condition = (False, "NotRegistered", "the CN has not registered in HAKeeper yet")
-        elif store.work_state is not WorkState.WORKING:
-            unsettled = True
-            plan.call(
-                f"put CN {name_of(pod)} to work",
-                functools.partial(admin.set_cn_work_state, uuid, WorkState.WORKING, want_labels),
-            )
-            condition = (
-                False,
-                store.work_state.mo_name,
-                f"the CN is {store.work_state.mo_name} in HAKeeper",
-            )
-        else:
-            if dict(store.labels) != want_labels:
-                plan.call(
-                    f"set the labels of CN {name_of(pod)}",
-                    functools.partial(admin.set_cn_labels, uuid, want_labels),
-                )
-            condition = (True, "Working", "the CN is registered and Working")
+        condition, settled = _sync_store(seen, pod)
+        unsettled |= not settled
         current = podutil.condition(pod, labels.CN_STORE_READINESS)
         if (
             current is None
             or current.get("status") != str(condition[0])
             or current.get("reason") != condition[1]
         ):
-            plan.patch(
+            seen.plan.patch(
                 r.PODS,
                 pod["metadata"]["namespace"],
                 name_of(pod),
-                {"status": {"conditions": [store_condition(pod, *condition, now)]}},
+                {"status": {"conditions": [store_condition(pod, *condition, seen.now)]}},
                 subresource="status",
                 patch_type="strategic",
                 what=f"mark CN {name_of(pod)} {condition[1]}",
             )
-        annotation = cnpods.cn_labels_json(spec)
+        annotation = cnpods.cn_labels_json(seen.spec)
         if (pod["metadata"].get("annotations") or {}).get(labels.CN_LABEL) != annotation:
-            plan.patch(
+            seen.plan.patch(
                 r.PODS,
                 pod["metadata"]["namespace"],
                 name_of(pod),
@@ -128,3 +107,36 @@ def sync_stores(
                 what=f"record the labels of CN {name_of(pod)}",
             )
     return unsettled
+
+
+def _sync_store(seen: Observed, pod: Mapping[str, Any]) -> tuple[tuple[bool, str, str], bool]:
+    """The readiness the pod's store warrants, after asking HAKeeper for the work
+    state it should have; and whether the store is settled."""
+    store = store_of(seen.state, pod)
+    uuid = cnpods.store_uuid(pod)
+    want_labels = cn_labels_from_spec(seen.spec.get("cnLabels"))
+    if store is None:
+        return (False, "NotRegistered", "the CN has not registered in HAKeeper yet"), False
+    if cordoned(pod):
+        if store.work_state is not WorkState.DRAINING:
+            seen.plan.call(
+                f"cordon CN {name_of(pod)}",
+                functools.partial(seen.admin.set_cn_work_state, uuid, WorkState.DRAINING),
+            )
+        return (
+            False,
+            "Cordoned",
+            f"the CN is cordoned ({labels.STORE_CORDON}): it takes no new session",
+        ), True
+    if store.work_state is not WorkState.WORKING:
+        seen.plan.call(
+            f"put CN {name_of(pod)} to work",
+            functools.partial(seen.admin.set_cn_work_state, uuid, WorkState.WORKING, want_labels),
+        )
+        return (False, store.work_state.mo_name, f"the CN is {store.work_state.mo_name} in HAKeeper"), False
+    if dict(store.labels) != want_labels:
+        seen.plan.call(
+            f"set the labels of CN {name_of(pod)}",
+            functools.partial(seen.admin.set_cn_labels, uuid, want_labels),
+        )
+    return (True, "Working", "the CN is registered and Working"), True

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from mo_operator.matrixone.admin import AdminError, CNLoad, HAKeeperState, WorkState
+from mo_operator.matrixone.simulated.lockservice import LockServices
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved
 from mo_operator.matrixone.simulated.state import MOModel
 
@@ -39,9 +40,11 @@ class SimulatedAdmin:
         clock: Callable[[], float],
         on_change: Callable[[], None],
         journal: list[AdminCall],
+        locks: LockServices | None = None,
     ) -> None:
         self.address = address
         self._model = model
+        self._locks = locks if locks is not None else LockServices(model)
         self._resolve = resolve
         self._clock = clock
         self._on_change = on_change
@@ -83,6 +86,20 @@ class SimulatedAdmin:
         self._model.delete_cn(key, uuid)
         self._on_change()
 
+    async def can_restart_cn(self, uuid: str) -> bool:
+        key = self._hakeeper("can_restart_cn", uuid)
+        return self._locks.can_restart(key, uuid, self._clock())
+
+    async def set_restart_cn(self, uuid: str) -> bool:
+        key = self._hakeeper("set_restart_cn", uuid)
+        marked = self._locks.set_restart(key, uuid, self._clock())
+        self._on_change()
+        return marked
+
+    async def remain_txn_count(self, uuid: str) -> int:
+        key = self._hakeeper("remain_txn_count", uuid)
+        return self._locks.remain_txn(key, uuid, self._clock())
+
 
 class SimulatedAdminProvider:
     """Hands out one ``SimulatedAdmin`` per discovery address; ``calls`` journals every call."""
@@ -93,11 +110,14 @@ class SimulatedAdminProvider:
         resolve: Resolver,
         clock: Callable[[], float],
         on_change: Callable[[], None] = lambda: None,
+        locks: LockServices | None = None,
     ) -> None:
         self._model = model
         self._resolve = resolve
         self._clock = clock
         self._on_change = on_change
+        self.locks = locks if locks is not None else LockServices(model)
+        """The clusters' TN lock services (``lockservice.py``)."""
         self._admins: dict[str, SimulatedAdmin] = {}
         self.calls: list[AdminCall] = []
 
@@ -105,7 +125,13 @@ class SimulatedAdminProvider:
         found = self._admins.get(discovery_address)
         if found is None:
             found = SimulatedAdmin(
-                discovery_address, self._model, self._resolve, self._clock, self._on_change, self.calls
+                discovery_address,
+                self._model,
+                self._resolve,
+                self._clock,
+                self._on_change,
+                self.calls,
+                self.locks,
             )
             self._admins[discovery_address] = found
         return found

@@ -27,6 +27,7 @@ from mo_operator.matrixone.simulated.admin import SimulatedAdminProvider
 from mo_operator.matrixone.simulated.backuptool import BackupTool, ToolRun, run_tool
 from mo_operator.matrixone.simulated.behaviour import MatrixOneBehaviour
 from mo_operator.matrixone.simulated.instances import Instance, observe_instances
+from mo_operator.matrixone.simulated.lockservice import Binding
 from mo_operator.matrixone.simulated.objectstore import ObjectStore, cleanup_commands
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_address
 from mo_operator.matrixone.simulated.state import HAKeeper, MOModel, Settings
@@ -149,6 +150,16 @@ class SimulatedMatrixOne:
         self._dirty.set()
         return placed
 
+    def set_transactions(self, uuid: str, count: int) -> None:
+        """Give CN ``uuid`` ``count`` transactions holding locks in the TN lock service;
+        once the CN is marked restarting they end over ``provider.locks.txn_seconds``."""
+        self.provider.locks.set_transactions(uuid, count, self._clock())
+        self._dirty.set()
+
+    def lock_binding(self, uuid: str) -> Binding | None:
+        """CN ``uuid``'s binding in its TN lock service (status, transactions left)."""
+        return self.provider.locks.binding(uuid)
+
     def hakeeper(self, namespace: str, logset: str) -> HAKeeper | None:
         """The HAKeeper of a LogSet as the model holds it (phase, stores), for tests to look at."""
         return self.model.hakeepers.get((namespace, logset))
@@ -159,6 +170,7 @@ class SimulatedMatrixOne:
         snapshot = self._take_snapshot()
         instances = observe_instances(snapshot, self._bad_images)
         self.model.observe(instances, self._clock(), snapshot.volume_claims)
+        self.provider.locks.advance(self._clock())
         self.objects.observe(instances, snapshot, self.model, self.simulator.cache(POD).objects())
         self._snapshot = snapshot
         self._instances = {i.key: i for i in instances}

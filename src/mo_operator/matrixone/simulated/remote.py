@@ -156,6 +156,12 @@ class AdminServer:
                 await admin.set_cn_labels(uuid, _labels(body.get("labels")))
             elif method == "delete_cn_store":
                 await admin.delete_cn_store(uuid)
+            elif method == "can_restart_cn":
+                return web.json_response({"ok": await admin.can_restart_cn(uuid)})
+            elif method == "set_restart_cn":
+                return web.json_response({"ok": await admin.set_restart_cn(uuid)})
+            elif method == "remain_txn_count":
+                return web.json_response({"count": await admin.remain_txn_count(uuid)})
             else:
                 return web.json_response({"error": "NotFound", "message": f"no method {method}"}, status=404)
         except StoreNotFound as e:
@@ -198,6 +204,15 @@ class RemoteAdmin:
 
     async def delete_cn_store(self, uuid: str) -> None:
         await self._call("delete_cn_store", uuid=uuid)
+
+    async def can_restart_cn(self, uuid: str) -> bool:
+        return bool((await self._call("can_restart_cn", uuid=uuid))["ok"])
+
+    async def set_restart_cn(self, uuid: str) -> bool:
+        return bool((await self._call("set_restart_cn", uuid=uuid))["ok"])
+
+    async def remain_txn_count(self, uuid: str) -> int:
+        return int((await self._call("remain_txn_count", uuid=uuid))["count"])
 
 
 class RemoteAdminProvider:

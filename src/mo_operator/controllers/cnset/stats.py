@@ -1,0 +1,81 @@
+"""What runs on each CN, read every round and written on its pod as upstream writes it.
+
+Upstream's CN store controller keeps three pod annotations current, and tools
+built around the Go operator read them: ``matrixorigin.io/score`` (JSON
+``{"sessionCount", "pipelineCount", "replicaCount", "startedTime"}``, the last
+being when the CN's container started, so a restart visibly resets the
+counts), ``matrixorigin.io/connections`` (sessions plus pipelines, kept "for
+external compatibility") and ``controller.kubernetes.io/pod-deletion-cost``
+(sessions: the claim set removes the least busy CN first). The same loads
+pick which CNs leave on scale-in.
+
+A pod is written only when a value changed, so a quiet set makes no write; a
+CN whose load cannot be read keeps its annotations as they were.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.matrixone import labels, layout
+from mo_operator.matrixone.admin import AdminError, CNLoad
+
+from ..common import resources as r
+from ..common.meta import is_deleting, name_of
+from . import pods as cnpods
+from .observed import Observed
+
+
+def started_at(pod: Mapping[str, Any]) -> str | None:
+    """When the pod's MatrixOne container started running, as the kubelet reports it."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+        if status.get("name") == layout.MAIN_CONTAINER:
+            running = (status.get("state") or {}).get("running") or {}
+            return running.get("startedAt")
+    return None
+
+
+def stats_annotations(load: CNLoad, started: str | None) -> dict[str, str]:
+    """The three annotations for ``load`` (upstream's ``StoreScore`` JSON field order)."""
+    score: dict[str, Any] = {
+        "sessionCount": load.sessions,
+        "pipelineCount": load.pipelines,
+        "replicaCount": load.replicas,
+    }
+    if started:
+        score["startedTime"] = started
+    return {
+        labels.STORE_SCORE: json.dumps(score, separators=(",", ":")),
+        labels.STORE_CONNECTIONS: str(load.sessions + load.pipelines),
+        labels.POD_DELETION_COST: str(load.sessions),
+    }
+
+
+async def sync_stats(seen: Observed) -> dict[str, int]:
+    """Read the load of every registered CN, record it on its pod when it changed;
+    the sessions per pod name."""
+    sessions: dict[str, int] = {}
+    if seen.state is None:
+        return sessions
+    for pod in seen.pods:
+        if is_deleting(pod) or seen.state.cn(cnpods.store_uuid(pod)) is None:
+            continue
+        try:
+            load = await seen.admin.cn_load(cnpods.store_uuid(pod))
+        except AdminError as e:
+            seen.ctx.log.debug("cannot read the load of CN %s: %s", name_of(pod), e)
+            continue
+        sessions[name_of(pod)] = load.sessions
+        want = stats_annotations(load, started_at(pod))
+        have = pod["metadata"].get("annotations") or {}
+        if any(have.get(k) != v for k, v in want.items()):
+            seen.plan.patch(
+                r.PODS,
+                pod["metadata"]["namespace"],
+                name_of(pod),
+                {"metadata": {"annotations": want}},
+                what=f"record the load of CN {name_of(pod)}",
+            )
+    return sessions

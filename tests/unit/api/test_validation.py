@@ -3,6 +3,8 @@ a message for it (``pkg/webhook/*.go``), says what upstream says."""
 
 from __future__ import annotations
 
+import copy
+
 from collections.abc import Callable
 from typing import Any
 
@@ -325,12 +327,29 @@ def test_a_change_of_metadata_alone_is_never_refused() -> None:
     assert validate_update("LogSet", old, new) == []
 
 
-def test_claims_keep_their_pod() -> None:
-    """Upstream's (unregistered) CNClaim validator: "podName is immutable"."""
+def test_claims_keep_their_pod_unless_migrated() -> None:
+    """Upstream's (unregistered) CNClaim validator: "podName is immutable"; its
+    migration (cnclaim/migrate.go) changes podName with sourcePod naming the old pod."""
     old = example("cnclaim")
     old["spec"]["podName"] = "mo-cn-0"
     new = example("cnclaim")
     new["spec"]["podName"] = "mo-cn-1"
-    assert validate_update("CNClaim", old, new) == [FieldError("spec.podName", "podName is immutable")]
+    [err] = validate_update("CNClaim", old, new)
+    assert err.path == "spec.podName" and "podName is immutable" in err.message and "mo-cn-0" in err.message
     fresh = example("cnclaim")
     assert validate_update("CNClaim", fresh, old) == []
+
+    migrated = copy.deepcopy(new)
+    migrated["spec"]["sourcePod"] = {"podName": "mo-cn-0", "nodeName": "n1"}
+    assert validate_update("CNClaim", old, migrated) == []
+    redirected = copy.deepcopy(migrated)
+    redirected["spec"]["podName"] = "mo-cn-2"
+    assert validate_update("CNClaim", migrated, redirected) == [], "a migration may be sent elsewhere"
+    elsewhere = copy.deepcopy(migrated)
+    elsewhere["spec"]["sourcePod"] = {"podName": "mo-cn-7"}
+    assert [e.path for e in validate_update("CNClaim", old, elsewhere)] == ["spec.podName"]
+    cleared = copy.deepcopy(old)
+    del cleared["spec"]["podName"]
+    assert [e.path for e in validate_update("CNClaim", old, cleared)] == ["spec.podName"]
+    done = copy.deepcopy(new)  # the controller clears sourcePod once the migration is over
+    assert validate_update("CNClaim", migrated, done) == []

@@ -8,13 +8,14 @@ from typing import Any, cast
 import pytest
 
 from mo_operator.controllers.common.meta import name_of
+from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.pool import CNClaimActor, CNClaimSetActor, CNPoolActor
 from mo_operator.controllers.pool.cnpool import revision_of, set_spec_of
 from mo_operator.kube.errors import ApiError
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState
 
-from .controller_fakes import FakeCaches, RecordingClient, condition, context, events
+from .controller_fakes import NOW, FakeCaches, RecordingClient, condition, context, events
 from .pool_fakes import (
     API,
     ConflictingClient,
@@ -334,6 +335,95 @@ async def test_a_pod_another_claim_names_is_not_reclaimed_by_a_deleted_claim() -
     other = claim("d", pod_name="pool-abc-cn-0")
     c = claim("c", deleting=True)
     assert await claim_actor(c, other, pod, admin=FakeAdmin()).finalize(context(c)) is True
+
+
+def migrating(target_since: float | None = None, **extra: Any) -> Obj:
+    """Claim ``c`` moved from pod 0 (its source) to pod 1, with the target's store
+    seen Working since ``target_since``."""
+    c = claim("c", pod_name="pool-abc-cn-1", phase="Bound", sourcePod={"podName": "pool-abc-cn-0"}, **extra)
+    if target_since is not None:
+        c["status"]["store"] = {
+            "string": "pool-abc-cn-1",
+            "workState": WorkState.WORKING.value,
+            "boundTime": format_time(target_since),
+        }
+    return c
+
+
+async def test_a_migrating_claim_binds_its_new_pod_and_keeps_the_old_one_meanwhile() -> None:
+    source = pool_pod(0, BOUND, claimed_by="c")
+    target = pool_pod(1, rv="61")
+    c = migrating(cnLabels=[{"key": "role", "values": ["r"]}])
+    admin = FakeAdmin(store(source, WorkState.WORKING, {"role": ("r",)}), store(target))
+    calls, ctx = await observe(claim_actor(c, source, target, admin=admin), c)
+    assert [(k, n) for _, k, n, _ in calls] == [("CNClaim", "c"), ("Pod", "pool-abc-cn-1"), ("CNClaim", "c")]
+    assert calls[1][3]["metadata"]["labels"][labels.POOL_CLAIMED_BY] == "c"
+    assert admin.calls == [("set_cn_work_state", uuid_of(target), WorkState.WORKING, {"role": ("r",)})]
+    assert ctx.status["phase"] == "Bound", "the claim still works on its source"
+    assert condition(ctx, "Ready")["reason"] == "Migrating"
+
+
+async def test_the_source_drains_once_the_target_worked_for_the_propagation_delay() -> None:
+    source = pool_pod(0, BOUND, claimed_by="c", rv="70", extra_labels={"x": "y"})
+    target = pool_pod(1, BOUND, claimed_by="c", extra_labels={"x": "y"})
+    working = store(target, WorkState.WORKING)
+    c = migrating(NOW - 5, additionalPodLabels={"x": "y"})
+    admin = FakeAdmin(store(source, WorkState.WORKING), working)
+    calls, ctx = await observe(claim_actor(c, source, target, admin=admin), c)
+    assert calls == [] and admin.calls == [], "the proxy may not know the target yet"
+    assert ctx.requeue_after == pytest.approx(10)
+    assert ctx.status["store"]["string"] == "pool-abc-cn-1"
+
+    c = migrating(NOW - 15, additionalPodLabels={"x": "y"})
+    calls, ctx = await observe(claim_actor(c, source, target, admin=admin), c)
+    [(verb, _, name, patch)] = calls
+    assert (verb, name) == ("patch", "pool-abc-cn-0") and patch["metadata"]["resourceVersion"] == "70"
+    assert patch["metadata"]["labels"][labels.POOL_PHASE] == labels.POOL_PHASE_DRAINING
+    assert (
+        patch["metadata"]["labels"]["x"] is None
+        and patch["metadata"]["labels"][labels.POOL_CLAIMED_BY] is None
+    )
+    assert admin.calls == [("set_cn_work_state", uuid_of(source), WorkState.DRAINING, {})]
+    assert condition(ctx, "Ready")["reason"] == "Migrating"
+
+
+async def test_a_draining_source_reports_its_sessions_and_an_idle_one_ends_the_migration() -> None:
+    source = pool_pod(0, labels.POOL_PHASE_DRAINING)
+    target = pool_pod(1, BOUND, claimed_by="c")
+    c = migrating(NOW - 60)
+    admin = FakeAdmin(store(source), store(target, WorkState.WORKING), sessions={uuid_of(source): 3})
+    calls, ctx = await observe(claim_actor(c, source, target, admin=admin), c)
+    assert calls == [] and admin.calls == []
+    assert ctx.status["migrate"] == {"source": {"connections": 3, "pipelines": 0, "replicas": 0}}
+    assert "3 sessions left" in condition(ctx, "Ready")["message"]
+
+    c["status"]["migrate"] = ctx.status["migrate"]
+    idle = pool_pod(0, IDLE)
+    calls, ctx = await observe(claim_actor(c, idle, target, admin=admin), c)
+    assert calls == [
+        ("patch", "CNClaim", "c", {"metadata": {"resourceVersion": "5"}, "spec": {"sourcePod": None}})
+    ]
+    assert "migrate" not in ctx.status and condition(ctx, "Ready")["reason"] == "Bound"
+    assert [e[1] for e in events(ctx)] == ["Migrated"]
+
+
+async def test_a_target_held_by_another_claim_leaves_the_claim_on_its_source() -> None:
+    source = pool_pod(0, BOUND, claimed_by="c")
+    target = pool_pod(1, BOUND, claimed_by="other")
+    c = migrating()
+    admin = FakeAdmin(store(source, WorkState.WORKING), store(target, WorkState.WORKING))
+    calls, ctx = await observe(claim_actor(c, source, target, admin=admin), c)
+    assert calls == [] and admin.calls == [], "neither pod is touched"
+    assert ctx.status["phase"] == "Bound" and condition(ctx, "Ready")["reason"] == "MigrationBlocked"
+
+
+async def test_a_lost_claim_is_rescued_by_migrating_it() -> None:
+    target = pool_pod(1)
+    c = migrating()
+    c["status"]["phase"] = "Lost"
+    admin = FakeAdmin(store(target))
+    calls, _ = await observe(claim_actor(c, target, admin=admin), c)
+    assert ("patch", "Pod", "pool-abc-cn-1") in [(v, k, n) for v, k, n, _ in calls]
 
 
 # --- CNClaimSet -----------------------------------------------------------------------

@@ -11,17 +11,23 @@ from hypothesis import strategies as st
 
 from mo_operator.controllers.pool.decisions import (
     BOUND,
+    DONE,
+    DRAINING,
     LOST,
     OUTDATED,
     PENDING,
+    RECLAIM,
+    WAIT,
     ClaimScale,
     ClaimVictim,
+    MigrationStep,
     PoolSize,
     bound_phase,
     claim_candidates,
     claim_deletion_order,
     claimset_scale,
     matching_pool,
+    migration_step,
     natural_key,
     pool_replicas,
 )
@@ -189,3 +195,29 @@ def test_among_equal_claims_the_newest_pod_goes_first() -> None:
 def test_a_claim_without_a_selector_takes_nothing() -> None:
     assert claim_candidates({}, [pool_pod(0)]) == []
     assert matching_pool({}, [pool()]) is None
+
+
+# --- migration --------------------------------------------------------------------------
+
+
+def test_a_migration_drains_its_source_only_after_the_target_worked_long_enough() -> None:
+    source = pool_pod(0, labels.POOL_PHASE_BOUND, claimed_by="c")
+    now = 1000.0
+    assert migration_step(source, "c", None, now, 15) == MigrationStep(WAIT, 15)
+    assert migration_step(source, "c", now - 5, now, 15) == MigrationStep(WAIT, 10)
+    assert migration_step(source, "c", now - 15, now, 15) == MigrationStep(RECLAIM)
+    assert migration_step(source, "c", now, now, 0) == MigrationStep(RECLAIM)
+
+
+def test_a_migration_follows_its_source_back_to_the_pool() -> None:
+    now = 1000.0
+    draining = pool_pod(0, labels.POOL_PHASE_DRAINING)
+    assert migration_step(draining, "c", now - 60, now, 15).action == DRAINING
+    for gone in (
+        None,
+        pool_pod(0, labels.POOL_PHASE_IDLE),
+        pool_pod(0, labels.POOL_PHASE_TERMINATING),
+        pool_pod(0, labels.POOL_PHASE_BOUND, claimed_by="other"),
+        pool_pod(0, labels.POOL_PHASE_BOUND, claimed_by="c", deleting=True),
+    ):
+        assert migration_step(gone, "c", now - 60, now, 15).action == DONE, gone

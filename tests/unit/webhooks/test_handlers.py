@@ -204,7 +204,7 @@ def _running_cluster() -> Obj:
         ("MatrixOneCluster", lambda: default("MatrixOneCluster", example("matrixonecluster")), lambda s: s.update(operatorVersion="1.2.0"), "spec.operatorVersion: new operatorVersion must be greater than or equal to the oldVersion"),
         ("MatrixOneCluster", lambda: default("MatrixOneCluster", example("matrixonecluster-restore")), lambda s: s.update(restoreFrom="another"), "spec.restoreFrom: restoreFrom is immutable"),
         ("MatrixOneCluster", _running_cluster, lambda s: s["logService"]["initialConfig"].update(dnShards=3), "spec.logService.initialConfig: initialConfig is immutable"),
-        ("CNClaim", lambda: example("cnclaim") | {"spec": {**example("cnclaim")["spec"], "podName": "pod-a"}}, lambda s: s.update(podName="pod-b"), "spec.podName: podName is immutable"),
+        ("CNClaim", lambda: example("cnclaim") | {"spec": {**example("cnclaim")["spec"], "podName": "pod-a"}}, lambda s: s.update(podName="pod-b"), "spec.podName: podName is immutable, except to migrate the claim: set spec.sourcePod.podName to pod-a"),
     ],
 )  # fmt: skip
 async def test_update_rules_hold_on_update_only(

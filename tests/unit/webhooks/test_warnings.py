@@ -127,7 +127,7 @@ IGNORED = [
     ("cnpool", "spec.template.replicas", 3, "spec.template.replicas"),
     ("cnpool", "spec.strategy.updateStrategy.reclaimTimeout", "1h", "spec.strategy.updateStrategy.reclaimTimeout"),
     ("cnpool", "spec.deps.dnSet", {"metadata": {"name": "mo"}}, "spec.deps.dnSet"),
-    ("cnclaim", "spec.sourcePod", {"podName": "old"}, "spec.sourcePod"),
+    ("cnclaim", "spec.sourcePod", {"nodeName": "node-1"}, "spec.sourcePod"),
     ("cnclaimset", "spec.template.spec.podName", "pool-cn-0", "spec.template.spec.podName"),
     ("webui", "spec.image", "matrixorigin/dashboard:latest", "spec.image"),
     ("webui", "spec.serviceArgs", ["-debug-http=:6060"], "spec.serviceArgs"),

@@ -96,8 +96,9 @@ def _kind_fields(kind: str, obj: Obj) -> Iterator[tuple[str, str]]:
         if _set((obj.get("deps") or {}).get("dnSet")):
             yield "deps.dnSet", "a CNSet waits for its LogSet only"
     elif kind == "CNClaim":
-        if _set(spec.get("sourcePod")):
-            yield "spec.sourcePod", "a claim is not migrated between pods"
+        source = (spec.get("sourcePod") or {}).get("podName")
+        if _set(spec.get("sourcePod")) and (not source or source == spec.get("podName")):
+            yield "spec.sourcePod", "a claim migrates only when spec.podName names another pod than sourcePod"
     elif kind == "CNClaimSet":
         claim = (spec.get("template") or {}).get("spec") or {}
         for field in ("podName", "nodeName", "sourcePod"):

@@ -117,9 +117,26 @@ def _logset(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
 
 
 def _cnclaim(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
-    old_pod = (old.get("spec") or {}).get("podName")
-    if old_pod and (new.get("spec") or {}).get("podName") != old_pod:
-        return [FieldError("spec.podName", "podName is immutable")]
+    """A bound claim's ``podName`` changes only as a migration (upstream's
+    ``cnclaim/migrate.go``): ``spec.sourcePod.podName`` names the pod it leaves (the old
+    ``podName``, or the old source when a migration is redirected)."""
+    o, n = old.get("spec") or {}, new.get("spec") or {}
+    old_pod, new_pod = o.get("podName"), n.get("podName")
+    if not old_pod or new_pod == old_pod:
+        return []
+    source = (n.get("sourcePod") or {}).get("podName")
+    leaving = {old_pod, (o.get("sourcePod") or {}).get("podName")} - {None}
+    if not new_pod:
+        return [FieldError("spec.podName", "podName of a bound claim cannot be cleared; migrate it instead")]
+    if source not in leaving:
+        return [
+            FieldError(
+                "spec.podName",
+                f"podName is immutable, except to migrate the claim: set spec.sourcePod.podName to {old_pod}",
+            )
+        ]
+    if source == new_pod:
+        return [FieldError("spec.sourcePod.podName", "the pod migrated from must differ from spec.podName")]
     return []
 
 

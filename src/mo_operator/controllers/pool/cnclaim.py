@@ -24,7 +24,18 @@ pod. A pod becoming Idle wakes every claim waiting in its namespace.
 on: the pod is labelled ``matrixorigin.io/outdated``), ``status.store`` is
 the store as HAKeeper reports it, and the store is kept Working with the
 claim's labels. A pod that goes (or fails) leaves the claim Lost, for good:
-its ``podName`` is immutable, and a new pod of the same name is not its pod.
+a new pod of the same name is not its pod (only a migration names another).
+
+**Migration** (upstream's ``cnclaim/migrate.go``). Changing ``podName`` to
+another idle pod, with ``sourcePod`` naming the pod it had, moves the claim:
+the new pod is bound (labels, store Working with the claim's ``cnLabels``) and
+reported in ``status.store``; once it has worked for its CNSet's
+``scalingConfig.minDelaySeconds`` (default 15 s, upstream's fixed propagation
+delay) so the proxy knows it, the source is reclaimed as below (Draining in
+HAKeeper: the proxy moves its sessions to the claim's new CN).
+``status.migrate.source`` counts what is left on it; once it is back in its
+pool (Idle), or gone, ``sourcePod`` is cleared. A target that is gone or held
+by another claim leaves the claim on its source, saying so.
 
 **Reclaim.** Deleting a claim gives its pod back (finalizer
 ``matrixorigin.io/cn-claim-manager``): the pod is labelled Draining under its
@@ -47,13 +58,26 @@ from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, CNStore, WorkState, cn_labels_from_spec
 
 from ..cnset import pods as cnpods
+from ..cnset.drain import DEFAULT_MIN_DRAIN_SECONDS
 from ..common import pods as podutil
 from ..common import resources as r
 from ..common.admission import admitted
 from ..common.env import Env
 from ..common.meta import is_deleting, name_of
 from ..common.writes import Step, Writes
-from .decisions import LOST, OUTDATED, PENDING, bound_phase, claim_candidates, matching_pool, natural_key
+from .decisions import (
+    DONE,
+    DRAINING,
+    LOST,
+    OUTDATED,
+    PENDING,
+    RECLAIM,
+    bound_phase,
+    claim_candidates,
+    matching_pool,
+    migration_step,
+    natural_key,
+)
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -136,6 +160,14 @@ def reclaim_patch(pod: Mapping[str, Any], spec: Mapping[str, Any], now: float) -
     }
 
 
+def migration_source(spec: Mapping[str, Any]) -> str | None:
+    """The pod a claim is moving away from (``spec.sourcePod.podName``), if it names
+    one other than its ``podName``."""
+    source = (spec.get("sourcePod") or {}).get("podName")
+    pod_name = spec.get("podName")
+    return str(source) if source and pod_name and source != pod_name else None
+
+
 def store_status(store: CNStore, pod_name: str, bound_time: str | None) -> Obj:
     """``status.store`` (upstream's CNStoreStatus; the pod's name is under ``string``)."""
     out: Obj = {
@@ -164,13 +196,14 @@ class CNClaimActor:
         mine = held_by(pods, name)
         plan = Writes(self.env.client)
         pod_name = spec.get("podName")
+        source = migration_source(spec)
         if not pod_name:
             self._find_pod(ctx, spec, pods, mine, plan)
         else:
-            await self._keep_pod(ctx, spec, str(pod_name), plan)
-        keep = pod_name or (name_of(mine[0]) if mine else None)  # with no podName, the first is adopted
+            await self._keep_pod(ctx, spec, str(pod_name), plan, source)
+        keep = {pod_name or (name_of(mine[0]) if mine else None), source}  # no podName: the first is adopted
         for extra in mine:
-            if name_of(extra) != keep:
+            if name_of(extra) not in keep:
                 ctx.log.info("the claim holds a second pod, %s: giving it back", name_of(extra))
                 self._reclaim(spec, extra, plan)
         return plan or None
@@ -221,14 +254,31 @@ class CNClaimActor:
             ctx, "WaitingForPod", f"no idle CN of pool {pool} matches the selector yet: the pool starts one"
         )
 
-    async def _keep_pod(self, ctx: Context, spec: Mapping[str, Any], pod_name: str, plan: Writes) -> None:
+    async def _keep_pod(
+        self, ctx: Context, spec: Mapping[str, Any], pod_name: str, plan: Writes, source: str | None
+    ) -> None:
         status = ctx.status
         pod = self.env.caches.get(r.PODS, ctx.namespace, pod_name)
-        phase = LOST if status.get("phase") == LOST else bound_phase(pod, ctx.name)
+        phase = LOST if status.get("phase") == LOST and source is None else bound_phase(pod, ctx.name)
         if phase is None:
             assert pod is not None
             plan.call(f"bind CN {pod_name}", self._bind(ctx, spec, [pod]))
-            self._pending(ctx, "Binding", f"binding CN pod {pod_name}")
+            if source is None:
+                self._pending(ctx, "Binding", f"binding CN pod {pod_name}")
+            else:
+                ctx.set_condition(
+                    "Ready", True, "Migrating", f"binding CN pod {pod_name} to move from {source}"
+                )
+            return
+        if phase == LOST and source is not None:
+            ctx.set_condition(
+                "Ready",
+                True,
+                "MigrationBlocked",
+                f"CN pod {pod_name} is gone or held by another claim: the claim stays on {source}; "
+                "set spec.podName to an idle pod of the pool",
+            )
+            ctx.requeue(self.env.settings.poll_seconds)
             return
         if phase == LOST:
             status["phase"] = LOST
@@ -270,6 +320,10 @@ class CNClaimActor:
         ctx.requeue(
             self.env.settings.poll_seconds if store is not None else self.env.settings.busy_poll_seconds
         )
+        if source is not None:
+            await self._migrate(ctx, spec, pod, source, plan)
+        else:
+            status.pop("migrate", None)
 
     async def _store(self, ctx: Context, pod: Mapping[str, Any]) -> CNStore | None:
         address = (pod["metadata"].get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION)
@@ -281,6 +335,89 @@ class CNClaimActor:
             ctx.log.debug("HAKeeper does not answer: %s", e)
             return None
         return state.cn(cnpods.store_uuid(pod))
+
+    async def _migrate(
+        self, ctx: Context, spec: Mapping[str, Any], target: Mapping[str, Any], source_name: str, plan: Writes
+    ) -> None:
+        """The next step of moving the claim from ``source_name`` to ``target`` (bound)."""
+        target_name = name_of(target)
+        source = self.env.caches.get(r.PODS, ctx.namespace, source_name)
+        step = migration_step(
+            source,
+            ctx.name,
+            self._working_since(ctx, target_name),
+            self.env.clock(),
+            self._propagation_delay(ctx, target),
+        )
+        settings = self.env.settings
+        if step.action == DONE:
+            ctx.status.pop("migrate", None)
+            self._end_migration(ctx, source_name, target_name, plan)
+            return
+        assert source is not None
+        moving = f"bound to CN pod {target_name}, moving from {source_name}"
+        if step.action == RECLAIM:
+            self._reclaim(spec, source, plan)
+            ctx.set_condition("Ready", True, "Migrating", f"{moving}: {source_name} drains")
+            ctx.requeue(settings.busy_poll_seconds)
+        elif step.action == DRAINING:
+            left = await self._load(source)
+            if left is not None:
+                ctx.status["migrate"] = {"source": left}
+            shown = "" if left is None else f": {left['connections']} sessions left on {source_name}"
+            ctx.set_condition("Ready", True, "Migrating", moving + shown)
+            ctx.requeue(settings.busy_poll_seconds)
+        else:
+            ctx.set_condition(
+                "Ready",
+                True,
+                "Migrating",
+                f"{moving} once {target_name} has worked {int(step.wait) + 1}s more",
+            )
+            ctx.requeue(max(step.wait, 0.1))
+
+    def _working_since(self, ctx: Context, target: str) -> float | None:
+        """When the claim first saw ``target``'s store Working for it (``status.store``)."""
+        store = ctx.status.get("store") or {}
+        if store.get("string") != target or store.get("workState") != WorkState.WORKING.value:
+            return None
+        return podutil.parse_time(store.get("boundTime"))
+
+    def _propagation_delay(self, ctx: Context, target: Mapping[str, Any]) -> float:
+        """``scalingConfig.minDelaySeconds`` of the target's CNSet: how long the proxy
+        needs to learn of a store's new state (upstream waits a fixed 15 s)."""
+        set_name = (target["metadata"].get("labels") or {}).get(labels.INSTANCE)
+        cnset = self.env.caches.get(r.CNSETS, ctx.namespace, str(set_name)) if set_name else None
+        scaling = ((cnset or {}).get("spec") or {}).get("scalingConfig") or {}
+        return float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
+
+    async def _load(self, pod: Mapping[str, Any]) -> Obj | None:
+        """``status.migrate.source``: what still runs on ``pod`` (None: MatrixOne does not say)."""
+        address = str((pod["metadata"].get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION) or "")
+        try:
+            load = await self.env.admin.admin(address).cn_load(cnpods.store_uuid(pod))
+        except AdminError as e:
+            log.debug("cannot read the load of CN %s: %s", name_of(pod), e)
+            return None
+        return {"connections": load.sessions, "pipelines": load.pipelines, "replicas": load.replicas}
+
+    def _end_migration(self, ctx: Context, source: str, target: str, plan: Writes) -> None:
+        """Clear ``sourcePod``, on condition that the claim is the one we decided on."""
+        plan.patch(
+            r.CNCLAIMS,
+            ctx.namespace,
+            ctx.name,
+            {
+                "metadata": {"resourceVersion": ctx.obj["metadata"]["resourceVersion"]},
+                "spec": {"sourcePod": None},
+            },
+            what=f"end the migration from {source}",
+        )
+
+        async def tell() -> None:
+            ctx.event("Normal", "Migrated", f"moved from CN pod {source} to {target}")
+
+        plan.call("report the migration", tell)
 
     def _pending(self, ctx: Context, reason: str, message: str) -> None:
         ctx.status["phase"] = PENDING

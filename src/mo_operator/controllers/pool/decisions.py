@@ -2,6 +2,8 @@
 
 - ``pool_replicas``: how many pods a pool's current CNSet runs;
 - ``claim_candidates``: which idle pods a claim may take, best first;
+- ``migration_step``: what a claim moving to another pod does next about the
+  pod it leaves;
 - ``claimset_scale`` and ``claim_deletion_order``: how many claims a
   CNClaimSet creates or deletes, and which go first.
 """
@@ -133,6 +135,52 @@ def bound_phase(pod: Mapping[str, Any] | None, claim_name: str) -> str | None:
     if not holder and claimable(pod):
         return None
     return LOST
+
+
+# ------------------------------------------------------------ migration
+DONE, WAIT, RECLAIM, DRAINING = "Done", "Wait", "Reclaim", "Draining"
+
+
+@dataclass(frozen=True)
+class MigrationStep:
+    """What a claim migrating away from its source pod does next."""
+
+    action: str
+    """DONE (the source is back in its pool, or gone), WAIT (the target has not worked
+    long enough), RECLAIM (give the source back, Draining) or DRAINING (report the load
+    still on it and look again)."""
+    wait: float = 0.0
+    """With WAIT, how long."""
+
+
+def migration_step(
+    source: Mapping[str, Any] | None,
+    claim_name: str,
+    target_working_since: float | None,
+    now: float,
+    delay: float,
+) -> MigrationStep:
+    """Upstream's migration (``cnclaim/migrate.go``), as a decision.
+
+    The source is drained only once the target has been Working with the claim's
+    labels for ``delay`` seconds (``target_working_since``; None: not yet): the proxy
+    must know where to send the sessions it moves off the source. A source no longer
+    held by this claim, not Draining, or gone, ends the migration.
+    """
+    if source is None or is_deleting(source):
+        return MigrationStep(DONE)
+    phase = phase_of(source)
+    holder = ((source.get("metadata") or {}).get("labels") or {}).get(labels.POOL_CLAIMED_BY)
+    if phase == labels.POOL_PHASE_DRAINING:
+        return MigrationStep(DRAINING)
+    if phase != labels.POOL_PHASE_BOUND or holder != claim_name:
+        return MigrationStep(DONE)
+    if target_working_since is None:
+        return MigrationStep(WAIT, delay)
+    elapsed = now - target_working_since
+    if elapsed < delay:
+        return MigrationStep(WAIT, delay - elapsed)
+    return MigrationStep(RECLAIM)
 
 
 # ------------------------------------------------------------ the claimset

@@ -41,9 +41,18 @@ def _waiting(caches: Caches, namespace: str) -> list[Request]:
     ]
 
 
+def _migrating_from(caches: Caches, namespace: str, pod: str) -> list[Request]:
+    return [
+        Request(namespace, name_of(c))
+        for c in caches.list(r.CNCLAIMS, namespace)
+        if ((c.get("spec") or {}).get("sourcePod") or {}).get("podName") == pod
+    ]
+
+
 def claims_of_pod(caches: Caches) -> Mapper:
     """A pool pod to the claim that holds it, or, when it is Idle, to every claim of
-    its namespace waiting for a pod."""
+    its namespace waiting for a pod; and to the claims migrating away from it (a
+    reclaimed source no longer names its claim, whose migration ends when it is Idle)."""
 
     def mapper(pod: Mapping[str, Any]) -> Iterable[Request]:
         pod_labels = _labels(pod)
@@ -55,6 +64,7 @@ def claims_of_pod(caches: Caches) -> Mapper:
             out.append(Request(namespace_of(pod), holder))
         elif pod_labels.get(labels.POOL_PHASE) == labels.POOL_PHASE_IDLE:
             out.extend(_waiting(caches, namespace_of(pod)))
+        out.extend(q for q in _migrating_from(caches, namespace_of(pod), name_of(pod)) if q not in out)
         return out
 
     return mapper

@@ -34,7 +34,7 @@ from mo_operator.controllers.common.env import Settings
 from mo_operator.controllers.operator import Operator, OperatorConfig, default_identity
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.discovery import wait_until_served
-from mo_operator.kube.errors import ApiError, is_forbidden
+from mo_operator.kube.errors import Forbidden
 from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.webhook_certs import CertSource, DirectoryCerts, GeneratedCerts, shared_ca
 from mo_operator.kube.webhook_server import WebhookServer
@@ -161,10 +161,8 @@ async def setup_step(shutdown: Shutdown, doing: str, work: Awaitable[T]) -> T:
     """``work``, interrupted by a signal, with a 403 turned into ``SetupRefused``."""
     try:
         return await shutdown.interruptible(work)
-    except ApiError as e:
-        if is_forbidden(e):
-            raise SetupRefused(diagnostics.forbidden(e, doing)) from e
-        raise
+    except Forbidden as e:
+        raise SetupRefused(diagnostics.forbidden(e, doing)) from e
 
 
 def build_operator(

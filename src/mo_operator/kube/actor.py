@@ -20,6 +20,7 @@ does everything around it that every controller would otherwise repeat.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import uuid
@@ -29,7 +30,7 @@ from typing import Any, Protocol
 
 from .conditions import set_condition
 from .controller import Request, Result
-from .errors import ApiError, is_not_found
+from .errors import NotFound
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -201,7 +202,9 @@ class ActorReconciler:
             if self.finalizer not in finalizers:
                 return None
             if await self.actor.finalize(ctx):
-                try:
+                # NotFound: an earlier round removed our finalizer, and the cache had
+                # not seen the object go.
+                with contextlib.suppress(NotFound):
                     await self.writer.merge_patch(
                         req.namespace,
                         req.name,
@@ -212,11 +215,6 @@ class ActorReconciler:
                             }
                         },
                     )
-                except ApiError as e:
-                    if not is_not_found(e):
-                        raise
-                    # Gone already: an earlier round removed our finalizer, and the
-                    # cache had not seen the object go.
                 logger.info("finalized")
                 return None
             return Result(requeue_after=ctx.requeue_after or self.progress_requeue)

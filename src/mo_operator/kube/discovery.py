@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from .client import ApiClient
-from .errors import ApiError, is_forbidden, is_not_found, is_unauthorized
+from .errors import ApiError, Forbidden, NotFound, Unauthorized
 from .resource import Resource
 
 log = logging.getLogger(__name__)
@@ -33,9 +33,7 @@ async def unserved(client: ApiClient, resources: Iterable[Resource]) -> list[Res
         path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
         try:
             document = await client.rest.request("get", "discovery", "GET", path)
-        except ApiError as e:
-            if not is_not_found(e):
-                raise
+        except NotFound:
             missing.extend(wanted)  # the whole group version is unknown
             continue
         served = {entry.get("name") for entry in (document or {}).get("resources") or ()}
@@ -68,10 +66,10 @@ async def wait_until_served(
     while True:
         try:
             missing = await unserved(client, wanted)
+        except (Forbidden, Unauthorized) as e:
+            log.warning("cannot read API discovery (%s): starting the informers without checking", e)
+            return
         except ApiError as e:
-            if is_forbidden(e) or is_unauthorized(e):
-                log.warning("cannot read API discovery (%s): starting the informers without checking", e)
-                return
             key, message = {"discovery"}, f"cannot read API discovery ({e}), retrying"
         except ConnectionError as e:
             key, message = {"discovery"}, f"cannot read API discovery ({e}), retrying"

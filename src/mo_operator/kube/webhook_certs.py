@@ -18,7 +18,7 @@ from lightkube.resources.core_v1 import Secret
 
 from .certs import KeyPair, make_ca, make_serving_cert
 from .client import ApiClient
-from .errors import ApiError, is_already_exists
+from .errors import AlreadyExists
 from .resource import Resource
 
 SECRETS = Resource.of(Secret)
@@ -144,9 +144,8 @@ async def shared_ca(client: ApiClient, namespace: str, name: str) -> KeyPair:
         try:
             await client.create(SECRETS, secret, namespace)
             return ca
-        except ApiError as e:
-            if not is_already_exists(e):
-                raise
+        except AlreadyExists:
+            pass  # another replica made it first: use theirs
         existing = await client.get(SECRETS, name, namespace)
     data = existing.get("data") or {}
     return KeyPair(base64.b64decode(data[CA_CERT_KEY]), base64.b64decode(data[CA_KEY_KEY]))

@@ -26,7 +26,7 @@ from typing import Any
 
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.actor import Context, TerminalError
-from mo_operator.kube.errors import is_already_exists
+from mo_operator.kube.errors import AlreadyExists
 from mo_operator.kube.frozen import thaw
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import ports
@@ -184,9 +184,8 @@ class BackupJobActor(JobActor):
         """Create the Backup; one already there is fine if it records the same backup."""
         try:
             return await self.env.client.create(r.BACKUPS, backup)
-        except Exception as e:
-            if not is_already_exists(e):
-                raise
+        except AlreadyExists:
+            pass
         name = backup["metadata"]["name"]
         found = await self.env.client.get(r.BACKUPS, name)
         if (found.get("meta") or {}).get("id") != backup["meta"]["id"]:

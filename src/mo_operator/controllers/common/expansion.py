@@ -14,12 +14,13 @@ never written to.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.actor import Context
 from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.errors import ApiError, is_already_exists, is_conflict
+from mo_operator.kube.errors import AlreadyExists, Conflict
 from mo_operator.kube.resource import Resource
 
 from . import resources as r
@@ -123,9 +124,7 @@ def _replace(ctx: Context, plan: Writes, sts: Obj, uid: str) -> None:
                 propagation_policy="Orphan",
                 missing_ok=True,
             )
-        except ApiError as e:
-            if not is_conflict(e):
-                raise
+        except Conflict:
             deleted = None  # another uid holds the name: already replaced
         if deleted is not None:
             ctx.event(
@@ -134,11 +133,8 @@ def _replace(ctx: Context, plan: Writes, sts: Obj, uid: str) -> None:
                 f"StatefulSet {name} replaced to change its volume claim templates; its pods and "
                 "volumes are kept",
             )
-        try:
+        # AlreadyExists: the old one is still orphaning its pods; its deletion brings us back
+        with contextlib.suppress(AlreadyExists):
             await plan.client.create(r.STATEFULSETS, sts)
-        except ApiError as e:
-            # AlreadyExists: the old one is still orphaning its pods; its deletion brings us back
-            if not is_already_exists(e):
-                raise
 
     plan.call(f"replace StatefulSet {name} (new volume claim templates, pods kept)", step)

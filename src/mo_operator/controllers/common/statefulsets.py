@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.kube.errors import ApiError, is_conflict
+from mo_operator.kube.errors import Conflict
 
 from . import pods as podutil
 from . import resources as r
@@ -163,10 +163,8 @@ def force_rollback(ctx: Context, roll: Rollout, plan: Writes) -> None:
                 deleted = await plan.client.delete(
                     r.PODS, name, ctx.namespace or None, uid=uid, missing_ok=True
                 )
-            except ApiError as e:
-                if is_conflict(e):  # already replaced (by the StatefulSet controller): nothing to do
-                    return
-                raise
+            except Conflict:
+                return  # already replaced (by the StatefulSet controller): nothing to do
             if deleted is not None:
                 ctx.event(
                     "Normal",

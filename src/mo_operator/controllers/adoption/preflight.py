@@ -1,0 +1,159 @@
+"""Whether a set can be taken over from its Kruise workload now, and how (pure).
+
+A takeover replaces every pod of the set once (our pod template differs from
+the Go operator's), so it is safe only where a normal roll would be: every
+pod ready, nothing rolling already, and for the log service enough stores
+that one of them restarting leaves a quorum. Kruise features our workloads
+have no equivalent for are refused rather than silently dropped: a reserved
+ordinal (upstream's log failover) would be renumbered, a pod queued in
+``podsToDelete`` or a paused update would be acted on as the user did not ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mo_operator.kube.conditions import get_condition
+from mo_operator.matrixone import names
+from mo_operator.matrixone.component import Component
+
+from ..common import pods as podutil
+from ..common.meta import is_deleting, name_of
+from .kruise import SET_KINDS, kruise_controller
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class SetPlan:
+    """What the takeover of one set does, or why it must not happen now."""
+
+    component: Component
+    name: str
+    workload: str
+    """``<kind> <name>`` of the Kruise workload, empty when there is none."""
+    pods: tuple[str, ...]
+    steps: tuple[str, ...]
+    refusals: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        return self.component.kind
+
+    @property
+    def needed(self) -> bool:
+        return bool(self.workload)
+
+    def describe(self) -> list[str]:
+        """Lines a person reads in the dry run."""
+        head = f"{self.kind} {self.name}"
+        if not self.needed:
+            return [f"{head}: no Kruise workload; nothing to take over"]
+        if self.refusals:
+            return [f"{head}: REFUSED", *(f"  - {reason}" for reason in self.refusals)]
+        return [f"{head}: {self.workload}, pods {', '.join(self.pods)}", *(f"  {s}" for s in self.steps)]
+
+
+def quorum(replicas: int) -> int:
+    """Stores a log shard needs up: a majority of its replicas."""
+    return replicas // 2 + 1
+
+
+def plan_set(component: Component, obj: Obj, workload: Obj | None, pods: Sequence[Obj]) -> SetPlan:
+    """The takeover of set ``obj`` whose Kruise workload is ``workload`` (None: already ours)."""
+    name = name_of(obj)
+    live = sorted((p for p in pods if not is_deleting(p)), key=name_of)
+    pod_names = tuple(name_of(p) for p in live)
+    if workload is None:
+        return SetPlan(component, name, "", pod_names, (), ())
+    kind = SET_KINDS[component].workload
+    label = f"{kind.api_version} {kind.kind} {name_of(workload)}"
+    refusals = [*_set_refusals(obj), *_pod_refusals(live), *_workload_refusals(component, workload, live)]
+    return SetPlan(component, name, label, pod_names, _steps(component, name, label, live), tuple(refusals))
+
+
+def _set_refusals(obj: Obj) -> list[str]:
+    ready = get_condition((obj.get("status") or {}).get("conditions"), "Ready")
+    if ready is None or ready.get("status") != "True":
+        why = (ready or {}).get("message") or (ready or {}).get("reason") or "no Ready condition"
+        return [f"the set is not Ready ({why}): take over a healthy set only"]
+    return []
+
+
+def _pod_refusals(pods: Sequence[Obj]) -> list[str]:
+    out = []
+    not_ready = [name_of(p) for p in pods if not podutil.is_ready(p)]
+    if not_ready:
+        out.append(f"pods not ready: {', '.join(not_ready)}")
+    foreign = [name_of(p) for p in pods if _controller(p) and kruise_controller(p) is None]
+    if foreign:
+        out.append(f"pods controlled by something other than Kruise: {', '.join(foreign)}")
+    return out
+
+
+def _controller(pod: Obj) -> bool:
+    return any(ref.get("controller") for ref in pod["metadata"].get("ownerReferences") or ())
+
+
+def _workload_refusals(component: Component, workload: Obj, pods: Sequence[Obj]) -> list[str]:
+    spec, status = workload.get("spec") or {}, workload.get("status") or {}
+    replicas = int(spec.get("replicas") or 0)
+    out = []
+    reserved = spec.get("reserveOrdinals") or []
+    if reserved:
+        out.append(
+            f"spec.reserveOrdinals {reserved} is in use (a log store replaced by failover): "
+            "our StatefulSet numbers pods 0..n-1 and would renumber them"
+        )
+    to_delete = (spec.get("scaleStrategy") or {}).get("podsToDelete") or []
+    if to_delete:
+        out.append(f"spec.scaleStrategy.podsToDelete {to_delete} is pending")
+    if (spec.get("updateStrategy") or {}).get("paused") or (
+        (spec.get("updateStrategy") or {}).get("rollingUpdate") or {}
+    ).get("paused"):
+        out.append("the workload's update is paused")
+    if status.get("updateRevision") and status.get("currentRevision") not in (None, status["updateRevision"]):
+        out.append("a roll is in progress (currentRevision differs from updateRevision)")
+    if len(pods) != replicas:
+        out.append(f"{len(pods)} pods for {replicas} replicas")
+    if component is Component.LOG:
+        ready = sum(1 for p in pods if podutil.is_ready(p))
+        if ready - 1 < quorum(replicas):
+            out.append(
+                f"log quorum at risk: {ready} of {replicas} stores ready, a roll takes one down "
+                f"and {quorum(replicas)} must stay up"
+            )
+    return out
+
+
+def _steps(component: Component, name: str, label: str, pods: Sequence[Obj]) -> tuple[str, ...]:
+    ours = names.workload_name(component, name)
+    first = (
+        f"1. delete {label} with propagationPolicy=Orphan: its {len(pods)} pods and their claims keep running"
+    )
+    last = "3. delete the Go operator's ConfigMaps of the set that no pod mounts any more"
+    if component in (Component.LOG, Component.TN):
+        claims = sorted({c for p in pods for c in _claims(p)})
+        second = (
+            f"2. apps/v1 StatefulSet {ours} adopts them"
+            + (f" with their claims {', '.join(claims)}" if claims else "")
+            + ", then replaces them one at a time, highest ordinal first, each Ready before the next"
+            + (f" (at least {quorum(len(pods))} log stores stay up)" if component is Component.LOG else "")
+        )
+    elif component is Component.CN:
+        second = (
+            f"2. CNSet {name} starts one new CN at a time; each old CN is drained in HAKeeper "
+            "(its sessions move away) and removed only once a new one is Ready"
+        )
+    else:
+        second = f"2. Deployment {ours} starts its pods; once it is available the old pods are removed one at a time"
+    return (first, second, last)
+
+
+def _claims(pod: Obj) -> list[str]:
+    volumes = (pod.get("spec") or {}).get("volumes") or ()
+    return [
+        str(v["persistentVolumeClaim"].get("claimName")) for v in volumes if v.get("persistentVolumeClaim")
+    ]

@@ -262,6 +262,25 @@ def run_command(run_log_level: str | None, run_log_json: bool, **options: Any) -
     sys.exit(run(RunOptions(**options)))
 
 
+@main.command("adopt")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="Kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG, then ~/.kube/config).",
+)
+@click.option("-n", "--namespace", required=True, help="The namespace whose sets to take over.")
+@click.option(
+    "--dry-run", is_flag=True, help="Print what would happen per set, or why it is refused; change nothing."
+)
+@click.option("--timeout", default=1800.0, show_default=True, help="Seconds each step of a set may take.")
+def adopt_command(kubeconfig: str | None, namespace: str, dry_run: bool, timeout: float) -> None:
+    """Take over sets the Go operator runs with OpenKruise, without downtime (docs/migrating.md)."""
+    from .adopt import run_adopt
+
+    sys.exit(run_adopt(kubeconfig, namespace, dry_run, timeout))
+
+
 @main.command()
 @click.option(
     "--kubeconfig",

@@ -9,6 +9,11 @@ does everything around it that every controller would otherwise repeat.
   a condition's status does); a status written but not yet back through the
   cache is remembered, so it is neither written nor announced twice, nor
   mistaken for the older one the cache still shows;
+- non-urgent status changes are coalesced, one write per window per object,
+  and one Event per meaningful transition (``status_policy.py``);
+- ``Synced`` goes False while the current generation is being applied and
+  True once it was; corrections made later for the same generation leave it
+  True, so it does not flap with every write the object needs;
 - every log line carries kind, namespace, name and a reconcile id;
 - transient errors become backoff (raised to the controller), terminal errors
   (a bad spec) become a ``Synced=False`` condition and a Warning Event with
@@ -31,6 +36,7 @@ from typing import Any, Protocol
 from .conditions import set_condition
 from .controller import Request, Result
 from .errors import NotFound
+from .status_policy import StatusWindow, announcements, urgent
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -150,9 +156,11 @@ class ActorReconciler:
         pause_annotation: str,
         progress_requeue: float = 2.0,
         warning_reasons: frozenset[str] = frozenset(),
+        status_window: StatusWindow | None = None,
     ) -> None:
         """``warning_reasons``: condition reasons announced as Warning Events (the others
-        as Normal ones)."""
+        as Normal ones). ``status_window``: how non-urgent status writes are spaced
+        (default: ``status_policy.DEFAULT_WINDOW``)."""
         self.kind = kind
         self.actor = actor
         self.get = get
@@ -163,6 +171,7 @@ class ActorReconciler:
         self.progress_requeue = progress_requeue
         self.warning_reasons = warning_reasons
         self._written: dict[tuple[str, str], _WrittenStatus] = {}
+        self.status_window = status_window or StatusWindow()
 
     def _known_status(self, req: Request, cached: Mapping[str, Any]) -> Obj:
         """The object's status as the server holds it, as far as we know.
@@ -186,6 +195,7 @@ class ActorReconciler:
         cached = self.get(req)
         if cached is None:
             self._written.pop((req.namespace, req.name), None)
+            self.status_window.forget((req.namespace, req.name))
             return None  # gone: its children go by owner references
         meta = cached["metadata"]
         rid = uuid.uuid4().hex[:8]
@@ -233,19 +243,21 @@ class ActorReconciler:
         try:
             action = await self.actor.observe(ctx)
         except TerminalError as e:
+            ctx.requeue_after = None  # no retry until the object changes, unless the window holds the write
             ctx.set_condition(SYNCED, False, e.reason, e.message)
             ctx.set_condition(READY, False, e.reason, e.message)
             await self._write_status(ctx, req, cached, known, warnings=frozenset({e.reason}))
             logger.warning("cannot reconcile: %s", e.message)
-            return None
+            return _requeue(ctx.requeue_after)
         if action is not None:
             await action(ctx)
-            ctx.set_condition(SYNCED, False, "Progressing", _describe(action))
+            if not _synced(known, ctx.generation):
+                ctx.set_condition(SYNCED, False, "Progressing", _describe(action))
             await self._write_status(ctx, req, cached, known)
             return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
         ctx.set_condition(SYNCED, True, "Synced", "the observed state matches the spec")
         await self._write_status(ctx, req, cached, known)
-        return Result(requeue_after=ctx.requeue_after) if ctx.requeue_after is not None else None
+        return _requeue(ctx.requeue_after)
 
     async def _write_status(
         self,
@@ -257,29 +269,31 @@ class ActorReconciler:
         warnings: frozenset[str] = frozenset(),
     ) -> bool:
         """Write the status if it differs from ``current`` (the server's, as far as we
-        know), then announce each condition that changed status or reason as an Event
-        (``kubectl describe`` and ``kubectl get events`` then tell what happened, Day-2
-        operations included). Synced is left out: it flips with every write the object
-        needs."""
+        know) and the status window lets it (else look again when it does), then
+        announce the transition as Events (``status_policy.announcements``: ``kubectl
+        describe`` then tells what happened, Day-2 operations included). Synced is
+        never announced: the other conditions say what it would."""
         ctx.status["observedGeneration"] = ctx.generation
         if ctx.status == current:
             return False
+        key = (req.namespace, req.name)
+        trouble = warnings | self.warning_reasons
+        hold = self.status_window.wait(key, urgent(current, ctx.status, trouble))
+        if hold > 0:
+            ctx.requeue(hold)
+            return False
         meta = cached["metadata"]
         await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
-        self._written[(req.namespace, req.name)] = _WrittenStatus(
+        self.status_window.wrote(key)
+        self._written[key] = _WrittenStatus(
             str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""), _plain(ctx.status)
         )
-        before = {c.get("type"): c for c in current.get("conditions") or ()}
-        for condition in ctx.status.get("conditions") or ():
-            old = before.get(condition["type"]) or {}
-            if condition["type"] == SYNCED:
-                continue
-            if (old.get("status"), old.get("reason")) == (condition["status"], condition.get("reason")):
-                continue
+        for warning, condition in announcements(current, ctx.status, skip={SYNCED}, warnings=trouble):
             reason = str(condition.get("reason") or condition["type"])
-            kind = "Warning" if reason in warnings or reason in self.warning_reasons else "Normal"
             ctx.event(
-                kind, reason, str(condition.get("message") or f"{condition['type']} is {condition['status']}")
+                "Warning" if warning else "Normal",
+                reason,
+                str(condition.get("message") or f"{condition['type']} is {condition['status']}"),
             )
         return True
 
@@ -291,6 +305,20 @@ class _WrittenStatus:
     uid: str
     based_on: str
     status: Obj
+
+
+def _requeue(after: float | None) -> Result | None:
+    return Result(requeue_after=after) if after is not None else None
+
+
+def _synced(status: Mapping[str, Any], generation: int) -> bool:
+    """``Synced`` is True for ``generation``: it was applied in full once."""
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == SYNCED:
+            return bool(
+                condition.get("status") == "True" and condition.get("observedGeneration") == generation
+            )
+    return False
 
 
 def _describe(action: Action) -> str:

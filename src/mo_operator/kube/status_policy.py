@@ -1,0 +1,125 @@
+"""When the Actor framework writes an object's status, and what it announces.
+
+**Coalescing.** A parent whose status reports its children's (a cluster
+embeds its sets' statuses) would otherwise rewrite itself on every
+transition of every child: while a cluster converges, that is most of the
+operator's writes. So a status write is *urgent* only when it says
+something another controller or a user waits on: the first status, a new
+``observedGeneration``, a condition that appears, goes or changes status,
+a reason named as trouble, a top-level field that appears or goes (a
+LogSet's ``discovery``, which its dependents wait for). Anything else (a
+reason or message that moves on, a count, an embedded child's detail) is
+written at most once per ``window`` seconds per object: a reconcile inside
+the window writes nothing and asks to be requeued when it closes. That
+requeue recomputes the status from the cache, so the last state is never
+lost, only written late by less than one window. A reconcile that finds
+nothing to change writes nothing, whatever the window.
+
+**Announcing.** One Event per meaningful transition, not per condition
+touched: a condition whose reason is trouble is always announced; of the
+others, one Event per write names the most significant change (``Ready``
+first), and only for a change a user reads as news: a condition that flips
+status, or that appears already True. A condition that first appears False
+(an object just made, "being created") is said by its status, not by an
+Event, so a converging cluster leaves a short trail.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from typing import Any
+
+Condition = Mapping[str, Any]
+
+DEFAULT_WINDOW = 1.0
+"""Seconds between two non-urgent status writes of one object: long enough to
+fold a burst of child transitions into one write, short enough that ``kubectl
+get`` lags by no more than a blink."""
+
+
+def _by_type(status: Mapping[str, Any]) -> dict[str, Condition]:
+    return {str(c.get("type")): c for c in status.get("conditions") or ()}
+
+
+def urgent(before: Mapping[str, Any], after: Mapping[str, Any], warnings: Collection[str] = ()) -> bool:
+    """Whether the change from ``before`` to ``after`` must be written at once (see the module doc)."""
+    if not before or before.get("observedGeneration") != after.get("observedGeneration"):
+        return True
+    if set(before) != set(after):
+        return True
+    old, new = _by_type(before), _by_type(after)
+    if set(old) != set(new):
+        return True
+    for ctype, condition in new.items():
+        was = old[ctype]
+        if was.get("status") != condition.get("status"):
+            return True
+        if condition.get("reason") in warnings and was.get("reason") != condition.get("reason"):
+            return True
+    return False
+
+
+class StatusWindow:
+    """Per object, when its status was last written, to space out non-urgent writes."""
+
+    def __init__(self, window: float = DEFAULT_WINDOW, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window = window
+        self._clock = clock
+        self._last: dict[Hashable, float] = {}
+
+    def wait(self, key: Hashable, is_urgent: bool) -> float:
+        """Seconds to hold a write of ``key`` back; 0 to write now."""
+        if is_urgent or self.window <= 0:
+            return 0.0
+        last = self._last.get(key)
+        if last is None:
+            return 0.0
+        return max(0.0, last + self.window - self._clock())
+
+    def wrote(self, key: Hashable) -> None:
+        self._last[key] = self._clock()
+
+    def forget(self, key: Hashable) -> None:
+        """The object is gone: hold nothing for it."""
+        self._last.pop(key, None)
+
+
+PRIORITY = ("Ready",)
+"""Condition types whose change is named first when one write changes several."""
+
+
+def announcements(
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    *,
+    skip: Collection[str] = (),
+    warnings: Collection[str] = (),
+) -> list[tuple[bool, Condition]]:
+    """The conditions of ``after`` to announce, each with whether it is a Warning:
+    every trouble reason that changed, then at most one other news (see the module doc)."""
+    old = _by_type(before)
+    warned: list[tuple[bool, Condition]] = []
+    news: list[Condition] = []
+    for condition in after.get("conditions") or ():
+        ctype = str(condition.get("type"))
+        was = old.get(ctype)
+        if ctype in skip or (was is not None and _same(was, condition)):
+            continue
+        if condition.get("reason") in warnings:
+            warned.append((True, condition))
+        elif (was is None and condition.get("status") == "True") or (
+            was is not None and was.get("status") != condition.get("status")
+        ):
+            news.append(condition)
+    ranked = sorted(news, key=lambda c: _rank(str(c.get("type")), PRIORITY))
+    return warned + [(False, c) for c in ranked[:1]]
+
+
+def _same(a: Condition, b: Condition) -> bool:
+    return (a.get("status"), a.get("reason")) == (b.get("status"), b.get("reason"))
+
+
+def _rank(ctype: str, first: Iterable[str]) -> int:
+    order = list(first)
+    return order.index(ctype) if ctype in order else len(order)

@@ -1,0 +1,220 @@
+"""Status coalescing and Event announcing of the Actor framework: a burst of
+non-urgent changes becomes one write per window that always carries the last
+state, urgent changes are written at once, a settled object costs nothing,
+Synced does not flap, and a transition is one Event."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.kube.actor import ActorReconciler, Context
+from mo_operator.kube.controller import Request
+from mo_operator.kube.status_policy import StatusWindow, announcements, urgent
+
+Obj = dict[str, Any]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def cond(ctype: str, status: str, reason: str, message: str = "") -> Obj:
+    return {"type": ctype, "status": status, "reason": reason, "message": message}
+
+
+def status(*conditions: Obj, generation: int = 1, **fields: Any) -> Obj:
+    return {"observedGeneration": generation, "conditions": list(conditions), **fields}
+
+
+# ------------------------------------------------------------------ the rules
+def test_what_is_urgent() -> None:
+    waiting = status(cond("Ready", "False", "Waiting", "0/1"), replicas=0)
+    assert urgent({}, waiting), "the first status"
+    assert urgent(waiting, {**waiting, "observedGeneration": 2}), "a spec change answered"
+    assert urgent(waiting, status(cond("Ready", "True", "Up"), replicas=0)), "a condition flips"
+    assert urgent(waiting, {**waiting, "discovery": {"address": "x"}}), "a field others wait for appears"
+    assert urgent(
+        waiting, status(cond("Ready", "False", "Waiting"), cond("UpToDate", "False", "Applying"))
+    ), "a condition appears"
+    assert urgent(waiting, status(cond("Ready", "False", "Stalled"), replicas=0), warnings={"Stalled"})
+    assert not urgent(waiting, status(cond("Ready", "False", "Waiting", "1/2"), replicas=1)), (
+        "counts and messages can wait"
+    )
+    assert not urgent(waiting, status(cond("Ready", "False", "Starting"), replicas=0)), "a Normal reason"
+
+
+def test_the_window_spaces_writes_of_one_object_only() -> None:
+    clock = Clock()
+    window = StatusWindow(2.0, clock)
+    assert window.wait("a", is_urgent=False) == 0.0, "nothing written yet"
+    window.wrote("a")
+    clock.now += 0.5
+    assert window.wait("a", is_urgent=False) == 1.5
+    assert window.wait("a", is_urgent=True) == 0.0
+    assert window.wait("b", is_urgent=False) == 0.0, "per object"
+    clock.now += 1.5
+    assert window.wait("a", is_urgent=False) == 0.0
+    window.forget("a")
+    assert window.wait("a", is_urgent=False) == 0.0
+
+
+def test_one_event_per_transition_and_every_warning() -> None:
+    before = status(cond("Ready", "False", "Creating"), cond("UpToDate", "False", "Applying"))
+    both_up = status(cond("Ready", "True", "AllReady"), cond("UpToDate", "True", "RolloutComplete"))
+    assert [(w, c["reason"]) for w, c in announcements(before, both_up)] == [(False, "AllReady")]
+    assert announcements({}, before) == [], "appearing False: said by the status, not an Event"
+    assert [c["reason"] for _, c in announcements({}, both_up)] == ["AllReady"]
+    troubled = status(cond("Ready", "False", "StoresDown"), cond("UpToDate", "False", "RolloutStalled"))
+    found = announcements(before, troubled, warnings={"StoresDown", "RolloutStalled"})
+    assert [(w, c["reason"]) for w, c in found] == [(True, "StoresDown"), (True, "RolloutStalled")]
+    rolling = status(cond("Ready", "True", "AllReady"), cond("UpToDate", "False", "RollingUpdate"))
+    assert [c["reason"] for _, c in announcements(both_up, rolling)] == ["RollingUpdate"]
+    assert (
+        announcements(rolling, status(cond("Ready", "True", "AllReady"), cond("UpToDate", "False", "X")))
+        == []
+    )
+    synced = status(cond("Synced", "True", "Synced"))
+    assert announcements({}, synced, skip={"Synced"}) == []
+
+
+# --------------------------------------------------------- in the framework
+class Server:
+    """The object on the server, a cache that sees every write at once, and the writes."""
+
+    def __init__(self) -> None:
+        self.obj: Obj = {
+            "metadata": {
+                "name": "t",
+                "namespace": "default",
+                "uid": "u1",
+                "generation": 1,
+                "resourceVersion": "1",
+                "finalizers": ["example.com/thing"],
+            }
+        }
+        self.status_writes: list[Obj] = []
+        self.events: list[tuple[str, str, str]] = []
+
+    def get(self, req: Request) -> Obj:
+        return copy.deepcopy(self.obj)
+
+    async def merge_patch(self, namespace: str, name: str, patch: Obj) -> Obj:
+        raise AssertionError("the finalizer is in place")
+
+    async def patch_status(self, namespace: str, name: str, status: Obj) -> Obj:
+        self.status_writes.append(copy.deepcopy(status))
+        self.obj["status"] = copy.deepcopy(status)
+        meta = self.obj["metadata"]
+        meta["resourceVersion"] = str(int(meta["resourceVersion"]) + 1)
+        return self.obj
+
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
+        self.events.append((type, reason, message))
+
+
+class Reporter:
+    """Reports ``ready`` and ``message`` as its Ready condition; returns ``action`` if set."""
+
+    def __init__(self) -> None:
+        self.ready = False
+        self.message = "0/3"
+        self.action: Any = None
+
+    async def observe(self, ctx: Context) -> Any:
+        ctx.set_condition("Ready", self.ready, "Up" if self.ready else "Starting", self.message)
+        return self.action
+
+    async def finalize(self, ctx: Context) -> bool:
+        return True
+
+
+def world(window: float = 2.0) -> tuple[ActorReconciler, Server, Reporter, Clock]:
+    server, actor, clock = Server(), Reporter(), Clock()
+    reconciler = ActorReconciler(
+        kind="Thing",
+        actor=actor,
+        get=server.get,
+        writer=server,
+        recorder=server,
+        finalizer="example.com/thing",
+        pause_annotation="example.com/pause",
+        status_window=StatusWindow(window, clock),
+    )
+    return reconciler, server, actor, clock
+
+
+def _ready(status: Obj) -> Obj:
+    return next(c for c in status["conditions"] if c["type"] == "Ready")
+
+
+async def test_a_burst_of_changes_is_one_write_per_window_carrying_the_last_state() -> None:
+    r, server, actor, clock = world(window=2.0)
+    req = Request("default", "t")
+    await r(req)
+    assert len(server.status_writes) == 1
+    for message in ("1/3", "2/3"):
+        clock.now += 0.5
+        actor.message = message
+        result = await r(req)
+        assert result is not None and result.requeue_after is not None, "held back: look again later"
+        assert result.requeue_after <= 2.0
+    assert len(server.status_writes) == 1, "inside the window nothing is written"
+    clock.now += 1.0  # the window closed; the requeue comes back
+    await r(req)
+    assert len(server.status_writes) == 2
+    assert _ready(server.status_writes[-1])["message"] == "2/3", "the last state, not an intermediate one"
+
+
+async def test_an_urgent_change_is_written_at_once_inside_the_window() -> None:
+    r, server, actor, clock = world(window=10.0)
+    req = Request("default", "t")
+    await r(req)
+    clock.now += 0.1
+    actor.ready, actor.message = True, "3/3"
+    await r(req)
+    assert [_ready(w)["status"] for w in server.status_writes] == ["False", "True"]
+    assert [e[1] for e in server.events] == ["Up"]
+
+
+async def test_a_settled_object_costs_no_write_and_no_requeue() -> None:
+    r, server, actor, clock = world(window=2.0)
+    req = Request("default", "t")
+    actor.ready = True
+    await r(req)
+    writes = len(server.status_writes)
+    for _ in range(5):
+        clock.now += 0.1
+        assert await r(req) is None, "nothing held back, nothing to look at again"
+    assert len(server.status_writes) == writes == 1
+
+
+async def test_synced_does_not_flap_with_corrections_of_the_same_generation() -> None:
+    r, server, actor, _ = world(window=0.0)
+    req = Request("default", "t")
+    done: list[int] = []
+
+    async def act(ctx: Context) -> None:
+        done.append(1)
+
+    actor.action = act
+    await r(req)
+    actor.action = None
+    await r(req)
+    assert [c["status"] for w in server.status_writes for c in w["conditions"] if c["type"] == "Synced"] == [
+        "False",
+        "True",
+    ]
+    actor.action = act  # a correction of the world, same spec
+    await r(req)
+    synced = next(c for c in server.obj["status"]["conditions"] if c["type"] == "Synced")
+    assert synced["status"] == "True" and len(done) == 2
+    server.obj["metadata"]["generation"] = 2  # the user changed the spec
+    await r(req)
+    synced = next(c for c in server.obj["status"]["conditions"] if c["type"] == "Synced")
+    assert (synced["status"], synced["reason"]) == ("False", "Progressing")

@@ -22,6 +22,10 @@ How each call maps to MatrixOne (``pkg/controllers/cnstore/controller.go`` upstr
 - ``delete_cn_store``: ``DELETE_CN_STORE`` with ``DeleteCNStore{StoreID}``. HAKeeper
   answers success for a CN it does not know (``store.deleteCNStore``), so this never
   raises ``StoreNotFound``; callers treat both the same.
+- ``can_restart_cn``, ``set_restart_cn``, ``remain_txn_count``: ``GET_CLUSTER_DETAILS``
+  for the first TN's ``LockServiceAddress`` (upstream's ``GetTN``), then one
+  ``lock.Request`` there (``lockservice.py``). The TN answers a CN it does not know with
+  "may restart", "OK" and 0, never an error.
 
 Errors: ``StoreNotFound`` when HAKeeper answers "CN [uuid] does not exist" (or the CN is
 not in its details); every other failure (unreachable, refused, timed out, closed
@@ -47,8 +51,8 @@ from mo_operator.matrixone.admin import (
     TNStore,
     WorkState,
 )
+from mo_operator.matrixone.rpc import lock_pb, lockservice, query
 from mo_operator.matrixone.rpc import logservice_pb as pb
-from mo_operator.matrixone.rpc import query
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
 from mo_operator.matrixone.rpc.hakeeper import HAKeeperClient
 
@@ -204,6 +208,38 @@ class RpcAdmin:
             await self.hakeeper.delete_cn_store(pb.DeleteCNStore(store_id=uuid), deadline)
 
         await self._run(f"delete_cn_store {uuid}", op)
+
+    async def can_restart_cn(self, uuid: str) -> bool:
+        answer = await self._lock(lock_pb.Method.CAN_RESTART_SERVICE, uuid)
+        return answer.can_restart_service.ok
+
+    async def set_restart_cn(self, uuid: str) -> bool:
+        answer = await self._lock(lock_pb.Method.SET_RESTART_SERVICE, uuid)
+        return answer.set_restart_service.ok
+
+    async def remain_txn_count(self, uuid: str) -> int:
+        answer = await self._lock(lock_pb.Method.REMAIN_TXN_IN_SERVICE, uuid)
+        return answer.remain_txn_in_service.remain_txn
+
+    async def _lock(self, method: lock_pb.Method, uuid: str) -> lock_pb.Response:
+        """Ask the lock service of the first TN HAKeeper lists (upstream's ``GetTN``)."""
+
+        async def op(deadline: float) -> lock_pb.Response:
+            details = await self.hakeeper.cluster_details(deadline)
+            tn = next((s for s in details.tn_stores if s.lock_service_address), None)
+            if tn is None:
+                raise AdminError("HAKeeper lists no TN store with a lock service address")
+            remaining = deadline - asyncio.get_running_loop().time()
+            return await lockservice.ask(
+                tn.lock_service_address,
+                method,
+                uuid,
+                deadline,
+                connect_timeout=max(0.001, min(self.connect_timeout, remaining)),
+                max_frame=self.max_frame,
+            )
+
+        return await self._run(f"{method.name.lower()} {uuid}", op)
 
     async def close(self) -> None:
         await self.hakeeper.close()

@@ -1,0 +1,74 @@
+"""Asking the TN's lock service about a leaving CN, as the Go operator asks it.
+
+Sources: matrixorigin/matrixone-operator 2301e3b5 ``pkg/mocli/lockservice_client.go``
+(``SetRestartCN``, ``CanRestartCN``, ``RemainTxnCount``: one ``lock.Request`` each, sent
+with ``morpc`` to the TN store's ``LockServiceAddress`` from HAKeeper's details, a
+non-empty ``Response.Error`` being the failure) and ``pkg/mocli/manager.go`` (the TN is
+the first one HAKeeper lists); matrixorigin/matrixone 7c27538f
+``pkg/lockservice/rpc.go`` (the server: ``morpc.Config.NewServer``, an unknown method
+answered with ``ErrNotSupported``) and ``pkg/lockservice/lock_table_allocator.go`` (the
+three handlers).
+
+One short-lived connection per call: the operator asks only while a CN drains, and the
+TN may move between asks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mo_operator.matrixone.rpc.connection import MorpcConnection
+from mo_operator.matrixone.rpc.errors import NotSupported, ProtocolError, ServerError
+from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
+from mo_operator.matrixone.rpc.lock_pb import Method, Request, Response, ServiceRequest
+from mo_operator.matrixone.rpc.protobuf import DecodeError
+from mo_operator.matrixone.rpc.query_pb import ERR_NOT_SUPPORTED, MOError
+
+
+def service_request(method: Method, uuid: str) -> Request:
+    """The ``lock.Request`` asking ``method`` about CN ``uuid``."""
+    service = ServiceRequest(service_id=uuid)
+    if method is Method.SET_RESTART_SERVICE:
+        return Request(method=method, set_restart_service=service)
+    if method is Method.CAN_RESTART_SERVICE:
+        return Request(method=method, can_restart_service=service)
+    return Request(method=method, remain_txn_in_service=service)
+
+
+async def exchange(conn: MorpcConnection, request: Request, deadline: float) -> Response:
+    """Send ``request`` to a lock service; raise the error its answer carries."""
+
+    def encode(request_id: int) -> bytes:
+        return dataclasses.replace(request, request_id=request_id).encode()
+
+    body = await conn.call(encode, deadline)
+    what = Method(request.method).name
+    try:
+        response = Response.decode(body)
+        error = MOError.decode(response.error) if response.error else None
+    except DecodeError as e:
+        conn.abort()
+        raise ProtocolError(f"{conn.address} sent an invalid lock.Response to {what}: {e}") from e
+    if error is not None:
+        kind = NotSupported if error.code == ERR_NOT_SUPPORTED else ServerError
+        raise kind(error.code, error.message, f"{what} at {conn.address}")
+    return response
+
+
+async def ask(
+    lock_address: str,
+    method: Method,
+    uuid: str,
+    deadline: float,
+    *,
+    connect_timeout: float = 2.0,
+    max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+) -> Response:
+    """The TN lock service's answer to ``method`` about CN ``uuid``."""
+    conn = await MorpcConnection.open(
+        lock_address, payload_message=False, connect_timeout=connect_timeout, max_frame=max_frame
+    )
+    try:
+        return await exchange(conn, service_request(method, uuid), deadline)
+    finally:
+        conn.abort()

@@ -1,16 +1,18 @@
-"""The LogSet's failover decision (controllers/logset.py ``_failover``): a store
+"""The LogSet's failover in the reconcile (controllers/logset/repair.py): a store
 HAKeeper reports down whose pod has not been ready for ``storeFailureTimeout``
 is lost; a lost minority of the shard's replicas is replaced (or marked for a
 human with ``failedPodStrategy: Orphan``), a lost majority is only reported."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from mo_operator.controllers.common.pods import format_time
-from mo_operator.controllers.logset import FAILOVER, LogSetActor
+from mo_operator.controllers.logset import FAILOVER
+from mo_operator.controllers.logset.repair import failover as run_failover
 from mo_operator.kube.actor import Context
 from mo_operator.matrixone import identity, labels
 from mo_operator.matrixone.admin import HAKeeperPhase, HAKeeperState, LogStore, NodeState
@@ -65,12 +67,13 @@ def hakeeper(*down: int, replicas: int = 3, uuid: Any = identity.log_store_uuid)
 
 
 async def failover(
-    obj: Obj, pods: list[Obj], state: HAKeeperState
+    obj: Obj, pods: list[Obj], state: HAKeeperState | None, *, enabled: bool = True
 ) -> tuple[list[tuple[str, str, str, Any]], Context]:
     env = make_env(FakeCaches())
+    env.settings = dataclasses.replace(env.settings, failover=enabled)
     ctx = context(obj)
     plan = writes(env)
-    LogSetActor(env)._failover(ctx, obj["spec"], pods, state, plan)
+    await run_failover(env, ctx, obj["spec"], pods, state, plan)
     return (await run(plan) if plan else []), ctx
 
 
@@ -156,11 +159,33 @@ async def test_orphan_marks_the_lost_pod_for_a_human_instead_of_deleting_it() ->
     assert calls[0][3] == {
         "metadata": {"labels": {labels.ACTION_REQUIRED: "True", labels.LOGSET_OWNER: "mo"}}
     }
-    assert failover_condition(ctx)[2].endswith("marked for a human")
-    # once marked, it is left to the human
+    status, reason, message = failover_condition(ctx)
+    assert (status, reason) == ("False", "ActionRequired") and "failedPodStrategy is Orphan" in message
+    assert "kubectl -n ns delete pod mo-log-1 --grace-period=0 --force" in message
+    assert events(ctx) == [("Warning", "StoreLost", message)]
+    # once marked, it is left to the human, and the condition keeps saying what to do
     marked = pod(1, down_for=TIMEOUT + 5, labels={labels.ACTION_REQUIRED: "True"})
     calls, ctx = await failover(logset(failedPodStrategy="Orphan"), [pod(0), marked, pod(2)], hakeeper(1))
-    assert calls == [] and failover_condition(ctx)[1] == "NoLostStores"
+    assert calls == [] and failover_condition(ctx)[:2] == ("False", "ActionRequired")
+    assert "kubectl -n ns delete pod mo-log-1" in failover_condition(ctx)[2]
+
+
+async def test_with_failover_off_a_lost_store_is_reported_and_nothing_deleted() -> None:
+    pods = [pod(0), pod(1, down_for=TIMEOUT + 5), pod(2)]
+    calls, ctx = await failover(logset(), pods, hakeeper(1), enabled=False)
+    assert calls == []
+    status, reason, message = failover_condition(ctx)
+    assert (status, reason) == ("False", "ActionRequired") and "--no-failover" in message
+    assert "kubectl -n ns delete pod mo-log-1" in message
+    assert [(t, r) for t, r, _ in events(ctx)] == [("Warning", "StoreLost")]
+
+
+async def test_without_a_quorum_nothing_is_judged_and_it_says_so() -> None:
+    pods = [pod(0), pod(1, down_for=TIMEOUT + 5), pod(2, down_for=TIMEOUT + 5)]
+    calls, ctx = await failover(logset(), pods, None)
+    assert calls == []
+    status, reason, message = failover_condition(ctx)
+    assert (status, reason) == ("False", "NoQuorum") and "mo-log-1, mo-log-2 not ready" in message
 
 
 async def test_log_stores_keep_their_ordinal_identity_under_dns_based_identity() -> None:
@@ -173,3 +198,77 @@ async def test_log_stores_keep_their_ordinal_identity_under_dns_based_identity()
     # its store still heartbeats: the pod is not lost, whatever its readiness
     calls, _ = await failover(obj, pods, hakeeper())
     assert calls == []
+
+
+def claim(name: str, *, volume: str = "", selected_node: str = "") -> Obj:
+    meta: Obj = {"name": name, "namespace": "ns", "uid": f"uid-{name}"}
+    if selected_node:
+        meta["annotations"] = {"volume.kubernetes.io/selected-node": selected_node}
+    return {"kind": "PersistentVolumeClaim", "metadata": meta, "spec": {"volumeName": volume}}
+
+
+def local_volume(name: str, node: str) -> Obj:
+    term = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}
+    return {
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [term]}}},
+    }
+
+
+async def repair_with_volumes(
+    pods: list[Obj], claims: list[Obj], cluster: list[Obj]
+) -> tuple[list[Any], Context]:
+    """Failover where the lost pods mount claims, with these PVs and Nodes in the cluster."""
+    env = make_env(FakeCaches(*claims))
+    by_name = {(o["kind"], o["metadata"]["name"]): o for o in cluster}
+
+    async def get_or_none(res: Any, name: str, namespace: str | None = None) -> Obj | None:
+        return by_name.get((res.kind, name))
+
+    setattr(env.client, "get_or_none", get_or_none)  # noqa: B010 (the recording client reads nothing)
+    ctx = context(logset())
+    plan = writes(env)
+    await run_failover(env, ctx, logset()["spec"], pods, hakeeper(1), plan)
+    return (await run(plan) if plan else []), ctx
+
+
+def mounting(p: Obj, *claims: str) -> Obj:
+    p["spec"] = {"volumes": [{"name": c, "persistentVolumeClaim": {"claimName": c}} for c in claims]}
+    return p
+
+
+async def test_a_lost_store_whose_volume_is_pinned_to_a_gone_node_gets_a_fresh_volume() -> None:
+    pods = [pod(0), mounting(pod(1, down_for=TIMEOUT + 5), "mo-data-mo-log-1"), pod(2)]
+    claims = [claim("mo-data-mo-log-1", volume="pv-1")]
+    calls, ctx = await repair_with_volumes(pods, claims, [local_volume("pv-1", "node-a")])
+    assert [(verb, kind, name) for verb, kind, name, _ in calls] == [
+        ("delete", "PersistentVolumeClaim", "mo-data-mo-log-1"),  # first, so the new pod gets a new one
+        ("delete", "Pod", "mo-log-1"),
+    ]
+    assert calls[0][3]["uid"] == "uid-mo-data-mo-log-1"
+    message = failover_condition(ctx)[2]
+    assert "mo-log-1 gets a new volume" in message and "node-a, which is gone" in message
+
+
+async def test_a_volume_whose_node_still_exists_is_kept() -> None:
+    pods = [pod(0), mounting(pod(1, down_for=TIMEOUT + 5), "mo-data-mo-log-1"), pod(2)]
+    claims = [claim("mo-data-mo-log-1", volume="pv-1")]
+    node = {"kind": "Node", "metadata": {"name": "node-a"}}
+    calls, _ = await repair_with_volumes(pods, claims, [local_volume("pv-1", "node-a"), node])
+    assert [(verb, kind) for verb, kind, _, _ in calls] == [("delete", "Pod")]
+    # a network volume (no node affinity) is kept too
+    calls, _ = await repair_with_volumes(
+        pods, claims, [{"kind": "PersistentVolume", "metadata": {"name": "pv-1"}, "spec": {}}]
+    )
+    assert [(verb, kind) for verb, kind, _, _ in calls] == [("delete", "Pod")]
+
+
+async def test_an_unbound_claim_waiting_for_a_gone_node_is_replaced() -> None:
+    pods = [pod(0), mounting(pod(1, down_for=TIMEOUT + 5), "mo-data-mo-log-1"), pod(2)]
+    claims = [claim("mo-data-mo-log-1", selected_node="node-b")]
+    calls, _ = await repair_with_volumes(pods, claims, [])
+    assert [(verb, kind) for verb, kind, _, _ in calls] == [
+        ("delete", "PersistentVolumeClaim"),
+        ("delete", "Pod"),
+    ]

@@ -1,0 +1,198 @@
+"""The LogSet actor: observe once, then sync the desired objects, HAKeeper's view,
+status and failover; finalize releases the S3 path's claim."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.matrixone import labels, names, ports
+from mo_operator.matrixone.admin import AdminError, HAKeeperState
+
+from ..common import bucketclaims
+from ..common import resources as r
+from ..common.admission import admitted
+from ..common.configmaps import collect_unused
+from ..common.env import Env
+from ..common.expansion import sync_stateful
+from ..common.meta import name_of
+from ..common.prometheus import sync_metric_service
+from ..common.statefulsets import Rollout, force_rollback, rollout
+from ..common.status import set_rollout_conditions, store_status
+from ..common.writes import Writes
+from .bootstrap import bootstrap_members
+from .desired import COMPONENT, desired
+from .repair import failover
+
+Obj = dict[str, Any]
+
+
+class LogSetActor:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    # ---------------------------------------------------------------- observe
+    async def observe(self, ctx: Context) -> Writes | None:
+        obj = ctx.obj
+        logset = admitted("LogSet", obj)
+        spec = logset["spec"]
+        plan = Writes(self.env.client)
+        members = bootstrap_members(obj, spec, plan)
+        if members is None:
+            return plan  # record the decision first; the update brings us back
+        namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
+        selector = labels.sub_resource_labels(COMPONENT, name, namespace)
+        wanted = desired(obj, spec, members, selector)
+        if not self._holds_path(ctx, obj, spec, wanted, plan):
+            return plan or None  # nothing runs before the LogSet holds its S3 path
+        sync_stateful(ctx, self.env, wanted, plan)
+        sync_metric_service(self.env.caches, obj, COMPONENT, spec, plan)
+        pods = self.env.caches.list(r.PODS, namespace, selector)
+        sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
+        roll = rollout(sts, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
+        force_rollback(ctx, roll, plan)
+        if roll.complete and not plan:
+            base = names.config_map_base_name(COMPONENT, name)
+            collect_unused(self.env.caches, obj, COMPONENT, base, pods, [name_of(d) for _, d in wanted], plan)
+        state = await self._hakeeper(ctx, roll)
+        self._status(ctx, spec, roll, pods, state, pending=bool(plan))
+        if ctx.status.get("discovery") and not plan:
+            await failover(self.env, ctx, spec, pods, state, plan)
+        return plan or None
+
+    async def finalize(self, ctx: Context) -> bool:
+        """Release the claim of the S3 path (``s3RetentionPolicy: Retain``: the data
+        stays and the claim is Released) or delete it (``Delete``: its controller
+        deletes the data once the cluster's pods are gone). Owned objects go by owner
+        reference; the volumes follow the StatefulSet's retention policy
+        (``pvcRetentionPolicy``)."""
+        spec = ctx.obj.get("spec") or {}
+        s3 = bucketclaims.s3_of(spec)
+        if s3 is None:
+            return True
+        policy = bucketclaims.retention_policy(spec)
+        claims = bucketclaims.claims_to_release(self.env.caches, ctx.obj, s3, policy)
+        written = bool(claims) and (_wrote(ctx.obj) or await self._hakeeper_bootstrapped(ctx))
+        for claim in claims:
+            await bucketclaims.release(self.env.client, claim, policy, written=written)
+            verb = "released (data kept)" if policy == "Retain" else "deleted (its data is deleted next)"
+            ctx.event("Normal", "BucketReleased", f"BucketClaim {name_of(claim)} {verb}")
+        return True
+
+    async def _hakeeper_bootstrapped(self, ctx: Context) -> bool:
+        """Whether HAKeeper answers as bootstrapped: the log service wrote to its path even
+        if the LogSet never recorded it (the operator died between the two)."""
+        try:
+            state = await self.env.admin.admin(
+                names.discovery_address(ctx.name, ctx.namespace)
+            ).hakeeper_state()
+        except AdminError:
+            return False
+        return state.bootstrapped
+
+    # ------------------------------------------------------------ bucket claim
+    def _holds_path(
+        self,
+        ctx: Context,
+        obj: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        desired: list[tuple[Any, Obj]],
+        plan: Writes,
+    ) -> bool:
+        """Claim the S3 path (BucketClaim) and keep the claim in step; True once the
+        LogSet holds it. A path another LogSet holds, or whose claim is being deleted,
+        is refused with a condition and an Event until that changes."""
+        s3 = bucketclaims.s3_of(spec)
+        if s3 is None:
+            return True
+        template = next(d for res, d in desired if res is r.STATEFULSETS)["spec"]["template"]
+        decision = bucketclaims.claim_decision(
+            obj,
+            s3,
+            bucketclaims.claims_of_path(self.env.caches, s3),
+            bucketclaims.scheduling_template(template),
+            written=_wrote(obj),
+        )
+        if decision.refused is not None:
+            raise TerminalError(*decision.refused)
+        if decision.create is not None:
+            plan.create(decision.create, r.BUCKETCLAIMS)
+        if decision.patch is not None and decision.claim is not None:
+            plan.patch(
+                r.BUCKETCLAIMS,
+                str(decision.claim["metadata"].get("namespace") or ""),
+                name_of(decision.claim),
+                decision.patch,
+                what=f"{'update' if decision.holds else 'bind'} BucketClaim {name_of(decision.claim)}",
+            )
+        return decision.holds
+
+    # --------------------------------------------------------------- HAKeeper
+    async def _hakeeper(self, ctx: Context, roll: Rollout) -> HAKeeperState | None:
+        """HAKeeper's view, when there is any chance it answers (some store is ready)."""
+        if roll.ready == 0:
+            return None
+        namespace, name = ctx.namespace, ctx.name
+        try:
+            return await self.env.admin.admin(names.discovery_address(name, namespace)).hakeeper_state()
+        except AdminError as e:
+            ctx.log.debug("HAKeeper does not answer: %s", e)
+            return None
+
+    # ----------------------------------------------------------------- status
+    def _status(
+        self,
+        ctx: Context,
+        spec: Mapping[str, Any],
+        roll: Rollout,
+        pods: Sequence[Mapping[str, Any]],
+        state: HAKeeperState | None,
+        *,
+        pending: bool,
+    ) -> None:
+        status = ctx.status
+        namespace, name = ctx.namespace, ctx.name
+        bootstrapped = state is not None and state.bootstrapped
+        if bootstrapped:
+            status["discovery"] = {
+                "address": names.discovery_host(name, namespace),
+                "port": ports.LOG_SERVICE,
+            }
+        store_status(status, pods, self.env.clock())
+        replicas = int(spec["replicas"])
+        if not status.get("discovery"):
+            ctx.set_condition(
+                "Ready",
+                False,
+                "Bootstrapping",
+                f"waiting for HAKeeper to bootstrap ({roll.ready}/{replicas} log stores ready)",
+            )
+            ctx.requeue(self.env.settings.busy_poll_seconds)
+        elif roll.stalled:
+            ctx.set_condition("Ready", False, "RolloutStalled", roll.stalled)
+        elif state is None and replicas > 0:
+            ctx.set_condition(
+                "Ready",
+                False,
+                "HAKeeperUnavailable",
+                f"HAKeeper does not answer ({roll.ready}/{replicas} log stores ready)",
+            )
+            ctx.requeue(self.env.settings.busy_poll_seconds)
+        elif roll.ready < replicas:
+            ctx.set_condition("Ready", False, "StoresNotReady", f"{roll.ready}/{replicas} log stores ready")
+        else:
+            ctx.set_condition(
+                "Ready", True, "AllStoresReady", f"{replicas} log stores ready, HAKeeper running"
+            )
+        set_rollout_conditions(ctx, roll, pending=pending)
+        ctx.requeue(self.env.settings.poll_seconds)
+        if roll.recheck_after is not None:
+            ctx.requeue(roll.recheck_after)
+
+
+def _wrote(logset: Mapping[str, Any]) -> bool:
+    """MatrixOne data is on the LogSet's path: its HAKeeper bootstrapped (it published its
+    discovery address), or the path was restored from a backup before it started."""
+    restored = ((logset.get("spec") or {}).get("initialConfig") or {}).get("restoreFrom")
+    return bool((logset.get("status") or {}).get("discovery") or restored)

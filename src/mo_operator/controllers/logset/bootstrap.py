@@ -1,0 +1,61 @@
+"""The HAKeeper bootstrap decision: which stores start it, with which replica IDs.
+
+It is made once and recorded on the LogSet (annotation ``logset.matrixorigin.io/bootstrap``)
+before any pod exists, because a HAKeeper cannot be re-bootstrapped with another
+membership; every later reconcile reads the record, never recomputes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.kube.actor import TerminalError
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.bootstrap import (
+    BootstrapError,
+    BootstrapReplica,
+    decode_annotation,
+    default_log_shard_replicas,
+    encode_annotation,
+    plan_bootstrap,
+)
+
+from ..common import resources as r
+from ..common.writes import Writes
+
+
+def log_shard_replicas(spec: Mapping[str, Any]) -> int:
+    """``initialConfig.logShardReplicas``, or its default for ``replicas`` log stores:
+    the Raft group size the bootstrap and the failover limit both come from."""
+    given = (spec.get("initialConfig") or {}).get("logShardReplicas")
+    return int(given or default_log_shard_replicas(int(spec["replicas"])))
+
+
+def bootstrap_members(
+    obj: Mapping[str, Any], spec: Mapping[str, Any], plan: Writes
+) -> tuple[BootstrapReplica, ...] | None:
+    """The recorded bootstrap decision; None (and the write that records it) on first sight."""
+    recorded = (obj["metadata"].get("annotations") or {}).get(labels.LOGSET_BOOTSTRAP)
+    if recorded is not None:
+        try:
+            return decode_annotation(recorded)
+        except BootstrapError as e:
+            raise TerminalError("InvalidBootstrapAnnotation", str(e)) from e
+    try:
+        members = plan_bootstrap(log_shard_replicas(spec))
+    except BootstrapError as e:
+        raise TerminalError("InvalidSpec", f"spec.initialConfig.logShardReplicas: {e}") from e
+    plan.patch(
+        r.LOGSETS,
+        obj["metadata"].get("namespace") or "",
+        obj["metadata"]["name"],
+        {
+            "metadata": {
+                "annotations": {labels.LOGSET_BOOTSTRAP: encode_annotation(members)},
+                "resourceVersion": obj["metadata"]["resourceVersion"],
+            }
+        },
+        what="record the HAKeeper bootstrap decision",
+    )
+    return None

@@ -1,0 +1,121 @@
+"""What the LogSet wants to exist: the hashed config, the bootstrap and gossip
+ConfigMaps (which change without restarting anything), the headless and discovery
+Services, and the StatefulSet ``<ls>-log`` with a ``mo-data`` volume per pod."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.matrixone import layout, names, ports
+from mo_operator.matrixone.bootstrap import BootstrapReplica
+from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.config import log as log_config
+
+from ..common import resources as r
+from ..common.configmaps import hashed_config_map, invalid_config_is_terminal
+from ..common.desired import stamped
+from ..common.meta import child_metadata, set_labels
+from ..common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
+from ..common.services import discovery_service, headless_service
+from ..common.statefulsets import statefulset, volume_claim_template
+
+Obj = dict[str, Any]
+
+COMPONENT = Component.LOG
+HEADLESS_PORTS = (("raft", ports.LOG_RAFT), ("logservice", ports.LOG_SERVICE), ("gossip", ports.LOG_GOSSIP))
+
+
+def desired(
+    obj: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    members: Sequence[BootstrapReplica],
+    selector: Mapping[str, str],
+) -> list[tuple[Any, Obj]]:
+    namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
+    obj_labels = set_labels(COMPONENT, obj)
+    with invalid_config_is_terminal():
+        data = log_config.config_map_data(name=name, namespace=namespace, spec=spec)
+    config = hashed_config_map(obj, names.config_map_base_name(COMPONENT, name), obj_labels, data)
+    bootstrap = config_map(
+        obj,
+        names.log_bootstrap_config_map_name(name),
+        obj_labels,
+        log_config.bootstrap_config_map_data(spec=spec, replicas=members),
+    )
+    replicas = int(spec["replicas"])
+    gossip = config_map(
+        obj,
+        names.log_gossip_config_map_name(name),
+        obj_labels,
+        log_config.gossip_config_map_data(name=name, namespace=namespace, ordinals=range(replicas)),
+    )
+    headless = names.headless_service_name(COMPONENT, name)
+    template = pod_template(
+        PodTemplateInput(
+            component=COMPONENT,
+            set_name=name,
+            namespace=namespace,
+            spec=spec,
+            image=str(spec.get("image") or ""),
+            config_map=config["metadata"]["name"],
+            selector_labels=selector,
+            shared_storage=spec.get("sharedStorage"),
+            extra_labels=obj_labels,
+            extra_volumes=[
+                {"name": layout.BOOTSTRAP_VOLUME, "configMap": {"name": bootstrap["metadata"]["name"]}},
+                {"name": layout.GOSSIP_VOLUME, "configMap": {"name": gossip["metadata"]["name"]}},
+            ],
+            extra_mounts=[
+                {"name": layout.BOOTSTRAP_VOLUME, "mountPath": layout.BOOTSTRAP_PATH},
+                {"name": layout.GOSSIP_VOLUME, "mountPath": layout.GOSSIP_PATH},
+                {"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH},
+            ],
+            headless_service=headless,
+            image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
+            restart_at=restart_stamp(obj),
+        )
+    )
+    volume = spec["volume"]
+    claims = [
+        volume_claim_template(
+            layout.DATA_VOLUME,
+            canonical_resources({"requests": {"storage": volume["size"]}})["requests"]["storage"],
+            volume.get("storageClassName"),
+            obj_labels,
+        ),
+        *((spec.get("overlay") or {}).get("volumeClaims") or ()),
+    ]
+    workload = statefulset(
+        obj,
+        names.workload_name(COMPONENT, name),
+        obj_labels,
+        selector,
+        replicas=replicas,
+        service_name=headless,
+        template=template,
+        volume_claim_templates=claims,
+        pvc_retention=spec.get("pvcRetentionPolicy") or "Retain",
+    )
+    return [
+        (r.CONFIGMAPS, stamped(config)),
+        (r.CONFIGMAPS, stamped(bootstrap)),
+        (r.CONFIGMAPS, stamped(gossip)),
+        (r.SERVICES, stamped(headless_service(obj, headless, obj_labels, selector, HEADLESS_PORTS))),
+        (
+            r.SERVICES,
+            stamped(discovery_service(obj, names.discovery_service_name(name), obj_labels, selector)),
+        ),
+        (r.STATEFULSETS, stamped(workload)),
+    ]
+
+
+def config_map(
+    owner: Mapping[str, Any], name: str, obj_labels: Mapping[str, str], data: Mapping[str, str]
+) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": child_metadata(owner, name, obj_labels),
+        "data": dict(data),
+    }

@@ -1,0 +1,185 @@
+"""Whether and how to replace lost log stores: a pure decision.
+
+A log store is *lost* when HAKeeper reports it down (its heartbeats stopped long
+enough for HAKeeper to expire it) and its pod has not been ready for
+``storeFailureTimeout``; either alone is not enough (a failing probe on a store
+that heartbeats, or a store restarting in a ready pod). Replacing lost stores is
+safe only while the rest still form the Raft quorum, so:
+
+- without a live quorum (HAKeeper does not answer) nothing is judged or touched;
+- losses beyond a minority of the shard's replicas are only reported: acting on
+  a lost majority could split the Raft group;
+- with failover switched off, or ``failedPodStrategy: Orphan``, lost stores are
+  reported with what a person must do, and nothing is deleted.
+
+A lost store whose volume is pinned to a node that is gone (local storage) can
+never come back on its own: its pod would stay Pending with that volume. Its
+claims are deleted along with the pod, so that the StatefulSet makes a fresh
+volume wherever the new pod lands. The store keeps its UUID (it derives from the
+pod's ordinal): HAKeeper has already removed the expired store's replicas from
+the Raft groups, so the store that comes back empty is added as a new member,
+never mistaken for the old one with its data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+CONDITION = "Failover"
+"""Condition: whether lost log stores are being (or can be) replaced."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A volume claim of a store, with the node its volume was pinned to."""
+
+    name: str
+    uid: str
+    node: str
+    """The node that is gone."""
+
+
+@dataclass(frozen=True)
+class Store:
+    """What the decision needs to know of one log store (one pod)."""
+
+    pod: str
+    uid: str
+    down_since: float | None
+    """When its pod stopped being ready (None: ready)."""
+    store_down: bool
+    """HAKeeper reports its store down."""
+    orphaned: bool = False
+    """Already marked for a human (``failedPodStrategy: Orphan``)."""
+    stranded: tuple[Claim, ...] = ()
+    """Its claims whose volume is pinned to a node that is gone."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    timeout: float
+    """``storeFailureTimeout`` in seconds."""
+    shard_replicas: int
+    """``logShardReplicas``: the Raft group size the minority limit comes from."""
+    strategy: str = "Delete"
+    """``failedPodStrategy``: Delete or Orphan."""
+    enabled: bool = True
+    """The operator's ``--failover``."""
+    namespace: str = "default"
+    """Where the stores are (for the commands a person is told to run)."""
+
+    @property
+    def limit(self) -> int:
+        """How many stores the shard can lose and keep its quorum."""
+        return self.shard_replicas // 2
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Delete this pod (and these claims first): the StatefulSet makes it anew."""
+
+    pod: str
+    uid: str
+    claims: tuple[Claim, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decision:
+    status: bool
+    reason: str
+    message: str
+    warning: str | None = None
+    """Reason of a Warning Event (its message is ``message``), when a person should know."""
+    replace: tuple[Replace, ...] = ()
+    orphan: tuple[str, ...] = ()
+    """Pods to mark for a human."""
+    recheck_after: float | None = None
+    """When a store that is down now would count as lost."""
+
+
+def decide(stores: Sequence[Store], now: float, policy: Policy, *, quorum: bool) -> Decision:
+    """What failover does now. ``quorum``: HAKeeper answers (a majority serves)."""
+    if not quorum:
+        down = sorted(s.pod for s in stores if s.down_since is not None)
+        where = f" ({', '.join(down)} not ready)" if down else ""
+        return Decision(
+            False,
+            "NoQuorum",
+            f"HAKeeper does not answer{where}: without a live quorum no log store is replaced "
+            "automatically; bring back a majority of the log stores",
+        )
+    lost, waiting, soonest = _classify(stores, now, policy.timeout)
+    marked = sorted((s for s in stores if s.orphaned and s.down_since is not None), key=lambda s: s.pod)
+    if not lost and not marked:
+        if waiting:
+            return Decision(
+                False,
+                "StoresDown",
+                f"log stores {', '.join(waiting)} down; replaced once down for {int(policy.timeout)}s",
+                recheck_after=soonest,
+            )
+        return Decision(True, "NoLostStores", "every log store is up", recheck_after=soonest)
+    names = ", ".join(s.pod for s in lost)
+    if len(lost) + len(marked) > policy.limit:
+        message = (
+            f"{len(lost) + len(marked)} log stores lost ({', '.join(sorted(s.pod for s in [*lost, *marked]))}), "
+            f"more than the {policy.limit} a {policy.shard_replicas}-replica Raft group can lose safely: "
+            "not replacing them automatically"
+        )
+        return Decision(False, "MajorityLost", message, warning="MajorityLost", recheck_after=soonest)
+    if not policy.enabled or policy.strategy == "Orphan" or not lost:
+        return _for_a_human(lost, marked, policy, soonest)
+    replace = tuple(Replace(s.pod, s.uid, s.stranded) for s in lost)
+    fresh = [s for s in lost if s.stranded]
+    detail = "".join(
+        f"; {s.pod} gets a new volume ({_claims(s)} pinned to node {s.stranded[0].node}, which is gone)"
+        for s in fresh
+    )
+    message = f"log stores {names} down for {int(policy.timeout)}s: replacing{detail}"
+    return Decision(
+        False, "RepairingStores", message, warning="StoreLost", replace=replace, recheck_after=soonest
+    )
+
+
+def _classify(
+    stores: Sequence[Store], now: float, timeout: float
+) -> tuple[list[Store], list[str], float | None]:
+    """The lost stores, the names of those down but not for long enough, and when
+    the first of those would count as lost."""
+    lost: list[Store] = []
+    waiting: list[str] = []
+    soonest: float | None = None
+    for s in sorted(stores, key=lambda s: s.pod):
+        if s.down_since is None or not s.store_down or s.orphaned:
+            continue
+        left = timeout - (now - s.down_since)
+        if left <= 0:
+            lost.append(s)
+        else:
+            waiting.append(s.pod)
+            soonest = left if soonest is None else min(soonest, left)
+    return lost, waiting, soonest
+
+
+def _for_a_human(
+    lost: Sequence[Store], marked: Sequence[Store], policy: Policy, soonest: float | None
+) -> Decision:
+    """Lost stores reported with the commands that replace them; nothing deleted."""
+    why = "automatic failover is off (--no-failover)" if not policy.enabled else "failedPodStrategy is Orphan"
+    todo = "; ".join(_commands(s, policy.namespace) for s in [*lost, *marked])
+    names = ", ".join(sorted(s.pod for s in [*lost, *marked]))
+    message = f"log stores {names} lost and not replaced: {why}. To replace them: {todo}"
+    orphan = tuple(s.pod for s in lost) if policy.enabled and policy.strategy == "Orphan" else ()
+    warning = "StoreLost" if lost else None
+    return Decision(False, "ActionRequired", message, warning=warning, orphan=orphan, recheck_after=soonest)
+
+
+def _commands(store: Store, namespace: str) -> str:
+    claims = " ".join(c.name for c in store.stranded)
+    pvc = f"kubectl -n {namespace} delete pvc {claims} --wait=false && " if claims else ""
+    return f"{pvc}kubectl -n {namespace} delete pod {store.pod} --grace-period=0 --force"
+
+
+def _claims(store: Store) -> str:
+    return ", ".join(c.name for c in store.stranded)

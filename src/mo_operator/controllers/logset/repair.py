@@ -1,0 +1,118 @@
+"""Failover in the reconcile: the facts for the decision (failover.py), and its writes,
+condition and Event."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mo_operator.api.fields import parse_duration
+from mo_operator.kube.actor import Context
+from mo_operator.matrixone import identity, labels, names
+from mo_operator.matrixone.admin import HAKeeperState
+
+from ..common import pods as podutil
+from ..common import resources as r
+from ..common.env import Env
+from ..common.meta import name_of
+from ..common.writes import Writes
+from .bootstrap import log_shard_replicas
+from .failover import CONDITION, Decision, Policy, Store, decide
+from .stranded import stranded_claims
+
+DEFAULT_STORE_FAILURE_TIMEOUT = 600.0
+
+
+def policy(env: Env, spec: Mapping[str, Any], namespace: str) -> Policy:
+    timeout = spec.get("storeFailureTimeout")
+    return Policy(
+        timeout=parse_duration(str(timeout)) if timeout else DEFAULT_STORE_FAILURE_TIMEOUT,
+        shard_replicas=log_shard_replicas(spec),
+        strategy=str(spec.get("failedPodStrategy") or "Delete"),
+        enabled=env.settings.failover,
+        namespace=namespace,
+    )
+
+
+async def failover(
+    env: Env,
+    ctx: Context,
+    spec: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    state: HAKeeperState | None,
+    plan: Writes,
+) -> None:
+    """Judge the log stores and act on the decision. ``state`` is None when HAKeeper
+    does not answer."""
+    rules = policy(env, spec, ctx.namespace)
+    now = env.clock()
+    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout)
+    act(ctx, decide(stores, now, rules, quorum=state is not None), plan)
+
+
+async def store_facts(
+    env: Env,
+    namespace: str,
+    pods: Sequence[Mapping[str, Any]],
+    state: HAKeeperState | None,
+    now: float,
+    timeout: float,
+) -> list[Store]:
+    """One ``Store`` per log pod; the stranded claims of those already lost (the only
+    ones whose volumes and nodes are read)."""
+    down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
+
+    async def lookup(res: Any, name: str) -> Mapping[str, Any] | None:
+        return await env.client.get_or_none(res, name)
+
+    stores: list[Store] = []
+    for pod in pods:
+        ordinal = names.pod_ordinal(name_of(pod))
+        if ordinal is None:
+            continue
+        since = podutil.not_ready_since(pod)
+        store_down = identity.log_store_uuid(ordinal) in down
+        orphaned = (pod["metadata"].get("labels") or {}).get(
+            labels.ACTION_REQUIRED
+        ) == labels.ACTION_REQUIRED_VALUE
+        lost = since is not None and store_down and now - since >= timeout
+        stranded = (
+            await stranded_claims(pod, lambda c: env.caches.get(r.PVCS, namespace, c), lookup)
+            if lost or (orphaned and since is not None)
+            else ()
+        )
+        stores.append(
+            Store(name_of(pod), str(pod["metadata"].get("uid") or ""), since, store_down, orphaned, stranded)
+        )
+    return stores
+
+
+def act(ctx: Context, decision: Decision, plan: Writes) -> None:
+    """The decision's writes (claims before their pod, so the StatefulSet waits for them
+    to go instead of giving the new pod the old volume), condition and Event."""
+    for replace in decision.replace:
+        for claim in replace.claims:
+            plan.delete(r.PVCS, ctx.namespace, claim.name, uid=claim.uid)
+        plan.delete(r.PODS, ctx.namespace, replace.pod, uid=replace.uid, grace_period_seconds=0)
+    for pod in decision.orphan:
+        plan.patch(
+            r.PODS,
+            ctx.namespace,
+            pod,
+            {
+                "metadata": {
+                    "labels": {
+                        labels.ACTION_REQUIRED: labels.ACTION_REQUIRED_VALUE,
+                        labels.LOGSET_OWNER: ctx.name,
+                    }
+                }
+            },
+            what=f"mark lost log store {pod} for a human",
+        )
+    before: Mapping[str, Any] = next((c for c in ctx.status.get("conditions") or () if c.get("type") == CONDITION), {})
+    news = (before.get("reason"), before.get("message")) != (decision.reason, decision.message)
+    ctx.set_condition(CONDITION, decision.status, decision.reason, decision.message)
+    if decision.warning is not None and (news or decision.replace or decision.orphan):
+        ctx.event("Warning", decision.warning, decision.message)  # once per change, not per resync
+    if decision.recheck_after is not None:
+        ctx.requeue(decision.recheck_after)

@@ -1,0 +1,117 @@
+"""The pure failover decision (controllers/logset/failover.py): properties that must
+hold whatever the stores look like, and the cases that name what a person must do."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mo_operator.controllers.logset.failover import Claim, Policy, Store, decide
+
+NOW = 10_000.0
+TIMEOUT = 60.0
+
+
+@st.composite
+def stores(draw: st.DrawFn) -> list[Store]:
+    count = draw(st.integers(min_value=1, max_value=7))
+    out = []
+    for i in range(count):
+        ready = draw(st.booleans())
+        since = None if ready else NOW - draw(st.floats(min_value=0, max_value=3 * TIMEOUT))
+        stranded = (Claim(f"mo-data-mo-log-{i}", f"uid-c{i}", "gone-node"),) if draw(st.booleans()) else ()
+        out.append(
+            Store(
+                f"mo-log-{i}",
+                f"uid-{i}",
+                since,
+                store_down=draw(st.booleans()),
+                orphaned=draw(st.booleans()) and draw(st.booleans()),
+                stranded=stranded,
+            )
+        )
+    return out
+
+
+policies = st.builds(
+    Policy,
+    timeout=st.just(TIMEOUT),
+    shard_replicas=st.integers(min_value=1, max_value=7),
+    strategy=st.sampled_from(["Delete", "Orphan"]),
+    enabled=st.booleans(),
+    namespace=st.just("ns"),
+)
+
+
+def lost(s: Store) -> bool:
+    return s.down_since is not None and s.store_down and not s.orphaned and NOW - s.down_since >= TIMEOUT
+
+
+@settings(max_examples=300, deadline=None)
+@given(stores(), policies, st.booleans())
+def test_only_lost_stores_are_touched_and_never_beyond_a_minority(
+    found: list[Store], policy: Policy, quorum: bool
+) -> None:
+    d = decide(found, NOW, policy, quorum=quorum)
+    by_pod = {s.pod: s for s in found}
+    touched = [r.pod for r in d.replace] + list(d.orphan)
+    assert all(lost(by_pod[p]) for p in touched), "only lost stores"
+    assert len(touched) <= policy.limit, "never more than the shard can lose"
+    if d.replace or d.orphan:
+        assert quorum and policy.enabled, "nothing without a quorum or with failover off"
+    if d.replace:
+        assert policy.strategy == "Delete"
+        assert sorted(r.pod for r in d.replace) == sorted(s.pod for s in found if lost(s))
+    for r in d.replace:
+        assert r.uid == by_pod[r.pod].uid and r.claims == by_pod[r.pod].stranded, "exactly the judged objects"
+    assert d.status == (d.reason == "NoLostStores")
+
+
+@settings(max_examples=300, deadline=None)
+@given(stores(), policies)
+def test_a_store_down_but_not_yet_lost_is_looked_at_again_when_it_would_be(
+    found: list[Store], policy: Policy
+) -> None:
+    d = decide(found, NOW, policy, quorum=True)
+    waiting = [
+        TIMEOUT - (NOW - s.down_since)
+        for s in found
+        if s.down_since is not None and s.store_down and not s.orphaned and not lost(s)
+    ]
+    if waiting:
+        assert d.recheck_after is not None and d.recheck_after == min(waiting)
+        assert 0 < d.recheck_after <= TIMEOUT
+
+
+@settings(max_examples=200, deadline=None)
+@given(stores(), policies)
+def test_a_reported_loss_names_every_store_a_person_must_replace(found: list[Store], policy: Policy) -> None:
+    d = decide(found, NOW, policy, quorum=True)
+    if d.reason == "ActionRequired":
+        for s in found:
+            if lost(s) or (s.orphaned and s.down_since is not None):
+                assert f"kubectl -n ns delete pod {s.pod}" in d.message
+                for c in s.stranded:
+                    assert c.name in d.message
+
+
+def store(i: int, *, down_for: float | None = None, **kw: object) -> Store:
+    since = None if down_for is None else NOW - down_for
+    return Store(f"mo-log-{i}", f"uid-{i}", since, store_down=down_for is not None, **kw)  # type: ignore[arg-type]
+
+
+def test_an_orphaned_store_tells_how_to_replace_it_volume_included() -> None:
+    stranded = (Claim("mo-data-mo-log-1", "u", "node-a"),)
+    found = [store(0), store(1, down_for=TIMEOUT + 1, stranded=stranded), store(2)]
+    d = decide(found, NOW, Policy(TIMEOUT, 3, "Orphan", namespace="ns"), quorum=True)
+    assert d.orphan == ("mo-log-1",) and d.replace == () and d.warning == "StoreLost"
+    assert (
+        "kubectl -n ns delete pvc mo-data-mo-log-1 --wait=false && "
+        "kubectl -n ns delete pod mo-log-1 --grace-period=0 --force"
+    ) in d.message
+
+
+def test_a_lost_store_plus_one_awaiting_a_human_are_a_majority_of_three() -> None:
+    found = [store(0), store(1, down_for=TIMEOUT + 1), store(2, down_for=TIMEOUT + 1, orphaned=True)]
+    d = decide(found, NOW, Policy(TIMEOUT, 3), quorum=True)
+    assert d.reason == "MajorityLost" and d.replace == ()

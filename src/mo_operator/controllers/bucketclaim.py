@@ -27,8 +27,17 @@ the claim and carries out its end:
   how to go on (delete the Job to retry, or set the claim's policy to Retain to
   keep the data and let the claim go). Every other wait says what it waits for.
 
-Claims made by the Go operator carry its finalizers; they are removed with ours,
-since no controller of the Go operator is left to remove them.
+Scripts written for the Go operator read its condition: ``recyclable`` is
+``False`` with reason ``InUse`` while a LogSet holds the path, and with reason
+``JobFailure`` when the cleanup Job failed (upstream's type and reasons; upstream
+sets it only on a deletion attempt, we keep it current); otherwise it is ``True``
+(reason ``Released``: deleting the claim proceeds).
+
+The controller's finalizer is upstream's, ``matrixorigin.io/BucketClaim``; a claim
+made by a LogSet also carries upstream's ``matrixorigin.io/bucket-data-finalizer``.
+Claims made by the Go operator carry its per-set finalizers too, and claims made
+by earlier versions of this operator ``matrixorigin.io/bucketclaim``: all of them
+are removed with ours, since no other controller is left to remove them.
 """
 
 from __future__ import annotations
@@ -54,12 +63,16 @@ Obj = dict[str, Any]
 
 KIND = "BucketClaim"
 READY = "Ready"
+RECYCLABLE = "recyclable"
+"""Upstream's condition type (lower case, as upstream spells it)."""
 CLEANUP_BACKOFF_LIMIT = 3
 """Failed cleanup pods retried before the Job fails (each a fresh pod, its logs kept)."""
 CLEANUP_DEADLINE_SECONDS = 900
 """A cleanup Job running longer than this fails (a pod that never starts, a hung call)."""
 GAVE_UP = "failed to delete"
 """How the message of a failed cleanup Job (no longer retrying) reads."""
+_RECYCLABLE_REASONS = {"InUse": "InUse", "CleanupFailed": "JobFailure"}
+"""Our ``Ready=False`` reasons on deletion that upstream reports as ``recyclable=False``, with its reason."""
 WRITER_KINDS = frozenset({Component.LOG.kind, Component.TN.kind, "TNSet", Component.CN.kind})
 """Pods of these components write to the shared storage."""
 
@@ -164,7 +177,12 @@ class BucketClaimActor:
         url = buckets.s3_url(str(((claim.get("spec") or {}).get("s3") or {}).get("path") or ""))
         if bound:
             ctx.set_condition(READY, True, "Bound", f"{url} is used by LogSet {bound}")
-        elif buckets.reclaim_policy(claim) == buckets.DELETE:
+            ctx.set_condition(
+                RECYCLABLE, False, "InUse", f"bucket is in use by LogSet {bound}, cannot be deleted"
+            )
+            return plan or None
+        ctx.set_condition(RECYCLABLE, True, buckets.RELEASED, f"no LogSet uses {url}")
+        if buckets.reclaim_policy(claim) == buckets.DELETE:
             ctx.set_condition(
                 READY,
                 True,
@@ -361,6 +379,13 @@ class BucketClaimActor:
         Warning Event, and ``gave_up`` once more when the Job stops retrying."""
         before = get_condition((ctx.obj.get("status") or {}).get("conditions") or (), READY) or {}
         ctx.set_condition(READY, False, reason, message)
+        recyclable = _RECYCLABLE_REASONS.get(reason)
+        if recyclable is None:
+            ctx.set_condition(
+                RECYCLABLE, True, buckets.RELEASED, "no LogSet uses the bucket: it is being recycled"
+            )
+        else:
+            ctx.set_condition(RECYCLABLE, False, recyclable, message)
         await self._write_status(ctx)
         announced_give_up = GAVE_UP in str(before.get("message") or "")
         if warn and (before.get("reason") != reason or (gave_up and not announced_give_up)):

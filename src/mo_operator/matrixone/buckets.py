@@ -47,8 +47,10 @@ DELETE: Final = "Delete"
 CLEANUP_IMAGE: Final = "amazon/aws-cli"
 """Image of the Job that deletes a claim's data (upstream's ``bucketCleanJob.image`` default)."""
 
-LEGACY_FINALIZERS: Final = ("matrixorigin.io/BucketClaim", labels.BUCKET_DATA_FINALIZER)
-"""Finalizers the Go operator put on its claims (its controller's and the data guard)."""
+LEGACY_FINALIZERS: Final = ("matrixorigin.io/bucketclaim", labels.BUCKET_DATA_FINALIZER)
+"""Finalizers removed with the BucketClaim controller's own (upstream's
+``matrixorigin.io/BucketClaim``) once a claim's work is done: the one earlier versions
+of this operator put on claims, and the data guard LogSets put on theirs."""
 LEGACY_FINALIZER_PREFIXES: Final = ("matrixorigin.io/DN-", "matrixorigin.io/CN-")
 """The Go operator's per-set finalizers on a claim (``matrixorigin.io/DN-<hash7>``, ``CN-``)."""
 

@@ -76,13 +76,19 @@ def claim(
             "creationTimestamp": created,
             "labels": obj_labels,
             "annotations": annotations,
-            "finalizers": ["matrixorigin.io/bucketclaim"],
+            # a deleted claim as its last round sees it: the data guard already removed
+            "finalizers": [OUR_FINALIZER] if deleting else [OUR_FINALIZER, labels.BUCKET_DATA_FINALIZER],
         },
         "spec": {"s3": {**S3, "s3RetentionPolicy": policy}, "logSetSpec": TEMPLATE},
     }
     if deleting:
         obj["metadata"]["deletionTimestamp"] = "2024-01-02T00:00:00Z"
     return obj
+
+
+OUR_FINALIZER = "matrixorigin.io/BucketClaim"
+OLD_FINALIZER = "matrixorigin.io/bucketclaim"
+"""The finalizer earlier versions of this operator put on claims."""
 
 
 # --------------------------------------------------------------- the LogSet's side
@@ -111,11 +117,23 @@ def test_a_logset_without_a_claim_creates_one_bound_to_it_and_waits() -> None:
     }
     assert "ownerReferences" not in made["metadata"], "a retained claim must outlive its LogSet"
     assert made["spec"] == {"s3": S3, "logSetSpec": TEMPLATE}
+    assert made["metadata"]["finalizers"] == ["matrixorigin.io/bucket-data-finalizer"], (
+        "upstream's data guard"
+    )
 
 
 def test_a_logset_holding_its_claim_in_step_writes_nothing() -> None:
     d = decide(logset(), claim())
     assert d.holds and d.patch is None and d.create is None
+
+
+def test_a_claim_made_before_the_data_guard_gets_it() -> None:
+    old = claim()
+    old["metadata"]["finalizers"] = [OLD_FINALIZER]
+    d = decide(logset(), old)
+    assert d.holds and d.patch == {
+        "metadata": {"resourceVersion": "7", "finalizers": [OLD_FINALIZER, labels.BUCKET_DATA_FINALIZER]}
+    }
 
 
 def test_the_held_claim_follows_the_policy_and_learns_that_data_was_written() -> None:
@@ -403,6 +421,18 @@ async def test_a_bound_claim_reports_its_logset_and_writes_nothing(world: World)
     assert await world.actor.observe(ctx) is None
     assert ctx.status["state"] == "InUse" and ctx.status["bindTo"] == "ns/mo"
     assert ctx.status["conditions"][0]["reason"] == "Bound"
+    assert _recyclable(ctx.status) == ("False", "InUse"), "upstream's condition, for its scripts"
+
+
+def _recyclable(status: Obj) -> tuple[str, str]:
+    [found] = [c for c in status["conditions"] if c["type"] == "recyclable"]
+    return found["status"], found["reason"]
+
+
+async def test_a_released_claim_is_recyclable(world: World) -> None:
+    ctx = world.context(claim(bound=None))
+    assert await world.actor.observe(ctx) is None
+    assert ctx.status["state"] == "Released" and _recyclable(ctx.status) == ("True", "Released")
 
 
 async def test_a_claim_whose_logset_vanished_is_released_and_its_data_kept(world: World) -> None:
@@ -422,6 +452,7 @@ async def test_deleting_a_claim_in_use_waits_and_says_why(world: World) -> None:
     ctx = world.context(claim(deleting=True, policy="Delete", written=True))
     assert await world.actor.finalize(ctx) is False
     assert ctx.status["conditions"][0]["reason"] == "InUse"
+    assert _recyclable(ctx.status) == ("False", "InUse")
     assert [c[0] for c in world.client.calls] == ["apply"], "only the status is written"
 
 
@@ -484,17 +515,28 @@ async def test_a_finished_cleanup_lets_the_claim_go(world: World) -> None:
     assert ("Normal", "DataDeleted") in [e[:2] for e in world.events.seen]
 
 
-async def test_the_go_operators_finalizers_go_before_ours(world: World) -> None:
+@pytest.mark.parametrize(
+    "finalizers",
+    [
+        [OUR_FINALIZER, labels.BUCKET_DATA_FINALIZER, "matrixorigin.io/CN-abc1234"],
+        [OLD_FINALIZER, OUR_FINALIZER],
+        [OLD_FINALIZER, OUR_FINALIZER, labels.BUCKET_DATA_FINALIZER],
+    ],
+    ids=["go-operator", "earlier-version", "earlier-version-guarded"],
+)
+async def test_every_other_finalizer_goes_before_ours(world: World, finalizers: list[str]) -> None:
     c = claim(bound=None, deleting=True)
-    c["metadata"]["finalizers"] += [labels.BUCKET_DATA_FINALIZER, "matrixorigin.io/CN-abc1234"]
+    c["metadata"]["finalizers"] = finalizers
     assert await world.actor.finalize(world.context(c)) is False
     assert world.client.calls == [
-        (
-            "patch",
-            "BucketClaim",
-            {"metadata": {"finalizers": ["matrixorigin.io/bucketclaim"], "resourceVersion": "7"}},
-        )
+        ("patch", "BucketClaim", {"metadata": {"finalizers": [OUR_FINALIZER], "resourceVersion": "7"}})
     ]
+    c["metadata"]["finalizers"] = [OUR_FINALIZER]
+    assert await world.actor.finalize(world.context(c)) is True, "then ours goes (the framework removes it)"
+
+
+def test_the_controller_finalizer_is_upstreams() -> None:
+    assert labels.finalizer("BucketClaim") == OUR_FINALIZER == "matrixorigin.io/BucketClaim"
 
 
 async def test_a_failed_cleanup_is_a_condition_and_one_warning(world: World) -> None:
@@ -504,6 +546,7 @@ async def test_a_failed_cleanup_is_a_condition_and_one_warning(world: World) -> 
     assert await world.actor.finalize(ctx) is False
     ready = ctx.status["conditions"][0]
     assert ready["reason"] == "CleanupFailed" and "BackoffLimitExceeded" in ready["message"]
+    assert _recyclable(ctx.status) == ("False", "JobFailure")
     assert "delete Job job-bucket-uid-mo to retry" in ready["message"]
     assert [e[:2] for e in world.events.seen] == [("Warning", "CleanupFailed")]
     c["status"] = ctx.status  # reported: no second warning

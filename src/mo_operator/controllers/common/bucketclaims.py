@@ -98,7 +98,8 @@ def claim_labels(logset: Mapping[str, Any], s3: Mapping[str, Any]) -> dict[str, 
 
 
 def new_claim(logset: Mapping[str, Any], s3: Mapping[str, Any], template: Mapping[str, Any]) -> Obj:
-    """The claim a LogSet creates for its path, bound to it from the start."""
+    """The claim a LogSet creates for its path, bound to it from the start, with
+    upstream's data guard finalizer (the BucketClaim controller removes it when done)."""
     meta = logset["metadata"]
     namespace, name = meta.get("namespace") or "", meta["name"]
     return {
@@ -109,6 +110,7 @@ def new_claim(logset: Mapping[str, Any], s3: Mapping[str, Any], template: Mappin
             "namespace": namespace,
             "labels": claim_labels(logset, s3),
             "annotations": {buckets.BIND_TO: buckets.bind_mark(namespace, name)},
+            "finalizers": [labels.BUCKET_DATA_FINALIZER],
         },
         "spec": {"s3": copy.deepcopy(dict(s3)), "logSetSpec": copy.deepcopy(dict(template))},
     }
@@ -139,9 +141,13 @@ def _sync_patch(
         new_labels[labels.CLUSTER] = None
     spec = claim.get("spec") or {}
     new_spec = merge_diff(spec, {"s3": s3, "logSetSpec": template}) or {}
-    if not (annotations or new_labels or new_spec):
+    finalizers = list(meta.get("finalizers") or ())
+    guarded = labels.BUCKET_DATA_FINALIZER in finalizers
+    if not (annotations or new_labels or new_spec) and guarded:
         return None
     patch_meta: Obj = {"resourceVersion": meta.get("resourceVersion")}
+    if not guarded:  # upstream's data guard, on claims made before we added it
+        patch_meta["finalizers"] = [*finalizers, labels.BUCKET_DATA_FINALIZER]
     if annotations:
         patch_meta["annotations"] = annotations
     if new_labels:

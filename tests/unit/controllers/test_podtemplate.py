@@ -36,7 +36,7 @@ def template(spec: Obj | None = None, component: Component = Component.TN, **kw:
         namespace="ns",
         spec={"replicas": 1, **(spec or {})},
         image="matrixorigin/matrixone:1.2.3",
-        config_map="mo-dn-config-0123456789",
+        config_map=kw.pop("config_map", "mo-dn-config-0123456789"),
         selector_labels=SELECTOR,
         **kw,
     )
@@ -316,10 +316,29 @@ def test_pod_labels_cannot_override_the_selector_labels() -> None:
 def test_pod_annotations_and_version_annotations() -> None:
     spec = {"overlay": {"podAnnotations": {"a": "b"}}, "semanticVersion": "1.2.3", "operatorVersion": "1.3.0"}
     got = template(spec)["metadata"]["annotations"]
-    assert got == {"a": "b", labels.SEMANTIC_VERSION: "1.2.3", labels.OPERATOR_VERSION: "1.3.0"}
+    assert got == {
+        "a": "b",
+        labels.SEMANTIC_VERSION: "1.2.3",
+        labels.OPERATOR_VERSION: "1.3.0",
+        labels.CONFIG_SUFFIX: "0123456789",
+    }
     # no annotation for the legacy operator version (1.2.0), none at all when nothing to say
     assert labels.OPERATOR_VERSION not in template({"semanticVersion": "1.2.3"})["metadata"]["annotations"]
     assert "annotations" not in template({"semanticVersion": "not-a-version"})["metadata"]
+
+
+def test_upstreams_config_suffix_names_the_config_from_operator_version_1_3() -> None:
+    """matrixorigin.io/config-suffix: on log, TN and CN pods of operatorVersion >= 1.3.0,
+    the content hash of the ConfigMap the pod runs (it changes exactly with the config)."""
+    for component in (Component.LOG, Component.TN, Component.CN):
+        got = template({"operatorVersion": "1.3.0"}, component)["metadata"]["annotations"]
+        assert got[labels.CONFIG_SUFFIX] == "0123456789", component
+        other = template({"operatorVersion": "1.3.0"}, component, config_map="mo-dn-config-abcdef0123")
+        assert other["metadata"]["annotations"][labels.CONFIG_SUFFIX] == "abcdef0123"
+    older = template({"operatorVersion": "1.2.0"})["metadata"].get("annotations") or {}
+    assert labels.CONFIG_SUFFIX not in older, "upstream sets it only from operatorVersion 1.3.0"
+    proxy = template({"operatorVersion": "1.3.0"}, Component.PROXY)["metadata"].get("annotations") or {}
+    assert labels.CONFIG_SUFFIX not in proxy
 
 
 def test_prometheus_annotations_only_with_the_pod_scheme() -> None:

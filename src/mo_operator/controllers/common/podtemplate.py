@@ -25,13 +25,15 @@ from typing import Any
 from mo_operator.kube.quantity import canonical_quantity, quantity_value
 from mo_operator.matrixone import labels, layout, ports
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.version import version_annotations
+from mo_operator.matrixone.version import LATEST_OPERATOR_VERSION, operator_version, version_annotations
 
 from .prometheus import discovered_by_pod, scrape_annotations
 
 Obj = dict[str, Any]
 
 TERMINATION_GRACE_SECONDS = 30
+_SUFFIXED = frozenset({Component.LOG, Component.TN, Component.CN})
+"""Components whose pods carry upstream's config-suffix annotation (not the proxy's)."""
 
 
 @dataclass
@@ -233,6 +235,17 @@ def pod_labels(inp: PodTemplateInput) -> dict[str, str]:
     return {**(overlay.get("podLabels") or {}), **inp.extra_labels, **inp.selector_labels}
 
 
+def config_suffix(inp: PodTemplateInput) -> dict[str, str]:
+    """Upstream's ``matrixorigin.io/config-suffix`` annotation, on log, TN and CN pods of
+    operatorVersion 1.3.0 and later (as upstream gates it): which config the pod runs,
+    changing exactly when the config does. Upstream's value (7 hex digits of xxhash64 of
+    the TOML) names a key of one shared ConfigMap; ours is the content hash our
+    ConfigMap's name ends with, since each config is a ConfigMap of its own."""
+    if inp.component not in _SUFFIXED or operator_version(inp.spec) < LATEST_OPERATOR_VERSION:
+        return {}
+    return {labels.CONFIG_SUFFIX: inp.config_map.rsplit("-", 1)[-1]}
+
+
 def pod_template(inp: PodTemplateInput) -> Obj:
     """The pod template (metadata and spec) of a set."""
     spec = inp.spec
@@ -257,7 +270,7 @@ def pod_template(inp: PodTemplateInput) -> Obj:
     for key in _POD_OVERLAY_FIELDS:
         if overlay.get(key) is not None and overlay.get(key) != []:
             pod_spec[key] = copy.deepcopy(overlay[key])
-    annotations = {**(overlay.get("podAnnotations") or {}), **version_annotations(spec)}
+    annotations = {**(overlay.get("podAnnotations") or {}), **version_annotations(spec), **config_suffix(inp)}
     if inp.restart_at:
         annotations[labels.RESTART_AT] = inp.restart_at
     if discovered_by_pod(spec):

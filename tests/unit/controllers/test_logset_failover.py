@@ -272,3 +272,18 @@ async def test_an_unbound_claim_waiting_for_a_gone_node_is_replaced() -> None:
         ("delete", "PersistentVolumeClaim"),
         ("delete", "Pod"),
     ]
+
+
+async def test_a_node_that_cannot_be_read_is_not_taken_for_gone() -> None:
+    from mo_operator.kube.errors import ApiError
+
+    pods = [pod(0), mounting(pod(1, down_for=TIMEOUT + 5), "mo-data-mo-log-1"), pod(2)]
+    env = make_env(FakeCaches(claim("mo-data-mo-log-1", selected_node="node-b")))
+
+    async def refused(res: Any, name: str, namespace: str | None = None) -> Obj | None:
+        raise ApiError(403, "Forbidden", f"{res.plural} {name} is forbidden")
+
+    setattr(env.client, "get_or_none", refused)  # noqa: B010
+    ctx, plan = context(logset()), writes(env)
+    await run_failover(env, ctx, logset()["spec"], pods, hakeeper(1), plan)
+    assert [(verb, kind) for verb, kind, _, _ in await run(plan)] == [("delete", "Pod")]

@@ -111,6 +111,9 @@ def _needed() -> list[tuple[str, str, str, str | None]]:
     needed += [("apiextensions.k8s.io", "customresourcedefinitions", v, None) for v in READ]
     needed += [("storage.k8s.io", "storageclasses", v, None) for v in READ]  # may a claim grow
     needed += [
+        ("", r, "get", None) for r in ("nodes", "persistentvolumes")
+    ]  # is a lost store's volume stranded
+    needed += [
         ("admissionregistration.k8s.io", r, v, None)
         for r in WEBHOOK_CONFIG_RESOURCES
         for v in ("list", "watch")

@@ -8,6 +8,7 @@ from typing import Any
 
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.actor import Context
+from mo_operator.kube.errors import ApiError
 from mo_operator.matrixone import identity, labels, names
 from mo_operator.matrixone.admin import HAKeeperState
 
@@ -18,7 +19,7 @@ from ..common.meta import name_of
 from ..common.writes import Writes
 from .bootstrap import log_shard_replicas
 from .failover import CONDITION, Decision, Policy, Store, decide
-from .stranded import stranded_claims
+from .stranded import LookupFailed, stranded_claims
 
 DEFAULT_STORE_FAILURE_TIMEOUT = 600.0
 
@@ -63,7 +64,10 @@ async def store_facts(
     down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
 
     async def lookup(res: Any, name: str) -> Mapping[str, Any] | None:
-        return await env.client.get_or_none(res, name)
+        try:
+            return await env.client.get_or_none(res, name)
+        except ApiError as e:
+            raise LookupFailed(f"{res.kind} {name}: {e}") from e
 
     stores: list[Store] = []
     for pod in pods:
@@ -109,7 +113,9 @@ def act(ctx: Context, decision: Decision, plan: Writes) -> None:
             },
             what=f"mark lost log store {pod} for a human",
         )
-    before: Mapping[str, Any] = next((c for c in ctx.status.get("conditions") or () if c.get("type") == CONDITION), {})
+    before: Mapping[str, Any] = next(
+        (c for c in ctx.status.get("conditions") or () if c.get("type") == CONDITION), {}
+    )
     news = (before.get("reason"), before.get("message")) != (decision.reason, decision.message)
     ctx.set_condition(CONDITION, decision.status, decision.reason, decision.message)
     if decision.warning is not None and (news or decision.replace or decision.orphan):

@@ -28,7 +28,14 @@ SELECTED_NODE = "volume.kubernetes.io/selected-node"
 HOSTNAME = "kubernetes.io/hostname"
 
 Lookup = Callable[[Resource, str], Awaitable[Mapping[str, Any] | None]]
-"""Read one cluster-scoped object by name (None when it does not exist)."""
+"""Read one cluster-scoped object by name (None when it does not exist); raises
+``LookupFailed`` when the answer is unknown."""
+
+
+class LookupFailed(Exception):
+    """The API server did not say whether the object exists (refused, unreachable)."""
+
+
 ClaimOf = Callable[[str], Mapping[str, Any] | None]
 """The cached claim of this name in the pod's namespace."""
 
@@ -49,7 +56,10 @@ async def stranded_claims(pod: Mapping[str, Any], claim_of: ClaimOf, lookup: Loo
         claim = claim_of(name)
         if claim is None or (claim.get("metadata") or {}).get("deletionTimestamp"):
             continue
-        node = await _pinned_to_gone_node(claim, lookup)
+        try:
+            node = await _pinned_to_gone_node(claim, lookup)
+        except LookupFailed:
+            continue  # unknown is not gone: a volume is never deleted on a guess
         if node is not None:
             found.append(Claim(name, str(claim["metadata"].get("uid") or ""), node))
     return tuple(found)

@@ -1,0 +1,174 @@
+"""The CNSet actor on hand-built caches and a MatrixOne fake: what one reconcile round
+writes and asks of MatrixOne, from a new set to a CN drained out of it (sessions
+first, then, on MatrixOne 1.2 and later, its lock tables), a cordoned CN and the
+load annotations upstream writes on CN pods."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mo_operator.controllers.cnset.actor import CNSetActor
+from mo_operator.controllers.common.pods import format_time
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.admin import WorkState
+
+from .cnset_fakes import (
+    LockingAdmin,
+    cnset,
+    logset,
+    round_of,
+    settled,
+    uuid_of,
+    with_annotations,
+)
+from .controller_fakes import NOW, FakeCaches, condition, events
+from .pool_fakes import pool_env
+
+Obj = dict[str, Any]
+DRAINING_SINCE = format_time(NOW - 60)
+
+
+def _ready(ctx: Any) -> Obj:
+    found = condition(ctx, "Ready")
+    assert found is not None
+    return found
+
+
+def _writes(calls: list[Any]) -> list[tuple[str, str, str]]:
+    return [(c[0], c[1], c[2]) for c in calls]
+
+
+def _annotations_written(calls: list[Any], pod: str) -> Obj:
+    out: Obj = {}
+    for verb, kind, name, body in calls:
+        if verb == "patch" and kind == "Pod" and name == pod:
+            out.update((body.get("metadata") or {}).get("annotations") or {})
+    return out
+
+
+async def test_a_new_set_creates_its_config_services_and_pods_and_waits_for_them() -> None:
+    actor = CNSetActor(pool_env(FakeCaches(logset()), LockingAdmin()))
+    calls, ctx = await round_of(actor, cnset(2))
+    writes = _writes(calls)
+    assert [(v, n.startswith("tp-cn-config-")) for v, k, n in writes if k == "ConfigMap"] == [("apply", True)]
+    assert ("apply", "Service", "tp-cn-headless") in writes and ("apply", "Service", "tp-cn") in writes
+    assert [n for v, k, n in writes if (v, k) == ("create", "Pod")] == ["tp-cn-0", "tp-cn-1"]
+    pod = next(c[3] for c in calls if c[2] == "tp-cn-0")
+    assert labels.CN_DRAINING_FINALIZER in pod["metadata"]["finalizers"]
+    assert _ready(ctx)["status"] == "False"
+
+
+async def test_a_settled_set_makes_no_write_and_changes_nothing_in_matrixone() -> None:
+    scene = await settled(2)
+    calls, ctx = await round_of(scene.actor(), scene.obj)
+    assert calls == [] and scene.admin.changes() == []
+    assert _ready(ctx)["reason"] == "AllCNsReady"
+    assert [s["state"] for s in ctx.status["stores"]] == ["Up", "Up"]
+
+
+async def test_each_cn_pod_carries_its_load_as_upstream_writes_it() -> None:
+    scene = await settled(2)
+    scene.admin.sessions[uuid_of(scene.pods[1])] = 4
+    calls, _ = await round_of(scene.actor(), scene.obj)
+    assert _writes(calls) == [("patch", "Pod", "tp-cn-1")]
+    written = _annotations_written(calls, "tp-cn-1")
+    score = json.loads(written[labels.STORE_SCORE])
+    assert score == {
+        "sessionCount": 4,
+        "pipelineCount": 0,
+        "replicaCount": 0,
+        "startedTime": format_time(NOW - 500),
+    }
+    assert written[labels.STORE_CONNECTIONS] == "4" and written[labels.POD_DELETION_COST] == "4"
+
+
+async def test_scale_in_drains_the_least_busy_cn_instead_of_deleting_it() -> None:
+    scene = await settled(3, sessions=[5, 1, 3])
+    obj = cnset(2)
+    calls, _ = await round_of(scene.actor(), obj)
+    victim = "tp-cn-1"
+    assert _annotations_written(calls, victim).get(labels.STORE_DRAINING_START) == format_time(NOW)
+    assert ("delete", "Pod", victim) not in _writes(calls)
+    assert scene.admin.changes() == [("set_cn_work_state", uuid_of(scene.pods[1]), WorkState.DRAINING)]
+    readiness = [c[3] for c in calls if c[2] == victim and "status" in c[3]]
+    assert readiness[0]["status"]["conditions"][0]["status"] == "False"
+
+
+def _draining(scene: Any, index: int, **annotations: str) -> list[Obj]:
+    pods = list(scene.pods)
+    pods[index] = with_annotations(
+        pods[index], **{labels.STORE_DRAINING_START: DRAINING_SINCE, **annotations}
+    )
+    return pods
+
+
+async def test_a_drained_cn_on_mo_1_2_is_marked_restarting_in_the_lock_service_first() -> None:
+    scene = await settled(3)
+    pods = _draining(scene, 2)
+    uuid = uuid_of(pods[2])
+    scene.admin.transactions[uuid] = 3
+    calls, ctx = await round_of(scene.actor(*pods), cnset(2))
+    assert ("delete", "Pod", "tp-cn-2") not in _writes(calls), "kept while its lock tables move"
+    assert ("set_restart_cn", uuid, None) in scene.admin.changes()
+    assert _annotations_written(calls, "tp-cn-2")[labels.LOCK_RESTART] == "true"
+    [(kind, _, message)] = [e for e in events(ctx) if e[1] == "MigratingLockTables"]
+    assert kind == "Normal" and "3 transactions remain" in message
+
+
+async def test_a_marked_cn_is_not_marked_again_and_goes_once_the_tn_lets_it() -> None:
+    scene = await settled(3)
+    pods = _draining(scene, 2, **{labels.LOCK_RESTART: "true"})
+    uuid = uuid_of(pods[2])
+    calls, _ = await round_of(scene.actor(*pods), cnset(2))
+    assert calls == [] and scene.admin.changes() == [], "still waiting: nothing to write"
+
+    scene.admin.restartable.add(uuid)
+    calls, ctx = await round_of(scene.actor(*pods), cnset(2))
+    assert _writes(calls) == [("delete", "Pod", "tp-cn-2")]
+    assert [e[1] for e in events(ctx)] == ["LockTablesMigrated"]
+
+
+async def test_before_mo_1_2_a_drained_cn_goes_without_asking_the_lock_service() -> None:
+    scene = await settled(3, version="1.1.3")
+    calls, _ = await round_of(scene.actor(*_draining(scene, 2)), cnset(2, version="1.1.3"))
+    assert _writes(calls) == [("delete", "Pod", "tp-cn-2")]
+    assert not [c for c in scene.admin.calls if "restart" in c[0] or c[0] == "remain_txn_count"]
+
+
+async def test_a_cn_with_sessions_is_not_asked_about_locks_yet() -> None:
+    scene = await settled(3)
+    pods = _draining(scene, 2)
+    scene.admin.sessions[uuid_of(pods[2])] = 2
+    calls, _ = await round_of(scene.actor(*pods), cnset(2))
+    assert ("delete", "Pod", "tp-cn-2") not in _writes(calls)
+    assert not [c for c in scene.admin.calls if c[0] == "can_restart_cn"]
+
+
+async def test_the_drain_timeout_removes_a_cn_whose_locks_never_moved() -> None:
+    scene = await settled(3)
+    pods = _draining(scene, 2, **{labels.LOCK_RESTART: "true"})
+    calls, ctx = await round_of(scene.actor(*pods, now=NOW + 3600), cnset(2))
+    assert ("delete", "Pod", "tp-cn-2") in _writes(calls)
+    assert "DrainTimeout" in [e[1] for e in events(ctx)]
+
+
+async def test_a_cordoned_cn_is_held_draining_and_not_ready_but_stays() -> None:
+    scene = await settled(2)
+    pods = list(scene.pods)
+    pods[0] = with_annotations(pods[0], **{labels.STORE_CORDON: "true"})
+    calls, ctx = await round_of(scene.actor(*pods), scene.obj)
+    assert scene.admin.changes() == [("set_cn_work_state", uuid_of(pods[0]), WorkState.DRAINING)]
+    [patch] = [c[3] for c in calls if c[2] == "tp-cn-0"]
+    assert patch["status"]["conditions"][0]["reason"] == "Cordoned"
+    assert not [c for c in calls if c[0] in ("create", "delete")], "no replacement, no removal"
+    assert ctx.status["stores"][0]["state"] == "Draining"
+
+
+async def test_lifting_the_cordon_puts_the_cn_back_to_work() -> None:
+    scene = await settled(2)
+    uuid = uuid_of(scene.pods[0])
+    await scene.admin.set_cn_work_state(uuid, WorkState.DRAINING)
+    scene.admin.calls.clear()
+    await round_of(scene.actor(), scene.obj)
+    assert scene.admin.changes() == [("set_cn_work_state", uuid, WorkState.WORKING)]

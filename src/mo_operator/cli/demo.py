@@ -28,7 +28,8 @@ from rich.table import Table
 
 from mo_operator.api.install import install_crds
 from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.operator import Operator, OperatorConfig
+from mo_operator.controllers.common.settings import OperatorConfig
+from mo_operator.controllers.operator import Operator
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.conditions import get_condition
 from mo_operator.kube.webhook_certs import GeneratedCerts

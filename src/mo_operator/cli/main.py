@@ -10,17 +10,13 @@ from typing import Any
 
 import click
 
+from mo_operator.controllers.common.settings import OperatorConfig
+
 from .logging_setup import setup_logging
 from .shutdown import Shutdown
 
-FAST_SIMULATOR = {
-    "start_delay": 0.05,
-    "ready_delay": 0.05,
-    "time_scale": 0.002,
-    "nodes": 4,
-    "node_pods": 1000,
-}
-"""Simulator timings of ``control-plane --fast`` (what the benchmarks run on)."""
+DEFAULTS = OperatorConfig()
+"""The settings tree's defaults, which the ``run`` flags show and start from."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,6 +64,8 @@ def control_plane(
 
     The kubeconfig also tells `mo-operator run --kubeconfig FILE` where the
     simulated MatrixOne answers, so the operator needs no other flag."""
+
+    from mo_operator.matrixone.simulated.cluster import FAST_SIMULATOR
 
     async def run() -> None:
         shutdown = Shutdown().install()
@@ -121,16 +119,21 @@ def control_plane(
     default=None,
     help="Namespace of the leader election Lease (default: $POD_NAMESPACE, the kubeconfig's, else default).",
 )
-@click.option("--lease-duration", default=15.0, show_default=True, help="Seconds a leader's lease lasts.")
+@click.option(
+    "--lease-duration",
+    default=DEFAULTS.leader.lease_duration,
+    show_default=True,
+    help="Seconds a leader's lease lasts.",
+)
 @click.option(
     "--renew-deadline",
-    default=10.0,
+    default=DEFAULTS.leader.renew_deadline,
     show_default=True,
     help="Seconds a leader may fail to renew before it stops writing.",
 )
 @click.option(
     "--retry-period",
-    default=2.0,
+    default=DEFAULTS.leader.retry_period,
     show_default=True,
     help="Seconds between lease renewals and acquisition attempts.",
 )
@@ -175,10 +178,17 @@ def control_plane(
     help="Register the webhooks by this https URL (an operator outside the cluster) instead of patching the CA into the installed configurations.",
 )
 @click.option(
-    "--qps", default=50.0, show_default=True, help="Client-side rate limit of API requests per second."
+    "--qps",
+    default=DEFAULTS.api.qps,
+    show_default=True,
+    help="Client-side rate limit of API requests per second.",
 )
-@click.option("--burst", default=100, show_default=True, help="Burst of the client-side rate limit.")
-@click.option("--workers", default=4, show_default=True, help="Concurrent reconciles per controller.")
+@click.option(
+    "--burst", default=DEFAULTS.api.burst, show_default=True, help="Burst of the client-side rate limit."
+)
+@click.option(
+    "--workers", default=DEFAULTS.workers, show_default=True, help="Concurrent reconciles per controller."
+)
 @click.option(
     "--install-crds",
     is_flag=True,
@@ -186,19 +196,19 @@ def control_plane(
 )
 @click.option(
     "--rollout-stall-seconds",
-    default=120.0,
+    default=DEFAULTS.settings.rollout_stall_seconds,
     show_default=True,
     help="A new pod of a roll not ready after this long halts the roll (and the condition says why).",
 )
 @click.option(
     "--poll-seconds",
-    default=10.0,
+    default=DEFAULTS.settings.poll_seconds,
     show_default=True,
     help="How often a ready set looks at MatrixOne's own state, which sends no events.",
 )
 @click.option(
     "--busy-poll-seconds",
-    default=1.0,
+    default=DEFAULTS.settings.busy_poll_seconds,
     show_default=True,
     hidden=True,
     help="How often a set looks again while it waits on MatrixOne.",
@@ -212,14 +222,16 @@ def control_plane(
 )
 @click.option(
     "--backup-image",
-    default=None,
+    default=DEFAULTS.settings.backup_image,
+    show_default=True,
     help="Image of the backup and restore tool (mo_br) that BackupJobs and RestoreJobs run.",
 )
 @click.option(
     "--cleanup-image",
-    default=None,
+    default=DEFAULTS.settings.cleanup_image,
+    show_default=True,
     help="Image (with the aws CLI) of the Job that deletes a released BucketClaim's data "
-    "under the Delete policy.  [default: amazon/aws-cli]",
+    "under the Delete policy.",
 )
 @click.option(
     "--mo-admin-url", default=None, hidden=True, help="URL of a simulated MatrixOne's admin server (tests)."
@@ -234,7 +246,7 @@ def control_plane(
 )
 @click.option(
     "--failover/--no-failover",
-    default=True,
+    default=DEFAULTS.settings.failover,
     show_default=True,
     help="Replace lost log stores automatically; off, a lost store is only reported (condition and Event).",
 )
@@ -258,8 +270,7 @@ def run_command(run_log_level: str | None, run_log_json: bool, **options: Any) -
 
     if run_log_level or run_log_json:
         setup_logging(run_log_level or "INFO", json_format=run_log_json)
-    options["namespaces"] = tuple(options["namespaces"])
-    sys.exit(run(RunOptions(**options)))
+    sys.exit(run(RunOptions.from_flags(options)))
 
 
 @main.command("adopt")

@@ -25,13 +25,19 @@ import os
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lightkube.config.kubeconfig import KubeConfig
 
 from mo_operator.api.install import install_crds
-from mo_operator.controllers.common.env import Settings
-from mo_operator.controllers.operator import Operator, OperatorConfig, default_identity
+from mo_operator.controllers.common.settings import (
+    ApiSettings,
+    LeaderElection,
+    OperatorConfig,
+    ProbeSettings,
+    Settings,
+)
+from mo_operator.controllers.operator import FIELD_MANAGER, Operator, default_identity
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.discovery import wait_until_served
 from mo_operator.kube.errors import Forbidden
@@ -39,7 +45,7 @@ from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.webhook_certs import CertSource, DirectoryCerts, GeneratedCerts, shared_ca
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.admin import MOAdminProvider
-from mo_operator.matrixone.simulated.remote import RemoteAdminProvider, discover
+from mo_operator.matrixone.advertised_admin import advertised_admin
 from mo_operator.webhooks import api_claim_lookup, inject_ca_bundle, install_webhook_configurations, register
 
 from . import diagnostics
@@ -54,42 +60,56 @@ WEBHOOK_CA_SECRET = "mo-operator-webhook-ca"
 
 @dataclass(frozen=True)
 class RunOptions:
-    kubeconfig: str | None = None
-    namespaces: tuple[str, ...] = ()
-    leader_elect: bool = True
-    lease_namespace: str | None = None
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    metrics_bind_address: str = ":8080"
-    health_probe_bind_address: str = ":8081"
-    webhooks: bool = True
-    webhook_port: int = 9443
-    webhook_host: str = "0.0.0.0"
-    webhook_cert_dir: str | None = None
-    webhook_service: str = "mo-operator-webhook"
-    webhook_url: str | None = None
-    qps: float = 50.0
-    burst: int = 100
-    workers: int = 4
-    install_crds: bool = False
-    rollout_stall_seconds: float = 120.0
-    poll_seconds: float = 10.0
-    busy_poll_seconds: float = 1.0
-    backup_image: str | None = None
-    cleanup_image: str | None = None
-    mo_admin_url: str | None = None
-    mo_admin_token: str | None = None
-    identity: str | None = None
-    api_poll_seconds: float = 5.0
+    """What ``mo-operator run`` was told: the operator's settings tree, and
+    what only the process needs (where to connect, what to serve). The
+    defaults are the flags' (``cli/main.py``) and the tree's."""
+
+    config: OperatorConfig
+    kubeconfig: str | None
+    metrics_bind_address: str
+    health_probe_bind_address: str
+    webhooks: bool
+    webhook_port: int
+    webhook_host: str
+    webhook_cert_dir: str | None
+    webhook_service: str
+    webhook_url: str | None
+    install_crds: bool
+    mo_admin_url: str | None
+    mo_admin_token: str | None
+    api_poll_seconds: float
     """How often a start waiting for our CRDs looks whether they are served."""
-    api_remind_seconds: float = 60.0
-    """How often it says again which are missing."""
-    operator_config_dir: str | None = None
+    operator_config_dir: str | None
     """The Go operator's configuration directory (its ConfigMap mounted), see
     :mod:`.operator_config`."""
-    failover: bool = True
-    """Replace lost log stores automatically (upstream's ``--failover``)."""
+    api_remind_seconds: float = 60.0
+    """How often it says again which are missing."""
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any]) -> RunOptions:
+        """From the ``run`` command's flags: those of the tree go into ``config``."""
+        rest = dict(flags)
+        defaults = Settings()
+        settings = Settings(
+            namespaces=tuple(rest.pop("namespaces")),
+            rollout_stall_seconds=rest.pop("rollout_stall_seconds"),
+            poll_seconds=rest.pop("poll_seconds"),
+            busy_poll_seconds=rest.pop("busy_poll_seconds"),
+            backup_image=rest.pop("backup_image") or defaults.backup_image,
+            cleanup_image=rest.pop("cleanup_image") or defaults.cleanup_image,
+            failover=rest.pop("failover"),
+        )
+        leader = LeaderElection(
+            enabled=rest.pop("leader_elect"),
+            namespace=rest.pop("lease_namespace") or "",
+            identity=rest.pop("identity") or "",
+            lease_duration=rest.pop("lease_duration"),
+            renew_deadline=rest.pop("renew_deadline"),
+            retry_period=rest.pop("retry_period"),
+        )
+        api = ApiSettings(qps=rest.pop("qps"), burst=rest.pop("burst"))
+        config = OperatorConfig(settings=settings, leader=leader, api=api, workers=rest.pop("workers"))
+        return cls(config=config, **rest)
 
 
 def bind_address(text: str) -> tuple[str, int] | None:
@@ -104,12 +124,15 @@ def admin_provider(options: RunOptions) -> MOAdminProvider:
     """The simulated MatrixOne's admin server when one is named or advertised,
     else MatrixOne's own interface."""
     if options.mo_admin_url:
+        from mo_operator.matrixone.simulated.remote import RemoteAdminProvider
+
         return RemoteAdminProvider(options.mo_admin_url, options.mo_admin_token or "")
-    if options.kubeconfig:
-        found = discover(Path(options.kubeconfig))
-        if found is not None:
-            log.info("using the simulated MatrixOne at %s (from the kubeconfig)", found.url)
-            return found
+    found = advertised_admin(options.kubeconfig) if options.kubeconfig else None
+    if found is not None:
+        from mo_operator.matrixone.simulated.remote import RemoteAdminProvider
+
+        log.info("using the simulated MatrixOne at %s (from the kubeconfig)", found[0])
+        return RemoteAdminProvider(*found)
     from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 
     provider: MOAdminProvider = RpcAdminProvider()
@@ -169,31 +192,16 @@ def build_operator(
     options: RunOptions, client: ApiClient, lease_client: ApiClient, admin: MOAdminProvider, namespace: str
 ) -> Operator:
     """The operator, waiting before its informers start until the API server
-    serves every kind they watch (our CRDs may be installed after it)."""
+    serves every kind they watch (our CRDs may be installed after it).
+    ``namespace`` is the Lease's unless ``--lease-namespace`` names one."""
     health = bind_address(options.health_probe_bind_address)
+    config = options.config
+    leader = dataclasses.replace(config.leader, namespace=config.leader.namespace or namespace)
+    probes = ProbeSettings(*health) if health else ProbeSettings()
     operator = Operator(
         client,
         admin,
-        OperatorConfig(
-            settings=Settings(
-                backup_image=options.backup_image or Settings.backup_image,
-                cleanup_image=options.cleanup_image or Settings.cleanup_image,
-                namespaces=options.namespaces,
-                rollout_stall_seconds=options.rollout_stall_seconds,
-                poll_seconds=options.poll_seconds,
-                busy_poll_seconds=options.busy_poll_seconds,
-                failover=options.failover,
-            ),
-            leader_election=options.leader_elect,
-            lease_namespace=options.lease_namespace or namespace,
-            identity=options.identity or default_identity(),
-            lease_duration=options.lease_duration,
-            renew_deadline=options.renew_deadline,
-            retry_period=options.retry_period,
-            probe_host=health[0] if health else "0.0.0.0",
-            probe_port=health[1] if health else None,
-            workers=options.workers,
-        ),
+        dataclasses.replace(config, leader=leader, probes=probes),
         lease_client=lease_client,
     )
     resources = operator.informers.resources
@@ -227,13 +235,16 @@ async def run_operator(options: RunOptions) -> int:
         )
     shutdown = Shutdown().install()
     config = KubeConfig.from_file(options.kubeconfig) if options.kubeconfig else KubeConfig.from_env()
-    identity = options.identity or default_identity()
-    options = dataclasses.replace(options, identity=identity)
-    agent = f"mo-operator/{identity}"
-    client = ApiClient(
-        config, field_manager="mo-operator", user_agent=agent, qps=options.qps, burst=options.burst
+    leader = options.config.leader
+    identity = leader.identity or default_identity()
+    options = dataclasses.replace(
+        options,
+        config=dataclasses.replace(options.config, leader=dataclasses.replace(leader, identity=identity)),
     )
-    lease_client = ApiClient(config, field_manager="mo-operator", user_agent=f"{agent}/leader-election")
+    agent = f"mo-operator/{identity}"
+    api = options.config.api
+    client = ApiClient(config, field_manager=FIELD_MANAGER, user_agent=agent, qps=api.qps, burst=api.burst)
+    lease_client = ApiClient(config, field_manager=FIELD_MANAGER, user_agent=f"{agent}/leader-election")
     namespace = os.environ.get("POD_NAMESPACE") or client.namespace or "default"
     admin = admin_provider(options)
     servers: list[WebhookServer | ProbeServer] = []

@@ -19,7 +19,6 @@ import os
 import socket
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from mo_operator.kube.actor import Actor, ActorReconciler
@@ -28,7 +27,7 @@ from mo_operator.kube.client import ApiClient
 from mo_operator.kube.controller import Controller, Request, deletion_started
 from mo_operator.kube.events import EventRecorder
 from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.kube.leader import LeaderElectionConfig, LeaderElector
+from mo_operator.kube.leader import LeaderElector
 from mo_operator.kube.manager import Manager
 from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.resource import Resource
@@ -43,7 +42,8 @@ from .cluster import MatrixOneClusterActor
 from .cnset import CNSetActor, CNStoreFinalizer
 from .common import resources as r
 from .common.bucketclaims import claims_of_logset, logsets_of_claim
-from .common.env import LOGSET_REF_INDEX, Caches, Env, Settings
+from .common.env import LOGSET_REF_INDEX, Caches, Env
+from .common.settings import OperatorConfig
 from .common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
 from .condition_metrics import CONDITIONS
 from .dnset import DNSetActor
@@ -63,7 +63,6 @@ from .webui import WebUIActor
 log = logging.getLogger(__name__)
 
 FIELD_MANAGER = "mo-operator"
-LEASE_NAME = "mo-operator-leader"
 EVENT_FLUSH_SECONDS = 5.0
 """How long a stopping operator keeps writing the Events it still holds (the drain of
 in-flight reconciles has its own timeout): a server that refuses them must not hold
@@ -97,27 +96,6 @@ WARNING_REASONS = frozenset(
 """Condition reasons announced as Warning Events (trouble, not progress)."""
 PAUSE_ANNOTATION = labels.SKIP_SYNC
 """``matrixorigin.io/skip-sync: "true"`` pauses reconciliation of an object (upstream's name)."""
-
-
-@dataclass(frozen=True)
-class OperatorConfig:
-    """How the operator process runs (see ``mo-operator run --help``)."""
-
-    settings: Settings = field(default_factory=Settings)
-    leader_election: bool = False
-    lease_namespace: str = "default"
-    identity: str = ""
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    probe_port: int | None = None
-    """Port of /healthz, /readyz and /metrics; None serves none."""
-    probe_host: str = "0.0.0.0"
-    workers: int = 4
-    """Concurrent reconciles per controller."""
-    watch_stall_seconds: float = 180.0
-    """A watch that brings no event and no bookmark for this long is restarted
-    (kube-apiserver sends a bookmark about every minute)."""
 
 
 def default_identity() -> str:
@@ -197,29 +175,21 @@ class Operator:
         self.informers = InformerFactory(client, stall_timeout=self.config.watch_stall_seconds)
         self.elector: LeaderElector | None = None
         writer: Client = client
-        if self.config.leader_election:
-            lease = LeaderElectionConfig(
-                LEASE_NAME,
-                self.config.lease_namespace,
-                self.config.identity or default_identity(),
-                self.config.lease_duration,
-                self.config.renew_deadline,
-                self.config.retry_period,
-            )
+        leader = self.config.leader
+        if leader.enabled:
+            lease = leader.config(leader.identity or default_identity())
             self.elector = LeaderElector(ClientLeaseStore(lease_client or client), lease)
             writer = fenced(client, self.elector.may_write)
         self.writer = writer
         self.caches = Caches(self.informers, self.config.settings.namespaces)
-        self.recorder = EventRecorder(
-            ClientEventSink(writer), component="mo-operator", host=self.config.identity
-        )
+        self.recorder = EventRecorder(ClientEventSink(writer), component="mo-operator", host=leader.identity)
         self.env = Env(writer, self.caches, admin, self.config.settings)
         self.controllers: list[Controller] = []
         self._primary: list[tuple[Controller, Resource]] = []
         self._build()
         probes = None
-        if self.config.probe_port is not None:
-            probes = ProbeServer(host=self.config.probe_host, port=self.config.probe_port)
+        if self.config.probes.port is not None:
+            probes = ProbeServer(host=self.config.probes.host, port=self.config.probes.port)
         self.probes = probes
         self.manager = Manager(self.informers, self.controllers, elector=self.elector, probes=probes)
 

@@ -25,11 +25,11 @@ from mo_operator.kube.informer import SharedInformer
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.resource import Resource
 from mo_operator.kube.selectors import as_selector
-from mo_operator.matrixone import buckets, labels
+from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
-from mo_operator.matrixone.backup import DEFAULT_IMAGE as DEFAULT_BACKUP_IMAGE
 
 from . import resources as r
+from .settings import Settings
 
 MANAGED_SELECTOR = labels.COMPONENT
 """Label selector (key exists) of every built-in object the operator creates."""
@@ -70,30 +70,6 @@ OWNED_KINDS: tuple[Resource, ...] = (
 READ_KINDS: tuple[Resource, ...] = (r.STORAGECLASSES,)
 """Objects others own that the controllers read in full: StorageClasses (few, cluster-wide),
 whether a claim may grow."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Timing and scope of the controllers (all in seconds)."""
-
-    namespaces: tuple[str, ...] = ()
-    """Watch only these namespaces (empty: all namespaces)."""
-    rollout_stall_seconds: float = 120.0
-    """A new pod of a roll that is not ready after this long halts the roll (condition says why)."""
-    poll_seconds: float = 10.0
-    """How often a ready set looks at MatrixOne's own state (HAKeeper), which sends no events."""
-    busy_poll_seconds: float = 1.0
-    """How often a set looks again while it waits on MatrixOne (bootstrap, registration, draining)."""
-    drain_timeout_seconds: float = 300.0
-    """Longest a CN drain lasts when the CNSet sets no storeDrainTimeout."""
-    backup_image: str = DEFAULT_BACKUP_IMAGE
-    """Image of backup and restore jobs (MatrixOne's mo_br; upstream's ``brConfig.image``)."""
-    cleanup_image: str = buckets.CLEANUP_IMAGE
-    """Image of the Job that deletes a released claim's data (needs ``aws`` on its path);
-    clusters with no access to Docker Hub point it at a mirror."""
-    failover: bool = True
-    """Replace lost log stores automatically (upstream's ``--failover``); off, a lost store
-    is only reported (condition and Event) and nothing is deleted."""
 
 
 def logset_ref_key(obj: Mapping[str, Any]) -> Iterable[str]:

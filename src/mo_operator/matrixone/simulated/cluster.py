@@ -32,6 +32,16 @@ from mo_operator.matrixone.simulated.install import SimulatedMatrixOne, install_
 from mo_operator.matrixone.simulated.remote import AdminServer, publish
 from mo_operator.matrixone.simulated.state import Settings
 
+FAST_SIMULATOR: dict[str, Any] = {
+    "start_delay": 0.05,
+    "ready_delay": 0.05,
+    "time_scale": 0.002,
+    "nodes": 4,
+    "node_pods": 1000,
+}
+"""``simulator_options`` of ``mo-operator control-plane --fast`` (what the benchmarks
+run on): quick kubelets and room for thousands of pods."""
+
 
 class SimulatedCluster:
     def __init__(

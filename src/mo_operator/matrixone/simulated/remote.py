@@ -41,9 +41,7 @@ from mo_operator.matrixone.admin import (
     TNStore,
     WorkState,
 )
-
-EXTENSION = "mo-operator.matrixorigin.io/simulated-admin"
-"""Name of the kubeconfig cluster extension that carries the admin URL and token."""
+from mo_operator.matrixone.advertised_admin import EXTENSION, advertised_admin
 
 Obj = dict[str, Any]
 
@@ -268,15 +266,5 @@ def publish(kubeconfig: str | Path, url: str, token: str) -> None:
 
 def discover(kubeconfig: str | Path) -> RemoteAdminProvider | None:
     """The admin server a kubeconfig's current cluster advertises, if any."""
-    config = yaml.safe_load(Path(kubeconfig).read_text()) or {}
-    current = config.get("current-context")
-    contexts = {c["name"]: c["context"] for c in config.get("contexts") or ()}
-    cluster_name = (contexts.get(current) or {}).get("cluster")
-    for cluster in config.get("clusters") or ():
-        if cluster.get("name") != cluster_name:
-            continue
-        for extension in cluster["cluster"].get("extensions") or ():
-            if extension.get("name") == EXTENSION:
-                data = extension.get("extension") or {}
-                return RemoteAdminProvider(str(data["url"]), str(data["token"]))
-    return None
+    found = advertised_admin(kubeconfig)
+    return RemoteAdminProvider(*found) if found is not None else None

@@ -1,0 +1,97 @@
+"""The operator's settings: one tree, one default per setting.
+
+``OperatorConfig`` is the root; each concern has a group of its own
+(kopf's ``OperatorSettings`` is the model): the controllers' timing and
+scope (``Settings``, what every actor reads through ``Env``), leader
+election, the API client's rate limit, the probe server. ``mo-operator run``
+builds its flags from these defaults and its result back into this tree, so
+a default is written here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mo_operator.kube.leader import LeaderElectionConfig
+from mo_operator.matrixone import buckets
+from mo_operator.matrixone.backup import DEFAULT_IMAGE as DEFAULT_BACKUP_IMAGE
+
+LEASE_NAME = "mo-operator-leader"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Timing and scope of the controllers (all in seconds)."""
+
+    namespaces: tuple[str, ...] = ()
+    """Watch only these namespaces (empty: all namespaces)."""
+    rollout_stall_seconds: float = 120.0
+    """A new pod of a roll that is not ready after this long halts the roll (condition says why)."""
+    poll_seconds: float = 10.0
+    """How often a ready set looks at MatrixOne's own state (HAKeeper), which sends no events."""
+    busy_poll_seconds: float = 1.0
+    """How often a set looks again while it waits on MatrixOne (bootstrap, registration, draining)."""
+    drain_timeout_seconds: float = 300.0
+    """Longest a CN drain lasts when the CNSet sets no storeDrainTimeout."""
+    backup_image: str = DEFAULT_BACKUP_IMAGE
+    """Image of backup and restore jobs (MatrixOne's mo_br; upstream's ``brConfig.image``)."""
+    cleanup_image: str = buckets.CLEANUP_IMAGE
+    """Image of the Job that deletes a released claim's data (needs ``aws`` on its path);
+    clusters with no access to Docker Hub point it at a mirror."""
+    failover: bool = True
+    """Replace lost log stores automatically (upstream's ``--failover``); off, a lost store
+    is only reported (condition and Event) and nothing is deleted."""
+
+
+@dataclass(frozen=True)
+class LeaderElection:
+    """Who may write. Off by default for an operator built in-process (the
+    demo, tests); ``mo-operator run`` turns it on unless told otherwise."""
+
+    enabled: bool = False
+    namespace: str = "default"
+    """Namespace of the Lease."""
+    identity: str = ""
+    """This replica's name in the Lease (empty: ``default_identity()``)."""
+    lease_duration: float = LeaderElectionConfig.lease_duration
+    """Seconds a leader's lease lasts."""
+    renew_deadline: float = LeaderElectionConfig.renew_deadline
+    """Seconds a leader may fail to renew before it stops writing."""
+    retry_period: float = LeaderElectionConfig.retry_period
+    """Seconds between lease renewals and acquisition attempts."""
+
+    def config(self, identity: str) -> LeaderElectionConfig:
+        return LeaderElectionConfig(
+            LEASE_NAME, self.namespace, identity, self.lease_duration, self.renew_deadline, self.retry_period
+        )
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    """The API client's own rate limit (client-go's QPS and burst)."""
+
+    qps: float = 50.0
+    """Requests per second."""
+    burst: int = 100
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    host: str = "0.0.0.0"
+    port: int | None = None
+    """Port of /healthz, /readyz and /metrics; None serves none."""
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    """How the operator process runs (see ``mo-operator run --help``)."""
+
+    settings: Settings = field(default_factory=Settings)
+    leader: LeaderElection = field(default_factory=LeaderElection)
+    api: ApiSettings = field(default_factory=ApiSettings)
+    probes: ProbeSettings = field(default_factory=ProbeSettings)
+    workers: int = 4
+    """Concurrent reconciles per controller."""
+    watch_stall_seconds: float = 180.0
+    """A watch that brings no event and no bookmark for this long is restarted
+    (kube-apiserver sends a bookmark about every minute)."""

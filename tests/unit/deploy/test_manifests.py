@@ -10,8 +10,10 @@ from typing import Any
 
 import click
 import pytest
+import yaml
 
 from install_manifests import (
+    CHART_DIR,
     CLUSTER_SCOPED_KINDS,
     GROUP,
     LEASE_NAME,
@@ -132,7 +134,15 @@ def _needed() -> list[tuple[str, str, str, str | None]]:
 
 def test_every_object_is_labelled_and_namespaced_in_the_operator_namespace(objs: list[Obj]) -> None:
     assert sorted(o["kind"] for o in objs) == sorted(
-        ["Namespace", "ServiceAccount", "Deployment", "PodDisruptionBudget", "Service", "Service"]
+        [
+            "Namespace",
+            "ServiceAccount",
+            "ConfigMap",
+            "Deployment",
+            "PodDisruptionBudget",
+            "Service",
+            "Service",
+        ]
         + ["ClusterRole", "ClusterRoleBinding"] * 2
         + ["Role", "RoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]
     )
@@ -310,6 +320,24 @@ def test_two_replicas_spread_over_nodes_and_a_budget_keeps_one(objs: list[Obj], 
     pdb = one(objs, "PodDisruptionBudget")
     assert pdb["spec"]["minAvailable"] == 1
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+
+
+def test_the_go_operators_config_map_is_mounted_where_it_was_and_read(
+    objs: list[Obj], deployment: Obj, container: Obj
+) -> None:
+    """The same ConfigMap layout as the chart's (and the Go operator's): ``<name>-cm``,
+    one key per file under /etc/mo-operator-cfg, read with --operator-config-dir."""
+    config_map = one(objs, "ConfigMap", "mo-operator-cm")
+    assert yaml.safe_load(config_map["data"]["defaultArgs"]) == {}
+    assert (
+        "- --operator-config-dir=/etc/mo-operator-cfg"
+        in (CHART_DIR / "templates" / "deployment.yaml").read_text()
+    )
+    assert "--operator-config-dir=/etc/mo-operator-cfg" in container["args"]
+    [mount] = [m for m in container["volumeMounts"] if m["mountPath"] == "/etc/mo-operator-cfg"]
+    assert mount["readOnly"] is True
+    [volume] = [v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"]]
+    assert volume["configMap"]["name"] == "mo-operator-cm"
 
 
 def test_the_deployment_flags_are_accepted_by_the_run_command(container: Obj) -> None:

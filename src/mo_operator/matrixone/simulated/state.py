@@ -85,7 +85,10 @@ class HAKeeper:
     phase: HAKeeperPhase = HAKeeperPhase.CREATED
     bootstrapped_at: float = 0.0
     replicas: int = 0
+    """The shard's replica count (the bootstrap's); membership is repaired back to it."""
     members: tuple[str, ...] = ()
+    """Log stores holding a replica now: the bootstrap members, then as the checker
+    replaces expired ones (``_repair_membership``)."""
     stores: dict[Component, dict[str, StoreRecord]] = field(
         default_factory=lambda: {Component.LOG: {}, Component.TN: {}, Component.CN: {}}
     )
@@ -102,8 +105,13 @@ class HAKeeper:
 
     @property
     def available(self) -> bool:
-        """Bootstrapped and a majority of its replicas serve: it answers calls."""
-        return self.bootstrapped and len(self.live_logs) >= self.replicas // 2 + 1
+        """Bootstrapped and a majority of its members serve: it answers calls."""
+        return self.bootstrapped and len(self.live_members) >= len(self.members) // 2 + 1
+
+    @property
+    def live_members(self) -> frozenset[str]:
+        """Members serving at the last observation: the Raft quorum counts these."""
+        return self.live_logs & frozenset(self.members)
 
     def cn(self, uuid: str) -> StoreRecord:
         record = self.stores[Component.CN].get(uuid)
@@ -166,6 +174,7 @@ class MOModel:
             hakeeper.live_logs = frozenset(i.uuid for i in serving if i.uuid is not None)
             if not hakeeper.bootstrapped:
                 _try_bootstrap(hakeeper, serving, now, self.backups)
+            _repair_membership(hakeeper, now, self.settings.store_timeout)
 
     def reachable(self, instance: Instance) -> HAKeeper | None:
         """The HAKeeper a TN, CN or proxy reaches: the first of its targets that answers."""
@@ -397,3 +406,22 @@ def _try_bootstrap(hakeeper: HAKeeper, serving: list[Instance], now: float, back
             hakeeper.replicas = len(members)
             hakeeper.members = members
             return
+
+
+def _repair_membership(hakeeper: HAKeeper, now: float, expire: float) -> None:
+    """HAKeeper's log checker (MatrixOne pkg/hakeeper/checkers/logservice): replicas on
+    stores that stopped heartbeating for ``expire`` (those it shows TIMEOUT) are
+    removed, and the shard is brought back to its replica count on serving stores
+    that hold none. A store that returns after its removal, empty or not, joins as a
+    new member. Membership changes go through Raft, so only while a quorum serves."""
+    if not hakeeper.available:
+        return
+    records = hakeeper.stores[Component.LOG]
+
+    def expired(uuid: str) -> bool:
+        record = records.get(uuid)
+        return uuid not in hakeeper.live_logs and record is not None and now - record.last_heartbeat > expire
+
+    kept = tuple(m for m in hakeeper.members if not expired(m))
+    spare = sorted(u for u in hakeeper.live_logs if u not in kept)
+    hakeeper.members = kept + tuple(spare[: max(0, hakeeper.replicas - len(kept))])

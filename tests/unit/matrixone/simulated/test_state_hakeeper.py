@@ -212,3 +212,42 @@ def test_hakeeper_state_survives_its_pods_on_their_volume_claims() -> None:
     world.volume_claims.clear()
     world.step()
     assert KEY not in world.model.hakeepers, "its data is gone: a new LogSet would start afresh"
+
+
+def test_an_expired_store_leaves_the_membership_and_a_returning_one_joins_anew() -> None:
+    """HAKeeper's checker: replicas on an expired store are removed; a store that serves
+    and holds none is added, back up to the shard's replica count."""
+    world = _world()
+    _logs(world, range(3))
+    world.step()
+    hakeeper = world.model.hakeepers[KEY]
+    uuids = tuple(identity.log_store_uuid(i) for i in range(3))
+    world.remove("mo-log-1")
+    world.step(world.settings.store_timeout / 2)
+    assert hakeeper.members == uuids, "not expired yet"
+    world.step(world.settings.store_timeout)
+    assert hakeeper.members == (uuids[0], uuids[2]) and world.model.available(KEY)
+    world.add(log_pod(1))  # back (with a fresh volume, say): a new member
+    world.step()
+    assert sorted(hakeeper.members) == sorted(uuids) and len(hakeeper.live_members) == 3
+
+
+def test_a_spare_store_takes_the_place_of_an_expired_member() -> None:
+    world = _world(replicas=4, members=3)
+    _logs(world, range(4))
+    world.step()
+    hakeeper = world.model.hakeepers[KEY]
+    world.remove("mo-log-0")
+    world.step(world.settings.store_timeout + 1)
+    assert sorted(hakeeper.members) == sorted(identity.log_store_uuid(i) for i in (1, 2, 3))
+
+
+def test_without_a_quorum_the_membership_never_changes() -> None:
+    world = _world()
+    _logs(world, range(3))
+    world.step()
+    hakeeper = world.model.hakeepers[KEY]
+    world.remove("mo-log-1")
+    world.remove("mo-log-2")
+    world.step(world.settings.store_timeout * 3)
+    assert len(hakeeper.members) == 3 and not world.model.available(KEY)

@@ -26,7 +26,6 @@ does everything around it that every controller would otherwise repeat.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -37,6 +36,7 @@ from .conditions import set_condition
 from .controller import Request, Result
 from .errors import NotFound
 from .status_policy import StatusWindow, announcements, urgent
+from .times import now_time
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -112,7 +112,7 @@ class Context:
                 "message": message,
                 "observedGeneration": self.generation,
             },
-            now=_now(),
+            now=now_time(),
         )
 
     def requeue(self, after: float) -> None:
@@ -135,10 +135,6 @@ class ObjectLogger(logging.LoggerAdapter[logging.Logger]):
         prefix = f"{extra.get('kind')} {extra.get('namespace')}/{extra.get('objectName')} [{extra.get('reconcileID')}]"
         kwargs["extra"] = {**extra, **(kwargs.get("extra") or {})}
         return f"{prefix}: {msg}", kwargs
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ActorReconciler:

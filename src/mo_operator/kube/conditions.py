@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .times import format_time as format_time
+
 Condition = dict[str, Any]
 
 TRUE = "True"
@@ -39,13 +41,6 @@ _TYPE = re.compile(
 _TYPE_MAX = 316
 _MESSAGE_MAX = 32768
 _TRUNCATED = "..."
-
-
-def format_time(now: datetime.datetime) -> str:
-    """RFC 3339 in UTC with whole seconds, as metav1.Time serialises."""
-    if now.tzinfo is None:
-        raise ValueError("timestamps must be timezone-aware")
-    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _validated(new: Mapping[str, Any]) -> Condition:

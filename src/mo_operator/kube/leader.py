@@ -13,7 +13,6 @@ The fence (``may_write``) makes that hold even when the process was frozen
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .metrics import LEADER_ELECTION_MASTER_STATUS
+from .times import format_micro_time
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -53,11 +53,6 @@ class LeaderElectionConfig:
     def __post_init__(self) -> None:
         if not self.lease_duration > self.renew_deadline > self.retry_period > 0:
             raise ValueError("need lease_duration > renew_deadline > retry_period > 0")
-
-
-def _micro_time(t: float | None = None) -> str:
-    dt = datetime.datetime.fromtimestamp(time.time() if t is None else t, datetime.UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class LeaderElector:
@@ -146,7 +141,7 @@ class LeaderElector:
         except Exception as e:
             log.warning("reading lease %s/%s failed: %s", cfg.namespace, cfg.name, e)
             return False
-        spec_now = _micro_time()
+        spec_now = format_micro_time()
         if lease is None:
             new = {
                 "apiVersion": "coordination.k8s.io/v1",
@@ -208,7 +203,9 @@ class LeaderElector:
             lease = await self.store.get(cfg.namespace, cfg.name)
             if lease is None or (lease.get("spec") or {}).get("holderIdentity") != cfg.identity:
                 return
-            spec = dict(lease["spec"], holderIdentity="", leaseDurationSeconds=1, renewTime=_micro_time())
+            spec = dict(
+                lease["spec"], holderIdentity="", leaseDurationSeconds=1, renewTime=format_micro_time()
+            )
             await self.store.replace(cfg.namespace, dict(lease, spec=spec))
             log.info("released lease %s/%s", cfg.namespace, cfg.name)
         except Exception as e:  # best effort: the lease expires anyway

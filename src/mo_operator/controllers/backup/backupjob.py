@@ -19,7 +19,6 @@ finds it.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +27,7 @@ from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.actor import Context, TerminalError
 from mo_operator.kube.errors import AlreadyExists
 from mo_operator.kube.frozen import thaw
+from mo_operator.kube.times import format_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import ports
 
@@ -162,7 +162,7 @@ class BackupJobActor(JobActor):
     def _backup(
         self, ctx: Context, spec: Mapping[str, Any], name: str, meta: br.BackupMetadata, outcome: Outcome
     ) -> Obj:
-        now = datetime.datetime.fromtimestamp(self.env.clock(), datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = format_time(self.env.clock())
         record: Obj = {
             "location": thaw(spec["target"]),
             "id": meta.id,

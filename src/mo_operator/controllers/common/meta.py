@@ -12,6 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.kube.objects import is_deleting as is_deleting
+from mo_operator.kube.objects import labels_of, meta_of
+from mo_operator.kube.objects import name_of as name_of
+from mo_operator.kube.objects import namespace_of as namespace_of
+from mo_operator.kube.objects import uid_of as uid_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
@@ -33,7 +38,7 @@ def owner_reference(owner: Mapping[str, Any]) -> Obj:
 
 def cluster_of(obj: Mapping[str, Any]) -> str | None:
     """The MatrixOneCluster a set belongs to (its cluster label), if any."""
-    return ((obj.get("metadata") or {}).get("labels") or {}).get(labels.CLUSTER)
+    return labels_of(obj).get(labels.CLUSTER)
 
 
 def set_labels(component: Component, owner: Mapping[str, Any]) -> dict[str, str]:
@@ -66,22 +71,5 @@ def child_metadata(
 
 def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     """Whether ``owner`` (by uid) is ``obj``'s controller owner."""
-    uid = owner["metadata"].get("uid")
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
-    return any(ref.get("controller") and ref.get("uid") == uid for ref in refs)
-
-
-def name_of(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def namespace_of(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("namespace") or "")
-
-
-def uid_of(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
-
-
-def is_deleting(obj: Mapping[str, Any]) -> bool:
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+    controller = meta_of(obj).controller
+    return controller is not None and controller.get("uid") == owner["metadata"].get("uid")

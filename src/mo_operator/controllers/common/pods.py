@@ -8,25 +8,12 @@ tail of its log), else by that run's exit code."""
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.kube.times import format_time as format_time
+from mo_operator.kube.times import parse_time as parse_time
 from mo_operator.matrixone import layout
-
-
-def parse_time(value: object) -> float | None:
-    """Seconds since the epoch of an RFC 3339 timestamp, None if absent or unreadable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def format_time(epoch: float) -> str:
-    return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:

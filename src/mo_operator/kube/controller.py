@@ -54,6 +54,15 @@ Mapper = Callable[[Obj], Iterable[Request]]
 UpdatePredicate = Callable[[Obj, Obj], bool]
 
 
+class ReconcileObserver(Protocol):
+    """Told when each reconcile starts and ends (benchmarks, diagnostics): what
+    metrics cannot say, which key and exactly when."""
+
+    def started(self, controller: str, req: Request) -> None: ...
+
+    def finished(self, controller: str, req: Request) -> None: ...
+
+
 class EventSource(Protocol):
     """An informer, as far as a controller needs one."""
 
@@ -141,6 +150,7 @@ class Controller:
         self.queue: WorkQueue[Request] = queue or WorkQueue(name)
         self._workers: list[asyncio.Task[None]] = []
         self.reconciles = 0
+        self.observers: list[ReconcileObserver] = []
 
     # ---------------------------------------------------------------- wiring
     def watch(self, source: EventSource, mapper: Mapper, predicate: UpdatePredicate | None = None) -> None:
@@ -213,6 +223,8 @@ class Controller:
         rid = uuid.uuid4().hex[:8]
         ACTIVE_WORKERS.labels(self.name).inc()
         started = time.perf_counter()
+        for observer in self.observers:
+            observer.started(self.name, req)
         try:
             result = await self.reconcile(req)
         except asyncio.CancelledError:
@@ -234,6 +246,8 @@ class Controller:
             RECONCILE_TIME.labels(self.name).observe(time.perf_counter() - started)
             ACTIVE_WORKERS.labels(self.name).dec()
             self.reconciles += 1
+            for observer in self.observers:
+                observer.finished(self.name, req)
         self.queue.forget(req)
         if result is not None and result.requeue_after is not None:
             RECONCILE_TOTAL.labels(self.name, "requeue_after").inc()

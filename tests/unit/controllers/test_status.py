@@ -67,8 +67,11 @@ def test_a_stall_is_not_ready_even_with_enough_pods() -> None:
 
 def test_pending_writes_are_not_up_to_date() -> None:
     ctx = _ctx()
+    report_rollout(ctx, Rollout(0, 0, 0, False), 1, WORDING, pending=True)
+    assert _condition(ctx, "UpToDate")["reason"] == "Applying", "a new workload"
+    ctx = _ctx()
     report_rollout(ctx, Rollout(1, 1, 1, True), 1, WORDING, pending=True)
-    assert _condition(ctx, "UpToDate")["reason"] == "Applying"
+    assert _condition(ctx, "UpToDate")["reason"] == "RollingUpdate", "a workload with pods starts a roll"
 
 
 def test_config_errors_become_terminal_with_the_field() -> None:

@@ -23,7 +23,14 @@ UP_TO_DATE = "UpToDate"
 
 
 def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> None:
-    if pending:
+    """``pending``: the workload is being written. A workload that already has pods
+    starts a roll then, and says so at once: the turn from True to False is what
+    the Event announces, so its reason must name the roll, not a step before it."""
+    if pending and roll.replicas > 0:
+        ctx.set_condition(
+            UP_TO_DATE, False, "RollingUpdate", f"applying the current spec to the workload; {roll.summary()}"
+        )
+    elif pending:
         ctx.set_condition(UP_TO_DATE, False, "Applying", "applying the current spec to the workload")
     elif roll.stalled:
         ctx.set_condition(UP_TO_DATE, False, "RolloutStalled", roll.stalled)

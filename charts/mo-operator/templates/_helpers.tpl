@@ -42,8 +42,35 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ include "mo-operator.chart" . }}
 {{- end }}
 
+{{/* Upstream's serviceAccount.create/name: an existing account when create is false. */}}
 {{- define "mo-operator.serviceAccountName" -}}
-{{- include "mo-operator.fullname" . }}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "mo-operator.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The namespaces to manage, as JSON (read with fromJsonArray): watchNamespaces, or
+the release namespace alone under upstream's onlyWatchReleasedNS.
+*/}}
+{{- define "mo-operator.watchNamespaces" -}}
+{{- if .Values.watchNamespaces }}
+{{- toJson .Values.watchNamespaces }}
+{{- else if .Values.onlyWatchReleasedNS }}
+{{- toJson (list .Release.Namespace) }}
+{{- else }}
+{{- "[]" }}
+{{- end }}
+{{- end }}
+
+{{/* A job image: ours (jobImages.<job>), else upstream's key, with globalRegistryPrefix. */}}
+{{- define "mo-operator.jobImage" -}}
+{{- $image := default .upstream .ours }}
+{{- if $image }}
+{{- printf "%s%s" .prefix $image }}
+{{- end }}
 {{- end }}
 
 {{- define "mo-operator.webhookServiceName" -}}
@@ -64,7 +91,7 @@ helm.sh/chart: {{ include "mo-operator.chart" . }}
 {{- end }}
 
 {{- define "mo-operator.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- printf "%s%s:%s" .Values.globalRegistryPrefix .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
 {{/* Where the Deployment mounts the cert-manager Secret. */}}

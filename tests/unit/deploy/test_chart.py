@@ -138,12 +138,29 @@ def test_namespaced_permissions_follow_watch_namespaces() -> None:
     namespace (a RoleBinding may reference a ClusterRole and grants it only there:
     https://kubernetes.io/docs/reference/access-authn-authz/rbac/#rolebinding-and-clusterrolebinding)."""
     rbac = _template("rbac.yaml")
-    watch = rbac.index("{{- if .Values.watchNamespaces }}")
+    assert '{{- $watch := include "mo-operator.watchNamespaces" . | fromJsonArray -}}' in rbac
+    watch = rbac.index("{{- if $watch }}")
     assert rbac.index("kind: RoleBinding", watch) < rbac.index("{{- else }}", watch)
     assert rbac.index("kind: ClusterRoleBinding", watch) > rbac.index("{{- else }}", watch)
-    assert "{{- range .Values.watchNamespaces }}" in _template("deployment.yaml")
-    assert "- --namespace={{ . }}" in _template("deployment.yaml")
-    assert "kubernetes.io/metadata.name" in _template("webhooks.yaml")
+    assert "{{- range $watch }}" in rbac
+    deployment = _template("deployment.yaml")
+    assert '{{- range include "mo-operator.watchNamespaces" . | fromJsonArray }}' in deployment
+    assert "- --namespace={{ . }}" in deployment
+    webhooks = _template("webhooks.yaml")
+    assert "kubernetes.io/metadata.name" in webhooks and "{{- toYaml $watch | nindent 12 }}" in webhooks
+
+
+def test_watch_namespaces_or_upstreams_only_watch_released_ns() -> None:
+    """``onlyWatchReleasedNS: true`` (upstream's key) means the release namespace alone,
+    unless ``watchNamespaces`` says otherwise; every template reads the one helper."""
+    helper = _template("_helpers.tpl")
+    body = helper[helper.index('define "mo-operator.watchNamespaces"') :]
+    body = body[: body.index("{{- end }}\n{{- end }}")]
+    assert body.index(".Values.watchNamespaces") < body.index(".Values.onlyWatchReleasedNS")
+    assert "toJson (list .Release.Namespace)" in body
+    for name in EXPECTED_TEMPLATES:
+        if name != "_helpers.tpl":
+            assert ".Values.watchNamespaces" not in _template(name), name
 
 
 def test_the_chart_webhooks_cover_the_same_kinds_and_paths() -> None:
@@ -214,7 +231,11 @@ def test_default_args_reach_the_operator_as_upstreams_config_map(values: dict[st
     assert values["defaultArgs"] == {}
     config = _template("operator-config.yaml")
     assert 'name: {{ include "mo-operator.fullname" . }}-cm' in config
-    assert "  defaultArgs: |-\n    {{- toYaml .Values.defaultArgs | nindent 4 }}" in config
+    assert "{{- toYaml .Values.defaultArgs | nindent 4 }}" in config
+    # upstream's list of {name, values} becomes the same map its chart writes
+    assert '{{- if kindIs "slice" .Values.defaultArgs }}' in config
+    assert "    {{ .name }}:\n      {{- toYaml .values | nindent 6 }}" in config
+    assert "  featureGates: |-\n    {{- toYaml . | nindent 4 }}" in config
     deployment = _template("deployment.yaml")
     for line in (
         "- --operator-config-dir=/etc/mo-operator-cfg",
@@ -223,3 +244,64 @@ def test_default_args_reach_the_operator_as_upstreams_config_map(values: dict[st
         'checksum/operator-config: {{ include (print $.Template.BasePath "/operator-config.yaml") . | sha256sum }}',
     ):
         assert line in deployment, line
+
+
+UPSTREAM_KEYS = (
+    "onlyWatchReleasedNS",
+    "globalRegistryPrefix",
+    "backupRestore.image",
+    "bucketCleanJob.image",
+    "featureGates",
+    "defaultArgs",
+    "rbac.create",
+    "serviceAccount.create",
+    "serviceAccount.name",
+    "podSecurityContext",
+    "securityContext",
+)
+"""Value keys of the Go operator's chart (charts/matrixone-operator/values.yaml) that
+mean here what they mean there."""
+
+
+def test_upstream_chart_keys_are_accepted_and_documented(values: dict[str, Any]) -> None:
+    used = "".join(_template(n) for n in EXPECTED_TEMPLATES)
+    install = (CHART_DIR.parent.parent / "docs" / "install.md").read_text()
+    for key in UPSTREAM_KEYS:
+        node: Any = values
+        for part in key.split("."):
+            assert isinstance(node, dict) and part in node, f"values.yaml lacks {key}"
+            node = node[part]
+        assert f".Values.{key}" in used, f"no template reads {key}"
+        assert f"| `{key}` |" in install, f"docs/install.md does not map {key}"
+    # off by default: a values file without them renders what it rendered before
+    assert values["onlyWatchReleasedNS"] is False and values["globalRegistryPrefix"] == ""
+    assert values["rbac"]["create"] is True and values["serviceAccount"]["create"] is True
+    assert values["podSecurityContext"] == {} and values["securityContext"] == {}
+
+
+def test_job_images_take_ours_first_then_upstreams_with_the_registry_prefix() -> None:
+    helper = _template("_helpers.tpl")
+    assert "{{- $image := default .upstream .ours }}" in helper
+    assert '{{- printf "%s%s" .prefix $image }}' in helper
+    assert '{{- printf "%s%s:%s" .Values.globalRegistryPrefix .Values.image.repository' in helper
+    deployment = _template("deployment.yaml")
+    for ours, upstream, flag in (
+        ("backup", "backupRestore", "--backup-image"),
+        ("cleanup", "bucketCleanJob", "--cleanup-image"),
+    ):
+        call = (
+            f'{{{{- with include "mo-operator.jobImage" (dict "ours" .Values.jobImages.{ours} '
+            f'"upstream" .Values.{upstream}.image "prefix" .Values.globalRegistryPrefix) }}}}\n'
+            f"            - {flag}={{{{ . }}}}"
+        )
+        assert call in deployment, flag
+
+
+def test_security_contexts_and_rbac_can_be_replaced_as_upstream_allows() -> None:
+    deployment = _template("deployment.yaml")
+    assert "{{- if .Values.podSecurityContext }}" in deployment
+    assert "{{- if .Values.securityContext }}" in deployment
+    assert _template("rbac.yaml").split("*/ -}}\n", 1)[1].startswith("{{- if .Values.rbac.create }}")
+    assert _template("serviceaccount.yaml").startswith("{{- if .Values.serviceAccount.create }}")
+    helper = _template("_helpers.tpl")
+    assert '{{- default "default" .Values.serviceAccount.name }}' in helper

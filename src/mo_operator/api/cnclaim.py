@@ -29,14 +29,19 @@ __all__ = [
 class ClaimPodRef(APIModel):
     """A pod a claim owns."""
 
-    pod_name: str | None = opt("Name of the pod; set by the controller when the claim binds, then immutable.")
+    pod_name: str | None = opt(
+        "Name of the pod; set by the controller when the claim binds, then changed only to migrate "
+        "the claim to another pod (with sourcePod naming the one it leaves)."
+    )
     node_name: str | None = opt("Node of the pod; set by the controller.")
 
 
 class CNClaimSpec(ClaimPodRef):
     """Desired state of a CNClaim."""
 
-    source_pod: ClaimPodRef | None = opt("The pod the claim owned before, while it is migrated away from.")
+    source_pod: ClaimPodRef | None = opt(
+        "The pod the claim leaves while it migrates to podName; cleared once that pod is back in its pool."
+    )
     selector: LabelSelector = req("Which pool pods the claim may take.")
     cn_labels: list[CNLabel] | None = opt("CN labels the claimed store gets.")
     owner_name: str | None = opt("Name of the claim's owner, recorded on the pod.")

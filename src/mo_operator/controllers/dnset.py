@@ -16,28 +16,23 @@ the new one serves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.matrixone import labels, layout, names, ports
+from mo_operator.matrixone import layout, names, ports
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.config import config_map_data
 
 from .common import resources as r
-from .common.admission import admitted
-from .common.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
-from .common.deps import LogService, Waiting, resolve
+from .common.deps import LogService
 from .common.desired import stamped
 from .common.env import Env
-from .common.expansion import sync_stateful
-from .common.meta import name_of, set_labels
-from .common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
-from .common.prometheus import sync_metric_service
+from .common.meta import set_labels
+from .common.podset import STATEFUL, Desired, PodSetActor, service_config, template_input
+from .common.podtemplate import canonical_resources, pod_template
 from .common.services import headless_service
-from .common.statefulsets import force_rollback, rollout, statefulset, volume_claim_template
-from .common.status import Readiness, report_rollout, store_status
-from .common.writes import Writes
+from .common.statefulsets import Rollout, statefulset, volume_claim_template
+from .common.status import Readiness, store_status
 
 Obj = dict[str, Any]
 
@@ -52,89 +47,43 @@ HEADLESS_PORTS = (
 )
 
 
-class DNSetActor:
+class DNSetActor(PodSetActor):
     """Reconciles a DNSet or a TNSet (``kind`` says which)."""
 
+    kind = "DNSet"
+    component = COMPONENT
+    readiness = READINESS
+    workload = STATEFUL
+
     def __init__(self, env: Env, kind: str = "DNSet") -> None:
-        self.env = env
+        super().__init__(env)
         self.kind = kind
 
-    async def observe(self, ctx: Context) -> Writes | None:
-        obj = ctx.obj
-        spec = admitted(self.kind, obj)["spec"]
-        service = resolve(self.env.caches, obj, spec)
-        if isinstance(service, Waiting):
-            ctx.set_condition("Ready", False, service.reason, service.message)
-            return None
-        namespace, name = ctx.namespace, ctx.name
-        selector = labels.sub_resource_labels(COMPONENT, name, namespace)
-        desired = self._desired(obj, spec, service, selector)
-        plan = Writes(self.env.client)
-        sync_stateful(ctx, self.env, desired, plan)
-        sync_metric_service(self.env.caches, obj, COMPONENT, spec, plan)
-        pods = self.env.caches.list(r.PODS, namespace, selector)
-        sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
-        roll = rollout(sts, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
-        force_rollback(ctx, roll, plan)
-        if roll.complete and not plan:
-            base = names.config_map_base_name(COMPONENT, name)
-            collect_unused(
-                self.env.caches, obj, COMPONENT, base, pods, [name_of(d) for _, d in desired], plan
-            )
-        store_status(ctx.status, pods, self.env.clock())
-        report_rollout(ctx, roll, int(spec["replicas"]), READINESS, pending=bool(plan))
-        return plan or None
-
-    async def finalize(self, ctx: Context) -> bool:
-        """Owned objects go by owner reference; nothing else to release."""
-        return True
-
-    def _desired(
+    def desired(
         self,
         obj: Mapping[str, Any],
         spec: Mapping[str, Any],
         service: LogService,
         selector: Mapping[str, str],
-    ) -> list[tuple[Any, Obj]]:
-        namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
+    ) -> Desired:
+        name = obj["metadata"]["name"]
         obj_labels = set_labels(COMPONENT, obj)
-        with invalid_config_is_terminal():
-            data = config_map_data(
-                COMPONENT,
-                name=name,
-                namespace=namespace,
-                spec=spec,
-                shared_storage=service.shared_storage,
-                hakeeper=service.endpoint,
-            )
-        config = hashed_config_map(obj, names.config_map_base_name(COMPONENT, name), obj_labels, data)
+        config = service_config(obj, COMPONENT, spec, service, obj_labels)
         headless = names.headless_service_name(COMPONENT, name)
         cache = spec.get("cacheVolume")
-        mounts = [{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}] if cache else []
         template = pod_template(
-            PodTemplateInput(
-                component=COMPONENT,
-                set_name=name,
-                namespace=namespace,
-                spec=spec,
-                image=str(spec.get("image") or ""),
+            template_input(
+                obj,
+                COMPONENT,
+                spec,
                 config_map=config["metadata"]["name"],
-                selector_labels=selector,
+                selector=selector,
                 shared_storage=service.shared_storage,
-                extra_labels=obj_labels,
-                extra_mounts=mounts,
+                obj_labels=obj_labels,
+                extra_mounts=[{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}] if cache else [],
                 headless_service=headless,
-                image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
-                restart_at=restart_stamp(obj),
             )
         )
-        claims: list[Obj] = []
-        if cache:
-            size = canonical_resources({"requests": {"storage": cache["size"]}})["requests"]["storage"]
-            claims.append(
-                volume_claim_template(layout.DATA_VOLUME, size, cache.get("storageClassName"), obj_labels)
-            )
-        claims += list((spec.get("overlay") or {}).get("volumeClaims") or ())
         workload = statefulset(
             obj,
             names.workload_name(COMPONENT, name),
@@ -143,7 +92,7 @@ class DNSetActor:
             replicas=int(spec["replicas"]),
             service_name=headless,
             template=template,
-            volume_claim_templates=claims,
+            volume_claim_templates=_claim_templates(spec, obj_labels),
             pvc_retention="Delete",
         )
         return [
@@ -151,3 +100,21 @@ class DNSetActor:
             (r.SERVICES, stamped(headless_service(obj, headless, obj_labels, selector, HEADLESS_PORTS))),
             (r.STATEFULSETS, stamped(workload)),
         ]
+
+    def report(
+        self, ctx: Context, pods: Sequence[Mapping[str, Any]], roll: Rollout, selector: Mapping[str, str]
+    ) -> None:
+        store_status(ctx.status, pods, self.env.clock())
+
+
+def _claim_templates(spec: Mapping[str, Any], obj_labels: Mapping[str, str]) -> list[Obj]:
+    """The ``mo-data`` cache volume (when ``cacheVolume`` is set), then the overlay's claims."""
+    claims: list[Obj] = []
+    cache = spec.get("cacheVolume")
+    if cache:
+        size = canonical_resources({"requests": {"storage": cache["size"]}})["requests"]["storage"]
+        claims.append(
+            volume_claim_template(layout.DATA_VOLUME, size, cache.get("storageClassName"), obj_labels)
+        )
+    claims += list((spec.get("overlay") or {}).get("volumeClaims") or ())
+    return claims

@@ -1,0 +1,272 @@
+"""The skeleton every component set's controller shares: one reconcile of a set
+of MatrixOne pods, in steps.
+
+1. admit the spec (the webhooks' rules: a bad spec becomes a condition);
+2. find the log service, or say in ``Ready`` what the set waits for
+   (``wait_for_log_service``);
+3. compute the desired objects: the one part each kind writes itself, from
+   the shared pieces ``hashed_config`` (its immutable ConfigMap) and
+   ``template_input`` (what its pod template is built from);
+4. sync them and read the roll (``sync_workload``): server-side apply of what
+   differs, the metric Service, the workload's roll from it and its pods, and
+   for a StatefulSet its volume growth and the forced rollback of pods stuck
+   on an outdated revision;
+5. delete the hashed ConfigMaps no pod needs once the roll is complete and
+   nothing else is planned (``collect_configs``);
+6. report: the kind's own status fields (``PodSetActor.report``), then
+   ``Ready`` and ``UpToDate`` in the kind's words (``Readiness``).
+
+As CloudNativePG composes its controllers from reusable sub-reconcilers, each
+step is a function a controller can call alone, and ``PodSetActor`` runs them
+in order for a set that needs nothing else (TN, proxy): such a kind names its
+``component``, ``readiness`` and ``workload`` (``STATEFUL`` or
+``STATELESS``) and writes ``desired``.
+
+A set with more to do calls the steps it shares from its own ``observe``:
+
+- the LogSet records its HAKeeper bootstrap decision before step 3 and holds
+  its S3 path (BucketClaim) before step 4; it runs steps 3 to 5 as they are
+  (``hashed_config`` takes the log service's own renderer as ``data``, its
+  bootstrap and gossip ConfigMaps stay its own) and reports HAKeeper's view
+  and failover instead of ``report_rollout``;
+- the CNSet makes its pods itself (no workload), so of step 4 it keeps only
+  the metric Service; it uses steps 2, 3 (``hashed_config``,
+  ``template_input`` with its readiness gate) and 5 with ``rolled`` meaning
+  "no pod left to create".
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from mo_operator.kube.actor import Context
+from mo_operator.kube.resource import Resource
+from mo_operator.matrixone import labels, names
+from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.config import config_map_data
+
+from . import deployments, statefulsets
+from . import resources as r
+from .admission import admitted
+from .configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
+from .deps import LogService, Waiting, resolve
+from .env import Env
+from .expansion import sync_stateful
+from .meta import name_of, namespace_of
+from .podtemplate import PodTemplateInput, restart_stamp
+from .prometheus import sync_metric_service
+from .statefulsets import Rollout
+from .status import Readiness, report_rollout
+from .writes import Writes
+
+Obj = dict[str, Any]
+Desired = list[tuple[Resource, Obj]]
+"""A set's desired objects, in the order they are written (ConfigMaps before the workload)."""
+
+
+class RolloutOf(Protocol):
+    """Where a workload's roll stands, from the workload as cached and its pods."""
+
+    def __call__(
+        self,
+        workload: Mapping[str, Any] | None,
+        pods: Iterable[Mapping[str, Any]],
+        /,
+        *,
+        now: float,
+        stall_seconds: float,
+    ) -> Rollout: ...
+
+
+def _sync_plain(ctx: Context, env: Env, desired: Sequence[tuple[Resource, Obj]], plan: Writes) -> None:
+    plan.sync(env.caches, desired)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """How a set's pods are run: which workload kind, how it is synced, how its roll is read."""
+
+    resource: Resource
+    sync: Callable[[Context, Env, Sequence[tuple[Resource, Obj]], Writes], None]
+    rollout: RolloutOf
+    forces_rollback: bool
+    """Whether pods stuck on an outdated revision are deleted (a StatefulSet may wait on them forever)."""
+
+
+STATEFUL = Workload(r.STATEFULSETS, sync_stateful, statefulsets.rollout, forces_rollback=True)
+"""A StatefulSet (log service, TN): volumes grow, stuck pods are replaced."""
+STATELESS = Workload(r.DEPLOYMENTS, _sync_plain, deployments.rollout, forces_rollback=False)
+"""A Deployment (proxy): applied as it is; the Deployment controller replaces pods itself."""
+
+
+def wait_for_log_service(
+    ctx: Context, env: Env, obj: Mapping[str, Any], spec: Mapping[str, Any]
+) -> LogService | None:
+    """The set's log service; None, with ``Ready`` saying what it waits for, until it has one.
+    Waiting is no error: the LogSet's own progress wakes the set."""
+    service = resolve(env.caches, obj, spec)
+    if isinstance(service, Waiting):
+        ctx.set_condition("Ready", False, service.reason, service.message)
+        return None
+    return service
+
+
+def hashed_config(
+    obj: Mapping[str, Any],
+    component: Component,
+    obj_labels: Mapping[str, str],
+    data: Callable[[], Mapping[str, str]],
+) -> Obj:
+    """The set's immutable ConfigMap of what ``data`` renders; a config that cannot
+    render is the user's to fix (a terminal condition, not a retry)."""
+    with invalid_config_is_terminal():
+        rendered = data()
+    return hashed_config_map(obj, names.config_map_base_name(component, name_of(obj)), obj_labels, rendered)
+
+
+def service_config(
+    obj: Mapping[str, Any],
+    component: Component,
+    spec: Mapping[str, Any],
+    service: LogService,
+    obj_labels: Mapping[str, str],
+) -> Obj:
+    """``hashed_config`` of a set that runs against a log service (TN, CN, proxy)."""
+    return hashed_config(
+        obj,
+        component,
+        obj_labels,
+        lambda: config_map_data(
+            component,
+            name=name_of(obj),
+            namespace=namespace_of(obj),
+            spec=spec,
+            shared_storage=service.shared_storage,
+            hakeeper=service.endpoint,
+        ),
+    )
+
+
+def template_input(
+    obj: Mapping[str, Any],
+    component: Component,
+    spec: Mapping[str, Any],
+    *,
+    config_map: str,
+    selector: Mapping[str, str],
+    shared_storage: Mapping[str, Any] | None,
+    obj_labels: Mapping[str, str],
+    **extras: Any,
+) -> PodTemplateInput:
+    """What every set's pod template is built from (image, config, selector, pull
+    policy, restart stamp); ``extras`` are the kind's own (volumes, mounts, gates)."""
+    return PodTemplateInput(
+        component=component,
+        set_name=name_of(obj),
+        namespace=namespace_of(obj),
+        spec=spec,
+        image=str(spec.get("image") or ""),
+        config_map=config_map,
+        selector_labels=selector,
+        shared_storage=shared_storage,
+        extra_labels=obj_labels,
+        image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
+        restart_at=restart_stamp(obj),
+        **extras,
+    )
+
+
+def sync_workload(
+    ctx: Context,
+    env: Env,
+    workload: Workload,
+    component: Component,
+    spec: Mapping[str, Any],
+    desired: Sequence[tuple[Resource, Obj]],
+    plan: Writes,
+) -> tuple[list[Mapping[str, Any]], Rollout]:
+    """Plan the writes that make the cluster hold ``desired`` (and the metric Service
+    the spec asks for); the set's pods and how far its roll got, from the cache."""
+    namespace, name = ctx.namespace, ctx.name
+    workload.sync(ctx, env, desired, plan)
+    sync_metric_service(env.caches, ctx.obj, component, spec, plan)
+    pods = env.caches.list(r.PODS, namespace, labels.sub_resource_labels(component, name, namespace))
+    cached = env.caches.get(workload.resource, namespace, names.workload_name(component, name))
+    roll = workload.rollout(cached, pods, now=env.clock(), stall_seconds=env.settings.rollout_stall_seconds)
+    if workload.forces_rollback:
+        statefulsets.force_rollback(ctx, roll, plan)
+    return list(pods), roll
+
+
+def collect_configs(
+    env: Env,
+    obj: Mapping[str, Any],
+    component: Component,
+    pods: Iterable[Mapping[str, Any]],
+    keep: Iterable[str],
+    plan: Writes,
+    *,
+    rolled: bool,
+) -> None:
+    """Plan the deletion of the set's hashed ConfigMaps that no pod mounts and ``keep``
+    does not name, only once ``rolled`` and nothing else is planned: a pod restarting
+    mid-roll must still find its config."""
+    if rolled and not plan:
+        base = names.config_map_base_name(component, name_of(obj))
+        collect_unused(env.caches, obj, component, base, pods, keep, plan)
+
+
+class PodSetActor(ABC):
+    """The Actor of a set that needs only the skeleton's steps (see the module doc)."""
+
+    kind: str
+    """The kind admitted (its webhook rules), which a subclass serving two names may set per instance."""
+    component: ClassVar[Component]
+    readiness: ClassVar[Readiness]
+    workload: ClassVar[Workload]
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    async def observe(self, ctx: Context) -> Writes | None:
+        obj = ctx.obj
+        spec = admitted(self.kind, obj)["spec"]
+        service = wait_for_log_service(ctx, self.env, obj, spec)
+        if service is None:
+            return None
+        selector = labels.sub_resource_labels(self.component, ctx.name, ctx.namespace)
+        desired = self.desired(obj, spec, service, selector)
+        plan = Writes(self.env.client)
+        pods, roll = sync_workload(ctx, self.env, self.workload, self.component, spec, desired, plan)
+        keep = [name_of(d) for _, d in desired]
+        collect_configs(self.env, obj, self.component, pods, keep, plan, rolled=roll.complete)
+        self.report(ctx, pods, roll, selector)
+        report_rollout(ctx, roll, int(spec["replicas"]), self.readiness, pending=bool(plan))
+        return plan or None
+
+    async def finalize(self, ctx: Context) -> bool:
+        """Owned objects go by owner reference; nothing else to release."""
+        return True
+
+    @abstractmethod
+    def desired(
+        self,
+        obj: Mapping[str, Any],
+        spec: Mapping[str, Any],
+        service: LogService,
+        selector: Mapping[str, str],
+    ) -> Desired:
+        """The set's objects as they should be (stamped), in the order they are written."""
+
+    @abstractmethod
+    def report(
+        self,
+        ctx: Context,
+        pods: Sequence[Mapping[str, Any]],
+        roll: Rollout,
+        selector: Mapping[str, str],
+    ) -> None:
+        """The kind's own status fields, set before ``Ready`` and ``UpToDate``."""

@@ -1,0 +1,246 @@
+"""The component sets' shared skeleton (controllers/common/podset.py), seen through
+the two sets built on it: a DNSet (StatefulSet) and a ProxySet (Deployment).
+
+Each set waits for its log service, applies what it is missing, settles with
+zero writes once the cluster holds what it wants, deletes hashed ConfigMaps no
+pod needs once its roll is complete, and words its conditions its own way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
+from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.dnset import DNSetActor
+from mo_operator.controllers.proxyset import ProxySetActor
+from mo_operator.kube.actor import Context
+from mo_operator.matrixone import labels
+from mo_operator.matrixone.component import Component
+
+from .controller_fakes import NOW, FakeCaches, condition, context, make_env, run
+
+Obj = dict[str, Any]
+NS = "ns"
+
+
+def logset(*, bootstrapped: bool = True) -> Obj:
+    status = {"discovery": {"address": f"mo-log-discovery.{NS}.svc", "port": 32001}} if bootstrapped else {}
+    return {
+        "apiVersion": "core.matrixorigin.io/v1alpha1",
+        "kind": "LogSet",
+        "metadata": {"name": "mo", "namespace": NS, "uid": "uid-log"},
+        "spec": {"replicas": 3, "volume": {"size": "1Gi"}, "sharedStorage": {"s3": {"path": "b/mo"}}},
+        "status": status,
+    }
+
+
+def a_set(kind: str, replicas: int = 2) -> Obj:
+    return {
+        "apiVersion": "core.matrixorigin.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": "mo", "namespace": NS, "uid": f"uid-{kind}", "generation": 1},
+        "spec": {"replicas": replicas, "image": "matrixorigin/matrixone:2.0.0"},
+        "deps": {"logSet": {"metadata": {"name": "mo", "namespace": NS}}},
+    }
+
+
+def actor_for(kind: str, caches: FakeCaches) -> Any:
+    env = make_env(caches)
+    return DNSetActor(env) if kind == "DNSet" else ProxySetActor(env)
+
+
+def workload_resource(kind: str) -> Any:
+    return r.STATEFULSETS if kind == "DNSet" else r.DEPLOYMENTS
+
+
+def pod(i: int, labels_: dict[str, str], *, ready: bool = True) -> Obj:
+    return {
+        "kind": "Pod",
+        "metadata": {
+            "name": f"mo-{i}",
+            "namespace": NS,
+            "uid": f"uid-pod-{i}",
+            "labels": labels_,
+            "creationTimestamp": format_time(NOW - 100),
+        },
+        "spec": {"volumes": []},
+        "status": {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "lastTransitionTime": format_time(NOW - 50),
+                }
+            ]
+        },
+    }
+
+
+def settled_world(kind: str, applied: list[Obj], replicas: int) -> FakeCaches:
+    """The cluster after ``applied`` landed and the workload controller rolled it:
+    the workload's status complete, its pods ready on its template and config."""
+    caches = FakeCaches(logset())
+    pods = []
+    for obj in applied:
+        obj = dict(obj, metadata={**obj["metadata"], "uid": f"uid-{obj['metadata']['name']}"})
+        if obj["kind"] in ("StatefulSet", "Deployment"):
+            obj["metadata"]["generation"] = 1
+            obj["status"] = {
+                "observedGeneration": 1,
+                "replicas": replicas,
+                "readyReplicas": replicas,
+                "updatedReplicas": replicas,
+                "availableReplicas": replicas,
+                "currentRevision": "rev1",
+                "updateRevision": "rev1",
+            }
+            template = obj["spec"]["template"]
+            pod_labels = {**template["metadata"]["labels"], "controller-revision-hash": "rev1"}
+            for i in range(replicas):
+                p = pod(i, pod_labels)
+                p["spec"] = template["spec"]
+                pods.append(p)
+        caches.add(obj)
+    caches.add(*pods)
+    return caches
+
+
+async def first_reconcile(kind: str, replicas: int = 2) -> tuple[list[Obj], Context]:
+    caches = FakeCaches(logset())
+    obj = a_set(kind, replicas)
+    caches.add(obj)
+    ctx = context(obj)
+    plan = await actor_for(kind, caches).observe(ctx)
+    assert plan is not None
+    calls = await run(plan)
+    assert {verb for verb, *_ in calls} == {"apply"}
+    return [body for *_, body in calls], ctx
+
+
+@pytest.mark.parametrize("kind", ["DNSet", "ProxySet"])
+async def test_a_set_waits_for_its_log_service_without_writing(kind: str) -> None:
+    caches = FakeCaches(logset(bootstrapped=False))
+    ctx = context(a_set(kind))
+    assert await actor_for(kind, caches).observe(ctx) is None
+    ready = condition(ctx, "Ready")
+    assert ready is not None and (ready["status"], ready["reason"]) == ("False", "WaitingForLogSet")
+
+
+@pytest.mark.parametrize(
+    ("kind", "made"),
+    [
+        ("DNSet", [("ConfigMap", "mo-dn-config-"), ("Service", "mo-dn-headless"), ("StatefulSet", "mo-dn")]),
+        (
+            "ProxySet",
+            [("ConfigMap", "mo-proxy-config-"), ("Service", "mo-proxy"), ("Deployment", "mo-proxy")],
+        ),
+    ],
+)
+async def test_a_new_set_applies_config_before_the_workload_that_mounts_it(
+    kind: str, made: list[tuple[str, str]]
+) -> None:
+    applied, ctx = await first_reconcile(kind)
+    shown = [(o["kind"], o["metadata"]["name"]) for o in applied if "metric" not in o["metadata"]["name"]]
+    assert [k for k, _ in shown] == [k for k, _ in made]
+    for (_, name), (_, want) in zip(shown, made, strict=True):
+        assert name.startswith(want), name
+    config = applied[0]["metadata"]["name"]
+    workload = next(o for o in applied if o["kind"] in ("StatefulSet", "Deployment"))
+    volumes = workload["spec"]["template"]["spec"]["volumes"]
+    assert config in {(v.get("configMap") or {}).get("name") for v in volumes}
+    up_to_date = condition(ctx, "UpToDate")
+    assert up_to_date is not None and up_to_date["reason"] == "Applying"
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason", "message"),
+    [
+        ("DNSet", "AllStoresReady", "2 TN stores registered in HAKeeper"),
+        ("ProxySet", "AllProxiesReady", "2 proxies ready"),
+    ],
+)
+async def test_a_settled_set_makes_zero_writes_and_reports_ready(
+    kind: str, reason: str, message: str
+) -> None:
+    applied, _ = await first_reconcile(kind)
+    caches = settled_world(kind, applied, replicas=2)
+    obj = a_set(kind)
+    caches.add(obj)
+    ctx = context(obj)
+    assert await actor_for(kind, caches).observe(ctx) is None
+    ready = condition(ctx, "Ready")
+    assert ready is not None and (ready["status"], ready["reason"], ready["message"]) == (
+        "True",
+        reason,
+        message,
+    )
+    up_to_date = condition(ctx, "UpToDate")
+    assert up_to_date is not None and up_to_date["reason"] == "RolloutComplete"
+
+
+@pytest.mark.parametrize("kind", ["DNSet", "ProxySet"])
+async def test_a_complete_roll_deletes_the_config_no_pod_mounts(kind: str) -> None:
+    applied, _ = await first_reconcile(kind)
+    caches = settled_world(kind, applied, replicas=2)
+    current = applied[0]
+    base = current["metadata"]["labels"][CONFIG_HASH_LABEL]
+    stale = {
+        **current,
+        "metadata": {**current["metadata"], "name": f"{base}-0ld", "uid": "uid-stale"},
+        "data": {"old": "config"},
+    }
+    caches.add(stale)
+    obj = a_set(kind)
+    caches.add(obj)
+    plan = await actor_for(kind, caches).observe(context(obj))
+    assert plan is not None
+    assert [(v, k, n) for v, k, n, _ in await run(plan)] == [("delete", "ConfigMap", f"{base}-0ld")]
+
+
+@pytest.mark.parametrize("kind", ["DNSet", "ProxySet"])
+async def test_a_rolling_set_keeps_every_config(kind: str) -> None:
+    applied, _ = await first_reconcile(kind)
+    caches = settled_world(kind, applied, replicas=2)
+    current = applied[0]
+    stale = {**current, "metadata": {**current["metadata"], "name": "mo-old", "uid": "uid-stale"}}
+    caches.add(stale)
+    obj = a_set(kind, replicas=3)  # one more pod than the workload has: not complete
+    caches.add(obj)
+    ctx = context(obj)
+    plan = await actor_for(kind, caches).observe(ctx)
+    assert plan is not None
+    assert [(v, k) for v, k, *_ in await run(plan)] == [("apply", workload_resource(kind).kind)]
+    ready = condition(ctx, "Ready")
+    assert ready is not None and (ready["status"], ready["message"][:4]) == ("False", "2/3 ")
+
+
+async def test_the_proxy_reports_where_clients_connect() -> None:
+    applied, _ = await first_reconcile("ProxySet")
+    caches = settled_world("ProxySet", applied, replicas=2)
+    obj = a_set("ProxySet")
+    caches.add(obj)
+    ctx = context(obj)
+    await actor_for("ProxySet", caches).observe(ctx)
+    status = ctx.status
+    assert (status["host"], status["port"], status["replicas"], status["readyReplicas"]) == (
+        f"mo-proxy.{NS}",
+        6001,
+        2,
+        2,
+    )
+    selector = labels.sub_resource_labels(Component.PROXY, "mo", NS)
+    assert set(status["labelSelector"].split(",")) == {f"{k}={v}" for k, v in selector.items()}
+
+
+async def test_a_tn_reports_its_stores() -> None:
+    applied, _ = await first_reconcile("DNSet")
+    caches = settled_world("DNSet", applied, replicas=2)
+    obj = a_set("DNSet")
+    caches.add(obj)
+    ctx = context(obj)
+    await actor_for("DNSet", caches).observe(ctx)
+    assert [s["podName"] for s in ctx.status["availableStores"]] == ["mo-0", "mo-1"]
+    assert ctx.status["failedStores"] == []

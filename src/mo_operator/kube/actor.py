@@ -247,7 +247,7 @@ class ActorReconciler:
             return _requeue(ctx.requeue_after)
         if action is not None:
             await action(ctx)
-            if not _synced(known, ctx.generation):
+            if not _synced(known, ctx.generation, "True") and not _synced(known, ctx.generation, "False"):
                 ctx.set_condition(SYNCED, False, "Progressing", _describe(action))
             await self._write_status(ctx, req, cached, known)
             return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
@@ -307,12 +307,14 @@ def _requeue(after: float | None) -> Result | None:
     return Result(requeue_after=after) if after is not None else None
 
 
-def _synced(status: Mapping[str, Any], generation: int) -> bool:
-    """``Synced`` is True for ``generation``: it was applied in full once."""
+def _synced(status: Mapping[str, Any], generation: int, value: str) -> bool:
+    """``Synced`` says ``value`` for ``generation``: True once it was applied in full;
+    False while it is being applied (its message then names the first step, not
+    each one: a new message per step would be a status write per step)."""
     for condition in status.get("conditions") or ():
         if condition.get("type") == SYNCED:
             return bool(
-                condition.get("status") == "True" and condition.get("observedGeneration") == generation
+                condition.get("status") == value and condition.get("observedGeneration") == generation
             )
     return False
 

@@ -5,32 +5,38 @@ embeds its sets' statuses) would otherwise rewrite itself on every
 transition of every child: while a cluster converges, that is most of the
 operator's writes. So a status write is *urgent* only when it says
 something another controller or a user waits on: the first status, a new
-``observedGeneration``, a condition that appears, goes or changes status,
-a reason named as trouble, a top-level field that appears or goes (a
-LogSet's ``discovery``, which its dependents wait for). Anything else (a
-reason or message that moves on, a count, an embedded child's detail) is
-written at most once per ``window`` seconds per object: a reconcile inside
-the window writes nothing and asks to be requeued when it closes. That
-requeue recomputes the status from the cache, so the last state is never
-lost, only written late by less than one window. A reconcile that finds
-nothing to change writes nothing, whatever the window.
+``observedGeneration``, a top-level field or a condition that appears or
+goes (a LogSet's ``discovery``, which its dependents wait for), ``Ready``
+changing status, a condition other than ``Synced`` turning True (a roll
+complete: the next component's turn), a reason named as trouble. Anything
+else (``Synced`` going back and forth, a roll starting, a reason or message
+that moves on, a count, an embedded child's detail) is written at most once
+per ``window`` seconds per object: a reconcile inside the window writes
+nothing and asks to be requeued when it closes. That requeue recomputes the
+status from the cache, so the last state is never lost, only written late
+by less than one window. A reconcile that finds nothing to change writes
+nothing, whatever the window.
 
 **Announcing.** One Event per meaningful transition, not per condition
 touched: a condition whose reason is trouble is always announced; of the
 others, one Event per write names the most significant change (``Ready``
-first), and only for a change a user reads as news: a condition that flips
-status, or that appears already True. A condition that first appears False
-(an object just made, "being created") is said by its status, not by an
-Event, so a converging cluster leaves a short trail.
+first), and only news: ``Ready`` changing status (or first appearing
+True), or, on an object that was Ready, another condition changing status
+(a roll starting or complete). An object on its way to its first Ready says
+its steps in its status; its Event is the one that says it is Ready, so a
+converging cluster leaves a short trail.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import Any
 
 Condition = Mapping[str, Any]
+
+READY = "Ready"
+SYNCED = "Synced"
 
 DEFAULT_WINDOW = 1.0
 """Seconds between two non-urgent status writes of one object: long enough to
@@ -53,7 +59,8 @@ def urgent(before: Mapping[str, Any], after: Mapping[str, Any], warnings: Collec
         return True
     for ctype, condition in new.items():
         was = old[ctype]
-        if was.get("status") != condition.get("status"):
+        flipped = was.get("status") != condition.get("status")
+        if flipped and (ctype == READY or (ctype != SYNCED and condition.get("status") == "True")):
             return True
         if condition.get("reason") in warnings and was.get("reason") != condition.get("reason"):
             return True
@@ -85,10 +92,6 @@ class StatusWindow:
         self._last.pop(key, None)
 
 
-PRIORITY = ("Ready",)
-"""Condition types whose change is named first when one write changes several."""
-
-
 def announcements(
     before: Mapping[str, Any],
     after: Mapping[str, Any],
@@ -99,6 +102,7 @@ def announcements(
     """The conditions of ``after`` to announce, each with whether it is a Warning:
     every trouble reason that changed, then at most one other news (see the module doc)."""
     old = _by_type(before)
+    serving = (old.get(READY) or {}).get("status") == "True" or READY not in _by_type(after)
     warned: list[tuple[bool, Condition]] = []
     news: list[Condition] = []
     for condition in after.get("conditions") or ():
@@ -108,18 +112,18 @@ def announcements(
             continue
         if condition.get("reason") in warnings:
             warned.append((True, condition))
-        elif (was is None and condition.get("status") == "True") or (
-            was is not None and was.get("status") != condition.get("status")
-        ):
+        elif (ctype == READY or serving) and _news(was, condition):
             news.append(condition)
-    ranked = sorted(news, key=lambda c: _rank(str(c.get("type")), PRIORITY))
-    return warned + [(False, c) for c in ranked[:1]]
+    news.sort(key=lambda c: c.get("type") != READY)
+    return warned + [(False, c) for c in news[:1]]
+
+
+def _news(was: Condition | None, condition: Condition) -> bool:
+    """The condition changed status, or first appears True."""
+    if was is None:
+        return condition.get("status") == "True"
+    return was.get("status") != condition.get("status")
 
 
 def _same(a: Condition, b: Condition) -> bool:
     return (a.get("status"), a.get("reason")) == (b.get("status"), b.get("reason"))
-
-
-def _rank(ctype: str, first: Iterable[str]) -> int:
-    order = list(first)
-    return order.index(ctype) if ctype in order else len(order)

@@ -47,6 +47,22 @@ def test_what_is_urgent() -> None:
         "counts and messages can wait"
     )
     assert not urgent(waiting, status(cond("Ready", "False", "Starting"), replicas=0)), "a Normal reason"
+    rolling = status(
+        cond("Ready", "True", "Up"), cond("UpToDate", "False", "Rolling"), cond("Synced", "False", "P")
+    )
+    assert urgent(
+        rolling,
+        status(cond("Ready", "True", "Up"), cond("UpToDate", "True", "Done"), cond("Synced", "False", "P")),
+    ), "a roll complete: the next component waits for it"
+    assert not urgent(
+        rolling,
+        status(
+            cond("Ready", "True", "Up"), cond("UpToDate", "False", "Rolling"), cond("Synced", "True", "S")
+        ),
+    ), "Synced settling"
+    assert not urgent(
+        status(cond("UpToDate", "True", "Done")), status(cond("UpToDate", "False", "Rolling"))
+    ), "a roll starting: the new generation already said so"
 
 
 def test_the_window_spaces_writes_of_one_object_only() -> None:
@@ -74,7 +90,11 @@ def test_one_event_per_transition_and_every_warning() -> None:
     found = announcements(before, troubled, warnings={"StoresDown", "RolloutStalled"})
     assert [(w, c["reason"]) for w, c in found] == [(True, "StoresDown"), (True, "RolloutStalled")]
     rolling = status(cond("Ready", "True", "AllReady"), cond("UpToDate", "False", "RollingUpdate"))
-    assert [c["reason"] for _, c in announcements(both_up, rolling)] == ["RollingUpdate"]
+    assert [c["reason"] for _, c in announcements(both_up, rolling)] == ["RollingUpdate"], (
+        "a Ready object rolls"
+    )
+    ready_rolled = status(cond("Ready", "False", "Creating"), cond("UpToDate", "True", "RolloutComplete"))
+    assert announcements(before, ready_rolled) == [], "on its way to Ready: the Ready Event says it"
     assert (
         announcements(rolling, status(cond("Ready", "True", "AllReady"), cond("UpToDate", "False", "X")))
         == []

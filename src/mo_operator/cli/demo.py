@@ -31,7 +31,7 @@ from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.operator import Operator
 from mo_operator.kube.client import ApiClient
-from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.objects import view
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
@@ -65,7 +65,7 @@ def example_cluster() -> dict[str, Any]:
 def _ready(obj: Mapping[str, Any] | None) -> tuple[str, str]:
     if obj is None:
         return "…", "not created yet"
-    condition = get_condition((obj.get("status") or {}).get("conditions") or (), "Ready")
+    condition = view(obj).condition("Ready")
     if condition is None:
         return "…", "starting"
     mark = "[green]✔[/green]" if condition["status"] == "True" else "[yellow]…[/yellow]"

@@ -20,6 +20,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from mo_operator.kube.metrics import REGISTRY
+from mo_operator.kube.objects import view
 from mo_operator.kube.resource import Resource
 
 from .common import resources as r
@@ -73,11 +74,11 @@ class ConditionCollector(Collector):
 
 
 def _samples(obj: Any) -> dict[tuple[str, str, str], float]:
-    meta = obj.get("metadata") or {}
-    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+    body = view(obj)
+    namespace, name = body.meta.namespace, body.meta.name
     return {
         (namespace, name, str(c.get("type"))): 1.0 if c.get("status") == "True" else 0.0
-        for c in (obj.get("status") or {}).get("conditions") or ()
+        for c in body.conditions
         if c.get("type")
     }
 

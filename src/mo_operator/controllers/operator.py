@@ -29,6 +29,7 @@ from mo_operator.kube.events import EventRecorder
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.leader import LeaderElector
 from mo_operator.kube.manager import Manager
+from mo_operator.kube.objects import meta_of, name_of, namespace_of, spec_of
 from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
@@ -108,11 +109,10 @@ def set_of_pod(component_kind: str) -> Callable[[Mapping[str, Any]], Iterable[Re
     and claims are owned by the set's workload, not by the set itself)."""
 
     def mapper(pod: Mapping[str, Any]) -> Iterable[Request]:
-        meta = pod.get("metadata") or {}
-        pod_labels = meta.get("labels") or {}
-        if pod_labels.get(labels.COMPONENT) != component_kind or not pod_labels.get(labels.INSTANCE):
+        meta = meta_of(pod)
+        if meta.labels.get(labels.COMPONENT) != component_kind or not meta.labels.get(labels.INSTANCE):
             return []
-        return [Request(meta.get("namespace") or "", pod_labels[labels.INSTANCE])]
+        return [Request(meta.namespace, meta.labels[labels.INSTANCE])]
 
     return mapper
 
@@ -125,11 +125,11 @@ def sets_of_storage_class(
     of_claim = set_of_pod(component_kind)
 
     def mapper(storage_class: Mapping[str, Any]) -> Iterable[Request]:
-        name = (storage_class.get("metadata") or {}).get("name")
+        name = name_of(storage_class)
         return {
             req
             for claim in caches.list(r.PVCS)
-            if (claim.get("spec") or {}).get("storageClassName") == name
+            if spec_of(claim).get("storageClassName") == name
             for req in of_claim(claim)
         }
 
@@ -138,23 +138,18 @@ def sets_of_storage_class(
 
 def consoles_of_credential(secret: Mapping[str, Any]) -> Iterable[Request]:
     """A cluster's credential Secret to the WebUI of that cluster (named like it)."""
-    meta = secret.get("metadata") or {}
-    secret_labels = meta.get("labels") or {}
-    if secret_labels.get(labels.COMPONENT) != "MatrixOneCluster":
+    meta = meta_of(secret)
+    if meta.labels.get(labels.COMPONENT) != "MatrixOneCluster":
         return []
-    return [Request(meta.get("namespace") or "", secret_labels.get(labels.INSTANCE, ""))]
+    return [Request(meta.namespace, meta.labels.get(labels.INSTANCE, ""))]
 
 
 def dependents_of_logset(caches: Caches, res: Resource) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
     """Map a LogSet to the sets of kind ``res`` that depend on it."""
 
     def mapper(logset: Mapping[str, Any]) -> Iterable[Request]:
-        meta = logset.get("metadata") or {}
-        key = f"{meta.get('namespace') or ''}/{meta.get('name')}"
-        return [
-            Request(d["metadata"].get("namespace") or "", d["metadata"]["name"])
-            for d in caches.by_index(res, LOGSET_REF_INDEX, key)
-        ]
+        key = f"{namespace_of(logset)}/{name_of(logset)}"
+        return [Request(namespace_of(d), name_of(d)) for d in caches.by_index(res, LOGSET_REF_INDEX, key)]
 
     return mapper
 

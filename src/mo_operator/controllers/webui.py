@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.actor import Context
+from mo_operator.kube.objects import spec_of
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import webui as webui_config
@@ -177,9 +178,7 @@ class WebUIActor:
         namespace = obj["metadata"].get("namespace") or ""
         base = names.config_map_base_name(COMPONENT, obj["metadata"]["name"])
         used = {
-            (v.get("secret") or {}).get("secretName")
-            for p in pods
-            for v in (p.get("spec") or {}).get("volumes") or ()
+            (v.get("secret") or {}).get("secretName") for p in pods for v in spec_of(p).get("volumes") or ()
         }
         for secret in self.env.caches.list(r.SECRETS, namespace, {CONFIG_BASE_LABEL: base}):
             if (

@@ -27,6 +27,7 @@ from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.actor import Context, TerminalError
 from mo_operator.kube.errors import AlreadyExists
 from mo_operator.kube.frozen import thaw
+from mo_operator.kube.objects import status_of
 from mo_operator.kube.times import format_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import ports
@@ -93,7 +94,7 @@ class BackupJobActor(JobActor):
             cnset = self.env.caches.get(r.CNSETS, namespace, name)
             if cnset is None:
                 return f"CNSet {name} not found"
-            status = cnset.get("status") or {}
+            status = status_of(cnset)
             if not status.get("host"):
                 return f"CNSet {name} has no SQL address yet"
             port = int(status.get("port") or ports.CN_SQL)
@@ -102,7 +103,7 @@ class BackupJobActor(JobActor):
         cluster = self.env.caches.get(r.MATRIXONE_CLUSTERS, namespace, name)
         if cluster is None:
             return f"MatrixOneCluster {name} not found"
-        status = cluster.get("status") or {}
+        status = status_of(cluster)
         if not status.get("host"):
             return f"MatrixOneCluster {name} has no SQL address yet"
         secret = source.get("secretRef") or (status.get("credentialRef") or {}).get("name")

@@ -29,6 +29,7 @@ from typing import Any, Final
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.actor import Context
 from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.objects import meta_of, status_of, view
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
@@ -132,7 +133,7 @@ class Outcome:
 
 
 def _tool_status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
-    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+    for status in status_of(pod).get("containerStatuses") or ():
         if status.get("name") == br.CONTAINER:
             return status  # type: ignore[no-any-return]
     return {}
@@ -142,7 +143,7 @@ def job_outcome(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> Ou
     """The outcome of ``job`` from its pods (those it controls) and its own conditions."""
     ours = sorted(
         (p for p in pods if is_controlled_by(p, job)),
-        key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""),
+        key=lambda p: meta_of(p).creation_timestamp,
         reverse=True,
     )
     ended: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
@@ -162,7 +163,7 @@ def job_outcome(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> Ou
             term.get("startedAt"),
             term.get("finishedAt"),
         )
-    conditions = (job.get("status") or {}).get("conditions") or ()
+    conditions = view(job).conditions
     failed = get_condition(conditions, "Failed")
     if failed is not None and failed.get("status") == "True":
         why = f"{failed.get('reason') or 'Failed'}: {failed.get('message') or ''}".rstrip(": ")
@@ -172,7 +173,7 @@ def job_outcome(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> Ou
         return Outcome(
             "failed", f"Job {name_of(job)} completed but its pod, which held the tool's result, is gone"
         )
-    waiting = next((p for p in ours if (p.get("status") or {}).get("phase") in (None, "Pending")), None)
+    waiting = next((p for p in ours if status_of(p).get("phase") in (None, "Pending")), None)
     if waiting is not None:
         return Outcome("running", f"pod {name_of(waiting)}: {podutil.problem(waiting)}")
     return Outcome("running", "")

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from mo_operator.kube.actor import TerminalError
+from mo_operator.kube.objects import labels_of, spec_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config.configmap import hashed_name
@@ -48,7 +49,7 @@ def config_maps_in_use(pods: Iterable[Mapping[str, Any]]) -> set[str]:
     """Names of the ConfigMaps the pods mount."""
     used: set[str] = set()
     for pod in pods:
-        for volume in (pod.get("spec") or {}).get("volumes") or ():
+        for volume in spec_of(pod).get("volumes") or ():
             name = (volume.get("configMap") or {}).get("name")
             if name:
                 used.add(name)
@@ -66,7 +67,7 @@ def unused_config_maps(
     return [
         cm
         for cm in existing
-        if (cm.get("metadata") or {}).get("labels", {}).get(CONFIG_HASH_LABEL) == base
+        if labels_of(cm).get(CONFIG_HASH_LABEL) == base
         and is_controlled_by(cm, owner)
         and name_of(cm) not in kept
         and not is_deleting(cm)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mo_operator.kube.objects import spec_of, status_of
+
 from .meta import child_metadata, is_deleting
 from .statefulsets import Rollout, stall
 
@@ -59,7 +61,7 @@ def rollout(
     """The roll state of ``dep`` (as cached) and its ``pods``."""
     if dep is None:
         return Rollout(0, 0, 0, False)
-    spec, status = dep.get("spec") or {}, dep.get("status") or {}
+    spec, status = spec_of(dep), status_of(dep)
     replicas = int(spec.get("replicas") or 0)
     observed = int(status.get("observedGeneration") or 0) >= int(dep["metadata"].get("generation") or 0)
     updated = int(status.get("updatedReplicas") or 0)

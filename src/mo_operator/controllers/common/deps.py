@@ -17,11 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mo_operator.kube.objects import view
 from mo_operator.matrixone import version
 from mo_operator.matrixone.discovery import HAKeeperEndpoint, active_ordinals, hakeeper_service_addresses
 
 from . import resources as r
 from .env import Caches
+from .meta import logset_ref as logset_ref
 
 
 @dataclass(frozen=True)
@@ -48,14 +50,6 @@ class Waiting:
     message: str
 
 
-def logset_ref(obj: Mapping[str, Any]) -> tuple[str, str] | None:
-    """``(namespace, name)`` of the LogSet a set's ``deps`` names, if it names one."""
-    ref = ((obj.get("deps") or {}).get("logSet") or {}).get("metadata") or {}
-    if not ref.get("name"):
-        return None
-    return str(ref.get("namespace") or obj["metadata"].get("namespace") or ""), str(ref["name"])
-
-
 def resolve(caches: Caches, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> LogService | Waiting:
     """The log service of set ``obj`` (with admitted ``spec``), or why it must wait."""
     external = ((obj.get("deps") or {}).get("externalLogSet") or {}).get("haKeeperEndpoint")
@@ -68,13 +62,14 @@ def resolve(caches: Caches, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> 
     logset = caches.get(r.LOGSETS, namespace, name)
     if logset is None:
         return Waiting("WaitingForLogSet", f"LogSet {namespace}/{name} does not exist yet")
-    discovery = (logset.get("status") or {}).get("discovery") or {}
+    body = view(logset)
+    discovery = body.status.get("discovery") or {}
     if not discovery.get("address"):
         return Waiting("WaitingForLogSet", f"LogSet {namespace}/{name} has not bootstrapped its HAKeeper yet")
     address = f"{discovery['address']}:{discovery.get('port')}"
     addresses: tuple[str, ...] = ()
     if not version.has_feature(version.version_of(spec), version.MOFeature.DISCOVERY_FIXED):
-        replicas = int((logset.get("spec") or {}).get("replicas") or 0)
+        replicas = int(body.spec.get("replicas") or 0)
         addresses = tuple(hakeeper_service_addresses(name, namespace, active_ordinals(replicas)))
-    storage = (logset.get("spec") or {}).get("sharedStorage") or {}
+    storage = body.spec.get("sharedStorage") or {}
     return LogService(HAKeeperEndpoint(address, addresses), storage, logset)

@@ -27,6 +27,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.kube.objects import annotations_of
+
 APPLIED_HASH = "matrixorigin.io/applied-hash"
 
 Obj = dict[str, Any]
@@ -90,8 +92,8 @@ def up_to_date(cached: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> 
     """True when ``cached`` needs no write to become ``desired`` (a stamped object)."""
     if cached is None:
         return False
-    want_hash = ((desired.get("metadata") or {}).get("annotations") or {}).get(APPLIED_HASH)
-    have_hash = ((cached.get("metadata") or {}).get("annotations") or {}).get(APPLIED_HASH)
+    want_hash = annotations_of(desired).get(APPLIED_HASH)
+    have_hash = annotations_of(cached).get(APPLIED_HASH)
     if want_hash is not None and want_hash != have_hash:
         return False
     return matches(desired, cached)

@@ -23,12 +23,14 @@ from mo_operator.kube.adapters import Client
 from mo_operator.kube.cache import IndexFunc
 from mo_operator.kube.informer import SharedInformer
 from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.kube.objects import labels_of, namespace_of
 from mo_operator.kube.resource import Resource
 from mo_operator.kube.selectors import as_selector
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
 
 from . import resources as r
+from .meta import logset_ref
 from .settings import Settings
 
 MANAGED_SELECTOR = labels.COMPONENT
@@ -74,12 +76,8 @@ whether a claim may grow."""
 
 def logset_ref_key(obj: Mapping[str, Any]) -> Iterable[str]:
     """The LogSet a set depends on, as ``namespace/name`` (index function)."""
-    ref = ((obj.get("deps") or {}).get("logSet") or {}).get("metadata") or {}
-    name = ref.get("name")
-    if not name:
-        return ()
-    namespace = ref.get("namespace") or (obj.get("metadata") or {}).get("namespace") or ""
-    return (f"{namespace}/{name}",)
+    ref = logset_ref(obj)
+    return () if ref is None else (f"{ref[0]}/{ref[1]}",)
 
 
 def label_index_name(key: str) -> str:
@@ -90,7 +88,7 @@ def label_key(key: str) -> IndexFunc:
     """The index function of label ``key``: its value, if the object has it."""
 
     def index(obj: Mapping[str, Any]) -> Iterable[str]:
-        value = ((obj.get("metadata") or {}).get("labels") or {}).get(key)
+        value = labels_of(obj).get(key)
         return (value,) if isinstance(value, str) else ()
 
     return index
@@ -150,8 +148,7 @@ class Caches:
                 for informer in informers
                 if informer is not None
                 for o in informer.store.by_index(label_index_name(indexed), match_labels[indexed])
-                if (namespace is None or ((o.get("metadata") or {}).get("namespace") or "") == namespace)
-                and rest.matches_object(o)
+                if (namespace is None or namespace_of(o) == namespace) and rest.matches_object(o)
             ]
         if namespace is not None and None not in scopes:
             informer = scopes.get(namespace)

@@ -69,6 +69,15 @@ def child_metadata(
     return meta
 
 
+def logset_ref(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(namespace, name)`` of the LogSet a set's ``deps`` names (in the set's
+    namespace when the reference names none), if it names one."""
+    ref = meta_of((obj.get("deps") or {}).get("logSet") or {})
+    if not ref.name:
+        return None
+    return ref.namespace or namespace_of(obj), ref.name
+
+
 def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     """Whether ``owner`` (by uid) is ``obj``'s controller owner."""
     controller = meta_of(obj).controller

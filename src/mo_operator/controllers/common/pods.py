@@ -11,16 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.kube.objects import meta_of, view
 from mo_operator.kube.times import format_time as format_time
 from mo_operator.kube.times import parse_time as parse_time
 from mo_operator.matrixone import layout
 
 
 def condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
-    for c in (pod.get("status") or {}).get("conditions") or ():
-        if c.get("type") == ctype:
-            return c  # type: ignore[no-any-return]
-    return None
+    return view(pod).condition(ctype)
 
 
 def is_ready(pod: Mapping[str, Any]) -> bool:
@@ -32,7 +30,7 @@ def not_ready_since(pod: Mapping[str, Any]) -> float | None:
     """When the pod last stopped being ready (or was created), None if it is ready."""
     if is_ready(pod):
         return None
-    created = parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
+    created = parse_time(meta_of(pod).creation_timestamp)
     ready = condition(pod, "Ready")
     changed = parse_time(ready.get("lastTransitionTime")) if ready else None
     times = [t for t in (created, changed) if t is not None]

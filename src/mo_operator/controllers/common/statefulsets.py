@@ -26,6 +26,7 @@ from typing import Any
 
 from mo_operator.kube.actor import Context
 from mo_operator.kube.errors import Conflict
+from mo_operator.kube.objects import labels_of, spec_of, status_of
 
 from . import pods as podutil
 from . import resources as r
@@ -113,15 +114,13 @@ def rollout(
     """The roll state of ``sts`` (as cached) and its ``pods``."""
     if sts is None:  # not made yet, or being replaced: its pods still serve meanwhile
         return Rollout(0, sum(1 for p in pods if not is_deleting(p) and podutil.is_ready(p)), 0, False)
-    spec, status = sts.get("spec") or {}, sts.get("status") or {}
+    spec, status = spec_of(sts), status_of(sts)
     replicas = int(spec.get("replicas") or 0)
     observed = int(status.get("observedGeneration") or 0) >= int(sts["metadata"].get("generation") or 0)
     update_revision = status.get("updateRevision")
     members = [p for p in pods if not is_deleting(p)]
     ready = sum(1 for p in members if podutil.is_ready(p))
-    updated = sum(
-        1 for p in members if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == update_revision
-    )
+    updated = sum(1 for p in members if labels_of(p).get(REVISION_LABEL) == update_revision)
     complete = (
         observed
         and int(status.get("replicas") or 0) == replicas

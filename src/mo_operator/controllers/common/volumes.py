@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mo_operator.kube.objects import annotations_of, is_deleting, spec_of, status_of
 from mo_operator.kube.quantity import canonical_quantity, quantity_value
 
 from .desired import matches
@@ -84,18 +85,16 @@ def size_of(text: Any) -> int:
 
 
 def request_of(claim: Mapping[str, Any]) -> str:
-    return str(
-        (((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage") or ""
-    )
+    return str(((spec_of(claim).get("resources") or {}).get("requests") or {}).get("storage") or "")
 
 
 def capacity_of(claim: Mapping[str, Any]) -> str:
-    return str(((claim.get("status") or {}).get("capacity") or {}).get("storage") or "")
+    return str((status_of(claim).get("capacity") or {}).get("storage") or "")
 
 
 def class_of(claim: Mapping[str, Any], default_class: str | None) -> str:
     """The StorageClass of a claim (the default one when it names none yet)."""
-    named = (claim.get("spec") or {}).get("storageClassName")
+    named = spec_of(claim).get("storageClassName")
     return str(named if named is not None else (default_class or ""))
 
 
@@ -108,10 +107,7 @@ def default_class_name(classes: Mapping[str, Mapping[str, Any]]) -> str | None:
     defaults = [
         c
         for c in classes.values()
-        if ((c.get("metadata") or {}).get("annotations") or {}).get(
-            "storageclass.kubernetes.io/is-default-class"
-        )
-        == "true"
+        if annotations_of(c).get("storageclass.kubernetes.io/is-default-class") == "true"
     ]
     if not defaults:
         return None
@@ -140,7 +136,7 @@ def plan_expansion(
         stuck: dict[tuple[str, str], list[str]] = {}
         for claim in sorted(claims.get(template) or (), key=lambda c: str(c["metadata"]["name"])):
             name = str(claim["metadata"]["name"])
-            if (claim.get("metadata") or {}).get("deletionTimestamp"):
+            if is_deleting(claim):
                 continue
             asked = size_of(request_of(claim))
             if asked < want:
@@ -151,7 +147,7 @@ def plan_expansion(
                         name
                     )
                     continue
-                if (claim.get("status") or {}).get("phase") != "Bound":
+                if status_of(claim).get("phase") != "Bound":
                     growing.append(f"{name}: waits to be bound")
                     continue
                 patches.append((name, canonical_quantity(size)))
@@ -206,8 +202,8 @@ def with_sizes(templates: Sequence[Mapping[str, Any]], sizes: Mapping[str, str])
 def must_replace(cached: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> bool:
     """Whether the cached StatefulSet's claim templates differ from the desired ones:
     they are immutable, so the StatefulSet must be replaced (not updated)."""
-    if cached is None or (cached.get("metadata") or {}).get("deletionTimestamp"):
+    if cached is None or is_deleting(cached):
         return False
-    want = (desired.get("spec") or {}).get("volumeClaimTemplates") or []
-    have = (cached.get("spec") or {}).get("volumeClaimTemplates") or []
+    want = spec_of(desired).get("volumeClaimTemplates") or []
+    have = spec_of(cached).get("volumeClaimTemplates") or []
     return not matches(want, have)

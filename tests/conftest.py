@@ -1,50 +1,19 @@
 """Shared fixtures: an embedded control plane per test (fast to start), and
-kubectl bound to it."""
+kubectl bound to it (the test kit's ``Kubectl``, importable from here)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mo_operator.cli.demo import kubectl_binary
 from mo_operator.localcluster.controlplane import ControlPlane
+from mo_operator.testing.kubectl import Kubectl
 
-
-class Kubectl:
-    """Runs kubectl against a kubeconfig, as a user would."""
-
-    def __init__(self, kubeconfig: Path) -> None:
-        self.kubeconfig = kubeconfig
-        self.binary = kubectl_binary()
-
-    async def run(
-        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
-    ) -> subprocess.CompletedProcess[str]:
-        proc = await asyncio.create_subprocess_exec(
-            self.binary,
-            "--kubeconfig",
-            str(self.kubeconfig),
-            *args,
-            stdin=asyncio.subprocess.PIPE if input is not None else None,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "KUBECACHEDIR": str(self.kubeconfig.parent / "kubecache")},
-        )
-        out, err = await asyncio.wait_for(
-            proc.communicate(input.encode() if input is not None else None), timeout
-        )
-        result = subprocess.CompletedProcess(list(args), proc.returncode or 0, out.decode(), err.decode())
-        if check and result.returncode != 0:
-            raise AssertionError(
-                f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}{result.stdout}"
-            )
-        return result
+__all__ = ["Kubectl"]
 
 
 @pytest.fixture

@@ -1,0 +1,49 @@
+"""A test kit for the operator, as controller-runtime's envtest and kopf's
+``KopfRunner`` are for theirs: what an end-to-end scenario or a benchmark
+needs to run the operator against a cluster and look at it as a user would.
+
+- ``open_world`` / ``World``: a cluster (embedded, or a real API server with
+  the simulated kubelets and MatrixOne attached), a namespace, a user client,
+  kubectl; cleaned up on a shared cluster (``cleanup``);
+- ``OperatorRunner``: the operator in this process or as a killable child;
+- ``manifests``: cluster manifests, placed on the simulated nodes when real;
+- ``waiting``: ``eventually`` and the one ``is_ready`` (observedGeneration
+  included);
+- ``timings``: the fast timings scenarios run with.
+
+It sits on the top layer, beside the CLI: it knows the whole product and
+nothing imports it but tests and benchmarks.
+"""
+
+from .cleanup import NAMESPACES, OUR_FINALIZERS, PERSISTENT_VOLUMES
+from .kubectl import Kubectl
+from .manifests import GROUP_VERSION, SIMULATED_STORAGE_CLASS, VERSION, cluster_manifest, place, runnable
+from .runner import OperatorRunner
+from .timings import FAST_SIMULATOR, MO_SETTINGS, OPERATOR_SETTINGS
+from .waiting import condition, eventually, is_ready, is_settled, observed
+from .world import World, open_world, remove_crds_and_simulated_nodes
+
+__all__ = [
+    "FAST_SIMULATOR",
+    "GROUP_VERSION",
+    "MO_SETTINGS",
+    "NAMESPACES",
+    "OPERATOR_SETTINGS",
+    "OUR_FINALIZERS",
+    "PERSISTENT_VOLUMES",
+    "SIMULATED_STORAGE_CLASS",
+    "VERSION",
+    "Kubectl",
+    "OperatorRunner",
+    "World",
+    "cluster_manifest",
+    "condition",
+    "eventually",
+    "is_ready",
+    "is_settled",
+    "observed",
+    "open_world",
+    "place",
+    "remove_crds_and_simulated_nodes",
+    "runnable",
+]

@@ -1,0 +1,243 @@
+"""The world a scenario runs in, the same on the embedded control plane and on
+a real API server: a cluster (``SimulatedCluster``: embedded, or its simulator
+and simulated MatrixOne attached to a real API server), a namespace of the
+scenario's own, a client acting as the user, and kubectl.
+
+``open_world`` is envtest as a library: it starts that cluster, installs our
+CRDs and makes the namespace, and on a shared real cluster leaves nothing
+behind. Nothing here relies on what only the embedded server offers: pods are
+made to fail through the simulator's rules ConfigMap, which any API server
+stores.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import copy
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from lightkube.config.kubeconfig import KubeConfig
+
+from mo_operator.api.crdgen import all_crds
+from mo_operator.api.install import CRDS, install_crds
+from mo_operator.controllers.common import resources as r
+from mo_operator.kube.client import ApiClient
+from mo_operator.kube.resource import Resource
+from mo_operator.localcluster.apiserver.server import ApiServer
+from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
+from mo_operator.localcluster.simulator.rules import RuleSet, rules_configmap
+from mo_operator.matrixone.simulated.cluster import SimulatedCluster
+
+from . import cleanup, manifests
+from .kubectl import Kubectl
+from .timings import FAST_SIMULATOR, MO_SETTINGS
+from .waiting import eventually, is_ready, is_settled
+
+Obj = dict[str, Any]
+NODES = Resource("", "v1", "Node", "nodes", False)
+
+
+class World:
+    """One scenario's cluster, namespace, user client and kubectl."""
+
+    def __init__(
+        self,
+        cluster: SimulatedCluster,
+        kubeconfig: Path,
+        namespace: str,
+        client: ApiClient,
+        *,
+        real: bool = False,
+    ) -> None:
+        self.cluster = cluster
+        self.kubeconfig = kubeconfig
+        self.namespace = namespace
+        self.client = client
+        self.real = real
+        self._kubectl = Kubectl(kubeconfig, namespace)
+
+    # ------------------------------------------------------------- manifests
+    def for_cluster(self, obj: Obj) -> Obj:
+        """``obj`` made runnable here (see ``manifests.runnable``)."""
+        return manifests.runnable(obj, self.namespace, real=self.real)
+
+    def runnable_set(self, set_spec: Obj) -> Obj:
+        """A set's spec (a CN group, say) made runnable here, for a patch that replaces one."""
+        set_spec = copy.deepcopy(set_spec)
+        if self.real:
+            manifests.place(set_spec)
+        return set_spec
+
+    def cluster_manifest(self, name: str = "mo", **spec: Any) -> Obj:
+        """A minimal MatrixOneCluster, with ``spec`` fields replacing the defaults, runnable here."""
+        return self.for_cluster(manifests.cluster_manifest(name, **spec))
+
+    # ---------------------------------------------------------------- actions
+    async def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """Run kubectl in the scenario's namespace, as a user would (retrying while the API
+        server is unreachable, as a user would too)."""
+        return await self._kubectl.run_riding_out_restarts(*args, input=input, check=check)
+
+    async def apply(self, obj: Obj) -> None:
+        """``kubectl apply`` a manifest, as a user would."""
+        await self.kubectl("apply", "-f", "-", input=yaml.safe_dump(obj))
+
+    async def get(self, res: Any, name: str) -> Obj | None:
+        return await self.client.get_or_none(res, name, self.namespace)
+
+    async def list(self, res: Any, **labels: str) -> list[Obj]:
+        selector = ",".join(f"{k}={v}" for k, v in labels.items()) or None
+        return (await self.client.list(res, self.namespace, label_selector=selector)).items
+
+    async def pods(self, **labels: str) -> builtins.list[Obj]:
+        """The namespace's pods not being deleted."""
+        return [p for p in await self.list(r.PODS, **labels) if not p["metadata"].get("deletionTimestamp")]
+
+    # ------------------------------------------------------------------ waits
+    async def wait_ready(self, res: Any, name: str, timeout: float = 60.0) -> Obj:
+        return await self._wait(res, name, timeout, "Ready", is_ready)
+
+    async def wait_settled(self, res: Any, name: str, timeout: float = 60.0) -> Obj:
+        """Ready and every pod on the current spec (``UpToDate``), at the latest generation."""
+        return await self._wait(res, name, timeout, "settled", is_settled)
+
+    async def _wait(
+        self, res: Any, name: str, timeout: float, what: str, done: Callable[[Obj | None], bool]
+    ) -> Obj:
+        last: list[Obj | None] = [None]
+
+        async def check() -> Obj | None:
+            last[0] = await self.get(res, name)
+            return last[0] if done(last[0]) else None
+
+        try:
+            found: Obj = await eventually(check, timeout)
+        except AssertionError:
+            conditions = ((last[0] or {}).get("status") or {}).get("conditions")
+            raise AssertionError(
+                f"{res.kind} {name} not {what} after {timeout}s; conditions: {conditions}"
+                f"\n{await self.workloads()}"
+            ) from None
+        return found
+
+    async def workloads(self) -> str:
+        """The namespace's StatefulSets and Deployments as the server holds them, a line each:
+        a wait that timed out then tells whether the workload controllers or the operator lag."""
+        lines = []
+        for res in (r.STATEFULSETS, r.DEPLOYMENTS):
+            for obj in await self.list(res):
+                meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+                revisions = (status.get("currentRevision"), status.get("updateRevision"))
+                lines.append(
+                    f"  {res.kind} {meta['name']}: generation {meta.get('generation')} observed"
+                    f" {status.get('observedGeneration')}, replicas {spec.get('replicas')} status"
+                    f" {status.get('replicas')}/ready {status.get('readyReplicas')}/updated"
+                    f" {status.get('updatedReplicas')}, revisions {revisions}"
+                )
+        return "\n".join(["workloads on the server:", *lines])
+
+    # ----------------------------------------------------------------- faults
+    async def restart_api_server(self) -> None:
+        """Stop the embedded API server and start a new one on the same port from its
+        data directory, as kube-apiserver restarts over etcd: objects and the
+        resourceVersion counter survive, watches and the watch cache do not."""
+        control_plane = self.cluster.control_plane
+        assert control_plane is not None and control_plane.server.data_dir is not None, "needs a data dir"
+        old = control_plane.server
+        await old.stop()
+        control_plane.server = ApiServer(
+            port=old.port,
+            data_dir=old.data_dir,
+            history_size=old.store.history_size,
+            bookmark_interval=old.watch_settings.bookmark_interval,
+        )
+        await control_plane.server.start()
+
+    async def set_simulator_rules(self, rules: RuleSet) -> None:
+        """Make chosen pods fail (image pull errors, crashes, never ready) by rule,
+        through the rules ConfigMap (which works against a real API server too)."""
+        body = rules_configmap(rules)
+        namespace = body["metadata"]["namespace"]
+        if await self.client.get_or_none(cleanup.NAMESPACES, namespace) is None:
+            await self.client.create(cleanup.NAMESPACES, {"metadata": {"name": namespace}})
+        await self.client.apply(body, resource=r.CONFIGMAPS, force=True)
+
+    # ---------------------------------------------------------------- cleanup
+    async def remove_our_objects(self, wait: float) -> None:
+        """Delete our objects in the namespace, finalized by the operator within ``wait``
+        seconds or stripped of their finalizers after (see ``cleanup``)."""
+        await cleanup.remove_our_objects(self.client, self.namespace, wait)
+
+    async def delete_namespace(self, timeout: float = 60.0) -> None:
+        """Delete the namespace and wait until it and its volumes are gone (see ``cleanup``)."""
+        await cleanup.delete_namespace(self.client, self.namespace, timeout)
+
+
+def _cluster(real_kubeconfig: str | None, data_dir: Path) -> SimulatedCluster:
+    if real_kubeconfig:  # the kubelets' timing; the controllers are the real ones
+        return SimulatedCluster(
+            attach_to=real_kubeconfig,
+            simulator_options=FAST_SIMULATOR,
+            mo_settings=MO_SETTINGS,
+            refresh_interval=0.05,
+        )
+    return SimulatedCluster(
+        data_dir=data_dir,  # so a scenario can restart the API server over its state
+        simulator_options=FAST_SIMULATOR,
+        mo_settings=MO_SETTINGS,
+        refresh_interval=0.05,
+    )
+
+
+@contextlib.asynccontextmanager
+async def open_world(workdir: Path, real_kubeconfig: str | None = None) -> AsyncIterator[World]:
+    """A fresh world in ``workdir``: an embedded cluster of its own, or the real cluster
+    ``real_kubeconfig`` names (shared: the world has its own namespace there, and its
+    objects and namespace are removed at the end)."""
+    kubeconfig = Path(real_kubeconfig) if real_kubeconfig else workdir / "kubeconfig"
+    cluster = _cluster(real_kubeconfig, workdir / "etcd")
+    await (cluster.start() if real_kubeconfig else cluster.start(kubeconfig))
+    client = ApiClient(KubeConfig.from_file(str(kubeconfig)), field_manager="e2e-user", qps=None)
+    world = World(cluster, kubeconfig, f"e2e-{uuid.uuid4().hex[:8]}", client, real=bool(real_kubeconfig))
+    try:
+        await install_crds(client)
+        await client.create(cleanup.NAMESPACES, {"metadata": {"name": world.namespace}})
+        yield world
+    finally:
+        try:
+            if real_kubeconfig:  # a shared cluster: leave nothing behind, nothing Terminating
+                await world.remove_our_objects(wait=5.0)
+                await world.delete_namespace()
+        finally:
+            await client.close()
+            await cluster.stop()
+
+
+async def remove_crds_and_simulated_nodes(real_kubeconfig: str) -> None:
+    """At the end of a session on a real cluster: our CRDs deleted (and gone, so that a
+    next session does not find them Terminating), and the simulated Nodes, which
+    outlive each world's simulator (the next one takes them over) but have no kubelet
+    once the session ends."""
+    client = ApiClient(KubeConfig.from_file(real_kubeconfig), field_manager="e2e-user")
+    try:
+        names = [crd["metadata"]["name"] for crd in all_crds()]
+        for name in names:
+            await client.delete(CRDS, name, missing_ok=True)
+        nodes = await client.list(NODES, label_selector=f"{SIMULATED_LABEL}=true")
+        for node in nodes.items:
+            await client.delete(NODES, node["metadata"]["name"], missing_ok=True)
+
+        async def gone() -> bool:
+            return all([await client.get_or_none(CRDS, name) is None for name in names])
+
+        await eventually(gone, timeout=60, message="the CRDs are deleted")
+    finally:
+        await client.close()

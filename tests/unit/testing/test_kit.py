@@ -1,0 +1,96 @@
+"""The shared test kit's pure parts: what counts as Ready, how a manifest is
+made runnable on a real cluster, and how ``eventually`` rides out an API
+server that is away."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mo_operator.kube.errors import ApiConnectionError
+from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
+from mo_operator.testing import (
+    SIMULATED_STORAGE_CLASS,
+    cluster_manifest,
+    eventually,
+    is_ready,
+    is_settled,
+    runnable,
+)
+
+Obj = dict[str, Any]
+
+
+def obj(generation: int, observed: int, **conditions: str) -> Obj:
+    return {
+        "metadata": {"name": "mo", "generation": generation},
+        "status": {
+            "observedGeneration": observed,
+            "conditions": [{"type": t, "status": s} for t, s in conditions.items()],
+        },
+    }
+
+
+def test_ready_counts_only_for_the_latest_generation() -> None:
+    assert is_ready(obj(2, 2, Ready="True"))
+    assert not is_ready(obj(3, 2, Ready="True")), "a Ready of the previous spec is not Ready"
+    assert not is_ready(obj(2, 2, Ready="False"))
+    assert not is_ready(None)
+
+
+def test_settled_also_needs_every_pod_on_the_current_spec() -> None:
+    assert is_settled(obj(1, 1, Ready="True", UpToDate="True"))
+    assert not is_settled(obj(1, 1, Ready="True", UpToDate="False"))
+    assert not is_settled(obj(2, 1, Ready="True", UpToDate="True"))
+
+
+def test_on_the_embedded_cluster_a_manifest_only_gets_its_namespace() -> None:
+    manifest = cluster_manifest("mo")
+    made = runnable(manifest, "ns", real=False)
+    assert made["metadata"]["namespace"] == "ns"
+    assert made["spec"] == manifest["spec"]
+    assert "namespace" not in manifest["metadata"], "the original is left alone"
+
+
+def test_on_a_real_cluster_every_set_goes_to_the_simulated_nodes_and_volumes() -> None:
+    made = runnable(cluster_manifest("mo", proxy={"replicas": 1}), "ns", real=True)
+    spec = made["spec"]
+    for s in (spec["logService"], spec["tn"], spec["proxy"], *spec["cnGroups"]):
+        assert s["nodeSelector"] == {SIMULATED_LABEL: "true"}
+        assert [t["key"] for t in s["overlay"]["tolerations"]] == [SIMULATED_LABEL]
+    assert spec["logService"]["volume"]["storageClassName"] == SIMULATED_STORAGE_CLASS
+
+
+def test_a_set_alone_is_placed_too_and_its_own_storage_class_kept() -> None:
+    cnset = {
+        "kind": "CNSet",
+        "metadata": {"name": "c"},
+        "spec": {"cacheVolume": {"size": "1Gi", "storageClassName": "mine"}},
+    }
+    made = runnable(cnset, "ns", real=True)
+    assert made["spec"]["nodeSelector"] == {SIMULATED_LABEL: "true"}
+    assert made["spec"]["cacheVolume"]["storageClassName"] == "mine"
+
+
+async def test_eventually_rides_out_an_unreachable_server_and_returns_the_answer() -> None:
+    answers: list[Any] = [ApiConnectionError("refused"), None, "done"]
+
+    def check() -> Any:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    assert await eventually(check, timeout=5, interval=0) == "done"
+
+
+async def test_eventually_fails_with_the_last_answer_and_stops_on_a_real_error() -> None:
+    with pytest.raises(AssertionError, match=r"not true after 0\.05s: nothing yet \(last: False\)"):
+        await eventually(lambda: False, timeout=0.05, interval=0.01, message="nothing yet")
+
+    def broken() -> None:
+        raise KeyError("a bug")
+
+    with pytest.raises(KeyError):
+        await eventually(broken, timeout=1)

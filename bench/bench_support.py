@@ -21,6 +21,8 @@ from mo_operator.kube.resource import Resource
 
 CONFIGMAPS = Resource("", "v1", "ConfigMap", "configmaps", True)
 REPO = Path(__file__).resolve().parents[1]
+_used: list[str] = []
+"""The server this run's figures came from, once a script chose one (``print_figures`` says it)."""
 
 
 def start_real_control_plane() -> None:
@@ -31,10 +33,17 @@ def start_real_control_plane() -> None:
 
     from mo_operator.localcluster.envtest import start_from_environment
 
+    if os.environ.get("MO_BENCH_SERVER"):
+        return  # started already in this process
     plane = start_from_environment("MO_TEST_KUBECONFIG")
     if plane is not None:
         os.environ["MO_BENCH_SERVER"] = f"kube-apiserver from {plane.assets} ({plane.url})"
         atexit.register(plane.stop)
+
+
+def note_server(name: str) -> None:
+    """Say which server the figures come from (``print_figures`` prints the last one)."""
+    _used.append(name)
 
 
 def rss_bytes(pid: int | None = None) -> int:
@@ -47,12 +56,24 @@ def rss_bytes(pid: int | None = None) -> int:
 @dataclass(frozen=True)
 class ControlPlane:
     kubeconfig: Path
-    pid: int
+    pid: int | None
+    """The embedded server's process; None for kube-apiserver."""
 
 
 @contextlib.asynccontextmanager
-async def control_plane_process() -> AsyncIterator[ControlPlane]:
-    """Run ``mo-operator control-plane`` (API only) in its own process."""
+async def control_plane_process(*, real: bool = True) -> AsyncIterator[ControlPlane]:
+    """An API server in its own process, fresh for this run: kube-apiserver when
+    ``KUBEBUILDER_ASSETS`` names its binaries (and ``real``: a benchmark of the
+    embedded server itself passes False), else ``mo-operator control-plane``
+    (API only). An existing cluster (``MO_TEST_KUBECONFIG`` alone) is not used:
+    these benchmarks fill the ``default`` namespace."""
+    if real and os.environ.get("KUBEBUILDER_ASSETS"):
+        start_real_control_plane()
+        if os.environ.get("MO_BENCH_SERVER"):
+            note_server(os.environ["MO_BENCH_SERVER"])
+            yield ControlPlane(Path(os.environ["MO_TEST_KUBECONFIG"]), None)
+            return
+    note_server("the embedded control plane")
     with tempfile.TemporaryDirectory() as d:
         kubeconfig = Path(d) / "kubeconfig"
         proc = await asyncio.create_subprocess_exec(
@@ -104,8 +125,8 @@ async def create_all(client: ApiClient, objects: Sequence[dict[str, Any]], concu
 
 
 def print_figures(figures: list[dict[str, Any]]) -> None:
-    server = os.environ.get("MO_BENCH_SERVER") or os.environ.get("MO_TEST_KUBECONFIG")
-    print(f"server: {server or 'the embedded control plane'}", file=sys.stderr, flush=True)
+    server = _used[-1] if _used else os.environ.get("MO_BENCH_SERVER") or os.environ.get("MO_TEST_KUBECONFIG")
+    print(f"server: {server or 'none (no API server involved)'}", file=sys.stderr, flush=True)
     for f in figures:
         print(json.dumps(f))
     print()

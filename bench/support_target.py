@@ -27,7 +27,7 @@ from typing import Any
 
 from lightkube.config.kubeconfig import KubeConfig
 
-from bench_support import start_real_control_plane
+from bench_support import note_server, start_real_control_plane
 from mo_operator.api.install import install_crds
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.env import OUR_KINDS
@@ -84,6 +84,7 @@ async def _wait_for_kubeconfig(path: Path, proc: asyncio.subprocess.Process, nee
 async def target(*, simulator: bool = True) -> AsyncIterator[Target]:
     """The cluster the operator runs against (see the module doc);
     ``simulator=False``: an API server alone (nothing runs pods)."""
+    note_server(os.environ.get("MO_BENCH_SERVER") or REAL_KUBECONFIG or "the embedded control plane")
     if REAL_KUBECONFIG and not simulator:
         yield Target(Path(REAL_KUBECONFIG), None, True)
         return

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +103,16 @@ class Probe:
                 self.went_undrained.add(name)
 
 
+def _echo(lines: list[str]) -> Callable[[str], None]:
+    """Keep the command's output for the assertions, and show it in a failing test's log."""
+
+    def echo(line: str) -> None:
+        lines.append(line)
+        print(line)
+
+    return echo
+
+
 def _ready(pod: Obj) -> bool:
     return is_true((pod.get("status") or {}).get("conditions"), "Ready")
 
@@ -154,7 +165,8 @@ async def test_takeover_keeps_quorum_clients_and_data(world: World, operator_run
     task = asyncio.create_task(probe.run())
     try:
         lines: list[str] = []
-        assert await adopt(world.client, world.namespace, timeout=180, echo=lines.append) == 0, lines
+        rc = await adopt(world.client, world.namespace, timeout=120, echo=_echo(lines))
+        assert rc == 0, lines
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

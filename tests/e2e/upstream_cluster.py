@@ -10,7 +10,8 @@ pod carries Kruise's ``controller-revision-hash`` and, for the 1.3 config
 scheme, the ``matrixorigin.io/config-suffix`` annotation and a ConfigMap
 ``<set>-<c>-config`` of the Go operator's naming; CN pods keep upstream's
 ``matrixorigin.io/cn-draining`` finalizer and ``matrixone.cloud/cn-uuid``
-label. The Kruise CRDs are OpenKruise's own (tests/e2e/data).
+label. The Kruise CRDs are OpenKruise v1.4.0's own (tests/e2e/data), the
+version the Go operator's kruise-api dependency pins.
 
 How it is built: our operator first creates the cluster (the MatrixOne
 objects, Services, Secret, BucketClaim, claims and the bootstrapped
@@ -364,17 +365,19 @@ async def _wait_pod_ready(world: World, name: str) -> None:
 
 
 def _workload_status(workload: Obj, replicas: int, revision: str) -> Obj:
-    return {
+    status = {
         "observedGeneration": workload["metadata"].get("generation") or 1,
         "replicas": replicas,
         "readyReplicas": replicas,
         "availableReplicas": replicas,
         "updatedReplicas": replicas,
         "updatedReadyReplicas": replicas,
-        "currentReplicas": replicas,
         "currentRevision": revision,
         "updateRevision": revision,
     }
+    if workload["kind"] == "StatefulSet":
+        status["currentReplicas"] = replicas
+    return status
 
 
 async def _upstream_status(world: World, component: Component, set_name: str) -> None:

@@ -130,11 +130,15 @@ async def _record_hakeeper(client: ApiClient, name: str, namespace: str, pods: l
 
 
 async def _settled(client: ApiClient, component: Component, name: str, namespace: str) -> bool:
-    """The set's pods all belong to our workload, run its current template and are ready."""
+    """The set's pods all belong to our workload, run its current template and are
+    ready, and the old ones are gone (so their ConfigMaps are no longer mounted)."""
     obj = await client.get(SET_KINDS[component].sets, name, namespace)
     replicas = int((obj.get("spec") or {}).get("replicas") or 0)
-    pods = [p for p in await set_pods(client, component, name, namespace) if not is_deleting(p)]
-    if len(pods) != replicas or not all(has_controller(p) and podutil.is_ready(p) for p in pods):
+    every = await set_pods(client, component, name, namespace)
+    if not all(has_controller(p) for p in every):  # an old pod still running, or still going
+        return False
+    pods = [p for p in every if not is_deleting(p)]
+    if len(pods) != replicas or not all(podutil.is_ready(p) for p in pods):
         return False
     if component is Component.CN:
         return _condition_true(obj, "UpToDate")

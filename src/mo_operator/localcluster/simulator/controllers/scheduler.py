@@ -27,6 +27,9 @@ class Scheduler(Component):
         super().__init__(*args, **kw)
         #: Pods bound but not yet seen bound in the cache (the "assumed" pods).
         self.assumed: dict[tuple[str, str], str] = {}
+        #: Pods given a node whose claims are still being provisioned there (PreBind):
+        #: they count on that node, so pods scheduled meanwhile spread around them.
+        self.reserved: dict[tuple[str, str], str] = {}
 
     def setup(self) -> None:
         self.caches[POD].add_handler(self._on_pod)
@@ -42,6 +45,7 @@ class Scheduler(Component):
             return
         # Bound (the cache caught up with our binding) or gone: no longer assumed.
         self.assumed.pop(key_of(new or old or {}), None)
+        self.reserved.pop(key_of(new or old or {}), None)
         # A pod leaving a node frees room: others may fit now.
         if etype == "DELETED" or (new is not None and is_terminal(new)):
             self.resync()
@@ -60,7 +64,9 @@ class Scheduler(Component):
         by_node: dict[str, list[Obj]] = {}
         for node in self.caches[NODE].objects():
             by_node[name_of(node)] = list(self.caches[POD].by_index("node", name_of(node)))
-        for (ns, name), node_name in self.assumed.items():
+        for (ns, name), node_name in {**self.reserved, **self.assumed}.items():
+            if (ns, name) == key_of(pod):
+                continue
             p = self.caches[POD].get(ns, name)
             if p is not None and not node_name_of(p):
                 by_node.setdefault(node_name, []).append(p)
@@ -79,6 +85,7 @@ class Scheduler(Component):
             return None
         placement = schedule(pod, self._state(pod))
         if placement.node is None:
+            self.reserved.pop(key, None)
             return await self._unschedulable(pod, placement.message)
         if placement.select_claims:
             ok = await self.write(
@@ -90,7 +97,9 @@ class Scheduler(Component):
             if not ok:
                 return 0.1
         if placement.wait:
+            self.reserved[key] = placement.node
             return 0.2  # PreBind: wait for the claims to be bound
+        self.reserved.pop(key, None)
         self.assumed[key] = placement.node
         uid = (pod.get("metadata") or {}).get("uid", "")
         if not await self.write([Bind(key[0], key[1], uid, placement.node)]):

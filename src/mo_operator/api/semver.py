@@ -1,65 +1,114 @@
-"""Semantic versions as the API reads them: image tags, ``semanticVersion`` and
-``operatorVersion`` fields, parsed tolerantly like upstream's ``semver.ParseTolerant``.
+"""Semantic versions: image tags, ``semanticVersion`` and ``operatorVersion``
+fields, parsed tolerantly like upstream's ``semver.ParseTolerant``; never raises.
 
-The API layer reads versions to warn (a set's version that is not semantic is
-admitted with a warning, see ``validation/versions.py``) and to validate (an
-operatorVersion may not go back), and cannot import the MatrixOne layer above it,
-so this is the API's own small parser, accepting exactly what
-:func:`mo_operator.matrixone.version.parse_version` accepts; it never raises.
+Here in the API layer because the API reads versions to warn (a set's version
+that is not semantic is admitted with a warning, ``validation/versions.py``)
+and to validate (an operatorVersion may not go back); the MatrixOne layer
+above builds its features-by-version on the same parser
+(:mod:`mo_operator.matrixone.version`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Version", "image_tag", "parse_tolerant"]
+__all__ = ["SemVer", "image_tag", "parse_strict", "parse_tolerant"]
 
 _NUMERIC = re.compile(r"0|[1-9][0-9]*")
-_IDENT = re.compile(r"[0-9A-Za-z-]+")
+_IDENTIFIER = re.compile(r"[0-9A-Za-z-]+")
+_DIGITS = re.compile(r"[0-9]+")
 
 
-@dataclass(frozen=True, order=True)
-class Version:
-    """A version, ordered by semver precedence (build metadata is not kept)."""
+@functools.total_ordering
+@dataclass(frozen=True, eq=False)
+class SemVer:
+    """A semantic version (semver.org 2.0.0).
+
+    Equality, hashing and ordering follow semver precedence, which ignores build
+    metadata (§10): ``1.0.0+a == 1.0.0+b``. ``str()`` keeps the build metadata.
+    """
 
     major: int
     minor: int
     patch: int
-    # A release sorts after its pre-releases; numeric identifiers before alphanumeric ones.
-    pre: tuple[tuple[int, int, str], ...] = ((1, 0, ""),)
+    prerelease: tuple[int | str, ...] = ()
+    build: tuple[str, ...] = field(default=())
+
+    def _key(self) -> tuple[Any, ...]:
+        # A release sorts after all of its pre-releases; numeric identifiers sort before
+        # alphanumeric ones; a shorter identifier list sorts first when it is a prefix.
+        pre = tuple((0, i, "") if isinstance(i, int) else (1, 0, i) for i in self.prerelease)
+        return (self.major, self.minor, self.patch, 0 if self.prerelease else 1, pre)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SemVer):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __lt__(self, other: SemVer) -> bool:
+        if not isinstance(other, SemVer):
+            return NotImplemented
+        return self._key() < other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __str__(self) -> str:
+        s = f"{self.major}.{self.minor}.{self.patch}"
+        if self.prerelease:
+            s += "-" + ".".join(str(i) for i in self.prerelease)
+        if self.build:
+            s += "+" + ".".join(self.build)
+        return s
 
 
-def _strict(text: str) -> Version | None:
-    core, _, build = text.partition("+")
+def _without_v(text: str) -> str:
+    return text[1:] if text[:1] in ("v", "V") else text
+
+
+def parse_strict(text: str) -> SemVer | None:
+    """Parse an exact semver string (an optional leading ``v`` allowed), or None."""
+    return _parse_core(_without_v(text))
+
+
+def _parse_core(s: str) -> SemVer | None:
+    core, plus, build_text = s.partition("+")
     core, dash, pre_text = core.partition("-")
     parts = core.split(".")
     if len(parts) != 3 or not all(_NUMERIC.fullmatch(p) for p in parts):
         return None
-    if build and not all(_IDENT.fullmatch(i) for i in build.split(".")):
-        return None
-    pre: list[tuple[int, int, str]] = []
+    prerelease: list[int | str] = []
     if dash:
         for ident in pre_text.split("."):
-            if not _IDENT.fullmatch(ident):
+            if not _IDENTIFIER.fullmatch(ident):
                 return None
-            if ident.isdigit():
+            if _DIGITS.fullmatch(ident):
                 if not _NUMERIC.fullmatch(ident):
-                    return None
-                pre.append((0, int(ident), ""))
+                    return None  # numeric identifiers must not have leading zeros
+                prerelease.append(int(ident))
             else:
-                pre.append((1, 0, ident))
-        # A pre-release sorts before the release: prefix with a marker lower than (1, 0, "").
-        return Version(int(parts[0]), int(parts[1]), int(parts[2]), ((0, -1, ""), *pre))
-    return Version(int(parts[0]), int(parts[1]), int(parts[2]))
+                prerelease.append(ident)
+    build: list[str] = []
+    if plus:
+        for ident in build_text.split("."):
+            if not _IDENTIFIER.fullmatch(ident):
+                return None
+            build.append(ident)
+    return SemVer(int(parts[0]), int(parts[1]), int(parts[2]), tuple(prerelease), tuple(build))
 
 
-def parse_tolerant(text: str) -> Version | None:
-    """Parse like ``semver.ParseTolerant``: trim spaces and a leading ``v``, strip leading
-    zeros, fill a missing minor or patch (``1.2`` is ``1.2.0``). None if not a version."""
+def parse_tolerant(text: str) -> SemVer | None:
+    """Parse a version or image tag tolerantly, as upstream's ``semver.ParseTolerant`` does.
+
+    Trims spaces and a leading ``v``, strips leading zeros from each of the three
+    dot-separated parts, and fills in a missing minor or patch (``"1.2"`` → ``1.2.0``).
+    Returns None for anything that is still not a version; never raises.
+    """
     s = text.strip()
-    s = s[1:] if s.startswith("v") else s
-    parts = s.split(".", 2)
+    parts = (s[1:] if s.startswith("v") else s).split(".", 2)  # ParseTolerant: lowercase v only
     for i, p in enumerate(parts):
         if len(p) > 1:
             p = p.lstrip("0")
@@ -70,14 +119,16 @@ def parse_tolerant(text: str) -> Version | None:
         if "+" in parts[-1] or "-" in parts[-1]:
             return None
         parts += ["0"] * (3 - len(parts))
-    return _strict(".".join(parts))
+    return _parse_core(".".join(parts))
 
 
 def image_tag(image: str) -> str:
-    """The tag of an image reference, ``""`` when it has none.
+    """The tag of an image reference (``repo:tag`` or ``repo:tag@digest``), or ``""``.
 
-    A ``:`` before the last ``/`` is a registry port, and a digest is not a tag.
+    A ``:`` before the last ``/`` is a registry port, not a tag; upstream takes the text
+    after the last ``:`` regardless, which reads ``localhost:5000/mo`` as tag ``5000/mo``.
     """
     name = image.split("@", 1)[0]
+    slash = name.rfind("/")
     colon = name.rfind(":")
-    return name[colon + 1 :] if colon > name.rfind("/") else ""
+    return name[colon + 1 :] if colon > slash else ""

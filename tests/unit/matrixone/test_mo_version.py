@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mo_operator.api.semver import parse_tolerant
 from mo_operator.matrixone.version import (
     DEFAULT_IMAGE_REPOSITORY,
     MOFeature,
@@ -225,16 +224,6 @@ def test_operator_version_and_annotations() -> None:
     assert version_annotations({"image": "mo:latest", "operatorVersion": "1.3.0"}) == {
         "matrixorigin.io/operator-version": "1.3.0"
     }
-
-
-@given(st.text(alphabet="0123456789.vV-+abx ", max_size=16))
-def test_the_api_and_the_controllers_read_a_version_alike(text: str) -> None:
-    """The webhook warns exactly when the controllers fall back to an unknown version:
-    the API's parser (it cannot import this layer) agrees with this one."""
-    ours, api = parse_version(text), parse_tolerant(text)
-    assert (ours is None) == (api is None), text
-    if ours is not None and api is not None:
-        assert (ours.major, ours.minor, ours.patch) == (api.major, api.minor, api.patch)
 
 
 @pytest.mark.parametrize("text", ["nightly-20261120", "latest", "2.0-hotfix", "sha256:abc", ""])

@@ -1,4 +1,4 @@
-"""The Actor framework (seed 000): a kind's logic is an Actor with
+"""The Actor framework: a kind's logic is an Actor with
 ``observe(ctx) -> action | None`` and ``finalize(ctx) -> done``; this module
 does everything around it that every controller would otherwise repeat.
 

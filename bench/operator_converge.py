@@ -182,6 +182,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         workers=args.workers,
         qps=args.qps,
         timeout=args.converge_timeout,
+        status_window=args.status_window,
     ) as load:
         converge = load.converge_seconds
         operator_writes = load.operator.total_writes()

@@ -18,6 +18,7 @@ from typing import Any
 
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.kube.client import ApiClient
+from mo_operator.kube.status_policy import DEFAULT_WINDOW
 from support_clusters import SMALL, ClusterRef, Shape, Watcher, create_clusters, layout
 from support_objects import Captured, capture, create_objects, replicate
 from support_operator import OperatorUnderTest
@@ -51,6 +52,7 @@ async def converged_load(
     workers: int = 4,
     qps: float | None = None,
     timeout: float = 900.0,
+    status_window: float | None = None,
 ) -> AsyncIterator[Load]:
     """``count`` clusters, one per namespace, applied to a running, synced
     operator, until all are Ready. ``started`` is taken just before the
@@ -59,7 +61,7 @@ async def converged_load(
         user = client_of(t, "bench-user")
         namespaces = await prepare(user, t, count)
         clusters = layout(count, namespaces)
-        op = OperatorUnderTest(t, settings=settings, workers=workers, qps=qps)
+        op = OperatorUnderTest(t, settings=settings, workers=workers, qps=qps, status_window=status_window)
         watcher = Watcher(t)
         try:
             await op.start()
@@ -135,6 +137,12 @@ def add_operator_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--converge-timeout", type=float, default=900.0, help="longest the clusters may take to be Ready"
     )
+    parser.add_argument(
+        "--status-window",
+        type=float,
+        default=None,
+        help="seconds between non-urgent status writes of one object (default: the product's)",
+    )
 
 
 def common(args: argparse.Namespace) -> dict[str, Any]:
@@ -142,6 +150,7 @@ def common(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "workers": args.workers,
         "qps": args.qps,
+        "status_window": args.status_window if args.status_window is not None else DEFAULT_WINDOW,
         "server": "real" if REAL_KUBECONFIG else "embedded",
         "loadavg": load_average(),
     }

@@ -23,9 +23,11 @@ from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.controllers.operator import FIELD_MANAGER, Operator
+from mo_operator.kube.actor import ActorReconciler
 from mo_operator.kube.client import ApiClient, Send, WriteCall
 from mo_operator.kube.controller import Controller, Request
 from mo_operator.kube.resource import Resource
+from mo_operator.kube.status_policy import StatusWindow
 from mo_operator.matrixone.admin import AdminError
 from mo_operator.matrixone.simulated.remote import discover
 from support_target import Target
@@ -137,7 +139,10 @@ class OperatorUnderTest:
         workers: int = 4,
         qps: float | None = None,
         record_writes: bool = True,
+        status_window: float | None = None,
     ) -> None:
+        """``status_window``: seconds between non-urgent status writes of one object
+        (default: the product's, ``kube.status_policy.DEFAULT_WINDOW``)."""
         if client is None:
             assert t is not None
             kubeconfig = KubeConfig.from_file(str(t.kubeconfig))
@@ -155,6 +160,8 @@ class OperatorUnderTest:
         self._task: asyncio.Task[None] | None = None
         for controller in self.controllers:
             controller.observers.append(self.seen)
+            if status_window is not None and isinstance(controller.reconcile, ActorReconciler):
+                controller.reconcile.status_window = StatusWindow(status_window)
 
     @property
     def controllers(self) -> list[Controller]:

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from .conditions import set_condition
 from .controller import Request, Result
 from .errors import NotFound
+from .objects import meta_of, spec_of, status_of
 from .status_policy import StatusWindow, announcements, urgent
 from .times import now_time
 
@@ -84,7 +85,7 @@ class Context:
 
     @property
     def namespace(self) -> str:
-        return str(self.obj["metadata"].get("namespace") or "")
+        return meta_of(self.obj).namespace
 
     @property
     def name(self) -> str:
@@ -92,11 +93,11 @@ class Context:
 
     @property
     def generation(self) -> int:
-        return int(self.obj["metadata"].get("generation") or 0)
+        return meta_of(self.obj).generation
 
     @property
     def spec(self) -> Mapping[str, Any]:
-        return self.obj.get("spec") or {}
+        return spec_of(self.obj)
 
     def event(self, type: str, reason: str, message: str) -> None:
         self.recorder.event(self.obj, type, reason, message)
@@ -173,17 +174,22 @@ class ActorReconciler:
         """The object's status as the server holds it, as far as we know.
 
         That is the cached one, unless we wrote a status since the cache took this
-        version of the object: the cache has not caught up, and the server holds ours.
+        version of the object, or the cache holds a version older than the one our
+        write made (another write, a finalizer or an annotation, landed just before
+        ours): the cache has not caught up, and the server holds ours.
         """
-        meta = cached["metadata"]
+        meta = meta_of(cached)
         key = (req.namespace, req.name)
         written = self._written.get(key)
-        version = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
-        if written is not None and (written.uid, written.based_on) == version:
+        version = (meta.uid, meta.resource_version)
+        if written is not None and (
+            (written.uid, written.based_on) == version
+            or (written.uid == version[0] and _older(version[1], written.made))
+        ):
             source: Mapping[str, Any] = written.status
         else:
             self._written.pop(key, None)  # the cache moved on: only writes in flight are kept
-            source = cached.get("status") or {}
+            source = status_of(cached)
         status: Obj = _plain(source)
         return status
 
@@ -279,10 +285,14 @@ class ActorReconciler:
             ctx.requeue(hold)
             return False
         meta = cached["metadata"]
-        await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
+        answer = await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
         self.status_window.wrote(key)
+        made = (answer.get("metadata") or {}).get("resourceVersion") if isinstance(answer, Mapping) else None
         self._written[key] = _WrittenStatus(
-            str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""), _plain(ctx.status)
+            str(meta.get("uid") or ""),
+            str(meta.get("resourceVersion") or ""),
+            _plain(ctx.status),
+            str(made or ""),
         )
         for warning, condition in announcements(current, ctx.status, skip={SYNCED}, warnings=trouble):
             reason = str(condition.get("reason") or condition["type"])
@@ -301,6 +311,18 @@ class _WrittenStatus:
     uid: str
     based_on: str
     status: Obj
+    made: str = ""
+    """The version our write made, as the server answered ("" if it did not say)."""
+
+
+def _older(version: str, than: str) -> bool:
+    """``version`` precedes ``than``. Resource versions are opaque to clients, but
+    both servers we speak to (etcd's revision, the embedded store's counter) give
+    integers that grow with every write; anything else compares as not older."""
+    try:
+        return int(version) < int(than)
+    except ValueError:
+        return False
 
 
 def _requeue(after: float | None) -> Result | None:

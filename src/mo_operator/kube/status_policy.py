@@ -21,14 +21,15 @@ nothing, whatever the window.
 touched: a condition whose reason is trouble is always announced; of the
 others, one Event per write names the most significant change (``Ready``
 first), and only news: ``Ready`` changing status (or first appearing
-True), or, on an object that was Ready, another condition changing status
-(a roll starting or complete). An object on its way to its first Ready says
+True), or, on an object that has been Ready for longer than a window,
+another condition changing status (a roll starting or complete). An object on its way to its first Ready says
 its steps in its status; its Event is the one that says it is Ready, so a
 converging cluster leaves a short trail.
 """
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import Any
@@ -38,10 +39,11 @@ Condition = Mapping[str, Any]
 READY = "Ready"
 SYNCED = "Synced"
 
-DEFAULT_WINDOW = 1.0
+DEFAULT_WINDOW = 5.0
 """Seconds between two non-urgent status writes of one object: long enough to
-fold a burst of child transitions into one write, short enough that ``kubectl
-get`` lags by no more than a blink."""
+fold the transitions of a parent's children while they converge (a set takes
+a step about every second) into a few writes; what a user or another
+controller waits for is urgent and never waits for it."""
 
 
 def _by_type(status: Mapping[str, Any]) -> dict[str, Condition]:
@@ -98,11 +100,12 @@ def announcements(
     *,
     skip: Collection[str] = (),
     warnings: Collection[str] = (),
+    now: float | None = None,
 ) -> list[tuple[bool, Condition]]:
     """The conditions of ``after`` to announce, each with whether it is a Warning:
     every trouble reason that changed, then at most one other news (see the module doc)."""
     old = _by_type(before)
-    serving = (old.get(READY) or {}).get("status") == "True" or READY not in _by_type(after)
+    serving = READY not in _by_type(after) or _serving(old.get(READY), now)
     warned: list[tuple[bool, Condition]] = []
     news: list[Condition] = []
     for condition in after.get("conditions") or ():
@@ -116,6 +119,21 @@ def announcements(
             news.append(condition)
     news.sort(key=lambda c: c.get("type") != READY)
     return warned + [(False, c) for c in news[:1]]
+
+
+def _serving(ready: Condition | None, now: float | None) -> bool:
+    """Ready, and for longer than one window: a roll that completes just after an
+    object turned Ready is the end of getting there, which its Ready Event said."""
+    if ready is None or ready.get("status") != "True":
+        return False
+    since = ready.get("lastTransitionTime")
+    if not since:
+        return True
+    try:
+        became = datetime.datetime.strptime(str(since), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
+    except ValueError:
+        return True
+    return (time.time() if now is None else now) - became.timestamp() > DEFAULT_WINDOW
 
 
 def _news(was: Condition | None, condition: Condition) -> bool:

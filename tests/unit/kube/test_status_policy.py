@@ -6,6 +6,7 @@ Synced does not flap, and a transition is one Event."""
 from __future__ import annotations
 
 import copy
+import datetime
 from collections.abc import Mapping
 from typing import Any
 
@@ -95,6 +96,15 @@ def test_one_event_per_transition_and_every_warning() -> None:
     )
     ready_rolled = status(cond("Ready", "False", "Creating"), cond("UpToDate", "True", "RolloutComplete"))
     assert announcements(before, ready_rolled) == [], "on its way to Ready: the Ready Event says it"
+    just_ready = status(
+        {**cond("Ready", "True", "AllReady"), "lastTransitionTime": "2026-01-01T00:00:00Z"},
+        cond("UpToDate", "False", "RollingUpdate"),
+    )
+    became = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC).timestamp()
+    assert announcements(just_ready, both_up, now=became + 1) == [], "the roll finishing as it turns Ready"
+    assert [c["reason"] for _, c in announcements(just_ready, both_up, now=became + 60)] == [
+        "RolloutComplete"
+    ]
     assert (
         announcements(rolling, status(cond("Ready", "True", "AllReady"), cond("UpToDate", "False", "X")))
         == []
@@ -238,3 +248,22 @@ async def test_synced_does_not_flap_with_corrections_of_the_same_generation() ->
     await r(req)
     synced = next(c for c in server.obj["status"]["conditions"] if c["type"] == "Synced")
     assert (synced["status"], synced["reason"]) == ("False", "Progressing")
+
+
+async def test_a_cache_older_than_our_write_is_not_mistaken_for_the_server() -> None:
+    """A metadata write (rv 2) landed just before our status write (rv 3); the cache
+    then shows rv 2, without our status: writing it again would be a wasted write."""
+    r, server, _, clock = world(window=2.0)
+    req = Request("default", "t")
+    seen_by_cache = copy.deepcopy(server.obj)  # rv 1
+    r.get = lambda req: copy.deepcopy(seen_by_cache)  # type: ignore[method-assign]
+    server.obj["metadata"]["resourceVersion"] = "2"  # someone's metadata write
+    await r(req)
+    assert server.obj["metadata"]["resourceVersion"] == "3" and len(server.status_writes) == 1
+    seen_by_cache["metadata"]["resourceVersion"] = "2"  # the cache caught up with rv 2 only
+    clock.now += 0.1
+    assert await r(req) is None
+    assert len(server.status_writes) == 1, "the server holds ours already"
+    seen_by_cache["metadata"]["resourceVersion"] = "5"  # a newer version without it: the truth again
+    await r(req)
+    assert len(server.status_writes) == 2

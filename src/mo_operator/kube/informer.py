@@ -45,10 +45,11 @@ from typing import Any
 from .backoff import Backoff
 from .cache import CachedObject, IndexFunc, Store, object_key
 from .errors import ApiError, is_gone
-from .frozen import FrozenDict, freeze
+from .frozen import FrozenDict
 from .listwatch import ListerWatcher
 from .metrics import INFORMER_OBJECTS, INFORMER_RELISTS, INFORMER_WATCH_RESTARTS
 from .selectors import SelectorLike
+from .shared_values import SharedValues
 from .watch import ADDED, BOOKMARK, DELETED, MODIFIED, WatchExpired
 
 log = logging.getLogger(__name__)
@@ -119,11 +120,15 @@ class SharedInformer:
         backoff: Callable[[], Backoff] | None = None,
         transform: Transform | None = strip_managed_fields,
         rng: random.Random | None = None,
+        shared_values: SharedValues | None = None,
     ) -> None:
         """``watch_timeout``: the server-side ``timeoutSeconds`` is drawn from
         ``[watch_timeout, 2*watch_timeout)`` for each watch, as client-go does,
         so informers started together do not reconnect together.
-        ``stall_timeout``: default twice the watch's own timeout."""
+        ``stall_timeout``: default twice the watch's own timeout.
+        ``shared_values``: freezes what the store keeps, storing equal parts
+        once; informers that share one also share parts across kinds (a
+        pod's containers and its StatefulSet's template)."""
         self.lister_watcher = lister_watcher
         self.name = name
         self.store = Store(indexers)
@@ -132,6 +137,7 @@ class SharedInformer:
         self.stall_timeout = stall_timeout
         self._backoff_factory = backoff or (lambda: Backoff(initial=0.5, cap=30.0, factor=2.0, jitter=0.5))
         self._transform = transform
+        self._values = shared_values or SharedValues()
         self._rng = rng or random.Random()
         self._handlers: tuple[_Handler, ...] = ()
         self._synced = asyncio.Event()
@@ -260,14 +266,14 @@ class SharedInformer:
         self._synced.set()
 
     def _cacheable(self, raw: Obj) -> CachedObject:
-        """``raw`` as the store keeps it: transformed and frozen.
+        """``raw`` as the store keeps it: transformed, frozen, its parts shared.
 
         A list freezes each page as it arrives, so a page's decoded objects
         are dropped before the next page comes: keeping every page decoded
         until the list ended held a second copy of the whole cache at the
         peak of every sync and relist, and the allocator kept that peak as
         the process's size (``bench/operator_memory.py``)."""
-        frozen: CachedObject = freeze(self._transform(raw) if self._transform else raw)
+        frozen: CachedObject = self._values.freeze(self._transform(raw) if self._transform else raw)
         return frozen
 
     def _replace(self, items: builtins.list[CachedObject]) -> None:
@@ -321,8 +327,7 @@ class SharedInformer:
         if event_type == BOOKMARK:
             self._rv = rv or self._rv
             return
-        if self._transform is not None:
-            obj = self._transform(obj)
+        obj = self._cacheable(obj)
         key = object_key(obj)
         if event_type in (ADDED, MODIFIED):
             old = self.store.get_by_key(key)
@@ -347,7 +352,7 @@ class SharedInformer:
             elif h.on_update is not None:
                 self._call(h.on_update, old, new)
 
-    def _delete(self, key: str, final: Obj | None) -> None:
+    def _delete(self, key: str, final: CachedObject | None) -> None:
         """Drop ``key``; tell handlers its final state, or a tombstone when
         we did not see it (``final`` None). Unknown keys are ignored: their
         add was never delivered, so neither is their delete."""
@@ -355,7 +360,7 @@ class SharedInformer:
         if old is None:
             return
         INFORMER_OBJECTS.labels(self.name).set(len(self.store))
-        gone: CachedObject = freeze(final) if final is not None else Tombstone(key, old)
+        gone: CachedObject = final if final is not None else Tombstone(key, old)
         for h in self._handlers:
             if h.on_delete is not None:
                 self._call(h.on_delete, gone)

@@ -21,6 +21,7 @@ from .informer import SharedInformer
 from .listwatch import ClientListerWatcher, ListerWatcher
 from .resource import Resource, ResourceLike
 from .selectors import SelectorLike, as_selector
+from .shared_values import SharedValues
 
 InformerKey = tuple[Resource, str | None, str]
 ListerWatcherFactory = Callable[[Resource, str | None, str | None], ListerWatcher]
@@ -36,7 +37,9 @@ class InformerFactory:
     ) -> None:
         """Either ``client`` (real API) or ``lister_watcher`` (a factory of
         list/watch sources, for tests). ``informer_options`` go to every
-        ``SharedInformer`` (page size, timeouts, backoff, transform)."""
+        ``SharedInformer`` (page size, timeouts, backoff, transform).
+        Every informer freezes through one ``SharedValues``, so a part equal
+        in objects of different kinds is stored once."""
         if lister_watcher is None:
             if client is None:
                 raise ValueError("need a client or a lister_watcher factory")
@@ -46,7 +49,7 @@ class InformerFactory:
                 return ClientListerWatcher(api, res, namespace, selector)
 
         self._make_source = lister_watcher
-        self._options = informer_options
+        self._options = {"shared_values": SharedValues(), **informer_options}
         self._informers: dict[InformerKey, SharedInformer] = {}
         self._started = False
 

@@ -25,6 +25,7 @@ from typing import Any
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
 from mo_operator.api.validation import FieldError
 from mo_operator.kube.client import ApiClient
+from mo_operator.kube.objects import name_of, namespace_of
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import buckets, names
 
@@ -51,8 +52,7 @@ def api_claim_lookup(client: ApiClient) -> ClaimLookup:
 
 
 def _name(claim: Mapping[str, Any]) -> str:
-    meta = claim.get("metadata") or {}
-    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+    return f"{namespace_of(claim)}/{name_of(claim)}"
 
 
 async def bucket_errors(

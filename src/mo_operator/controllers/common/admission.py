@@ -25,6 +25,7 @@ from mo_operator.api.defaulting import default
 from mo_operator.api.validation import validate_create
 from mo_operator.kube.actor import TerminalError
 from mo_operator.kube.frozen import freeze, thaw
+from mo_operator.kube.objects import meta_of
 
 Obj = dict[str, Any]
 
@@ -76,13 +77,8 @@ class AdmissionCache:
 
     def admitted(self, kind: str, obj: Mapping[str, Any]) -> Obj:
         """A defaulted, mutable copy of ``obj``; ``TerminalError`` (reason InvalidSpec) when invalid."""
-        meta = obj.get("metadata") or {}
-        key = (
-            kind,
-            str(meta.get("namespace") or ""),
-            str(meta.get("name") or ""),
-            str(meta.get("uid") or ""),
-        )
+        meta = meta_of(obj)
+        key = (kind, meta.namespace, meta.name, meta.uid)
         entry = self._entries.get(key)
         if entry is not None and (entry.source is obj or entry.source == obj):
             self._entries.move_to_end(key)

@@ -287,3 +287,14 @@ async def test_a_node_that_cannot_be_read_is_not_taken_for_gone() -> None:
     ctx, plan = context(logset()), writes(env)
     await run_failover(env, ctx, logset()["spec"], pods, hakeeper(1), plan)
     assert [(verb, kind) for verb, kind, _, _ in await run(plan)] == [("delete", "Pod")]
+
+
+def test_only_a_volume_every_term_of_which_names_hosts_is_pinned() -> None:
+    from mo_operator.controllers.logset.stranded import pinned_nodes
+
+    assert pinned_nodes(local_volume("pv", "node-a")) == ("node-a",)
+    zone = {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["z1"]}]}
+    either = local_volume("pv", "node-a")
+    either["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"].append(zone)
+    assert pinned_nodes(either) == (), "a volume usable anywhere in a zone can follow its pod"
+    assert pinned_nodes({"spec": {}}) == ()

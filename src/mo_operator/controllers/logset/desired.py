@@ -76,16 +76,6 @@ def desired(
             restart_at=restart_stamp(obj),
         )
     )
-    volume = spec["volume"]
-    claims = [
-        volume_claim_template(
-            layout.DATA_VOLUME,
-            canonical_resources({"requests": {"storage": volume["size"]}})["requests"]["storage"],
-            volume.get("storageClassName"),
-            obj_labels,
-        ),
-        *((spec.get("overlay") or {}).get("volumeClaims") or ()),
-    ]
     workload = statefulset(
         obj,
         names.workload_name(COMPONENT, name),
@@ -94,7 +84,7 @@ def desired(
         replicas=replicas,
         service_name=headless,
         template=template,
-        volume_claim_templates=claims,
+        volume_claim_templates=_claim_templates(spec, obj_labels),
         pvc_retention=spec.get("pvcRetentionPolicy") or "Retain",
     )
     return [
@@ -107,6 +97,20 @@ def desired(
             stamped(discovery_service(obj, names.discovery_service_name(name), obj_labels, selector)),
         ),
         (r.STATEFULSETS, stamped(workload)),
+    ]
+
+
+def _claim_templates(spec: Mapping[str, Any], obj_labels: Mapping[str, str]) -> list[Obj]:
+    """The ``mo-data`` volume of each store, then the overlay's extra claims."""
+    volume = spec["volume"]
+    return [
+        volume_claim_template(
+            layout.DATA_VOLUME,
+            canonical_resources({"requests": {"storage": volume["size"]}})["requests"]["storage"],
+            volume.get("storageClassName"),
+            obj_labels,
+        ),
+        *((spec.get("overlay") or {}).get("volumeClaims") or ()),
     ]
 
 

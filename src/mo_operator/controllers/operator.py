@@ -293,7 +293,7 @@ class Operator:
         count = 0
         for controller, res in self._primary:
             for obj in self.caches.list(res):
-                controller.queue.add(Request(obj["metadata"].get("namespace") or "", obj["metadata"]["name"]))
+                controller.queue.add(Request(namespace_of(obj), name_of(obj)))
                 count += 1
         return count
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import spec_of
+from mo_operator.kube.objects import namespace_of, spec_of, uid_of
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import webui as webui_config
@@ -175,8 +175,8 @@ class WebUIActor:
         self, obj: Mapping[str, Any], current: str, pods: list[Mapping[str, Any]], plan: Writes
     ) -> None:
         """Delete config Secrets of earlier versions once no pod mounts them."""
-        namespace = obj["metadata"].get("namespace") or ""
-        base = names.config_map_base_name(COMPONENT, obj["metadata"]["name"])
+        namespace = namespace_of(obj)
+        base = names.config_map_base_name(COMPONENT, name_of(obj))
         used = {
             (v.get("secret") or {}).get("secretName") for p in pods for v in spec_of(p).get("volumes") or ()
         }
@@ -186,4 +186,4 @@ class WebUIActor:
                 and is_controlled_by(secret, obj)
                 and not is_deleting(secret)
             ):
-                plan.delete(r.SECRETS, namespace, name_of(secret), uid=secret["metadata"]["uid"])
+                plan.delete(r.SECRETS, namespace, name_of(secret), uid=uid_of(secret))

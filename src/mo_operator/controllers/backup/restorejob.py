@@ -17,9 +17,10 @@ from __future__ import annotations
 from typing import Final
 
 from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.kube.objects import meta_of
+from mo_operator.kube.times import parse_time
 from mo_operator.matrixone import backup as br
 
-from ..common import pods as podutil
 from ..common import resources as r
 from ..common.admission import admitted
 from ..common.writes import Writes
@@ -66,7 +67,7 @@ class RestoreJobActor(JobActor):
         name = str(obj["spec"]["backupName"])
         backup = self.env.caches.get(r.BACKUPS, "", name)
         if backup is None:
-            created = podutil.parse_time(ctx.obj["metadata"].get("creationTimestamp"))
+            created = parse_time(meta_of(ctx.obj).creation_timestamp)
             waited = self.env.clock() - created if created is not None else BACKUP_WAIT_SECONDS
             if waited < BACKUP_WAIT_SECONDS:
                 self.pending(ctx, "BackupNotFound", f"waiting for Backup {name}, which does not exist (yet)")

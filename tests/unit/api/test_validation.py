@@ -4,7 +4,6 @@ a message for it (``pkg/webhook/*.go``), says what upstream says."""
 from __future__ import annotations
 
 import copy
-
 from collections.abc import Callable
 from typing import Any
 

@@ -7,9 +7,8 @@ of a cluster's CN group ``tp``, by a JSON patch of the MatrixOneCluster,
 one cluster after the other, alternately scaling out by one and back. The
 clock starts just before the user's request is sent; it stops when the
 operator's client finishes the write that answers it: the server-side
-apply of that cluster's CNSet with the new replica count (the operator's
-client is wrapped from outside, and each write is matched by kind, name
-and body). The next change follows at once, so the work each change sets
+apply of that cluster's CNSet with the new replica count (seen by a write
+hook on the operator's client, each write matched by kind, name and body). The next change follows at once, so the work each change sets
 off (a CN pod created and started, or drained and removed, statuses
 written) is the load the next one meets, on top of every ready set looking
 at MatrixOne once per ``--poll-seconds``.

@@ -33,8 +33,11 @@ class MatrixOneBehaviour:
             return _UNSEEN
         return found
 
-    def update(self, verdicts: Mapping[str, PodVerdict]) -> bool:
-        """Take new verdicts (by pod UID); True if any differs, so the kubelet must look again."""
-        changed = dict(verdicts) != self._verdicts
+    def update(self, verdicts: Mapping[str, PodVerdict]) -> set[str]:
+        """Take new verdicts (by pod UID); the UIDs whose verdict differs, appeared or
+        went: the pods the kubelet must look at again."""
+        old = self._verdicts
+        changed = {uid for uid, v in verdicts.items() if old.get(uid) != v}
+        changed.update(uid for uid in old if uid not in verdicts)
         self._verdicts = dict(verdicts)
         return changed

@@ -4,7 +4,11 @@ It watches what a MatrixOne process would see (pods, the ConfigMaps and Services
 they refer to, nodes, volume claims) through the simulator's API client, so it works on the embedded
 control plane and against a real API server alike. On every change, and every
 ``refresh_interval`` for what moves with time (heartbeat timeouts, drains), it
-rebuilds the instances, advances the model and hands the kubelet new verdicts.
+brings the instances up to date (an ``InstanceTracker`` computes only those whose
+inputs changed), advances the model and has the kubelet look again at the pods
+whose verdict changed. Every ``full_refresh_interval`` it computes every instance
+afresh and has the kubelet look at every pod: a backstop, so that an input the
+incremental path missed, or a look the kubelet lost, is made good within that time.
 
 Tests get the admin provider to give the operator, and knobs: bad images, sessions,
 and the model's ``settings`` (``store_timeout``, ``tick_seconds``, ``drain_seconds``).
@@ -16,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 
 from mo_operator.localcluster.simulator.behaviour import ContainerExit
@@ -26,18 +30,22 @@ from mo_operator.localcluster.simulator.simulator import Simulator
 from mo_operator.matrixone.simulated.admin import SimulatedAdminProvider
 from mo_operator.matrixone.simulated.backuptool import BackupTool, ToolRun, run_tool
 from mo_operator.matrixone.simulated.behaviour import MatrixOneBehaviour
-from mo_operator.matrixone.simulated.instances import Instance, observe_instances
+from mo_operator.matrixone.simulated.instances import Instance
 from mo_operator.matrixone.simulated.lockservice import Binding
 from mo_operator.matrixone.simulated.objectstore import ObjectStore, cleanup_commands
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_address
 from mo_operator.matrixone.simulated.state import HAKeeper, MOModel, Settings
+from mo_operator.matrixone.simulated.tracker import InstanceTracker
 from mo_operator.matrixone.simulated.verdicts import verdict
-from mo_operator.matrixone.simulated.view import Obj, Snapshot, mo_component
+from mo_operator.matrixone.simulated.view import Key, Obj, Snapshot, mo_component
 
 log = logging.getLogger(__name__)
 
 MAX_BUSY_SHARE = 0.25
 """The most of the event loop's time refreshing may take while changes keep coming."""
+
+FULL_REFRESH_INTERVAL = 2.0
+"""Seconds (of the simulator's clock) between two refreshes that compute everything afresh."""
 
 OPERATOR_NAMESPACE = "default"
 """The namespace short discovery hosts are resolved in when the operator calls (it has none)."""
@@ -54,8 +62,10 @@ class SimulatedMatrixOne:
         bad_images: Iterable[str] = (),
         refresh_interval: float = 0.2,
         cn_store_condition: bool = True,
+        full_refresh_interval: float = FULL_REFRESH_INTERVAL,
     ) -> None:
         self.simulator = simulator
+        self.full_refresh_interval = full_refresh_interval
         self.cn_store_condition = cn_store_condition
         self.model = MOModel(settings)
         self.objects = ObjectStore()
@@ -65,6 +75,8 @@ class SimulatedMatrixOne:
         self._bad_images = list(bad_images)
         self._snapshot = Snapshot()
         self._instances: dict[tuple[str, str], Instance] = {}
+        self._tracker = InstanceTracker()
+        self._next_full = 0.0
         self._dirty = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.behaviour = MatrixOneBehaviour(self._dirty.set)
@@ -167,21 +179,38 @@ class SimulatedMatrixOne:
     # ------------------------------------------------------------- internal
     def refresh(self) -> None:
         """Observe the current objects now, advance the model and publish the verdicts."""
+        full = self._clock() >= self._next_full
+        if full:
+            self._tracker.full()
+            self._next_full = self._clock() + self.full_refresh_interval
         snapshot = self._take_snapshot()
-        instances = observe_instances(snapshot, self._bad_images)
+        instances = self._tracker.observe(snapshot, self._bad_images)
+        all_pods = self.simulator.cache(POD).objects()
         self.model.observe(instances, self._clock(), snapshot.volume_claims)
-        self.provider.locks.advance(self._clock())
-        self.objects.observe(instances, snapshot, self.model, self.simulator.cache(POD).objects())
+        self.objects.observe(instances, snapshot, self.model, all_pods)
+        before = self._instances
         self._snapshot = snapshot
         self._instances = {i.key: i for i in instances}
         verdicts = {
             i.uid: verdict(i, self.model, cn_store_condition=self.cn_store_condition) for i in instances
         }
-        if self.behaviour.update(verdicts):
+        changed = self.behaviour.update(verdicts)
+        if full:
             self.simulator.resync_pods()
-        self.backup_tool.forget_except(
-            {str(p["metadata"].get("uid")) for p in self.simulator.cache(POD).objects()}
-        )
+        elif changed:
+            self._look_again(changed, before)
+        self.backup_tool.forget_except({str(p["metadata"].get("uid")) for p in all_pods})
+
+    def _look_again(self, changed: set[str], before: Mapping[Key, Instance]) -> None:
+        """Have the kubelet judge again the pods (by UID) whose verdict changed, and
+        only those: looking at every pod on each change costs the square of their number."""
+        if not self.simulator.config.plays_kubelets:
+            return
+        where = {i.uid: i.key for i in (*before.values(), *self._instances.values())}
+        for uid in changed:
+            key = where.get(uid)
+            if key is not None:
+                self.simulator.kubelet.enqueue(key)
 
     def _take_snapshot(self) -> Snapshot:
         pods = [p for p in self.simulator.cache(POD).objects() if mo_component(p) is not None]
@@ -224,11 +253,11 @@ async def refresh_loop(
 ) -> None:
     """Call ``refresh`` when ``dirty`` is set, and at least every ``interval`` seconds.
 
-    Every refresh looks at every MatrixOne pod, so under a stream of changes
-    refreshing back to back would take the whole core from the API server it shares
-    a process with. Resting in proportion to the last refresh keeps its share at
-    ``max_busy_share`` while each refresh still sees everything (a refresh that only
-    looked at what changed was tried, and left pods not ready after API faults).
+    Every refresh passes over every MatrixOne pod (if only to find it unchanged), so
+    under a stream of changes refreshing back to back would take the whole core from
+    the API server it shares a process with. Resting in proportion to the last refresh
+    keeps its share at ``max_busy_share``, and a large fleet's changes are taken in
+    batches.
     """
     rest = 0.0
     while True:
@@ -252,6 +281,7 @@ async def install_simulated_matrixone(
     bad_images: Iterable[str] = (),
     refresh_interval: float = 0.2,
     cn_store_condition: bool = True,
+    full_refresh_interval: float = FULL_REFRESH_INTERVAL,
 ) -> SimulatedMatrixOne:
     """Start a simulated MatrixOne on a started ``simulator`` (e.g. ``ControlPlane.simulator``).
 
@@ -265,6 +295,7 @@ async def install_simulated_matrixone(
         bad_images=bad_images,
         refresh_interval=refresh_interval,
         cn_store_condition=cn_store_condition,
+        full_refresh_interval=full_refresh_interval,
     )
     await simulated.start()
     return simulated

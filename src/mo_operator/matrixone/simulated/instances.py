@@ -16,7 +16,13 @@ from typing import Any
 from mo_operator.matrixone import identity, labels, layout, names, ports
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.configfiles import Bootstrap, Problem, ProcessConfig, read_config
+from mo_operator.matrixone.simulated.configfiles import (
+    Bootstrap,
+    HAKeeperClient,
+    Problem,
+    ProcessConfig,
+    read_config,
+)
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_client
 from mo_operator.matrixone.simulated.view import Key, Snapshot, key_of, labels_of, mo_component
 
@@ -167,6 +173,15 @@ def observe_instance(
     ``bad_images`` are shell globs: a main container whose image matches one never
     works (as a broken build would), whatever its config.
     """
+    found = observe_with_client(pod, view, bad_images)
+    return found[0] if found is not None else None
+
+
+def observe_with_client(
+    pod: Mapping[str, Any], view: Snapshot, bad_images: Collection[str] = ()
+) -> tuple[Instance, HAKeeperClient | None] | None:
+    """``observe_instance``, with the ``[hakeeper-client]`` its config has: where
+    the instance looks, which an ``InstanceTracker`` must watch for changes."""
     component = mo_component(pod)
     if component is None:
         return None
@@ -189,7 +204,7 @@ def observe_instance(
     hakeeper: tuple[LogSetKey, ...] | Unresolved = ()
     if config.hakeeper is not None:
         hakeeper = resolve_client(config.hakeeper, namespace, view)
-    return Instance(
+    instance = Instance(
         namespace=namespace,
         pod=name,
         uid=str((pod.get("metadata") or {}).get("uid") or ""),
@@ -207,6 +222,7 @@ def observe_instance(
         init_work_state=config.init_work_state,
         **_addresses(pod, component, set_name, namespace),
     )
+    return instance, config.hakeeper
 
 
 def observe_instances(view: Snapshot, bad_images: Collection[str] = ()) -> list[Instance]:

@@ -136,3 +136,17 @@ def resolve_client(
     if found:
         return tuple(found)
     return Unresolved("; ".join(reasons) or "no HAKeeper address")
+
+
+def lookup_namespaces(client: HAKeeperClient, namespace: str) -> frozenset[str]:
+    """The namespaces whose MatrixOne pods and Services ``resolve_client`` reads for
+    ``client`` from a pod in ``namespace``: its answer stays the same while they do."""
+    addresses = (client.discovery_address,) if client.discovery_address else client.service_addresses
+    found = {namespace}
+    for address in addresses:
+        split = _split_address(address)
+        if split is not None:
+            parts = _host_labels(split[0])
+            if len(parts) in (2, 3):
+                found.add(parts[-1])
+    return frozenset(found)

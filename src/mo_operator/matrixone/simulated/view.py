@@ -97,10 +97,26 @@ class Snapshot:
     def pods_in(self, namespace: str) -> list[Obj]:
         return self._pods_by_namespace.get(namespace, [])
 
+    def namespace_token(self, namespace: str) -> tuple[tuple[Obj, ...], tuple[Obj, ...]]:
+        """The MatrixOne pods and the Services of ``namespace``: all that a name in it
+        can resolve to. Two snapshots with equal tokens resolve its names alike."""
+        return (
+            tuple(self._pods_by_namespace.get(namespace, ())),
+            tuple(self._services_by_namespace.get(namespace, ())),
+        )
+
     @functools.cached_property
     def _pods_by_namespace(self) -> Mapping[str, list[Obj]]:
         """Built once per snapshot: every instance resolves its addresses among its namespace's pods."""
-        found: dict[str, list[Obj]] = {}
-        for (namespace, _), pod in self.pods.items():
-            found.setdefault(namespace, []).append(pod)
-        return found
+        return _by_namespace(self.pods)
+
+    @functools.cached_property
+    def _services_by_namespace(self) -> Mapping[str, list[Obj]]:
+        return _by_namespace(self.services)
+
+
+def _by_namespace(objects: Mapping[Key, Obj]) -> dict[str, list[Obj]]:
+    found: dict[str, list[Obj]] = {}
+    for (namespace, _), obj in objects.items():
+        found.setdefault(namespace, []).append(obj)
+    return found

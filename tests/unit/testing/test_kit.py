@@ -4,14 +4,20 @@ server that is away."""
 
 from __future__ import annotations
 
-from typing import Any
+import itertools
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
+from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.kube.errors import ApiConnectionError
 from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
 from mo_operator.testing import (
     SIMULATED_STORAGE_CLASS,
+    OperatorRunner,
+    World,
     cluster_manifest,
     eventually,
     is_ready,
@@ -94,3 +100,22 @@ async def test_eventually_fails_with_the_last_answer_and_stops_on_a_real_error()
 
     with pytest.raises(KeyError):
         await eventually(broken, timeout=1)
+
+
+def test_a_spawned_operator_runs_with_the_worlds_cluster_and_the_runners_timings() -> None:
+    admin = SimpleNamespace(url="https://127.0.0.1:9999", token="t0ken")
+    world = SimpleNamespace(kubeconfig=Path("/tmp/kc"), cluster=SimpleNamespace(admin_server=admin))
+    settings = OperatorSettings(poll_seconds=7.0, busy_poll_seconds=0.5, rollout_stall_seconds=9.0)
+    args = OperatorRunner(cast(World, world), settings=settings)._run_args("me")
+    flags = dict(itertools.pairwise(args))
+    assert (flags["--kubeconfig"], flags["--mo-admin-url"], flags["--mo-admin-token"]) == (
+        "/tmp/kc",
+        admin.url,
+        admin.token,
+    )
+    assert (flags["--poll-seconds"], flags["--busy-poll-seconds"], flags["--rollout-stall-seconds"]) == (
+        "7.0",
+        "0.5",
+        "9.0",
+    )
+    assert flags["--identity"] == "me" and "--no-webhooks" in args

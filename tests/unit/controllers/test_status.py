@@ -74,6 +74,18 @@ def test_pending_writes_are_not_up_to_date() -> None:
     assert _condition(ctx, "UpToDate")["reason"] == "RollingUpdate", "a workload with pods starts a roll"
 
 
+def test_writes_of_the_same_generation_do_not_flip_a_complete_roll() -> None:
+    """A claim annotated or an old ConfigMap collected is no roll: no flip, no Event."""
+    ctx = _ctx()
+    report_rollout(ctx, Rollout(1, 1, 1, True), 1, WORDING, pending=False)
+    ctx.status["observedGeneration"] = 3  # as the framework wrote it
+    report_rollout(ctx, Rollout(1, 1, 1, True), 1, WORDING, pending=True)
+    assert _condition(ctx, "UpToDate")["status"] == "True"
+    ctx.obj["metadata"]["generation"] = 4  # a new spec: its writes may reshape the pods
+    report_rollout(ctx, Rollout(1, 1, 1, True), 1, WORDING, pending=True)
+    assert _condition(ctx, "UpToDate")["reason"] == "RollingUpdate"
+
+
 def test_config_errors_become_terminal_with_the_field() -> None:
     with pytest.raises(TerminalError) as caught, invalid_config_is_terminal():
         raise ConfigError("[cn] must be a table")

@@ -23,9 +23,15 @@ UP_TO_DATE = "UpToDate"
 
 
 def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> None:
-    """``pending``: the workload is being written. A workload that already has pods
-    starts a roll then, and says so at once: the turn from True to False is what
-    the Event announces, so its reason must name the roll, not a step before it."""
+    """``pending``: the set has writes to make. While it applies a new spec (or its
+    roll is not complete) they may reshape its pods, so it is not up to date. A set
+    whose pods all run its current spec stays up to date through the writes of the
+    same generation (a claim's annotation, old ConfigMaps collected): flipping then
+    would announce a roll that does not happen. A workload that already has pods
+    starts a roll as soon as it is rewritten, and says so at once: the turn from
+    True to False is what the Event announces, so its reason must name the roll."""
+    if pending and _kept(ctx, roll):
+        pending = False
     if pending and roll.replicas > 0:
         ctx.set_condition(
             UP_TO_DATE, False, "RollingUpdate", f"applying the current spec to the workload; {roll.summary()}"
@@ -38,6 +44,17 @@ def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> Non
         ctx.set_condition(UP_TO_DATE, False, "RollingUpdate", roll.summary())
     else:
         ctx.set_condition(UP_TO_DATE, True, "RolloutComplete", f"{roll.replicas} pods run the current spec")
+
+
+def _kept(ctx: Context, roll: Rollout) -> bool:
+    """Up to date, reported for this generation, and the roll complete."""
+    known = next((c for c in ctx.status.get("conditions") or () if c.get("type") == UP_TO_DATE), None)
+    return bool(
+        roll.complete
+        and known is not None
+        and known.get("status") == "True"
+        and int(ctx.status.get("observedGeneration") or 0) == ctx.generation
+    )
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,10 @@ PATCH_TYPES = {
     "strategic": STRATEGIC_MERGE_PATCH,
     "apply": APPLY_PATCH,
 }
+DEFAULT_QPS = 50.0
+DEFAULT_BURST = 100
+"""client-go's defaults would be 5 and 10, which a controller of hundreds of objects
+outgrows at once; these are the operator's (``mo-operator run --qps/--burst``)."""
 #: Requests whose repetition cannot do harm (a JSON patch can: "add" to a list).
 _IDEMPOTENT = frozenset(("GET", "PUT", "DELETE"))
 _IDEMPOTENT_PATCHES = frozenset((APPLY_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH))
@@ -92,8 +96,8 @@ class ApiClient:
         *,
         field_manager: str = "mo-operator",
         user_agent: str | None = None,
-        qps: float | None = 50.0,
-        burst: int = 100,
+        qps: float | None = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
         rate_limiter: TokenBucket | None = None,
         max_retries: int = 5,
         retry_backoff: Callable[[], Backoff] = default_backoff,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mo_operator.kube.client import DEFAULT_BURST, DEFAULT_QPS
 from mo_operator.kube.leader import LeaderElectionConfig
 from mo_operator.matrixone import buckets
 from mo_operator.matrixone.backup import DEFAULT_IMAGE as DEFAULT_BACKUP_IMAGE
@@ -70,9 +71,9 @@ class LeaderElection:
 class ApiSettings:
     """The API client's own rate limit (client-go's QPS and burst)."""
 
-    qps: float = 50.0
+    qps: float = DEFAULT_QPS
     """Requests per second."""
-    burst: int = 100
+    burst: int = DEFAULT_BURST
 
 
 @dataclass(frozen=True)

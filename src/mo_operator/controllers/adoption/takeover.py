@@ -17,7 +17,8 @@ For each set the Go operator's Kruise workload runs:
 3. the Go operator's ConfigMaps of the set that no pod mounts are deleted.
 
 Every step reads the current state first, so running the command again
-after it was interrupted (or killed) resumes where it stopped.
+after it was interrupted (or killed) resumes where it stopped: a set
+released earlier is waited for again, so the order holds across runs.
 """
 
 from __future__ import annotations
@@ -76,12 +77,9 @@ async def take_over_set(
     pods = await _wait(
         lambda: _released(client, component, name, namespace), timeout, f"{name}: pods released"
     )
-    if workload is None and not any(not has_controller(p) for p in pods):
-        await collect_config_maps(client, component, name, namespace, report)
-        return
     if component is Component.CN:
         await _record_hakeeper(client, name, namespace, pods)
-    report(f"{plan.kind} {name}: rolling to our workload")
+    report(f"{plan.kind} {name}: waiting for its pods to run under our workload")
     if component is Component.PROXY:
         await _retire_proxy_orphans(client, name, namespace, timeout, report)
     else:

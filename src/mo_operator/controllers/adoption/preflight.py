@@ -75,6 +75,8 @@ def plan_set(component: Component, obj: Obj, workload: Obj | None, pods: Sequenc
 
 
 def _set_refusals(obj: Obj) -> list[str]:
+    if (obj.get("spec") or {}).get("podManagementPolicy") == "Pooling":
+        return ["a pooling CNSet (its CNPool's): its pods are bound to CNClaims; recreate the pool instead"]
     ready = get_condition((obj.get("status") or {}).get("conditions"), "Ready")
     if ready is None or ready.get("status") != "True":
         why = (ready or {}).get("message") or (ready or {}).get("reason") or "no Ready condition"

@@ -169,6 +169,13 @@ class ActorReconciler:
         self.warning_reasons = warning_reasons
         self._written: dict[tuple[str, str], _WrittenStatus] = {}
         self.status_window = status_window or StatusWindow()
+        self._held: set[tuple[str, str]] = set()
+
+    @property
+    def holding(self) -> bool:
+        """Some object's status change is held back by the window (its requeue will
+        write it): the operator is not done converging even when its queues are empty."""
+        return bool(self._held)
 
     def _known_status(self, req: Request, cached: Mapping[str, Any]) -> Obj:
         """The object's status as the server holds it, as far as we know.
@@ -198,6 +205,7 @@ class ActorReconciler:
         if cached is None:
             self._written.pop((req.namespace, req.name), None)
             self.status_window.forget((req.namespace, req.name))
+            self._held.discard((req.namespace, req.name))
             return None  # gone: its children go by owner references
         meta = cached["metadata"]
         rid = uuid.uuid4().hex[:8]
@@ -276,14 +284,17 @@ class ActorReconciler:
         describe`` then tells what happened, Day-2 operations included). Synced is
         never announced: the other conditions say what it would."""
         ctx.status["observedGeneration"] = ctx.generation
-        if ctx.status == current:
-            return False
         key = (req.namespace, req.name)
+        if ctx.status == current:
+            self._held.discard(key)
+            return False
         trouble = warnings | self.warning_reasons
         hold = self.status_window.wait(key, urgent(current, ctx.status, trouble))
         if hold > 0:
             ctx.requeue(hold)
+            self._held.add(key)
             return False
+        self._held.discard(key)
         meta = cached["metadata"]
         answer = await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
         self.status_window.wrote(key)

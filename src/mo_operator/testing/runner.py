@@ -82,7 +82,7 @@ class OperatorRunner:
                 await op.wait_idle()
                 before = sum(client.writes.values())
                 await asyncio.sleep(seconds)
-                if sum(client.writes.values()) == before and all(c.idle for c in op.controllers):
+                if sum(client.writes.values()) == before and all(_settled(c) for c in op.controllers):
                     return
 
     async def start_webhooks(self) -> None:
@@ -164,3 +164,8 @@ class OperatorRunner:
             self.process.send_signal(signal.SIGKILL)
             await self.process.wait()
         self.process = None
+
+
+def _settled(controller: Any) -> bool:
+    """Idle, and no status write held back for a later requeue (``ActorReconciler.holding``)."""
+    return bool(controller.idle and not getattr(controller.reconcile, "holding", False))

@@ -195,9 +195,11 @@ async def test_a_burst_of_changes_is_one_write_per_window_carrying_the_last_stat
         assert result is not None and result.requeue_after is not None, "held back: look again later"
         assert result.requeue_after <= 2.0
     assert len(server.status_writes) == 1, "inside the window nothing is written"
+    assert r.holding, "not converged: a write is owed"
     clock.now += 1.0  # the window closed; the requeue comes back
     await r(req)
     assert len(server.status_writes) == 2
+    assert not r.holding
     assert _ready(server.status_writes[-1])["message"] == "2/3", "the last state, not an intermediate one"
 
 

@@ -5,7 +5,8 @@ of MatrixOne pods, in steps.
 2. find the log service, or say in ``Ready`` what the set waits for
    (``wait_for_log_service``);
 3. compute the desired objects: the one part each kind writes itself, from
-   the shared pieces ``hashed_config`` (its immutable ConfigMap) and
+   the shared pieces ``service_config`` (its immutable ConfigMap, rendered
+   against the log service; ``hashed_config`` for another renderer) and
    ``template_input`` (what its pod template is built from);
 4. sync them and read the roll (``sync_workload``): server-side apply of what
    differs, the metric Service, the workload's roll from it and its pods, and
@@ -30,9 +31,9 @@ A set with more to do calls the steps it shares from its own ``observe``:
   bootstrap and gossip ConfigMaps stay its own) and reports HAKeeper's view
   and failover instead of ``report_rollout``;
 - the CNSet makes its pods itself (no workload), so of step 4 it keeps only
-  the metric Service; it uses steps 2, 3 (``hashed_config``,
+  the metric Service; it uses steps 2, 3 (``service_config``,
   ``template_input`` with its readiness gate) and 5 with ``rolled`` meaning
-  "no pod left to create".
+  "no pod left to create", and reports its stores and drains itself.
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ class ActorReconciler:
         logger = ObjectLogger(
             log, {"kind": self.kind, "namespace": req.namespace, "objectName": req.name, "reconcileID": rid}
         )
-        if (meta.get("annotations") or {}).get(self.pause_annotation, "") in ("true", "True", "1"):
+        if meta_of(cached).annotations.get(self.pause_annotation, "") in ("true", "True", "1"):
             logger.debug("paused by annotation %s", self.pause_annotation)
             return None
         known = self._known_status(req, cached)

@@ -25,6 +25,7 @@ from .metrics import (
     RECONCILE_TIME,
     RECONCILE_TOTAL,
 )
+from .objects import meta_of
 from .workqueue import QueueShutDown, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -75,28 +76,24 @@ class EventSource(Protocol):
 
 
 # ------------------------------------------------------------------ predicates
-def _meta(obj: Obj) -> Any:
-    return obj.get("metadata") or {}
-
-
 def generation_changed(old: Obj, new: Obj) -> bool:
-    return bool(_meta(old).get("generation") != _meta(new).get("generation"))
+    return meta_of(old).generation != meta_of(new).generation
 
 
 def labels_changed(old: Obj, new: Obj) -> bool:
-    return bool((_meta(old).get("labels") or {}) != (_meta(new).get("labels") or {}))
+    return meta_of(old).labels != meta_of(new).labels
 
 
 def annotations_changed(old: Obj, new: Obj) -> bool:
-    return bool((_meta(old).get("annotations") or {}) != (_meta(new).get("annotations") or {}))
+    return meta_of(old).annotations != meta_of(new).annotations
 
 
 def deletion_started(old: Obj, new: Obj) -> bool:
-    return bool(_meta(new).get("deletionTimestamp")) and not _meta(old).get("deletionTimestamp")
+    return meta_of(new).deleting and not meta_of(old).deleting
 
 
 def finalizers_changed(old: Obj, new: Obj) -> bool:
-    return bool((_meta(old).get("finalizers") or []) != (_meta(new).get("finalizers") or []))
+    return meta_of(old).finalizers != meta_of(new).finalizers
 
 
 def any_of(*predicates: UpdatePredicate) -> UpdatePredicate:
@@ -111,8 +108,8 @@ DEFAULT_PREDICATE = any_of(
 
 
 def request_for(obj: Obj) -> Request:
-    meta = _meta(obj)
-    return Request(meta.get("namespace") or "", meta.get("name") or "")
+    meta = meta_of(obj)
+    return Request(meta.namespace, meta.name)
 
 
 def owner_mapper(api_version: str, kind: str) -> Mapper:
@@ -121,14 +118,14 @@ def owner_mapper(api_version: str, kind: str) -> Mapper:
     group = api_version.rpartition("/")[0]
 
     def mapper(obj: Obj) -> Iterable[Request]:
-        meta = _meta(obj)
-        for ref in meta.get("ownerReferences") or []:
+        meta = meta_of(obj)
+        for ref in meta.owner_references:
             if (
                 ref.get("controller")
                 and ref.get("kind") == kind
                 and ref.get("apiVersion", "").rpartition("/")[0] == group
             ):
-                return [Request(meta.get("namespace") or "", ref.get("name", ""))]
+                return [Request(meta.namespace, ref.get("name", ""))]
         return []
 
     return mapper

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .metrics import LEADER_ELECTION_MASTER_STATUS
+from .objects import spec_of
 from .times import format_micro_time
 
 log = logging.getLogger(__name__)
@@ -165,7 +166,7 @@ class LeaderElector:
             self._observe(created["spec"], now)
             self._renewed(now)
             return True
-        spec = lease.get("spec") or {}
+        spec = spec_of(lease)
         record = {
             k: spec.get(k)
             for k in ("holderIdentity", "renewTime", "leaseDurationSeconds", "leaseTransitions")
@@ -201,7 +202,7 @@ class LeaderElector:
         cfg = self.config
         try:
             lease = await self.store.get(cfg.namespace, cfg.name)
-            if lease is None or (lease.get("spec") or {}).get("holderIdentity") != cfg.identity:
+            if lease is None or spec_of(lease).get("holderIdentity") != cfg.identity:
                 return
             spec = dict(
                 lease["spec"], holderIdentity="", leaseDurationSeconds=1, renewTime=format_micro_time()

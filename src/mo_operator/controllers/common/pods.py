@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import meta_of, view
+from mo_operator.kube.objects import meta_of, status_of, view
 from mo_operator.kube.times import format_time as format_time
 from mo_operator.kube.times import parse_time as parse_time
 from mo_operator.matrixone import layout
@@ -86,7 +86,7 @@ def _container_problem(status: Mapping[str, Any]) -> str | None:
 
 def problem(pod: Mapping[str, Any]) -> str:
     """Why the pod is not ready, as specifically as its status says."""
-    status = pod.get("status") or {}
+    status = status_of(pod)
     scheduled = condition(pod, "PodScheduled")
     if scheduled is not None and scheduled.get("status") == "False":
         return f"{scheduled.get('reason') or 'Unschedulable'}: {scheduled.get('message') or 'not scheduled'}"

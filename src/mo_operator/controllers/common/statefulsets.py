@@ -30,7 +30,7 @@ from mo_operator.kube.objects import labels_of, spec_of, status_of
 
 from . import pods as podutil
 from . import resources as r
-from .meta import child_metadata, is_deleting
+from .meta import child_metadata, is_deleting, name_of, uid_of
 from .writes import Writes
 
 Obj = dict[str, Any]
@@ -143,12 +143,11 @@ def stuck_outdated(
         return ()
     stuck = []
     for pod in members:
-        meta = pod["metadata"]
-        if (meta.get("labels") or {}).get(REVISION_LABEL) in (None, update_revision):
+        if labels_of(pod).get(REVISION_LABEL) in (None, update_revision):
             continue
         since = podutil.not_ready_since(pod)
         if since is not None and now - since >= stall_seconds:
-            stuck.append((str(meta["name"]), str(meta.get("uid") or "")))
+            stuck.append((name_of(pod), uid_of(pod)))
     return tuple(sorted(stuck))
 
 

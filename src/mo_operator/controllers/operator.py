@@ -29,7 +29,7 @@ from mo_operator.kube.events import EventRecorder
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.leader import LeaderElector
 from mo_operator.kube.manager import Manager
-from mo_operator.kube.objects import meta_of, name_of, namespace_of, spec_of
+from mo_operator.kube.objects import key_of, meta_of, name_of, namespace_of, spec_of
 from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
@@ -43,6 +43,7 @@ from .cluster import MatrixOneClusterActor
 from .cnset import CNSetActor, CNStoreFinalizer
 from .common import resources as r
 from .common.bucketclaims import claims_of_logset, logsets_of_claim
+from .common.cache_transforms import CACHE_TRANSFORMS
 from .common.env import LOGSET_REF_INDEX, Caches, Env
 from .common.settings import OperatorConfig
 from .common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
@@ -148,7 +149,7 @@ def dependents_of_logset(caches: Caches, res: Resource) -> Callable[[Mapping[str
     """Map a LogSet to the sets of kind ``res`` that depend on it."""
 
     def mapper(logset: Mapping[str, Any]) -> Iterable[Request]:
-        key = f"{namespace_of(logset)}/{name_of(logset)}"
+        key = key_of(logset)
         return [Request(namespace_of(d), name_of(d)) for d in caches.by_index(res, LOGSET_REF_INDEX, key)]
 
     return mapper
@@ -167,7 +168,9 @@ class Operator:
         controller's rate limit never starves renewals); defaults to ``client``."""
         self.config = config or OperatorConfig()
         self.client = client
-        self.informers = InformerFactory(client, stall_timeout=self.config.watch_stall_seconds)
+        self.informers = InformerFactory(
+            client, transforms=CACHE_TRANSFORMS, stall_timeout=self.config.watch_stall_seconds
+        )
         self.elector: LeaderElector | None = None
         writer: Client = client
         leader = self.config.leader

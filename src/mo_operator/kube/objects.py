@@ -78,10 +78,6 @@ class Meta:
         return next((ref for ref in self.owner_references if ref.get("controller")), None)
 
     @property
-    def deletion_timestamp(self) -> str:
-        return str(self.raw.get("deletionTimestamp") or "")
-
-    @property
     def deleting(self) -> bool:
         return bool(self.raw.get("deletionTimestamp"))
 

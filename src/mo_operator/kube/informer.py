@@ -39,7 +39,7 @@ import contextlib
 import gc
 import logging
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,14 +78,43 @@ def is_tombstone(obj: Mapping[str, Any]) -> bool:
     return isinstance(obj, Tombstone)
 
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+"""The annotation of client-side ``kubectl apply``: a second copy of the object."""
+
+
 def strip_managed_fields(obj: Obj) -> Obj:
-    """The default transform: ``managedFields`` are a large share of every
-    object and no controller reads them (controller-runtime offers the same
-    as ``TransformStripManagedFields``)."""
+    """The default transform: ``managedFields`` and ``kubectl apply``'s
+    last-applied annotation are a large share of an object and no controller
+    reads them (controller-runtime offers the same as
+    ``TransformStripManagedFields``). Server-side apply needs neither from the
+    cache: the server keeps field ownership; ``resourceVersion``, which
+    optimistic writes take from the cache, stays."""
     meta = obj.get("metadata")
-    if not meta or "managedFields" not in meta:
+    if not meta:
         return obj
-    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    annotations = meta.get("annotations")
+    if "managedFields" not in meta and not (annotations and LAST_APPLIED in annotations):
+        return obj
+    kept = {k: v for k, v in meta.items() if k != "managedFields"}
+    if annotations and LAST_APPLIED in annotations:
+        kept["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+    return {**obj, "metadata": kept}
+
+
+def keep_spec_fields(fields: Iterable[str], then: Transform = strip_managed_fields) -> Transform:
+    """A transform that keeps only ``fields`` of an object's ``spec`` (after
+    ``then``): for a kind whose controllers read a few fields of a large spec
+    they never write back (pods they create, or that other controllers made)."""
+    kept = frozenset(fields)
+
+    def transform(obj: Obj) -> Obj:
+        obj = then(obj)
+        spec = obj.get("spec")
+        if not isinstance(spec, dict) or kept.issuperset(spec):
+            return obj
+        return {**obj, "spec": {k: v for k, v in spec.items() if k in kept}}
+
+    return transform
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from .cache import IndexFunc
 from .client import ApiClient
-from .informer import SharedInformer
+from .informer import SharedInformer, Transform
 from .listwatch import ClientListerWatcher, ListerWatcher
 from .resource import Resource, ResourceLike
 from .selectors import SelectorLike, as_selector
@@ -33,13 +33,16 @@ class InformerFactory:
         client: ApiClient | None = None,
         *,
         lister_watcher: ListerWatcherFactory | None = None,
+        transforms: Mapping[Resource, Transform] | None = None,
         **informer_options: Any,
     ) -> None:
         """Either ``client`` (real API) or ``lister_watcher`` (a factory of
         list/watch sources, for tests). ``informer_options`` go to every
         ``SharedInformer`` (page size, timeouts, backoff, transform).
         Every informer freezes through one ``SharedValues``, so a part equal
-        in objects of different kinds is stored once."""
+        in objects of different kinds is stored once. ``transforms``: the
+        transform of a resource's informers, where it is not the default
+        (what the cache need not keep of that kind)."""
         if lister_watcher is None:
             if client is None:
                 raise ValueError("need a client or a lister_watcher factory")
@@ -50,6 +53,7 @@ class InformerFactory:
 
         self._make_source = lister_watcher
         self._options = {"shared_values": SharedValues(), **informer_options}
+        self._transforms = dict(transforms or {})
         self._informers: dict[InformerKey, SharedInformer] = {}
         self._started = False
 
@@ -72,7 +76,10 @@ class InformerFactory:
         if informer is None:
             name = res.group_resource + (f"/{scope}" if scope else "") + (f"?{selector}" if selector else "")
             source = self._make_source(res, scope, selector or None)
-            informer = SharedInformer(source, name=name, **self._options)
+            options = dict(self._options)
+            if res in self._transforms:
+                options["transform"] = self._transforms[res]
+            informer = SharedInformer(source, name=name, **options)
             self._informers[key] = informer
             if self._started:
                 informer.start()

@@ -187,6 +187,7 @@ class SimulatedMatrixOne:
         instances = self._tracker.observe(snapshot, self._bad_images)
         all_pods = self.simulator.cache(POD).objects()
         self.model.observe(instances, self._clock(), snapshot.volume_claims)
+        self.provider.locks.advance(self._clock())
         self.objects.observe(instances, snapshot, self.model, all_pods)
         before = self._instances
         self._snapshot = snapshot

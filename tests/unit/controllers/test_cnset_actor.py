@@ -6,6 +6,7 @@ load annotations upstream writes on CN pods."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from mo_operator.controllers.cnset.actor import CNSetActor
@@ -81,6 +82,20 @@ async def test_each_cn_pod_carries_its_load_as_upstream_writes_it() -> None:
         "startedTime": format_time(NOW - 500),
     }
     assert written[labels.STORE_CONNECTIONS] == "4" and written[labels.POD_DELETION_COST] == "4"
+
+
+async def test_load_annotations_are_refreshed_at_most_every_30_seconds() -> None:
+    scene = await settled(2)
+    clock = [NOW]
+    actor = scene.actor()
+    actor.env = replace(actor.env, clock=lambda: clock[0])
+    assert (await round_of(actor, scene.obj))[0] == []
+    scene.admin.sessions[uuid_of(scene.pods[1])] = 4
+    clock[0] = NOW + 20
+    assert (await round_of(actor, scene.obj))[0] == [], "not due yet: sessions move all the time"
+    clock[0] = NOW + 31
+    calls, _ = await round_of(actor, scene.obj)
+    assert _writes(calls) == [("patch", "Pod", "tp-cn-1")]
 
 
 async def test_scale_in_drains_the_least_busy_cn_instead_of_deleting_it() -> None:

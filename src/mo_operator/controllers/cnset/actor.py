@@ -79,6 +79,8 @@ HEADLESS_PORTS = (("service", ports.CN_SQL), ("rpc", ports.CN_RPC), ("lock-servi
 class CNSetActor:
     def __init__(self, env: Env) -> None:
         self.env = env
+        self._stats_due: dict[str, float] = {}
+        """Pod uid → when its load annotations are next refreshed (``stats.py``)."""
 
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
@@ -146,7 +148,8 @@ class CNSetActor:
         """A serving set: pods toward ``replicas`` on the current template, drained
         before they leave. Whether it is busy, and when to look again."""
         plan, spec = seen.plan, seen.spec
-        loads = await sync_stats(seen)
+        active = [p for p in seen.pods if not is_deleting(p) and cnpods.draining_since(p) is None]
+        loads = await sync_stats(seen, self._stats_due, read_all=len(active) > seen.replicas)
         decision = decide(
             [self._member(p, want.digest, loads) for p in seen.pods],
             seen.replicas,
@@ -207,7 +210,7 @@ class CNSetActor:
         """``podManagementPolicy: Pooling`` (see ``pooling.py``): the set keeps the pods
         its pool asks for, moves them along their pool phases, and never rolls."""
         plan = seen.plan
-        await sync_stats(seen)
+        await sync_stats(seen, self._stats_due, read_all=False)
         decision = pooling.decide_pooling(
             pooling.members(seen.pods), seen.replicas, seen.spec.get("podsToDelete") or ()
         )

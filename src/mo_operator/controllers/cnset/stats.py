@@ -10,7 +10,12 @@ external compatibility") and ``controller.kubernetes.io/pod-deletion-cost``
 pick which CNs leave on scale-in.
 
 A pod is written only when a value changed, so a quiet set makes no write; a
-CN whose load cannot be read keeps its annotations as they were.
+CN whose load cannot be read keeps its annotations as they were. Like
+upstream, each CN's annotations are refreshed at most every
+``STATS_SECONDS`` (a draining CN's sessions move every moment, and writing
+each move would only churn the pod), except a pod that has none yet; the
+next refresh time is kept in memory, so a restarted operator refreshes at
+once. On scale-in every CN's load is read regardless, to pick who leaves.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from ..common import resources as r
 from ..common.meta import is_deleting, name_of
 from . import pods as cnpods
 from .observed import Observed
+
+STATS_SECONDS = 30.0
+"""How often a CN's load annotations are refreshed (upstream's ``resyncInterval``)."""
 
 
 def started_at(pod: Mapping[str, Any]) -> str | None:
@@ -53,14 +61,23 @@ def stats_annotations(load: CNLoad, started: str | None) -> dict[str, str]:
     }
 
 
-async def sync_stats(seen: Observed) -> dict[str, int]:
-    """Read the load of every registered CN, record it on its pod when it changed;
-    the sessions per pod name."""
+async def sync_stats(seen: Observed, due: dict[str, float], *, read_all: bool) -> dict[str, int]:
+    """Read the load of the registered CNs whose refresh is ``due`` (all of them with
+    ``read_all``) and record it on their pods when it changed; the sessions per pod
+    name read. ``due`` maps a pod's uid to its next refresh time."""
     sessions: dict[str, int] = {}
+    live = {str(p["metadata"].get("uid")) for p in seen.pods}
+    for uid in [u for u in due if u not in live]:
+        del due[uid]
     if seen.state is None:
         return sessions
     for pod in seen.pods:
         if is_deleting(pod) or seen.state.cn(cnpods.store_uuid(pod)) is None:
+            continue
+        uid = str(pod["metadata"].get("uid"))
+        have = pod["metadata"].get("annotations") or {}
+        refresh = seen.now >= due.get(uid, 0.0) or labels.STORE_SCORE not in have
+        if not (refresh or read_all):
             continue
         try:
             load = await seen.admin.cn_load(cnpods.store_uuid(pod))
@@ -68,8 +85,10 @@ async def sync_stats(seen: Observed) -> dict[str, int]:
             seen.ctx.log.debug("cannot read the load of CN %s: %s", name_of(pod), e)
             continue
         sessions[name_of(pod)] = load.sessions
+        if not refresh:
+            continue
+        due[uid] = seen.now + STATS_SECONDS
         want = stats_annotations(load, started_at(pod))
-        have = pod["metadata"].get("annotations") or {}
         if any(have.get(k) != v for k, v in want.items()):
             seen.plan.patch(
                 r.PODS,

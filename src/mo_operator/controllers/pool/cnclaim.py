@@ -53,7 +53,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.kube.errors import is_conflict, is_not_found
+from mo_operator.kube.errors import Conflict, NotFound
+from mo_operator.kube.objects import annotations_of, labels_of, meta_of, spec_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, CNStore, WorkState, cn_labels_from_spec
 
@@ -89,11 +90,7 @@ SHOWN_CANDIDATES = 3
 
 def pool_pods(env: Env, namespace: str) -> list[Mapping[str, Any]]:
     """Pods of pooling CNSets in ``namespace``."""
-    return [
-        p
-        for p in env.caches.list(r.PODS, namespace)
-        if labels.POOL_PHASE in ((p.get("metadata") or {}).get("labels") or {})
-    ]
+    return [p for p in env.caches.list(r.PODS, namespace) if labels.POOL_PHASE in labels_of(p)]
 
 
 def held_by(pods: Sequence[Mapping[str, Any]], claim: str) -> list[Mapping[str, Any]]:
@@ -102,8 +99,8 @@ def held_by(pods: Sequence[Mapping[str, Any]], claim: str) -> list[Mapping[str, 
         p
         for p in pods
         if not is_deleting(p)
-        and (p["metadata"].get("labels") or {}).get(labels.POOL_CLAIMED_BY) == claim
-        and (p["metadata"].get("labels") or {}).get(labels.POOL_PHASE) == labels.POOL_PHASE_BOUND
+        and labels_of(p).get(labels.POOL_CLAIMED_BY) == claim
+        and labels_of(p).get(labels.POOL_PHASE) == labels.POOL_PHASE_BOUND
     ]
     return sorted(found, key=lambda p: natural_key(name_of(p)))
 
@@ -112,7 +109,7 @@ def taken_by_others(env: Env, namespace: str, claim: str) -> dict[str, str]:
     """``podName`` → claim, for the other live claims of the namespace."""
     out: dict[str, str] = {}
     for other in env.caches.list(r.CNCLAIMS, namespace):
-        pod = (other.get("spec") or {}).get("podName")
+        pod = spec_of(other).get("podName")
         if pod and name_of(other) != claim and not is_deleting(other):
             out[pod] = name_of(other)
     return out
@@ -125,7 +122,7 @@ def bind_labels(claim: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, 
     out[labels.POOL_CLAIMED_BY] = name_of(claim)
     if spec.get("ownerName"):
         out[labels.POD_OWNER] = str(spec["ownerName"])
-    claimset = (claim["metadata"].get("labels") or {}).get(labels.CLAIMSET)
+    claimset = labels_of(claim).get(labels.CLAIMSET)
     if claimset:
         out[labels.CLAIMSET] = claimset
     return out
@@ -133,7 +130,7 @@ def bind_labels(claim: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, 
 
 def reclaim_labels(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, str | None]:
     """The label changes that give ``pod`` back to its pool, Draining."""
-    current = pod["metadata"].get("labels") or {}
+    current = labels_of(pod)
     out: dict[str, str | None] = {
         str(k): None
         for k in spec.get("additionalPodLabels") or {}
@@ -190,7 +187,7 @@ class CNClaimActor:
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
         claim = admitted("CNClaim", ctx.obj)
-        spec = claim.get("spec") or {}
+        spec = spec_of(claim)
         namespace, name = ctx.namespace, ctx.name
         pods = pool_pods(self.env, namespace)
         mine = held_by(pods, name)
@@ -240,9 +237,7 @@ class CNClaimActor:
                 )
                 return
             pool = name_of(found)
-        if (ctx.obj["metadata"].get("labels") or {}).get(labels.POOL_NAME) != pool or not spec.get(
-            "poolName"
-        ):
+        if labels_of(ctx.obj).get(labels.POOL_NAME) != pool or not spec.get("poolName"):
             plan.patch(
                 r.CNCLAIMS,
                 namespace,
@@ -287,11 +282,7 @@ class CNClaimActor:
             )
             return
         assert pod is not None
-        missing = {
-            k: v
-            for k, v in bind_labels(ctx.obj, spec).items()
-            if (pod["metadata"].get("labels") or {}).get(k) != v
-        }
+        missing = {k: v for k, v in bind_labels(ctx.obj, spec).items() if labels_of(pod).get(k) != v}
         if missing:
             plan.patch(
                 r.PODS,
@@ -326,7 +317,7 @@ class CNClaimActor:
             status.pop("migrate", None)
 
     async def _store(self, ctx: Context, pod: Mapping[str, Any]) -> CNStore | None:
-        address = (pod["metadata"].get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION)
+        address = annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION)
         if not address:
             return None
         try:
@@ -386,14 +377,14 @@ class CNClaimActor:
     def _propagation_delay(self, ctx: Context, target: Mapping[str, Any]) -> float:
         """``scalingConfig.minDelaySeconds`` of the target's CNSet: how long the proxy
         needs to learn of a store's new state (upstream waits a fixed 15 s)."""
-        set_name = (target["metadata"].get("labels") or {}).get(labels.INSTANCE)
+        set_name = labels_of(target).get(labels.INSTANCE)
         cnset = self.env.caches.get(r.CNSETS, ctx.namespace, str(set_name)) if set_name else None
-        scaling = ((cnset or {}).get("spec") or {}).get("scalingConfig") or {}
+        scaling = spec_of(cnset or {}).get("scalingConfig") or {}
         return float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
 
     async def _load(self, pod: Mapping[str, Any]) -> Obj | None:
         """``status.migrate.source``: what still runs on ``pod`` (None: MatrixOne does not say)."""
-        address = str((pod["metadata"].get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION) or "")
+        address = str(annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION) or "")
         try:
             load = await self.env.admin.admin(address).cn_load(cnpods.store_uuid(pod))
         except AdminError as e:
@@ -425,7 +416,7 @@ class CNClaimActor:
 
     # ---------------------------------------------------------------- writes
     def _put_to_work(self, pod: Mapping[str, Any], spec: Mapping[str, Any]) -> Step:
-        address = str((pod["metadata"].get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION) or "")
+        address = str(annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION) or "")
         admin = self.env.admin.admin(address)
         return functools.partial(
             admin.set_cn_work_state,
@@ -442,9 +433,9 @@ class CNClaimActor:
         )
 
     def _record_patch(self, ctx: Context, pod: Mapping[str, Any]) -> Obj:
-        pool = (pod["metadata"].get("labels") or {}).get(labels.POOL_NAME)
+        pool = labels_of(pod).get(labels.POOL_NAME)
         spec: Obj = {"podName": name_of(pod)}
-        node = (pod.get("spec") or {}).get("nodeName")
+        node = spec_of(pod).get("nodeName")
         if node:
             spec["nodeName"] = node
         meta: Obj = {"resourceVersion": ctx.obj["metadata"]["resourceVersion"]}
@@ -468,12 +459,10 @@ class CNClaimActor:
                 }
                 try:
                     await client.patch(r.PODS, name_of(pod), patch, namespace)
-                except Exception as e:
-                    if is_conflict(e) or is_not_found(e):
-                        ctx.log.debug("CN %s was taken or changed meanwhile: trying the next", name_of(pod))
-                        lost = e
-                        continue
-                    raise
+                except (Conflict, NotFound) as e:
+                    ctx.log.debug("CN %s was taken or changed meanwhile: trying the next", name_of(pod))
+                    lost = e
+                    continue
                 await self._put_to_work(pod, spec)()
                 await client.patch(r.CNCLAIMS, name, self._record_patch(ctx, pod), namespace)
                 ctx.log.info("bound CN pod %s", name_of(pod))
@@ -484,15 +473,15 @@ class CNClaimActor:
         return bind
 
     def _reclaim(self, spec: Mapping[str, Any], pod: Mapping[str, Any], plan: Writes) -> None:
-        meta = pod["metadata"]
+        meta = meta_of(pod)
         plan.patch(
             r.PODS,
-            meta["namespace"],
+            meta.namespace,
             name_of(pod),
             reclaim_patch(pod, spec, self.env.clock()),
             what=f"give CN {name_of(pod)} back to its pool",
         )
-        address = str((meta.get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION) or "")
+        address = str(meta.annotations.get(cnpods.HAKEEPER_ANNOTATION) or "")
         uuid = cnpods.store_uuid(pod)
 
         async def drain() -> object:
@@ -507,7 +496,7 @@ class CNClaimActor:
     # --------------------------------------------------------------- finalize
     async def finalize(self, ctx: Context) -> bool:
         """Give the claim's pod back to its pool; done once no pod is Bound to it."""
-        spec = ctx.obj.get("spec") or {}
+        spec = spec_of(ctx.obj)
         others = taken_by_others(self.env, ctx.namespace, ctx.name)
         held = [p for p in held_by(pool_pods(self.env, ctx.namespace), ctx.name) if name_of(p) not in others]
         if not held:

@@ -27,6 +27,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.actor import Context
+from mo_operator.kube.objects import (
+    annotations_of,
+    labels_of,
+    meta_of,
+    namespace_of,
+    spec_of,
+    status_of,
+    view,
+)
 from mo_operator.kube.selectors import selector_from_dict, selector_from_labels
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError
@@ -53,35 +62,35 @@ Obj = dict[str, Any]
 
 
 def claim_phase(claim: Mapping[str, Any]) -> str:
-    return str((claim.get("status") or {}).get("phase") or PENDING)
+    return str(status_of(claim).get("phase") or PENDING)
 
 
 def instance_index(claim: Mapping[str, Any]) -> int | None:
-    value = ((claim.get("metadata") or {}).get("labels") or {}).get(labels.CLAIM_INSTANCE_ID)
+    value = labels_of(claim).get(labels.CLAIM_INSTANCE_ID)
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 def claim_of(claimset: Mapping[str, Any], spec: Mapping[str, Any], index: int) -> Obj:
     """Claim ``<set>-<index>`` of ``claimset`` (with admitted ``spec``)."""
-    template = spec.get("template") or {}
-    tmeta = template.get("metadata") or {}
-    meta = claimset["metadata"]
-    claim_spec: Obj = copy.deepcopy(dict(template.get("spec") or {}))
+    template = view(spec.get("template") or {})
+    tmeta = template.meta
+    meta = meta_of(claimset)
+    claim_spec: Obj = copy.deepcopy(dict(template.spec))
     for key in ("podName", "nodeName", "sourcePod"):
         claim_spec.pop(key, None)
-    claim_spec.setdefault("ownerName", meta["name"])
+    claim_spec.setdefault("ownerName", meta.name)
     metadata: Obj = {
-        "name": f"{meta['name']}-{index}",
-        "namespace": meta.get("namespace") or "",
+        "name": f"{meta.name}-{index}",
+        "namespace": meta.namespace,
         "labels": {
-            **(tmeta.get("labels") or {}),
-            labels.CLAIMSET: meta["name"],
+            **tmeta.labels,
+            labels.CLAIMSET: meta.name,
             labels.CLAIM_INSTANCE_ID: str(index),
         },
         "ownerReferences": [owner_reference(claimset)],
     }
-    if tmeta.get("annotations"):
-        metadata["annotations"] = dict(tmeta["annotations"])
+    if tmeta.annotations:
+        metadata["annotations"] = dict(tmeta.annotations)
     return {"apiVersion": claimset["apiVersion"], "kind": "CNClaim", "metadata": metadata, "spec": claim_spec}
 
 
@@ -97,13 +106,9 @@ class CNClaimSetActor:
     def _claims(self, claimset: Mapping[str, Any], spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """The set's claims: labelled with its name, matching its selector, owned by it."""
         name = name_of(claimset)
-        selector = spec.get("selector") or {
-            "matchLabels": dict(((spec.get("template") or {}).get("metadata") or {}).get("labels") or {})
-        }
+        selector = spec.get("selector") or {"matchLabels": dict(labels_of(spec.get("template") or {}))}
         matches = selector_from_dict(selector)
-        found = self.env.caches.list(
-            r.CNCLAIMS, claimset["metadata"].get("namespace") or "", {labels.CLAIMSET: name}
-        )
+        found = self.env.caches.list(r.CNCLAIMS, namespace_of(claimset), {labels.CLAIMSET: name})
         return sorted(
             (c for c in found if is_controlled_by(c, claimset) and matches.matches_object(c)),
             key=lambda c: natural_key(name_of(c)),
@@ -149,12 +154,8 @@ class CNClaimSetActor:
         out = []
         for claim in claims:
             phase = claim_phase(claim)
-            pod_name = (claim.get("spec") or {}).get("podName")
-            pod = (
-                self.env.caches.get(r.PODS, claim["metadata"].get("namespace") or "", pod_name)
-                if pod_name
-                else None
-            )
+            pod_name = spec_of(claim).get("podName")
+            pod = self.env.caches.get(r.PODS, namespace_of(claim), pod_name) if pod_name else None
             index = instance_index(claim) or 0
             if pod is None or is_deleting(pod):
                 out.append(ClaimVictim(name_of(claim), index, phase))
@@ -165,18 +166,18 @@ class CNClaimSetActor:
                     index,
                     phase,
                     has_pod=True,
-                    scheduled=bool((pod.get("spec") or {}).get("nodeName")),
-                    pod_phase=str((pod.get("status") or {}).get("phase") or ""),
+                    scheduled=bool(spec_of(pod).get("nodeName")),
+                    pod_phase=str(status_of(pod).get("phase") or ""),
                     ready=podutil.is_ready(pod),
                     deletion_cost=_deletion_cost(pod),
                     sessions=await self._sessions(pod),
-                    pod_created=podutil.parse_time(pod["metadata"].get("creationTimestamp")) or 0.0,
+                    pod_created=podutil.parse_time(meta_of(pod).creation_timestamp) or 0.0,
                 )
             )
         return out
 
     async def _sessions(self, pod: Mapping[str, Any]) -> int:
-        address = (pod["metadata"].get("annotations") or {}).get(cnpods.HAKEEPER_ANNOTATION)
+        address = annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION)
         if not address:
             return 0
         try:
@@ -191,8 +192,7 @@ class CNClaimSetActor:
         status["replicas"] = len(kept)
         status["readyReplicas"] = ready
         status["claims"] = [
-            {k: v for k, v in (c.get("status") or {}).items() if k != "conditions"} or {"phase": PENDING}
-            for c in kept
+            {k: v for k, v in status_of(c).items() if k != "conditions"} or {"phase": PENDING} for c in kept
         ]
         status["labelSelector"] = pod_selector(ctx.name)
         if ready >= replicas:
@@ -202,7 +202,7 @@ class CNClaimSetActor:
 
 
 def _deletion_cost(pod: Mapping[str, Any]) -> int:
-    value = (pod["metadata"].get("annotations") or {}).get(labels.POD_DELETION_COST)
+    value = annotations_of(pod).get(labels.POD_DELETION_COST)
     try:
         return int(str(value)) if value is not None else 0
     except ValueError:

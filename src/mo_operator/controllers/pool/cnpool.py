@@ -42,8 +42,8 @@ from typing import Any
 
 from mo_operator.api.defaulting import default
 from mo_operator.kube.actor import Context
-from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.errors import is_conflict, is_not_found
+from mo_operator.kube.errors import Conflict, NotFound
+from mo_operator.kube.objects import labels_of, meta_of, namespace_of, spec_of, view
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
@@ -111,11 +111,11 @@ def nominated_claims(
     says it is bound to does not wait (the claim may not show its ``podName`` yet),
     so it is not counted twice."""
     name = name_of(pool)
-    holding = {(p["metadata"].get("labels") or {}).get(labels.POOL_CLAIMED_BY) for p in live(pods)}
+    holding = {labels_of(p).get(labels.POOL_CLAIMED_BY) for p in live(pods)}
     out = []
     for claim in claims:
-        spec = claim.get("spec") or {}
-        nominated = (claim["metadata"].get("labels") or {}).get(labels.POOL_NAME) == name
+        spec = spec_of(claim)
+        nominated = labels_of(claim).get(labels.POOL_NAME) == name
         waiting = not spec.get("podName") and name_of(claim) not in holding
         if (nominated or spec.get("poolName") == name) and waiting and not is_deleting(claim):
             out.append(claim)
@@ -128,7 +128,7 @@ class CNPoolActor:
 
     def _sets(self, pool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         selector = {labels.MANAGED_BY: managed_by(name_of(pool)), labels.OWNER_UID: uid_of(pool)}
-        found = self.env.caches.list(r.CNSETS, pool["metadata"].get("namespace") or "", selector)
+        found = self.env.caches.list(r.CNSETS, namespace_of(pool), selector)
         return sorted((s for s in found if is_controlled_by(s, pool)), key=name_of)
 
     async def observe(self, ctx: Context) -> Writes | None:
@@ -153,7 +153,7 @@ class CNPoolActor:
             max_idle=int(scale["maxIdle"]),
             max_pods=scale.get("maxPods"),
             old_in_use=sum(in_use(p) for p in old_pods.values()),
-            current_replicas=int(((current or {}).get("spec") or {}).get("replicas") or 0),
+            current_replicas=int(spec_of(current or {}).get("replicas") or 0),
         )
         plan = Writes(self.env.client)
         desired = self._cnset(obj, spec, set_spec, current_name, revision, size.replicas, current)
@@ -162,7 +162,7 @@ class CNPoolActor:
         for pod in live(current_pods):
             if name_of(pod) in orphans:
                 continue  # one label patch per pod and resourceVersion; the next pass sees the rest
-            if labels.POD_OUTDATED in (pod["metadata"].get("labels") or {}):
+            if labels.POD_OUTDATED in labels_of(pod):
                 self._label(pod, {labels.POD_OUTDATED: None}, plan)  # the template came back to this one
         draining_old: list[str] = []
         for cnset in old_sets:
@@ -189,18 +189,18 @@ class CNPoolActor:
         replicas: int,
         current: Mapping[str, Any] | None,
     ) -> Obj:
-        meta = pool["metadata"]
+        meta = meta_of(pool)
         obj: Obj = {
             "apiVersion": pool["apiVersion"],
             "kind": "CNSet",
             "metadata": {
                 "name": name,
-                "namespace": meta.get("namespace") or "",
+                "namespace": meta.namespace,
                 "labels": {
-                    labels.MANAGED_BY: managed_by(meta["name"]),
-                    labels.OWNER_UID: meta["uid"],
+                    labels.MANAGED_BY: managed_by(meta.name),
+                    labels.OWNER_UID: meta.uid,
                     labels.REVISION_HASH: revision,
-                    labels.POOL_NAME: meta["name"],
+                    labels.POOL_NAME: meta.name,
                 },
                 "ownerReferences": [owner_reference(pool)],
             },
@@ -213,7 +213,7 @@ class CNPoolActor:
     def _label(self, pod: Mapping[str, Any], values: Mapping[str, str | None], plan: Writes) -> None:
         plan.patch(
             r.PODS,
-            pod["metadata"]["namespace"],
+            namespace_of(pod),
             name_of(pod),
             {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"], "labels": dict(values)}},
             what=f"label CN {name_of(pod)} {', '.join(f'{k}={v}' for k, v in values.items())}",
@@ -225,8 +225,7 @@ class CNPoolActor:
         """Give back the pods Bound to a claim not among ``claims`` (gone); their names."""
         orphans: set[str] = set()
         for pod in live(pods):
-            meta = pod["metadata"]
-            holder = (meta.get("labels") or {}).get(labels.POOL_CLAIMED_BY)
+            holder = labels_of(pod).get(labels.POOL_CLAIMED_BY)
             if phase_of(pod) != labels.POOL_PHASE_BOUND or not holder or holder in claims:
                 continue
             orphans.add(name_of(pod))
@@ -237,18 +236,15 @@ class CNPoolActor:
         return orphans
 
     def _give_back(self, ctx: Context, pod: Mapping[str, Any], holder: str) -> Step:
-        meta = pod["metadata"]
         patch = reclaim_patch(pod, {}, self.env.clock())
 
         async def give_back() -> object:
             try:
-                await self.env.client.patch(r.PODS, name_of(pod), patch, meta["namespace"])
-            except Exception as e:
+                await self.env.client.patch(r.PODS, name_of(pod), patch, namespace_of(pod))
+            except (Conflict, NotFound):
                 # The pod changed since this decision: most often the claim's own finalizer
                 # gave it back just before it went. The change wakes the pool to look again.
-                if is_conflict(e) or is_not_found(e):
-                    return None
-                raise
+                return None
             ctx.event(
                 "Warning",
                 "OrphanReclaimed",
@@ -265,12 +261,12 @@ class CNPoolActor:
         """An older template's set: its pods are outdated, it keeps only those in use,
         and it goes once it has none."""
         for pod in live(pods):
-            if (pod["metadata"].get("labels") or {}).get(labels.POD_OUTDATED) != OUTDATED_VALUE:
+            if labels_of(pod).get(labels.POD_OUTDATED) != OUTDATED_VALUE:
                 self._label(pod, {labels.POD_OUTDATED: OUTDATED_VALUE}, plan)
         held = in_use(pods)
         draining.extend(name_of(p) for p in live(pods) if phase_of(p) in IN_USE)
-        namespace = cnset["metadata"].get("namespace") or ""
-        if int((cnset.get("spec") or {}).get("replicas") or 0) != held:
+        namespace = namespace_of(cnset)
+        if int(spec_of(cnset).get("replicas") or 0) != held:
             plan.patch(
                 r.CNSETS,
                 namespace,
@@ -295,7 +291,7 @@ class CNPoolActor:
     ) -> None:
         counts = pool_counts(pods)
         summary = describe_counts(counts) + (f", {pending} claims waiting" if pending else "")
-        set_ready = get_condition(((current or {}).get("status") or {}).get("conditions") or (), "Ready")
+        set_ready = view(current).condition("Ready") if current is not None else None
         if capped and pending:
             max_pods = spec["strategy"]["scaleStrategy"].get("maxPods")
             ctx.set_condition("Ready", False, "MaxPodsReached", f"maxPods {max_pods} reached: {summary}")

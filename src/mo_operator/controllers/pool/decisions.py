@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.kube.objects import labels_of, spec_of, status_of
 from mo_operator.kube.selectors import selector_from_dict
 from mo_operator.matrixone import labels
 
@@ -71,7 +72,7 @@ def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
 
 def claimable(pod: Mapping[str, Any]) -> bool:
     """An Idle pool pod that no claim holds, of the pool's current template."""
-    pod_labels = (pod.get("metadata") or {}).get("labels") or {}
+    pod_labels = labels_of(pod)
     return (
         phase_of(pod) == labels.POOL_PHASE_IDLE
         and not is_deleting(pod)
@@ -99,12 +100,12 @@ def claim_candidates(
         for p in pods
         if claimable(p)
         and name_of(p) not in taken
-        and selector.matches(p["metadata"].get("labels") or {})
-        and (not pool or p["metadata"]["labels"].get(labels.POOL_NAME) == pool)
+        and selector.matches(labels_of(p))
+        and (not pool or labels_of(p).get(labels.POOL_NAME) == pool)
     ]
 
     def key(pod: Mapping[str, Any]) -> tuple[bool, tuple[tuple[int, int | str], ...]]:
-        last = (pod["metadata"].get("labels") or {}).get(labels.POD_LAST_OWNER)
+        last = labels_of(pod).get(labels.POD_LAST_OWNER)
         return (not (owner and last == owner), natural_key(name_of(pod)))
 
     return sorted(found, key=key)
@@ -116,7 +117,7 @@ def matching_pool(spec: Mapping[str, Any], pools: Sequence[Mapping[str, Any]]) -
     for pool in sorted(pools, key=name_of):
         if is_deleting(pool):
             continue
-        if selector.matches(((pool.get("spec") or {}).get("podLabels")) or {}):
+        if selector.matches(spec_of(pool).get("podLabels") or {}):
             return pool
     return None
 
@@ -126,9 +127,9 @@ def bound_phase(pod: Mapping[str, Any] | None, claim_name: str) -> str | None:
     None when the pod is free to be taken (again)."""
     if pod is None or is_deleting(pod):
         return LOST
-    if ((pod.get("status") or {}).get("phase")) in ("Succeeded", "Failed", "Unknown"):
+    if status_of(pod).get("phase") in ("Succeeded", "Failed", "Unknown"):
         return LOST
-    pod_labels = (pod.get("metadata") or {}).get("labels") or {}
+    pod_labels = labels_of(pod)
     holder = pod_labels.get(labels.POOL_CLAIMED_BY)
     if holder == claim_name and phase_of(pod) == labels.POOL_PHASE_BOUND:
         return OUTDATED if labels.POD_OUTDATED in pod_labels else BOUND
@@ -170,7 +171,7 @@ def migration_step(
     if source is None or is_deleting(source):
         return MigrationStep(DONE)
     phase = phase_of(source)
-    holder = ((source.get("metadata") or {}).get("labels") or {}).get(labels.POOL_CLAIMED_BY)
+    holder = labels_of(source).get(labels.POOL_CLAIMED_BY)
     if phase == labels.POOL_PHASE_DRAINING:
         return MigrationStep(DRAINING)
     if phase != labels.POOL_PHASE_BOUND or holder != claim_name:

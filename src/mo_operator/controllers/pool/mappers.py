@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mo_operator.kube.controller import Request
+from mo_operator.kube.objects import labels_of, spec_of
 from mo_operator.matrixone import labels
 
 from ..common import resources as r
@@ -17,19 +18,15 @@ from ..common.meta import is_deleting, name_of, namespace_of
 Mapper = Callable[[Mapping[str, Any]], Iterable[Request]]
 
 
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("labels") or {}
-
-
 def pool_of_pod(pod: Mapping[str, Any]) -> Iterable[Request]:
     """A pool's pod to its pool (phases and counts changed)."""
-    pool = _labels(pod).get(labels.POOL_NAME)
+    pool = labels_of(pod).get(labels.POOL_NAME)
     return [Request(namespace_of(pod), pool)] if pool else []
 
 
 def pool_of_claim(claim: Mapping[str, Any]) -> Iterable[Request]:
     """A claim to the pool it is nominated to (its pending claims count)."""
-    pool = (claim.get("spec") or {}).get("poolName") or _labels(claim).get(labels.POOL_NAME)
+    pool = spec_of(claim).get("poolName") or labels_of(claim).get(labels.POOL_NAME)
     return [Request(namespace_of(claim), str(pool))] if pool else []
 
 
@@ -37,7 +34,7 @@ def _waiting(caches: Caches, namespace: str) -> list[Request]:
     return [
         Request(namespace, name_of(c))
         for c in caches.list(r.CNCLAIMS, namespace)
-        if not (c.get("spec") or {}).get("podName") and not is_deleting(c)
+        if not spec_of(c).get("podName") and not is_deleting(c)
     ]
 
 
@@ -45,7 +42,7 @@ def _migrating_from(caches: Caches, namespace: str, pod: str) -> list[Request]:
     return [
         Request(namespace, name_of(c))
         for c in caches.list(r.CNCLAIMS, namespace)
-        if ((c.get("spec") or {}).get("sourcePod") or {}).get("podName") == pod
+        if (spec_of(c).get("sourcePod") or {}).get("podName") == pod
     ]
 
 
@@ -55,7 +52,7 @@ def claims_of_pod(caches: Caches) -> Mapper:
     reclaimed source no longer names its claim, whose migration ends when it is Idle)."""
 
     def mapper(pod: Mapping[str, Any]) -> Iterable[Request]:
-        pod_labels = _labels(pod)
+        pod_labels = labels_of(pod)
         if labels.POOL_PHASE not in pod_labels:
             return []
         out = []

@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.objects import labels_of, meta_of, namespace_of, spec_of, status_of, view
 from mo_operator.matrixone import buckets, labels, layout
 from mo_operator.matrixone.component import Component
 
@@ -79,13 +79,13 @@ WRITER_KINDS = frozenset({Component.LOG.kind, Component.TN.kind, "TNSet", Compon
 
 def job_labels(claim: Mapping[str, Any]) -> dict[str, str]:
     """Labels of the claim's Job and its pod: ours, naming the claim (and its cluster)."""
-    meta = claim["metadata"]
+    meta = meta_of(claim)
     out = {
-        labels.NAMESPACE: meta.get("namespace") or "",
-        labels.INSTANCE: meta["name"],
+        labels.NAMESPACE: meta.namespace,
+        labels.INSTANCE: meta.name,
         labels.COMPONENT: KIND,
     }
-    cluster = (meta.get("labels") or {}).get(labels.CLUSTER)
+    cluster = meta.labels.get(labels.CLUSTER)
     if cluster:
         out[labels.CLUSTER] = cluster
     return out
@@ -107,11 +107,11 @@ def _storage_env(s3: Mapping[str, Any]) -> list[Obj]:
 def cleanup_job(claim: Mapping[str, Any], image: str = buckets.CLEANUP_IMAGE) -> Obj:
     """The Job that deletes the claim's data: the aws-cli image running
     ``buckets.cleanup_script``, scheduled as the claim's ``spec.logSetSpec`` says."""
-    spec = claim.get("spec") or {}
+    spec = spec_of(claim)
     s3 = spec.get("s3") or {}
-    name = buckets.cleanup_job_name(claim["metadata"]["name"])
+    name = buckets.cleanup_job_name(name_of(claim))
     obj_labels = job_labels(claim)
-    template_spec = (spec.get("logSetSpec") or {}).get("spec") or {}
+    template_spec = spec_of(spec.get("logSetSpec") or {})
     container: Obj = {
         "name": layout.MAIN_CONTAINER,
         "image": image,
@@ -143,20 +143,30 @@ def cleanup_job(claim: Mapping[str, Any], image: str = buckets.CLEANUP_IMAGE) ->
 
 def job_outcome(job: Mapping[str, Any]) -> tuple[str, str] | None:
     """``("Complete"|"Failed", why)`` once the Job has finished, else None."""
-    for c in (job.get("status") or {}).get("conditions") or ():
+    for c in view(job).conditions:
         if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
             why = ": ".join(str(x) for x in (c.get("reason"), c.get("message")) if x)
             return str(c["type"]), why
     return None
 
 
+def path_url(claim: Mapping[str, Any]) -> str:
+    """The claim's ``spec.s3.path`` as the URL its conditions show."""
+    return buckets.s3_url(str((spec_of(claim).get("s3") or {}).get("path") or ""))
+
+
 def legacy_finalizers(claim: Mapping[str, Any]) -> list[str]:
     """The Go operator's finalizers on a claim."""
     return [
         f
-        for f in (claim["metadata"].get("finalizers") or ())
+        for f in meta_of(claim).finalizers
         if f in buckets.LEGACY_FINALIZERS or f.startswith(buckets.LEGACY_FINALIZER_PREFIXES)
     ]
+
+
+def _age(pod: Mapping[str, Any]) -> tuple[str, str]:
+    """Creation order of a Job's pods (a retry's pod is newer), name breaking ties."""
+    return meta_of(pod).creation_timestamp, name_of(pod)
 
 
 class BucketClaimActor:
@@ -174,7 +184,7 @@ class BucketClaimActor:
             bound = None
         ctx.status["state"] = buckets.IN_USE if bound else buckets.RELEASED
         ctx.status["bindTo"] = bound or ""
-        url = buckets.s3_url(str(((claim.get("spec") or {}).get("s3") or {}).get("path") or ""))
+        url = path_url(claim)
         if bound:
             ctx.set_condition(READY, True, "Bound", f"{url} is used by LogSet {bound}")
             ctx.set_condition(
@@ -202,7 +212,7 @@ class BucketClaimActor:
 
     def _logset_gone(self, claim: Mapping[str, Any], bound: str) -> bool:
         namespace, _, name = bound.partition("/")
-        if namespace != (claim["metadata"].get("namespace") or "") or not name:
+        if namespace != namespace_of(claim) or not name:
             return False  # not ours to judge (a claim is always in its LogSet's namespace)
         return self.env.caches.get(r.LOGSETS, namespace, name) is None
 
@@ -235,8 +245,7 @@ class BucketClaimActor:
         bound = buckets.binding(claim)
         ctx.status["state"] = buckets.DELETING
         ctx.status["bindTo"] = bound or ""
-        spec = claim.get("spec") or {}
-        url = buckets.s3_url(str((spec.get("s3") or {}).get("path") or ""))
+        url = path_url(claim)
         settings = self.env.settings
         if bound is not None and self._logset_in_use(claim, bound):
             return await self._wait(
@@ -285,8 +294,8 @@ class BucketClaimActor:
             if failed is not None:
                 # The Job controller backs failed pods off (10 s, 20 s, 40 s...), so it
                 # gives up minutes after the first failure: say so at the first one.
-                retries = int((job.get("status") or {}).get("failed") or 1)
-                limit = int((job.get("spec") or {}).get("backoffLimit") or 0)
+                retries = int(status_of(job).get("failed") or 1)
+                limit = int(spec_of(job).get("backoffLimit") or 0)
                 message = (
                     f"Job {job_name} is failing to delete {url}: pod {failed}; "
                     f"{min(retries, limit)} of {limit} retries used, the Job keeps retrying. " + how_to_go_on
@@ -317,15 +326,15 @@ class BucketClaimActor:
         logset = self.env.caches.get(r.LOGSETS, namespace, name)
         if logset is None:
             # a LogSet of another namespace is out of our sight: trust the binding
-            return namespace != (claim["metadata"].get("namespace") or "")
+            return namespace != namespace_of(claim)
         return not is_deleting(logset)
 
     def _writers(self, claim: Mapping[str, Any]) -> list[str]:
         """MatrixOne pods that may still write to the claim's path: those of its cluster,
         or of its LogSet when it belongs to none."""
-        meta = claim["metadata"]
-        namespace = meta.get("namespace") or ""
-        claim_labels = meta.get("labels") or {}
+        meta = meta_of(claim)
+        namespace = meta.namespace
+        claim_labels = meta.labels
         cluster, logset = claim_labels.get(labels.CLUSTER), claim_labels.get(labels.INSTANCE)
         if cluster:
             selector = labels.cluster_labels(cluster)
@@ -334,25 +343,21 @@ class BucketClaimActor:
         else:
             return []
         pods = self.env.caches.list(r.PODS, namespace, selector)
-        return sorted(
-            name_of(p)
-            for p in pods
-            if (p["metadata"].get("labels") or {}).get(labels.COMPONENT) in WRITER_KINDS
-        )
+        return sorted(name_of(p) for p in pods if labels_of(p).get(labels.COMPONENT) in WRITER_KINDS)
 
     def _job_pods(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         return [
             p
-            for p in self.env.caches.list(r.PODS, claim["metadata"].get("namespace") or "", job_labels(claim))
+            for p in self.env.caches.list(r.PODS, namespace_of(claim), job_labels(claim))
             if is_controlled_by(p, job)
         ]
 
     def _failed_pod(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> str | None:
         """The newest failed pod of a Job still retrying, and why it failed."""
-        failed = [p for p in self._job_pods(claim, job) if (p.get("status") or {}).get("phase") == "Failed"]
+        failed = [p for p in self._job_pods(claim, job) if status_of(p).get("phase") == "Failed"]
         if not failed:
             return None
-        newest = max(failed, key=lambda p: (str(p["metadata"].get("creationTimestamp") or ""), name_of(p)))
+        newest = max(failed, key=_age)
         return f"{name_of(newest)} failed ({podutil.problem(newest)})"
 
     def _pod_problem(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> str | None:
@@ -360,8 +365,8 @@ class BucketClaimActor:
         pods = self._job_pods(claim, job)
         if not pods:
             return None
-        newest = max(pods, key=lambda p: (str(p["metadata"].get("creationTimestamp") or ""), name_of(p)))
-        if (newest.get("status") or {}).get("phase") in ("Succeeded", "Running"):
+        newest = max(pods, key=_age)
+        if status_of(newest).get("phase") in ("Succeeded", "Running"):
             return None
         return f"{name_of(newest)}: {podutil.problem(newest)}"
 
@@ -377,7 +382,7 @@ class BucketClaimActor:
     ) -> bool:
         """Report what the claim waits for; ``warn`` announces a new problem with a
         Warning Event, and ``gave_up`` once more when the Job stops retrying."""
-        before = get_condition((ctx.obj.get("status") or {}).get("conditions") or (), READY) or {}
+        before = view(ctx.obj).condition(READY) or {}
         ctx.set_condition(READY, False, reason, message)
         recyclable = _RECYCLABLE_REASONS.get(reason)
         if recyclable is None:
@@ -398,14 +403,13 @@ class BucketClaimActor:
         legacy = legacy_finalizers(ctx.obj)
         if not legacy:
             return True
-        meta = ctx.obj["metadata"]
         await self.env.client.patch(
             r.BUCKETCLAIMS,
             ctx.name,
             {
                 "metadata": {
-                    "finalizers": [f for f in meta.get("finalizers") or () if f not in legacy],
-                    "resourceVersion": meta["resourceVersion"],
+                    "finalizers": [f for f in meta_of(ctx.obj).finalizers if f not in legacy],
+                    "resourceVersion": ctx.obj["metadata"]["resourceVersion"],
                 }
             },
             ctx.namespace or None,
@@ -415,7 +419,7 @@ class BucketClaimActor:
 
     async def _write_status(self, ctx: Context) -> None:
         ctx.status["observedGeneration"] = ctx.generation
-        if ctx.status == (ctx.obj.get("status") or {}):
+        if ctx.status == status_of(ctx.obj):
             return
         body = {
             "apiVersion": ctx.obj["apiVersion"],

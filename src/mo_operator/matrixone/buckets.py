@@ -29,6 +29,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, Final
 
+from mo_operator.kube.objects import annotations_of, meta_of, spec_of, status_of
+from mo_operator.kube.objects import is_deleting as is_deleting
 from mo_operator.matrixone import labels
 
 BIND_TO: Final = "bucket.matrixorigin.io/bind-to"
@@ -74,27 +76,22 @@ def bind_mark(namespace: str, name: str) -> str:
 
 def binding(claim: Mapping[str, Any]) -> str | None:
     """The LogSet (``<namespace>/<name>``) the claim is bound to, None when released."""
-    annotations = (claim.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(claim)
     if BIND_TO in annotations:
         return str(annotations[BIND_TO] or "") or None
-    status = claim.get("status") or {}  # a claim made by the Go operator
+    status = status_of(claim)  # a claim made by the Go operator
     if status.get("state") == IN_USE and status.get("bindTo"):
         return str(status["bindTo"])
     return None
 
 
-def is_deleting(claim: Mapping[str, Any]) -> bool:
-    return bool((claim.get("metadata") or {}).get("deletionTimestamp"))
-
-
 def ever_written(claim: Mapping[str, Any]) -> bool:
-    annotations = (claim.get("metadata") or {}).get("annotations") or {}
-    return annotations.get(ANY_INSTANCE_RUNNING) == "true"
+    return annotations_of(claim).get(ANY_INSTANCE_RUNNING) == "true"
 
 
 def reclaim_policy(claim: Mapping[str, Any]) -> str:
     """The claim's reclaim policy; Retain unless it says Delete (never delete data by default)."""
-    s3 = (claim.get("spec") or {}).get("s3") or {}
+    s3 = spec_of(claim).get("s3") or {}
     return DELETE if s3.get("s3RetentionPolicy") == DELETE else RETAIN
 
 
@@ -112,8 +109,8 @@ def holder(claims: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
         return None
 
     def key(c: Mapping[str, Any]) -> tuple[str, str, str]:
-        meta = c.get("metadata") or {}
-        return (str(meta.get("creationTimestamp") or ""), str(meta.get("namespace") or ""), str(meta["name"]))
+        meta = meta_of(c)
+        return (meta.creation_timestamp, meta.namespace, meta.name)
 
     return min(claims, key=key)
 

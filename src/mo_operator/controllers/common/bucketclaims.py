@@ -22,12 +22,13 @@ from typing import Any
 
 from mo_operator.kube.adapters import Client
 from mo_operator.kube.controller import Request
+from mo_operator.kube.objects import is_deleting, labels_of, meta_of, name_of, namespace_of, spec_of
 from mo_operator.matrixone import buckets, labels
 from mo_operator.matrixone.component import Component
 
 from . import resources as r
 from .env import Caches
-from .meta import name_of, namespace_of, set_labels
+from .meta import set_labels
 
 Obj = dict[str, Any]
 
@@ -87,7 +88,7 @@ def retention_policy(spec: Mapping[str, Any]) -> str:
 
 def scheduling_template(pod_template: Mapping[str, Any]) -> Obj:
     """The part of the LogSet's pod template the cleanup Job runs with (``spec.logSetSpec``)."""
-    spec = pod_template.get("spec") or {}
+    spec = spec_of(pod_template)
     kept = {k: copy.deepcopy(spec[k]) for k in SCHEDULING_FIELDS if spec.get(k) not in (None, [], {})}
     return {"spec": kept} if kept else {}
 
@@ -100,13 +101,13 @@ def claim_labels(logset: Mapping[str, Any], s3: Mapping[str, Any]) -> dict[str, 
 def new_claim(logset: Mapping[str, Any], s3: Mapping[str, Any], template: Mapping[str, Any]) -> Obj:
     """The claim a LogSet creates for its path, bound to it from the start, with
     upstream's data guard finalizer (the BucketClaim controller removes it when done)."""
-    meta = logset["metadata"]
-    namespace, name = meta.get("namespace") or "", meta["name"]
+    meta = meta_of(logset)
+    namespace, name = meta.namespace, meta.name
     return {
         "apiVersion": f"{r.BUCKETCLAIMS.group}/{r.BUCKETCLAIMS.version}",
         "kind": "BucketClaim",
         "metadata": {
-            "name": buckets.claim_name(meta["uid"]),
+            "name": buckets.claim_name(meta.uid),
             "namespace": namespace,
             "labels": claim_labels(logset, s3),
             "annotations": {buckets.BIND_TO: buckets.bind_mark(namespace, name)},
@@ -125,27 +126,25 @@ def _sync_patch(
     written: bool,
 ) -> Obj | None:
     """The merge patch that binds ``claim`` to ``logset`` and keeps it in step; None when it is."""
-    meta = claim.get("metadata") or {}
-    lmeta = logset["metadata"]
-    mark = buckets.bind_mark(lmeta.get("namespace") or "", lmeta["name"])
+    meta = meta_of(claim)
+    mark = buckets.bind_mark(namespace_of(logset), name_of(logset))
     annotations: Obj = {}
-    have = meta.get("annotations") or {}
+    have = meta.annotations
     if have.get(buckets.BIND_TO) != mark:
         annotations[buckets.BIND_TO] = mark
     if written and not buckets.ever_written(claim):
         annotations[buckets.ANY_INSTANCE_RUNNING] = "true"
     want_labels = claim_labels(logset, s3)
-    have_labels = meta.get("labels") or {}
+    have_labels = meta.labels
     new_labels: dict[str, str | None] = {k: v for k, v in want_labels.items() if have_labels.get(k) != v}
     if labels.CLUSTER in have_labels and labels.CLUSTER not in want_labels:
         new_labels[labels.CLUSTER] = None
-    spec = claim.get("spec") or {}
-    new_spec = merge_diff(spec, {"s3": s3, "logSetSpec": template}) or {}
-    finalizers = list(meta.get("finalizers") or ())
+    new_spec = merge_diff(spec_of(claim), {"s3": s3, "logSetSpec": template}) or {}
+    finalizers = list(meta.finalizers)
     guarded = labels.BUCKET_DATA_FINALIZER in finalizers
     if not (annotations or new_labels or new_spec) and guarded:
         return None
-    patch_meta: Obj = {"resourceVersion": meta.get("resourceVersion")}
+    patch_meta: Obj = {"resourceVersion": meta.raw.get("resourceVersion")}
     if not guarded:  # upstream's data guard, on claims made before we added it
         patch_meta["finalizers"] = [*finalizers, labels.BUCKET_DATA_FINALIZER]
     if annotations:
@@ -192,11 +191,10 @@ def claim_decision(
     ``template`` is the cleanup Job's pod template part (``scheduling_template``);
     ``written``: the LogSet's HAKeeper has bootstrapped, so data may exist.
     """
-    meta = logset["metadata"]
-    namespace = meta.get("namespace") or ""
-    me = buckets.bind_mark(namespace, meta["name"])
-    live = [c for c in claims if not buckets.is_deleting(c)]
-    deleting = [c for c in claims if buckets.is_deleting(c)]
+    namespace = namespace_of(logset)
+    me = buckets.bind_mark(namespace, name_of(logset))
+    live = [c for c in claims if not is_deleting(c)]
+    deleting = [c for c in claims if is_deleting(c)]
     mine = [c for c in live if buckets.binding(c) == me]
     others = [c for c in live if buckets.binding(c) not in (None, me)]
     if mine or others:
@@ -253,10 +251,10 @@ def claims_to_release(
     me = buckets.bind_mark(namespace, name)
     out = []
     for c in claims_of_path(caches, s3):
-        if buckets.is_deleting(c):
+        if is_deleting(c):
             continue
         bound = buckets.binding(c)
-        last = (c.get("metadata") or {}).get("labels") or {}
+        last = labels_of(c)
         if bound == me or (
             bound is None
             and policy == buckets.DELETE
@@ -279,7 +277,7 @@ def release_patch(claim: Mapping[str, Any], policy: str, *, written: bool = Fals
     if written and not buckets.ever_written(claim):
         annotations[buckets.ANY_INSTANCE_RUNNING] = "true"
     patch: Obj = {"metadata": {"resourceVersion": meta["resourceVersion"], "annotations": annotations}}
-    s3 = (claim.get("spec") or {}).get("s3") or {}
+    s3 = spec_of(claim).get("s3") or {}
     if s3.get("s3RetentionPolicy") != policy:
         patch["spec"] = {"s3": {"s3RetentionPolicy": policy}}
     return patch
@@ -316,10 +314,10 @@ def logsets_of_claim(caches: Caches) -> Callable[[Mapping[str, Any]], Iterable[R
         if bound and "/" in bound:
             ns, name = bound.split("/", 1)
             out.add(Request(ns, name))
-        uid = ((claim.get("metadata") or {}).get("labels") or {}).get(buckets.UNIQUE_ID)
-        if uid and (bound is None or buckets.is_deleting(claim)):
+        uid = labels_of(claim).get(buckets.UNIQUE_ID)
+        if uid and (bound is None or is_deleting(claim)):
             for logset in caches.list(r.LOGSETS):
-                s3 = s3_of(logset.get("spec") or {})
+                s3 = s3_of(spec_of(logset))
                 if s3 is not None and buckets.unique_id(s3) == uid:
                     out.add(Request(namespace_of(logset), name_of(logset)))
         return sorted(out, key=lambda q: (q.namespace, q.name))

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mo_operator.kube.times import format_time
 from mo_operator.matrixone import layout
 from mo_operator.matrixone.config.fileservice import DEFAULT_S3_ENDPOINT
 
@@ -230,6 +231,10 @@ def _size(text: str) -> int | None:
 
 
 def _time(text: str) -> str | None:
+    """``mo_br``'s time (RFC 3339, or Go's ``2006-01-02 15:04:05 -0700``) as ``metav1.Time``.
+
+    Not ``kube.times.parse_time``: that reads only RFC 3339, and would take a time
+    without a zone as local time, where a zoneless ``mo_br`` time is unreadable."""
     text = text.strip()
     if not text:
         return None
@@ -245,7 +250,7 @@ def _time(text: str) -> str | None:
                 continue
     if when is None or when.tzinfo is None:
         return None
-    return when.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(when)
 
 
 def parse_metadata(text: str) -> BackupMetadata:

@@ -18,7 +18,6 @@ container with it (``PodVerdict.completion``):
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import shlex
 import uuid
@@ -26,6 +25,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.kube.objects import labels_of, meta_of, spec_of, uid_of
+from mo_operator.kube.times import format_time
 from mo_operator.localcluster.simulator.behaviour import ContainerExit, PodVerdict
 from mo_operator.matrixone import ports
 from mo_operator.matrixone.backup import BINARY, MetadataError, format_metadata, parse_metadata
@@ -34,7 +35,7 @@ from mo_operator.matrixone.simulated.backups import BackupRecord, StorageLocatio
 from mo_operator.matrixone.simulated.instances import Instance
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved
 from mo_operator.matrixone.simulated.state import MOModel
-from mo_operator.matrixone.simulated.view import Key, Snapshot, labels_of
+from mo_operator.matrixone.simulated.view import Key, Snapshot
 
 Obj = dict[str, Any]
 
@@ -96,7 +97,7 @@ def _parse(script: str) -> tuple[str, tuple[str, ...], dict[str, str]] | None:
 
 def tool_run(pod: Mapping[str, Any]) -> ToolRun | None:
     """The ``mo_br`` run of ``pod``, None if none of its containers runs ``mo_br``."""
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    for container in spec_of(pod).get("containers") or []:
         script = _script(container)
         if BINARY not in script:
             continue
@@ -147,7 +148,7 @@ def resolve_sql_host(
     service = view.service(ns, name)
     if service is None:
         return Unresolved(f"Service {ns}/{name} not found")
-    spec = service.get("spec") or {}
+    spec = spec_of(service)
     if port not in {p.get("port") for p in spec.get("ports") or []}:
         return Unresolved(f"Service {ns}/{name} has no port {port}")
     selector = spec.get("selector") or {}
@@ -176,10 +177,6 @@ def _fail(run: ToolRun, message: str) -> ContainerExit:
     return ContainerExit(exit_code=1, log=f"mo_br {run.action}: {message}\n", container=run.container)
 
 
-def _rfc3339(epoch: float) -> str:
-    return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def run_backup(
     run: ToolRun,
     pod_uid: str,
@@ -205,7 +202,7 @@ def run_backup(
     stores = sum(len(s) for s in hakeeper.stores.values())
     size = 64 * MiB + stores * MiB + int(hashlib.sha256(backup_id.encode()).hexdigest()[:4], 16)
     model.backups.record(BackupRecord(backup_id, location, source, size, now))
-    at = _rfc3339(now)
+    at = format_time(now)
     path = f"{location.bucket}/{location.path}".rstrip("/")
     meta = format_metadata(backup_id, size, path, at, "1s", at)
     return ContainerExit(exit_code=0, message=meta + "\n", container=run.container)
@@ -253,7 +250,7 @@ class BackupTool:
     def judge(self, pod: Obj, node: Obj | None) -> PodVerdict | None:
         if not self.enabled:
             return None
-        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        uid = uid_of(pod)
         if uid in self._verdicts:
             return self._verdicts[uid]
         run = tool_run(pod)
@@ -276,9 +273,7 @@ def run_tool(
     now: float,
 ) -> ContainerExit:
     """The outcome of ``run`` in ``pod`` against the simulated clusters."""
-    meta = pod.get("metadata") or {}
+    meta = meta_of(pod)
     if run.action == "backup":
-        return run_backup(
-            run, str(meta.get("uid") or ""), str(meta.get("namespace") or ""), view, instances, model, now
-        )
+        return run_backup(run, meta.uid, meta.namespace, view, instances, model, now)
     return run_restore(run, model)

@@ -146,169 +146,262 @@ def _last_failure(pods: Sequence[Obj]) -> float | None:
     return max(times, default=None)
 
 
+def _tracked(pod: Obj) -> bool:
+    return TRACKING_FINALIZER in (meta(pod).get("finalizers") or [])
+
+
+@dataclass
+class _Accounting:
+    """Finished pods as ``trackJobStatusAndRemoveFinalizers`` sees them: those
+    already counted (``succeeded``/``failed``), those recorded in
+    ``uncountedTerminatedPods`` awaiting their finalizer's release (``new_*``)."""
+
+    succeeded: int
+    failed: int
+    new_succ: set[str]
+    new_fail: set[str]
+    #: Some failure left uncountedTerminatedPods in this sync.
+    flushed_fail: bool
+    #: Finalizer releases of pods the status already records.
+    releases: list[Action]
+    completed: set[int]
+
+    @property
+    def total_succ(self) -> int:
+        return self.succeeded + len(self.new_succ)
+
+    @property
+    def total_fail(self) -> int:
+        return self.failed + len(self.new_fail)
+
+
+def _account(old: Obj, owned: Sequence[Obj], indexed: bool, completions: int) -> _Accounting:
+    """Moves uids whose finalizer is gone from uncountedTerminatedPods into the
+    counters, and records newly finished tracked pods there: the two-step
+    hand-over that keeps a pod from being counted twice or not at all."""
+    by_uid = {uid_of(p): p for p in owned}
+    uncounted_old = old.get("uncountedTerminatedPods") or {}
+    old_succ, old_fail = set(uncounted_old.get("succeeded") or []), set(uncounted_old.get("failed") or [])
+    flushed_succ = {u for u in old_succ if u not in by_uid or not _tracked(by_uid[u])}
+    flushed_fail = {u for u in old_fail if u not in by_uid or not _tracked(by_uid[u])}
+    new_succ, new_fail = set(old_succ - flushed_succ), set(old_fail - flushed_fail)
+    releases: list[Action] = []
+    for p in owned:
+        if not _tracked(p) or not _pod_done(p):
+            continue
+        u = uid_of(p)
+        if u in old_succ or u in old_fail:
+            releases.append(release_tracking_finalizer(p))  # recorded in status already: safe to release
+        elif phase_of(p) == "Succeeded":
+            new_succ.add(u)
+        else:
+            new_fail.add(u)
+    completed = _expand(old.get("completedIndexes"))
+    if indexed:
+        completed |= {
+            i
+            for p in owned
+            if phase_of(p) == "Succeeded" and (i := _index(p)) is not None and i < completions
+        }
+    return _Accounting(
+        succeeded=int(old.get("succeeded") or 0) + len(flushed_succ),
+        failed=int(old.get("failed") or 0) + len(flushed_fail),
+        new_succ=new_succ,
+        new_fail=new_fail,
+        flushed_fail=bool(flushed_fail),
+        releases=releases,
+        completed=completed,
+    )
+
+
+def _int_or(spec: Obj, key: str, default: int) -> int:
+    value = spec.get(key)
+    return int(value) if value is not None else default
+
+
+def _restarts(active: Sequence[Obj]) -> int:
+    return sum(
+        int(cs.get("restartCount") or 0)
+        for p in active
+        for cs in (status_of(p).get("containerStatuses") or [])
+        + (status_of(p).get("initContainerStatuses") or [])
+    )
+
+
+def _finishing(
+    spec: Obj, start: float | None, active: Sequence[Obj], acc: _Accounting, now: float
+) -> tuple[tuple[str, str, str] | None, float | None]:
+    """The verdict an unfinished Job reaches in this sync (type, reason,
+    message), and when the active deadline would next need a look."""
+    backoff_limit = _int_or(spec, "backoffLimit", 6)
+    indexed = spec.get("completionMode") == "Indexed"
+    completions = spec.get("completions")
+    restarts = _restarts(active)
+    on_failure_exceeded = (spec.get("template") or {}).get("spec", {}).get(
+        "restartPolicy"
+    ) == "OnFailure" and (restarts > 0 if backoff_limit == 0 else restarts >= backoff_limit)
+    deadline = spec.get("activeDeadlineSeconds")
+    if acc.total_fail > backoff_limit or on_failure_exceeded:
+        return ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"), None
+    if deadline is not None and start is not None and now >= start + int(deadline):
+        return ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline"), None
+    if (
+        (indexed and len(acc.completed) >= int(completions or 0))
+        or (not indexed and completions is not None and acc.total_succ >= int(completions))
+        or (not indexed and completions is None and acc.total_succ > 0 and not active)
+    ):
+        return ("Complete", "", ""), None
+    if deadline is not None and start is not None:
+        return None, start + int(deadline) - now
+    return None, None
+
+
+def _want_active(spec: Obj, active: Sequence[Obj], acc: _Accounting, stopping: bool) -> int:
+    """How many pods should run: none once stopping (finished, suspended,
+    deleted), else parallelism capped by the completions still missing."""
+    if stopping:
+        return 0
+    parallelism = _int_or(spec, "parallelism", 1)
+    completions = spec.get("completions")
+    if spec.get("completionMode") == "Indexed":
+        want = min(parallelism, int(completions or 0) - len(acc.completed))
+    elif completions is None:
+        want = len(active) if acc.total_succ > 0 else parallelism
+    else:
+        want = min(parallelism, int(completions) - acc.total_succ)
+    return max(0, want)
+
+
+def _manage_pods(
+    job: Obj,
+    owned: Sequence[Obj],
+    active: Sequence[Obj],
+    want: int,
+    acc: _Accounting,
+    now: float,
+    time_scale: float,
+) -> tuple[list[Action], float | None]:
+    """``manageJob``: deletes the least advanced surplus pods, or creates the
+    missing ones once the pod back-off has passed (returning the wait otherwise)."""
+    if len(active) > want:
+        ranked = sorted(
+            active, key=lambda p: (1 if is_pod_ready(p) else 0, phase_of(p) == "Running", name_of(p))
+        )
+        return [pod_delete(p) for p in ranked[: len(active) - want]], None
+    if len(active) >= want or acc.new_fail or acc.flushed_fail:
+        # A replacement for a failed pod waits until the failure is counted and a
+        # sync later: the real back-off (10 s and more) always outlasts that
+        # accounting, so status.failed moves before a new pod appears even when
+        # the simulator's scaled back-off is shorter.
+        return [], None
+    last = _last_failure(owned)
+    if acc.total_fail > 0 and last is not None:
+        delay = last + time_scale * min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (acc.total_fail - 1)) - now
+        if delay > 0:
+            return [], delay
+    count = min(want - len(active), BURST)
+    if spec_of(job).get("completionMode") != "Indexed":
+        return [Create(POD, _new_pod(job, None)) for _ in range(count)], None
+    busy = {i for p in active if (i := _index(p)) is not None}
+    completions = int(spec_of(job).get("completions") or 0)
+    free = [i for i in range(completions) if i not in acc.completed and i not in busy]
+    return [Create(POD, _new_pod(job, i)) for i in free[:count]], None
+
+
+def _suspension(conds: list[Obj], suspended: bool, done: bool, stamp: str) -> tuple[list[Obj], bool]:
+    """The Suspended condition after this sync, and whether the Job was just
+    resumed (which restarts its startTime)."""
+    current = find_condition(conds, "Suspended") or {}
+    others = [c for c in conds if c.get("type") != "Suspended"]
+    if suspended and not done:
+        if current.get("status") == "True":
+            return conds, False
+        status, reason, message, resumed = "True", "JobSuspended", "Job suspended", False
+    elif current.get("status") == "True":
+        status, reason, message, resumed = "False", "JobResumed", "Job resumed", True
+    else:
+        return conds, False
+    cond = {
+        "type": "Suspended",
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastProbeTime": stamp,
+        "lastTransitionTime": stamp,
+    }
+    return [*others, cond], resumed
+
+
+def _finished_condition(finishing: tuple[str, str, str], stamp: str) -> Obj:
+    ctype, reason, message = finishing
+    cond: Obj = {"type": ctype, "status": "True", "lastProbeTime": stamp, "lastTransitionTime": stamp}
+    if reason:
+        cond["reason"], cond["message"] = reason, message
+    return cond
+
+
+def _ttl(job: Obj, conds: Sequence[Obj], now: float) -> tuple[list[Action], float | None]:
+    """The TTL-after-finished controller: deletes a finished Job once
+    ``ttlSecondsAfterFinished`` has passed since it finished."""
+    ttl = spec_of(job).get("ttlSecondsAfterFinished")
+    finished_cond = next(
+        (c for c in conds if c.get("type") in ("Complete", "Failed") and c.get("status") == "True"), None
+    )
+    if ttl is None or finished_cond is None or is_deleting(job):
+        return [], None
+    at = (parse_time(finished_cond.get("lastTransitionTime")) or now) + int(ttl)
+    if now >= at:
+        return [Delete(JOB, namespace_of(job), name_of(job), uid=uid_of(job), propagation="Foreground")], None
+    return [], at - now
+
+
+def _norm(st: Obj) -> Obj:
+    return {k: v for k, v in st.items() if v not in (None, 0, "", {}, [])}
+
+
 def plan_job(job: Obj, pods: Sequence[Obj], now: float, time_scale: float) -> JobPlan:
     spec = spec_of(job)
     old = status_of(job)
     stamp = rfc3339(now)
     owned, manage = claim_children(job, JOB, POD, spec.get("selector"), pods)
-    actions: list[Action] = []
-    by_uid = {uid_of(p): p for p in owned}
     done_kind = _finished(job)
     indexed = spec.get("completionMode") == "Indexed"
-
-    # --- finished-pod accounting through uncountedTerminatedPods
-    uncounted_old = old.get("uncountedTerminatedPods") or {}
-    old_succ, old_fail = set(uncounted_old.get("succeeded") or []), set(uncounted_old.get("failed") or [])
-    flushed_succ = {
-        u
-        for u in old_succ
-        if u not in by_uid or TRACKING_FINALIZER not in (meta(by_uid[u]).get("finalizers") or [])
-    }
-    flushed_fail = {
-        u
-        for u in old_fail
-        if u not in by_uid or TRACKING_FINALIZER not in (meta(by_uid[u]).get("finalizers") or [])
-    }
-    new_succ, new_fail = set(old_succ - flushed_succ), set(old_fail - flushed_fail)
-    for p in owned:
-        if TRACKING_FINALIZER not in (meta(p).get("finalizers") or []) or not _pod_done(p):
-            continue
-        u = uid_of(p)
-        if u in old_succ or u in old_fail:
-            actions.append(release_tracking_finalizer(p))  # recorded in status already: safe to release
-        elif phase_of(p) == "Succeeded":
-            new_succ.add(u)
-        else:
-            new_fail.add(u)
-    succeeded = int(old.get("succeeded") or 0) + len(flushed_succ)
-    failed = int(old.get("failed") or 0) + len(flushed_fail)
-    total_succ, total_fail = succeeded + len(new_succ), failed + len(new_fail)
-
-    completed = _expand(old.get("completedIndexes"))
-    if indexed:
-        completions_n = int(spec.get("completions") or 0)
-        completed |= {
-            i
-            for p in owned
-            if phase_of(p) == "Succeeded" and (i := _index(p)) is not None and i < completions_n
-        }
-
+    acc = _account(old, owned, indexed, int(spec.get("completions") or 0))
     active = [p for p in owned if not _pod_done(p) and not is_deleting(p)]
-    parallelism = int(spec.get("parallelism", 1) if spec.get("parallelism") is not None else 1)
-    completions = spec.get("completions")
-    backoff_limit = int(spec.get("backoffLimit", 6) if spec.get("backoffLimit") is not None else 6)
     suspended = bool(spec.get("suspend"))
     status: dict[str, Any] = {
         k: v for k, v in old.items() if k in ("startTime", "completionTime", "conditions")
     }
-    conds = [dict(c) for c in status.get("conditions") or []]
     requeue: list[float] = []
 
     finishing: tuple[str, str, str] | None = None
     if done_kind is None:
         if not suspended and "startTime" not in status:
             status["startTime"] = stamp
-        start = parse_time(status.get("startTime"))
-        restarts = sum(
-            int(cs.get("restartCount") or 0)
-            for p in active
-            for cs in (status_of(p).get("containerStatuses") or [])
-            + (status_of(p).get("initContainerStatuses") or [])
-        )
-        on_failure_exceeded = (spec.get("template") or {}).get("spec", {}).get(
-            "restartPolicy"
-        ) == "OnFailure" and (restarts > 0 if backoff_limit == 0 else restarts >= backoff_limit)
-        deadline = spec.get("activeDeadlineSeconds")
-        if total_fail > backoff_limit or on_failure_exceeded:
-            finishing = ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-        elif deadline is not None and start is not None and now >= start + int(deadline):
-            finishing = ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
-        elif (
-            (indexed and len(completed) >= int(completions or 0))
-            or (not indexed and completions is not None and total_succ >= int(completions))
-            or (not indexed and completions is None and total_succ > 0 and not active)
-        ):
-            finishing = ("Complete", "", "")
-        elif deadline is not None and start is not None:
-            requeue.append(start + int(deadline) - now)
+        finishing, deadline_wait = _finishing(spec, parse_time(status.get("startTime")), active, acc, now)
+        requeue += [deadline_wait] if deadline_wait is not None else []
 
-    if done_kind is not None or finishing is not None or suspended or is_deleting(job):
-        want_active = 0
-    elif indexed:
-        want_active = min(parallelism, int(completions or 0) - len(completed))
-    elif completions is None:
-        want_active = len(active) if total_succ > 0 else parallelism
-    else:
-        want_active = min(parallelism, int(completions) - total_succ)
-    want_active = max(0, want_active)
+    stopping = done_kind is not None or finishing is not None or suspended or is_deleting(job)
+    changes, backoff_wait = _manage_pods(
+        job, owned, active, _want_active(spec, active, acc, stopping), acc, now, time_scale
+    )
+    manage += changes
+    requeue += [backoff_wait] if backoff_wait is not None else []
 
-    if len(active) > want_active:
-        ranked = sorted(
-            active, key=lambda p: (1 if is_pod_ready(p) else 0, phase_of(p) == "Running", name_of(p))
-        )
-        manage += [pod_delete(p) for p in ranked[: len(active) - want_active]]
-    elif len(active) < want_active and not (new_fail or flushed_fail):
-        # A replacement for a failed pod waits until the failure is counted and a
-        # sync later: the real back-off (10 s and more) always outlasts that
-        # accounting, so status.failed moves before a new pod appears even when
-        # the simulator's scaled back-off is shorter.
-        delay = 0.0
-        last = _last_failure(owned)
-        if total_fail > 0 and last is not None:
-            delay = last + time_scale * min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (total_fail - 1)) - now
-        if delay > 0:
-            requeue.append(delay)
-        elif indexed:
-            busy = {i for p in active if (i := _index(p)) is not None}
-            free = [i for i in range(int(completions or 0)) if i not in completed and i not in busy]
-            manage += [Create(POD, _new_pod(job, i)) for i in free[: min(want_active - len(active), BURST)]]
-        else:
-            manage += [Create(POD, _new_pod(job, None)) for _ in range(min(want_active - len(active), BURST))]
-
-    if suspended and done_kind is None:
-        if (find_condition(conds, "Suspended") or {}).get("status") != "True":
-            conds = [c for c in conds if c.get("type") != "Suspended"]
-            conds.append(
-                {
-                    "type": "Suspended",
-                    "status": "True",
-                    "reason": "JobSuspended",
-                    "message": "Job suspended",
-                    "lastProbeTime": stamp,
-                    "lastTransitionTime": stamp,
-                }
-            )
-    elif (c := find_condition(conds, "Suspended")) is not None and c.get("status") == "True":
-        conds = [x for x in conds if x.get("type") != "Suspended"]
-        conds.append(
-            {
-                "type": "Suspended",
-                "status": "False",
-                "reason": "JobResumed",
-                "message": "Job resumed",
-                "lastProbeTime": stamp,
-                "lastTransitionTime": stamp,
-            }
-        )
+    conds, resumed = _suspension(
+        [dict(c) for c in status.get("conditions") or []], suspended, done_kind is not None, stamp
+    )
+    if resumed:
         status["startTime"] = stamp
 
     # The finished condition is written once no pod is left to account for.
-    if (
-        finishing is not None
-        and not active
-        and not new_succ
-        and not new_fail
-        and not any(TRACKING_FINALIZER in (meta(p).get("finalizers") or []) for p in owned)
-    ):
-        ctype, reason, message = finishing
-        cond: Obj = {"type": ctype, "status": "True", "lastProbeTime": stamp, "lastTransitionTime": stamp}
-        if reason:
-            cond["reason"], cond["message"] = reason, message
-        conds.append(cond)
-        if ctype == "Complete":
-            status["completionTime"] = stamp
-    elif finishing is not None:
-        requeue.append(0.1)
+    if finishing is not None:
+        if not active and not acc.new_succ and not acc.new_fail and not any(_tracked(p) for p in owned):
+            conds.append(_finished_condition(finishing, stamp))
+            if finishing[0] == "Complete":
+                status["completionTime"] = stamp
+        else:
+            requeue.append(0.1)
 
     # manageJob counts the pods it just created or deleted as (in)active.
     made = sum(1 for a in manage if isinstance(a, Create))
@@ -316,33 +409,20 @@ def plan_job(job: Obj, pods: Sequence[Obj], now: float, time_scale: float) -> Jo
     status.update(
         active=len(active) + made - removed,
         ready=sum(1 for p in active if is_pod_ready(p)),
-        succeeded=succeeded,
-        failed=failed,
+        succeeded=acc.succeeded,
+        failed=acc.failed,
         uncountedTerminatedPods={
-            k: sorted(v) for k, v in (("succeeded", new_succ), ("failed", new_fail)) if v
+            k: sorted(v) for k, v in (("succeeded", acc.new_succ), ("failed", acc.new_fail)) if v
         },
     )
     if conds:
         status["conditions"] = conds
     if indexed:
-        status["completedIndexes"] = _compress(completed)
+        status["completedIndexes"] = _compress(acc.completed)
 
-    # ttlSecondsAfterFinished (the TTL-after-finished controller).
-    ttl = spec.get("ttlSecondsAfterFinished")
-    finished_cond = next(
-        (c for c in conds if c.get("type") in ("Complete", "Failed") and c.get("status") == "True"), None
+    deletion, ttl_wait = _ttl(job, conds, now)
+    requeue += [ttl_wait] if ttl_wait is not None else []
+    differs = _norm(status) != _norm(old)
+    return JobPlan(
+        manage, status if differs else None, acc.releases + deletion, min(requeue) if requeue else None
     )
-    if ttl is not None and finished_cond is not None and not is_deleting(job):
-        at = (parse_time(finished_cond.get("lastTransitionTime")) or now) + int(ttl)
-        if now >= at:
-            actions.append(
-                Delete(JOB, namespace_of(job), name_of(job), uid=uid_of(job), propagation="Foreground")
-            )
-        else:
-            requeue.append(at - now)
-
-    def norm(st: Obj) -> Obj:
-        return {k: v for k, v in st.items() if v not in (None, 0, "", {}, [])}
-
-    differs = norm(status) != norm(old)
-    return JobPlan(manage, status if differs else None, actions, min(requeue) if requeue else None)

@@ -66,10 +66,10 @@ _OURS_ONLY_LABELS = (
 _OURS_ONLY_ANNOTATIONS = (cnpods.HAKEEPER_ANNOTATION, cnpods.LOGSET_ANNOTATION)
 
 
-def cluster_manifest(world: World) -> Obj:
+def cluster_manifest(world: World, **spec: Any) -> Obj:
     """Three log stores, one TN, two CNs that drain when they go, one proxy."""
     group = {"name": "tp", "replicas": 2, "scalingConfig": {"storeDrainEnabled": True, "minDelaySeconds": 0}}
-    return world.cluster_manifest("mo", proxy={"replicas": 1}, cnGroups=[group])
+    return world.cluster_manifest("mo", proxy={"replicas": 1}, cnGroups=[group], **spec)
 
 
 async def install_kruise_crds(world: World) -> None:
@@ -91,10 +91,10 @@ async def install_kruise_crds(world: World) -> None:
     await eventually(established, timeout=60, message="the Kruise CRDs are established")
 
 
-async def build(world: World, runner: OperatorRunner) -> None:
+async def build(world: World, runner: OperatorRunner, **spec: Any) -> None:
     """The cluster, as the Go operator would have left it; no operator runs afterwards."""
     await runner.start()
-    await world.apply(cluster_manifest(world))
+    await world.apply(cluster_manifest(world, **spec))
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
     await runner.stop()
     await install_kruise_crds(world)

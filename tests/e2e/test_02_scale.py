@@ -96,13 +96,11 @@ async def test_scaling_up_mid_drain_reuses_the_draining_cn(world: World, operato
         return None
 
     victim = await eventually(draining, message="a CN starts draining")
-    store = await eventually(
-        lambda: (
-            (mo.hakeeper(world.namespace, "mo") or None) and _work_state(mo, world, _uuid(before[victim]))
-        ),
+    # The annotation and the HAKeeper call are two steps of one plan: wait for the second.
+    await eventually(
+        lambda: _work_state(mo, world, _uuid(before[victim])) is WorkState.DRAINING,
         message="HAKeeper holds the CN Draining",
     )
-    assert store is WorkState.DRAINING
 
     await _scale(world, 3)
     await eventually(

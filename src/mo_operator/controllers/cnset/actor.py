@@ -7,6 +7,10 @@ Service ``<cn>-cn`` (SQL 6001, of ``serviceType``), the metric Service
 ``<cn>-cn-metric`` (when Prometheus discovers it by Service) and the
 immutable hashed ConfigMap.
 
+Each round reads the set, its pods, HAKeeper and the clock once
+(``observed.py``), then goes through its steps: load, shared objects
+(config and Services), serving or pooling, report.
+
 MatrixOne's own state decides as much as the pods do. Each reconcile asks
 HAKeeper which CN stores are registered and in which work state, then:
 
@@ -19,7 +23,12 @@ HAKeeper which CN stores are registered and in which work state, then:
 - drains a CN before removing it (scale-in, roll, ``podsToDelete``): mark it
   Draining in HAKeeper (the proxy moves its sessions away and sends no new
   ones), wait at least ``minDelaySeconds`` and until it holds no sessions,
-  pipelines or replicas, or until ``storeDrainTimeout``; then delete it;
+  pipelines or replicas (on MatrixOne 1.2 and later, also until the TN lock
+  service has moved its lock tables away, ``locks.py``), or until
+  ``storeDrainTimeout``; then delete it;
+- holds a CN annotated ``matrixorigin.io/store-cordon`` Draining and not
+  ready, and records each CN's load in upstream's pod annotations
+  (``stats.py``);
 - puts a draining CN back to work when the set grows again before the
   drain ends, instead of starting a new one.
 

@@ -241,7 +241,6 @@ class BucketClaimActor:
     # --------------------------------------------------------------- finalize
     async def finalize(self, ctx: Context) -> bool:
         claim = ctx.obj
-        namespace = ctx.namespace
         bound = buckets.binding(claim)
         ctx.status["state"] = buckets.DELETING
         ctx.status["bindTo"] = bound or ""
@@ -267,8 +266,13 @@ class BucketClaimActor:
                 f"waiting for {len(writers)} MatrixOne pods to stop before deleting {url}: {shown}",
                 settings.busy_poll_seconds,
             )
+        return await self._delete_data(ctx, url)
+
+    async def _delete_data(self, ctx: Context, url: str) -> bool:
+        """Start the cleanup Job, or follow the one started."""
+        claim, settings = ctx.obj, self.env.settings
         job_name = buckets.cleanup_job_name(ctx.name)
-        job = self.env.caches.get(r.JOBS, namespace, job_name)
+        job = self.env.caches.get(r.JOBS, ctx.namespace, job_name)
         if job is None or not is_controlled_by(job, claim):
             if job is not None:
                 return await self._wait(
@@ -284,6 +288,12 @@ class BucketClaimActor:
             return await self._wait(
                 ctx, "DeletingData", f"Job {job_name} deletes {url}", settings.busy_poll_seconds
             )
+        return await self._follow_job(ctx, job, url)
+
+    async def _follow_job(self, ctx: Context, job: Mapping[str, Any], url: str) -> bool:
+        """Report the cleanup Job's progress; the claim goes once it completed."""
+        claim, settings = ctx.obj, self.env.settings
+        job_name = name_of(job)
         outcome = job_outcome(job)
         how_to_go_on = (
             f"Fix the cause (credentials, endpoint) and delete Job {job_name} to retry, or set "

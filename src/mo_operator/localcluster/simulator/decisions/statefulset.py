@@ -258,6 +258,181 @@ def _status_differs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return any(norm(old.get(f)) != norm(new.get(f)) for f in _STATUS_FIELDS)
 
 
+@dataclass(frozen=True)
+class _Sync:
+    """What one sync knows before it acts: the set, its ordinal slots, the
+    revisions pods are made from, and the management policy."""
+
+    sts: Obj
+    claims: Mapping[str, Obj]
+    #: The in-range pods by slot (None: missing).
+    replicas: list[Obj | None]
+    #: The out-of-range pods, highest ordinal first.
+    condemned: list[Obj]
+    current_rev: Obj
+    update_rev: Obj
+    rolling: bool
+    partition: int
+    monotonic: bool
+    min_ready: int
+    now: float
+
+    @property
+    def start(self) -> int:
+        return start_ordinal(self.sts)
+
+
+@dataclass
+class _Step:
+    """The writes a phase decides, the waits it asks for, and whether a
+    monotonic set must stop here (``OrderedReady`` processes one pod at a time)."""
+
+    actions: list[Action] = field(default_factory=list)
+    requeue: list[float] = field(default_factory=list)
+    halt: bool = False
+
+
+def _split_ordinals(sts: Obj, owned: Sequence[Obj]) -> tuple[list[Obj | None], list[Obj]]:
+    """In-range pods by slot and out-of-range (condemned) ones, highest ordinal first."""
+    n, start = replicas_of(sts), start_ordinal(sts)
+    replicas: list[Obj | None] = [None] * n
+    condemned: list[Obj] = []
+    for p in owned:
+        parent, ordinal = parent_and_ordinal(p)
+        if parent != name_of(sts) or ordinal < 0:
+            continue
+        if start <= ordinal < start + n:
+            replicas[ordinal - start] = p
+        else:
+            condemned.append(p)
+    condemned.sort(key=lambda p: parent_and_ordinal(p)[1], reverse=True)
+    return replicas, condemned
+
+
+def _unavailable(pod: Obj, min_ready: int, now: float, step: _Step) -> bool:
+    """Not available yet; a ready pod waiting out minReadySeconds asks for a look then."""
+    if is_running_and_ready(pod) and not is_pod_available(pod, min_ready, now):
+        ready = next((c for c in status_of(pod).get("conditions") or [] if c.get("type") == "Ready"), {})
+        since = parse_time(ready.get("lastTransitionTime"))
+        if since is not None:
+            step.requeue.append(max(0.0, since + min_ready - now))
+    return not is_pod_available(pod, min_ready, now)
+
+
+def _claim_actions(ctx: _Sync, pod: Obj | None, ordinal: int) -> tuple[list[Action], bool]:
+    """Create missing claims and fix retention refs; True when blocked."""
+    out: list[Action] = []
+    for claim in new_claims(ctx.sts, ordinal).values():
+        have = ctx.claims.get(name_of(claim))
+        if have is None:
+            out.append(Create(PVC, claim, exists_ok=True))
+            continue
+        if is_deleting(have):
+            return out, True  # "pvc ... is being deleted": wait for it to go
+        if pod is None and any(r.get("kind") == "Pod" for r in meta(have).get("ownerReferences") or []):
+            return out, True  # PodClaimIsStale: a condemned pod's claim awaits collection
+        refs = desired_claim_refs(have, ctx.sts, pod, ordinal)
+        if refs is not None:
+            out.append(Patch(PVC, namespace_of(have), name_of(have), {"metadata": {"ownerReferences": refs}}))
+    return out, False
+
+
+def _sync_replicas(ctx: _Sync, step: _Step) -> None:
+    """Creates missing in-range pods, replaces finished ones and keeps their
+    claims; a monotonic set stops at the first pod that is not yet available."""
+    for i, pod in enumerate(ctx.replicas):
+        ordinal = ctx.start + i
+        if pod is None:
+            use_current = ctx.rolling and ordinal < ctx.start + ctx.partition
+            rev = ctx.current_rev if use_current else ctx.update_rev
+            made, blocked = _claim_actions(ctx, None, ordinal)
+            step.actions += made
+            if not blocked:
+                step.actions.append(
+                    Create(POD, new_pod(ctx.sts, template_of_revision(rev), name_of(rev), ordinal))
+                )
+        elif phase_of(pod) in ("Failed", "Succeeded"):
+            if not is_deleting(pod):
+                step.actions.append(pod_delete(pod))
+        else:
+            step.actions += _claim_actions(ctx, pod, ordinal)[0]
+            if not ctx.monotonic or not (
+                is_deleting(pod)
+                or not is_running_and_ready(pod)
+                or _unavailable(pod, ctx.min_ready, ctx.now, step)
+            ):
+                continue
+        if ctx.monotonic:
+            step.halt = True
+            return
+
+
+def _scale_down(ctx: _Sync, step: _Step) -> None:
+    """Keeps condemned pods' claims, then deletes condemned pods highest
+    ordinal first (one at a time, and only over healthy ones, when monotonic)."""
+    for pod in ctx.condemned:
+        step.actions += _claim_actions(ctx, pod, parent_and_ordinal(pod)[1])[0]
+    first_unhealthy = next((p for p in ctx.replicas if p is None or not is_healthy(p)), None)
+    if first_unhealthy is None:
+        first_unhealthy = next((p for p in reversed(ctx.condemned) if not is_healthy(p)), None)
+    for pod in ctx.condemned:
+        if is_deleting(pod):
+            if ctx.monotonic:
+                step.halt = True
+                return
+            continue
+        if (
+            ctx.monotonic
+            and pod is not first_unhealthy
+            and (not is_running_and_ready(pod) or _unavailable(pod, ctx.min_ready, ctx.now, step))
+        ):
+            step.halt = True
+            return
+        step.actions.append(pod_delete(pod))
+        if ctx.monotonic:
+            step.halt = True
+            return
+
+
+def _roll(ctx: _Sync, step: _Step) -> bool:
+    """The rolling update: deletes the highest-ordinal pod above the partition
+    still on an old revision, once all above it are healthy; True when it did."""
+    for pod in reversed(ctx.replicas[ctx.partition :]):
+        if pod is None:
+            return False
+        if labels_of(pod).get(POD_REVISION_LABEL) != name_of(ctx.update_rev) and not is_deleting(pod):
+            step.actions.append(pod_delete(pod))
+            return True
+        if not is_healthy(pod):
+            return False
+    return False
+
+
+def _status(sts: Obj, ctx: _Sync, counters: dict[str, int], collision_count: int) -> Obj:
+    status: Obj = {
+        "observedGeneration": generation_of(sts),
+        **counters,
+        "currentRevision": name_of(ctx.current_rev),
+        "updateRevision": name_of(ctx.update_rev),
+        "collisionCount": collision_count,
+    }
+    if ctx.rolling and status["updatedReplicas"] == status["replicas"] == status["readyReplicas"]:
+        status["currentReplicas"] = status["updatedReplicas"]
+        status["currentRevision"] = status["updateRevision"]
+    return status
+
+
+def _history_cleanup(sts: Obj, owned_revisions: Sequence[Obj], live: set[str]) -> list[Action]:
+    """Deletes the oldest revisions no pod or status names, beyond revisionHistoryLimit."""
+    history = [r for r in sort_revisions(owned_revisions) if name_of(r) not in live]
+    limit = spec_of(sts).get("revisionHistoryLimit")
+    limit = 10 if limit is None else int(limit)
+    return [
+        Delete(CONTROLLER_REVISION, namespace_of(r), name_of(r), uid=uid_of(r))
+        for r in history[: max(0, len(history) - limit)]
+    ]
+
+
 def plan_statefulset(
     sts: Obj,
     pods: Sequence[Obj],
@@ -279,158 +454,42 @@ def plan_statefulset(
         sts, STATEFULSET, CONTROLLER_REVISION, spec.get("selector"), revisions
     )
     revs = resolve_revisions(sts, owned_revisions, {name_of(r): r for r in revisions})
-    current_rev, update_rev = revs.current, revs.update
-    current_tpl, update_tpl = template_of_revision(current_rev), template_of_revision(update_rev)
-    actions: list[Action] = revision_adoption + list(revs.actions)
-
     owned, adoption = claim_children(
         sts, STATEFULSET, POD, spec.get("selector"), pods, lambda p: parent_and_ordinal(p)[0] == name_of(sts)
     )
-    actions += adoption
-    min_ready = int(spec.get("minReadySeconds") or 0)
-    n = replicas_of(sts)
-    start = start_ordinal(sts)
-    replicas: list[Obj | None] = [None] * n
-    condemned: list[Obj] = []
-    for p in owned:
-        parent, ordinal = parent_and_ordinal(p)
-        if parent != name_of(sts) or ordinal < 0:
-            continue
-        if start <= ordinal < start + n:
-            replicas[ordinal - start] = p
-        else:
-            condemned.append(p)
-    condemned.sort(key=lambda p: parent_and_ordinal(p)[1], reverse=True)
-    existing = [p for p in replicas if p is not None] + condemned
-    counters = _counters(existing, min_ready, now, name_of(current_rev), name_of(update_rev))
-
+    replicas, condemned = _split_ordinals(sts, owned)
     strategy = spec.get("updateStrategy") or {}
     rolling = (strategy.get("type") or "RollingUpdate") == "RollingUpdate"
-    partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0) if rolling else 0
-    monotonic = spec.get("podManagementPolicy") != "Parallel"
-    requeue: list[float] = []
+    ctx = _Sync(
+        sts=sts,
+        claims=claims,
+        replicas=replicas,
+        condemned=condemned,
+        current_rev=revs.current,
+        update_rev=revs.update,
+        rolling=rolling,
+        partition=int((strategy.get("rollingUpdate") or {}).get("partition") or 0) if rolling else 0,
+        monotonic=spec.get("podManagementPolicy") != "Parallel",
+        min_ready=int(spec.get("minReadySeconds") or 0),
+        now=now,
+    )
+    existing = [p for p in replicas if p is not None] + condemned
+    counters = _counters(existing, ctx.min_ready, now, name_of(revs.current), name_of(revs.update))
 
-    def unavailable(p: Obj) -> bool:
-        if is_running_and_ready(p) and not is_pod_available(p, min_ready, now):
-            since = parse_time(
-                next(
-                    (
-                        c.get("lastTransitionTime")
-                        for c in status_of(p).get("conditions") or []
-                        if c.get("type") == "Ready"
-                    ),
-                    None,
-                )
-            )
-            if since is not None:
-                requeue.append(max(0.0, since + min_ready - now))
-        return not is_pod_available(p, min_ready, now)
+    step = _Step(actions=revision_adoption + list(revs.actions) + adoption)
+    if not is_deleting(sts):
+        _sync_replicas(ctx, step)
+        if not step.halt:
+            _scale_down(ctx, step)
+        if not step.halt and rolling and _roll(ctx, step):
+            counters["currentReplicas"] -= 1
 
-    first_unhealthy = next((p for p in replicas if p is None or not is_healthy(p)), None)
-    if first_unhealthy is None:
-        first_unhealthy = next((p for p in reversed(condemned) if not is_healthy(p)), None)
-
-    def claim_actions(pod: Obj | None, ordinal: int) -> tuple[list[Action], bool]:
-        """Create missing claims and fix retention refs; True when blocked."""
-        out: list[Action] = []
-        for claim in new_claims(sts, ordinal).values():
-            have = claims.get(name_of(claim))
-            if have is None:
-                out.append(Create(PVC, claim, exists_ok=True))
-                continue
-            if is_deleting(have):
-                return out, True  # "pvc ... is being deleted": wait for it to go
-            if pod is None and any(r.get("kind") == "Pod" for r in meta(have).get("ownerReferences") or []):
-                return out, True  # PodClaimIsStale: a condemned pod's claim awaits collection
-            refs = desired_claim_refs(have, sts, pod, ordinal)
-            if refs is not None:
-                out.append(
-                    Patch(PVC, namespace_of(have), name_of(have), {"metadata": {"ownerReferences": refs}})
-                )
-        return out, False
-
-    def work() -> None:
-        if is_deleting(sts):
-            return
-        for i in range(n):
-            ordinal = start + i
-            pod = replicas[i]
-            if pod is None:
-                use_current = rolling and ordinal < start + partition
-                tpl, rev = (
-                    (current_tpl, name_of(current_rev)) if use_current else (update_tpl, name_of(update_rev))
-                )
-                made, blocked = claim_actions(None, ordinal)
-                actions.extend(made)
-                if not blocked:
-                    actions.append(Create(POD, new_pod(sts, tpl, rev, ordinal)))
-                if monotonic:
-                    return
-                continue
-            if phase_of(pod) in ("Failed", "Succeeded"):
-                if not is_deleting(pod):
-                    actions.append(pod_delete(pod))
-                if monotonic:
-                    return
-                continue
-            made, _ = claim_actions(pod, ordinal)
-            actions.extend(made)
-            if monotonic and (is_deleting(pod) or not is_running_and_ready(pod) or unavailable(pod)):
-                return
-        for pod in condemned:
-            made, _ = claim_actions(pod, parent_and_ordinal(pod)[1])
-            actions.extend(made)
-        for pod in condemned:
-            if is_deleting(pod):
-                if monotonic:
-                    return
-                continue
-            if (
-                monotonic
-                and pod is not first_unhealthy
-                and (not is_running_and_ready(pod) or unavailable(pod))
-            ):
-                return
-            actions.append(pod_delete(pod))
-            if monotonic:
-                return
-        if not rolling:
-            return
-        for i in range(n - 1, partition - 1, -1):
-            pod = replicas[i]
-            if pod is None:
-                return
-            if labels_of(pod).get(POD_REVISION_LABEL) != name_of(update_rev) and not is_deleting(pod):
-                actions.append(pod_delete(pod))
-                counters["currentReplicas"] -= 1
-                return
-            if not is_healthy(pod):
-                return
-
-    work()
-
-    status: Obj = {
-        "observedGeneration": generation_of(sts),
-        **counters,
-        "currentRevision": name_of(current_rev),
-        "updateRevision": name_of(update_rev),
-        "collisionCount": revs.collision_count,
-    }
-    if (
-        rolling
-        and status["updatedReplicas"] == status["replicas"]
-        and status["readyReplicas"] == status["replicas"]
-    ):
-        status["currentReplicas"] = status["updatedReplicas"]
-        status["currentRevision"] = status["updateRevision"]
-    out_status = status if _status_differs(status_of(sts), status) else None
-
-    live = {name_of(current_rev), name_of(update_rev), status["currentRevision"]}
+    status = _status(sts, ctx, counters, revs.collision_count)
+    live = {name_of(revs.current), name_of(revs.update), status["currentRevision"]}
     live |= {labels_of(p).get(POD_REVISION_LABEL, "") for p in owned}
-    history = [r for r in sort_revisions(owned_revisions) if name_of(r) not in live]
-    limit = int(spec.get("revisionHistoryLimit", 10) if spec.get("revisionHistoryLimit") is not None else 10)
-    cleanup: list[Action] = [
-        Delete(CONTROLLER_REVISION, namespace_of(r), name_of(r), uid=uid_of(r))
-        for r in history[: max(0, len(history) - limit)]
-    ]
-    return StatefulSetPlan(actions, out_status, cleanup, min(requeue) if requeue else None)
+    return StatefulSetPlan(
+        step.actions,
+        status if _status_differs(status_of(sts), status) else None,
+        _history_cleanup(sts, owned_revisions, live),
+        min(step.requeue) if step.requeue else None,
+    )

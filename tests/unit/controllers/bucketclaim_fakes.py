@@ -11,6 +11,7 @@ from mo_operator.controllers.bucketclaim import BucketClaimActor
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.env import Settings
 from mo_operator.kube.actor import Context
+from mo_operator.kube.objects import labels_of, status_of
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import buckets, labels
 
@@ -103,7 +104,7 @@ class FakeCaches:
             for (kind, ns, _), o in self.objects.items()
             if kind == res.kind
             and (namespace is None or ns == namespace)
-            and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in (match_labels or {}).items())
+            and all(labels_of(o).get(k) == v for k, v in (match_labels or {}).items())
         ]
 
 
@@ -151,7 +152,7 @@ class World:
 
     def context(self, obj: Obj) -> Context:
         log = logging.LoggerAdapter(logging.getLogger("test"), {})
-        return Context(obj, "r1", log, self.events, status=dict(obj.get("status") or {}))
+        return Context(obj, "r1", log, self.events, status=dict(status_of(obj)))
 
     def pod(self, name: str, component: str, cluster: str = "mo", *, ns: str = NS) -> None:
         self.caches.add(

@@ -11,6 +11,7 @@ from mo_operator.controllers.cnset.pods import HAKEEPER_ANNOTATION
 from mo_operator.controllers.common.env import Env
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.kube.errors import ApiError
+from mo_operator.kube.objects import meta_of
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import (
@@ -150,7 +151,7 @@ class ConflictingClient(RecordingClient):
     async def patch(
         self, res: Resource, name: str, patch: Any, namespace: str | None = None, **kw: Any
     ) -> Obj:
-        if name in self.conflicts and (patch.get("metadata") or {}).get("resourceVersion"):
+        if name in self.conflicts and meta_of(patch).resource_version:
             self.calls.append(("conflict", res.kind, name, patch))
             raise ApiError(409, "Conflict", f"pods {name}: the object has been modified")
         return await super().patch(res, name, patch, namespace, **kw)

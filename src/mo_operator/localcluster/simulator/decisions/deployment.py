@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.actions import Action, Create, Delete, Patch
@@ -164,10 +164,37 @@ def _set_condition(conds: list[Obj], new: Obj, now: str, *, refresh: bool = Fals
     return [c for c in conds if c.get("type") != new["type"]] + [cond]
 
 
-def plan_deployment(d: Obj, replicasets: Sequence[Obj], pods: Sequence[Obj], now: float) -> DeploymentPlan:
+@dataclass(frozen=True)
+class _Sync:
+    """One sync's view of a Deployment: its ReplicaSets split into the one
+    matching the template and the old ones, and the rollout parameters."""
+
+    d: Obj
+    new_rs: Obj | None
+    olds: list[Obj]
+    replicas: int
+    surge: int
+    max_unavailable: int
+    paused: bool
+    recreate: bool
+    #: Some pod of an old ReplicaSet is not terminal yet (Recreate waits for them).
+    old_pods_running: bool
+    now: float
+
+
+def _old_pods_running(pods: Sequence[Obj], olds: Sequence[Obj]) -> bool:
+    old_uids = {uid_of(rs) for rs in olds}
+    return any(
+        not is_terminal(p)
+        for p in pods
+        if any(r.get("uid") in old_uids and r.get("controller") for r in meta(p).get("ownerReferences") or [])
+    )
+
+
+def _view(d: Obj, owned: Sequence[Obj], pods: Sequence[Obj], now: float) -> _Sync:
+    """The oldest ReplicaSet whose template (hash aside) equals the
+    Deployment's is the new one; all others are old, oldest first."""
     spec = spec_of(d)
-    stamp = rfc3339(now)
-    owned, actions = claim_children(d, DEPLOYMENT, REPLICASET, spec.get("selector"), replicasets)
     want_template = _template_without_hash(spec.get("template") or {})
     matching = sorted(
         (rs for rs in owned if _template_without_hash(spec_of(rs).get("template") or {}) == want_template),
@@ -176,105 +203,137 @@ def plan_deployment(d: Obj, replicasets: Sequence[Obj], pods: Sequence[Obj], now
     new_rs = matching[0] if matching else None
     olds = sorted((rs for rs in owned if rs is not new_rs), key=_created)
     surge, max_unavailable = fenceposts(d)
-    replicas = _replicas(d)
+    return _Sync(
+        d=d,
+        new_rs=new_rs,
+        olds=olds,
+        replicas=_replicas(d),
+        surge=surge,
+        max_unavailable=max_unavailable,
+        paused=bool(spec.get("paused")),
+        recreate=(spec.get("strategy") or {}).get("type") == "Recreate",
+        old_pods_running=_old_pods_running(pods, olds),
+        now=now,
+    )
+
+
+def _create_new(ctx: _Sync, replicasets: Sequence[Obj]) -> tuple[Obj, int]:
+    """The new ReplicaSet, named by a template hash no other ReplicaSet holds
+    (each clash bumps collisionCount), sized within maxSurge."""
+    d = ctx.d
+    want_template = _template_without_hash(spec_of(d).get("template") or {})
     collision = int(status_of(d).get("collisionCount") or 0)
-    max_old_rev = max((_revision(rs) for rs in olds), default=0)
-    created_new = False
+    taken = {name_of(rs) for rs in replicasets}
+    hash_ = template_hash(want_template, collision or None)
+    while f"{name_of(d)}-{hash_}" in taken:
+        collision += 1
+        hash_ = template_hash(want_template, collision)
+    if ctx.recreate:
+        initial = ctx.replicas
+    else:
+        total = sum(_replicas(rs) for rs in ctx.olds)
+        initial = max(0, min(ctx.replicas, ctx.replicas + ctx.surge - total))
+    max_old_rev = max((_revision(rs) for rs in ctx.olds), default=0)
+    return _new_replicaset(d, hash_, initial, max_old_rev + 1, ctx.surge), collision
+
+
+def _sync_new_annotations(ctx: _Sync, new_rs: Obj) -> tuple[list[Action], Obj]:
+    """Keeps the new ReplicaSet's revision above every old one and its
+    desired/max replica annotations current; returns it as it will read."""
+    max_old_rev = max((_revision(rs) for rs in ctx.olds), default=0)
+    rev = _revision(new_rs) if _revision(new_rs) > max_old_rev else max_old_rev + 1
+    ann = annotations_of(new_rs)
+    wanted = {REVISION: str(rev), DESIRED: str(ctx.replicas), MAX: str(ctx.replicas + ctx.surge)}
+    if all(ann.get(k) == v for k, v in wanted.items()):
+        return [], new_rs
+    patch = Patch(REPLICASET, namespace_of(new_rs), name_of(new_rs), {"metadata": {"annotations": wanted}})
+    new_rs = copy.deepcopy(new_rs)
+    new_rs["metadata"].setdefault("annotations", {}).update(wanted)
+    return [patch], new_rs
+
+
+def _revision_annotation(d: Obj, new_rs: Obj) -> list[Action]:
+    """The Deployment carries its new ReplicaSet's revision."""
+    revision = annotations_of(new_rs).get(REVISION)
+    if annotations_of(d).get(REVISION) == revision:
+        return []
+    return [
+        Patch(DEPLOYMENT, namespace_of(d), name_of(d), {"metadata": {"annotations": {REVISION: revision}}})
+    ]
+
+
+def _scaling(ctx: _Sync, created_new: bool) -> list[Action]:
+    """``rolloutRecreate`` (old ReplicaSets to zero, then the new one up once
+    their pods are gone) or one rolling step; nothing while paused."""
+    if ctx.paused:
+        return []
+    if not ctx.recreate:
+        if ctx.new_rs is None or created_new:
+            return []
+        return _roll(ctx.d, ctx.new_rs, ctx.olds, ctx.replicas, ctx.surge, ctx.max_unavailable)
+    actions: list[Action] = [_scale(rs, 0, ctx.d, ctx.surge) for rs in ctx.olds if _replicas(rs) != 0]
+    new_rs = ctx.new_rs
+    if (
+        new_rs is not None
+        and not created_new
+        and not ctx.old_pods_running
+        and _replicas(new_rs) != ctx.replicas
+    ):
+        actions.append(_scale(new_rs, ctx.replicas, ctx.d, ctx.surge))
+    return actions
+
+
+def _history_cleanup(d: Obj, olds: Sequence[Obj]) -> list[Action]:
+    """Old ReplicaSets at zero beyond revisionHistoryLimit, oldest first."""
+    limit = spec_of(d).get("revisionHistoryLimit")
+    limit = 10 if limit is None else int(limit)
+    idle = [
+        rs
+        for rs in olds
+        if _replicas(rs) == 0 and not int(status_of(rs).get("replicas") or 0) and not is_deleting(rs)
+    ]
+    return [
+        Delete(REPLICASET, namespace_of(rs), name_of(rs), uid=uid_of(rs))
+        for rs in idle[: max(0, len(idle) - limit)]
+    ]
+
+
+def _status_differs(old: Obj, new: Obj) -> bool:
+    keys = (set(new) | set(old)) - {"conditions"}
+    return (
+        any((old.get(k) or 0) != (new.get(k) or 0) for k in keys)
+        or (old.get("conditions") or []) != new["conditions"]
+    )
+
+
+def plan_deployment(d: Obj, replicasets: Sequence[Obj], pods: Sequence[Obj], now: float) -> DeploymentPlan:
+    owned, actions = claim_children(d, DEPLOYMENT, REPLICASET, spec_of(d).get("selector"), replicasets)
     if is_deleting(d):
         return DeploymentPlan(actions, None)
-    paused = bool(spec.get("paused"))
-    recreate = (spec.get("strategy") or {}).get("type") == "Recreate"
+    ctx = _view(d, owned, pods, now)
+    collision = int(status_of(d).get("collisionCount") or 0)
+    new_rs, created_new = ctx.new_rs, False
+    if new_rs is None:
+        recreate_ready = not ctx.old_pods_running and all(_replicas(rs) == 0 for rs in ctx.olds)
+        if not ctx.paused and (not ctx.recreate or recreate_ready):
+            new_rs, collision = _create_new(ctx, replicasets)
+            actions.append(Create(REPLICASET, new_rs))
+            created_new = True
+    else:
+        patches, new_rs = _sync_new_annotations(ctx, new_rs)
+        actions += patches
+    if new_rs is not None:
+        actions += _revision_annotation(d, new_rs)
+    ctx = replace(ctx, new_rs=new_rs)
+    actions += _scaling(ctx, created_new)
 
-    old_pods_running = any(
-        not is_terminal(p)
-        for p in pods
-        for rs in olds
-        if any(
-            r.get("uid") == uid_of(rs) and r.get("controller") for r in meta(p).get("ownerReferences") or []
-        )
+    status = _status(ctx, collision, created_new)
+    # Clean-up only once the rollout is complete.
+    if status.complete:
+        actions += _history_cleanup(d, ctx.olds)
+    return DeploymentPlan(
+        actions, status.status if _status_differs(status_of(d), status.status) else None, status.requeue_after
     )
-    if (
-        new_rs is None
-        and not paused
-        and (not recreate or (not old_pods_running and all(_replicas(rs) == 0 for rs in olds)))
-    ):
-        taken = {name_of(rs): rs for rs in replicasets}
-        hash_ = template_hash(want_template, collision or None)
-        while f"{name_of(d)}-{hash_}" in taken:
-            collision += 1
-            hash_ = template_hash(want_template, collision)
-        if recreate:
-            initial = replicas
-        else:
-            total = sum(_replicas(rs) for rs in olds)
-            initial = max(0, min(replicas, replicas + surge - total))
-        new_rs = _new_replicaset(d, hash_, initial, max_old_rev + 1, surge)
-        actions.append(Create(REPLICASET, new_rs))
-        created_new = True
-    elif new_rs is not None:
-        rev = _revision(new_rs) if _revision(new_rs) > max_old_rev else max_old_rev + 1
-        ann = annotations_of(new_rs)
-        wanted = {REVISION: str(rev), DESIRED: str(replicas), MAX: str(replicas + surge)}
-        if any(ann.get(k) != v for k, v in wanted.items()):
-            actions.append(
-                Patch(
-                    REPLICASET, namespace_of(new_rs), name_of(new_rs), {"metadata": {"annotations": wanted}}
-                )
-            )
-            new_rs = copy.deepcopy(new_rs)
-            new_rs["metadata"].setdefault("annotations", {}).update(wanted)
-
-    if new_rs is not None and annotations_of(d).get(REVISION) != annotations_of(new_rs).get(REVISION):
-        actions.append(
-            Patch(
-                DEPLOYMENT,
-                namespace_of(d),
-                name_of(d),
-                {"metadata": {"annotations": {REVISION: annotations_of(new_rs)[REVISION]}}},
-            )
-        )
-
-    if paused:
-        pass
-    elif recreate:
-        for rs in olds:
-            if _replicas(rs) != 0:
-                actions.append(_scale(rs, 0, d, surge))
-        if new_rs is not None and not created_new and not old_pods_running and _replicas(new_rs) != replicas:
-            actions.append(_scale(new_rs, replicas, d, surge))
-    elif new_rs is not None and not created_new:
-        actions += _roll(d, new_rs, olds, replicas, surge, max_unavailable)
-
-    status = _status(
-        d,
-        new_rs if not created_new else None,
-        olds,
-        replicas,
-        max_unavailable,
-        collision,
-        stamp,
-        now,
-        created_new,
-        paused,
-    )
-    # Clean-up: only once the rollout is complete, old ReplicaSets at zero beyond the history limit.
-    limit = spec.get("revisionHistoryLimit")
-    limit = 10 if limit is None else int(limit)
-    if status.get("_complete"):
-        idle = [
-            rs
-            for rs in olds
-            if _replicas(rs) == 0 and not int(status_of(rs).get("replicas") or 0) and not is_deleting(rs)
-        ]
-        for rs in idle[: max(0, len(idle) - limit)]:
-            actions.append(Delete(REPLICASET, namespace_of(rs), name_of(rs), uid=uid_of(rs)))
-    requeue = status.pop("_requeue", None)
-    status.pop("_complete", None)
-    old_status = status_of(d)
-    keys = set(status) | {k for k in old_status if k != "conditions"}
-    differs = any((old_status.get(k) or 0) != (status.get(k) or 0) for k in keys if k != "conditions")
-    differs = differs or (old_status.get("conditions") or []) != status["conditions"]
-    return DeploymentPlan(actions, status if differs else None, requeue)
 
 
 def _roll(
@@ -323,131 +382,97 @@ def _roll(
     return actions
 
 
-def _status(
-    d: Obj,
-    new_rs: Obj | None,
-    olds: list[Obj],
-    replicas: int,
-    max_unavailable: int,
-    collision: int,
-    stamp: str,
-    now: float,
-    created_new: bool,
-    paused: bool,
-) -> dict[str, Any]:
-    all_rs = ([new_rs] if new_rs is not None else []) + olds
-    total = sum(int(status_of(rs).get("replicas") or 0) for rs in all_rs)
+@dataclass(frozen=True)
+class _Status:
+    status: Obj
+    #: The new ReplicaSet holds every replica, all available (history may go).
+    complete: bool
+    #: When the progress deadline runs out, if it is running.
+    requeue_after: float | None
+
+
+_AVAILABLE = {
+    True: ("True", "MinimumReplicasAvailable", "Deployment has minimum availability."),
+    False: ("False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability."),
+}
+
+
+def _counts(ctx: _Sync, new_rs: Obj | None, collision: int) -> Obj:
+    """The replica counters, summed over the ReplicaSets' own status."""
+    all_rs = ([new_rs] if new_rs is not None else []) + ctx.olds
     available = sum(int(status_of(rs).get("availableReplicas") or 0) for rs in all_rs)
-    spec_total = sum(_replicas(rs) for rs in all_rs)
-    updated = int(status_of(new_rs).get("replicas") or 0) if new_rs is not None else 0
-    st: dict[str, Any] = {
-        "observedGeneration": generation_of(d),
-        "replicas": total,
-        "updatedReplicas": updated,
+    st: Obj = {
+        "observedGeneration": generation_of(ctx.d),
+        "replicas": sum(int(status_of(rs).get("replicas") or 0) for rs in all_rs),
+        "updatedReplicas": int(status_of(new_rs).get("replicas") or 0) if new_rs is not None else 0,
         "readyReplicas": sum(int(status_of(rs).get("readyReplicas") or 0) for rs in all_rs),
         "availableReplicas": available,
-        "unavailableReplicas": max(0, spec_total - available),
+        "unavailableReplicas": max(0, sum(_replicas(rs) for rs in all_rs) - available),
     }
     if collision:
         st["collisionCount"] = collision
-    old = status_of(d)
-    conds = [dict(c) for c in old.get("conditions") or []]
-    if available >= replicas - max_unavailable:
-        conds = _set_condition(
-            conds,
-            {
-                "type": "Available",
-                "status": "True",
-                "reason": "MinimumReplicasAvailable",
-                "message": "Deployment has minimum availability.",
-            },
-            stamp,
-        )
-    else:
-        conds = _set_condition(
-            conds,
-            {
-                "type": "Available",
-                "status": "False",
-                "reason": "MinimumReplicasUnavailable",
-                "message": "Deployment does not have minimum availability.",
-            },
-            stamp,
-        )
-    rs_name = name_of(new_rs) if new_rs is not None else ""
-    complete = new_rs is not None and updated == replicas and total == replicas and available == replicas
-    deadline = spec_of(d).get("progressDeadlineSeconds")
-    if paused:
-        conds = _set_condition(
-            conds,
-            {
-                "type": "Progressing",
-                "status": "Unknown",
-                "reason": "DeploymentPaused",
-                "message": "Deployment is paused",
-            },
-            stamp,
-        )
-    elif created_new:
-        conds = _set_condition(
-            conds,
-            {
-                "type": "Progressing",
-                "status": "True",
-                "reason": "NewReplicaSetCreated",
-                "message": f'Created new replica set "{rs_name}"',
-            },
-            stamp,
-            refresh=True,
-        )
-    elif complete:
-        conds = _set_condition(
-            conds,
-            {
-                "type": "Progressing",
-                "status": "True",
-                "reason": "NewReplicaSetAvailable",
-                "message": f'ReplicaSet "{rs_name}" has successfully progressed.',
-            },
-            stamp,
-        )
-    else:
-        old_old = int(old.get("replicas") or 0) - int(old.get("updatedReplicas") or 0)
-        progressed = (
-            updated > int(old.get("updatedReplicas") or 0)
-            or total - updated < old_old
-            or st["readyReplicas"] > int(old.get("readyReplicas") or 0)
-            or available > int(old.get("availableReplicas") or 0)
-        )
-        cur = find_condition(conds, "Progressing")
-        if progressed or cur is None or cur.get("reason") == "DeploymentPaused":
-            conds = _set_condition(
-                conds,
-                {
-                    "type": "Progressing",
-                    "status": "True",
-                    "reason": "ReplicaSetUpdated",
-                    "message": f'ReplicaSet "{rs_name}" is progressing.',
-                },
-                stamp,
-                refresh=True,
-            )
-        cur = find_condition(conds, "Progressing")
-        if deadline is not None and cur is not None and cur.get("status") == "True":
-            since = parse_time(cur.get("lastUpdateTime")) or now
-            if now >= since + int(deadline):
-                conds = _set_condition(
-                    conds,
-                    {
-                        "type": "Progressing",
-                        "status": "False",
-                        "reason": "ProgressDeadlineExceeded",
-                        "message": f'ReplicaSet "{rs_name}" has timed out progressing.',
-                    },
-                    stamp,
-                )
-            else:
-                st["_requeue"] = since + int(deadline) - now
-    st["conditions"] = conds
-    st["_complete"] = complete
     return st
+
+
+def _progressed(old: Obj, st: Obj) -> bool:
+    """``DeploymentProgressing``: some counter moved the right way since the last status."""
+    old_old = int(old.get("replicas") or 0) - int(old.get("updatedReplicas") or 0)
+    return (
+        st["updatedReplicas"] > int(old.get("updatedReplicas") or 0)
+        or st["replicas"] - st["updatedReplicas"] < old_old
+        or st["readyReplicas"] > int(old.get("readyReplicas") or 0)
+        or st["availableReplicas"] > int(old.get("availableReplicas") or 0)
+    )
+
+
+def _progressing(
+    ctx: _Sync, conds: list[Obj], st: Obj, rs_name: str, stamp: str
+) -> tuple[list[Obj], float | None]:
+    """An unfinished rollout: Progressing refreshed on progress, and False
+    once progressDeadlineSeconds pass without any (with the wait until then)."""
+    cur = find_condition(conds, "Progressing")
+    if _progressed(status_of(ctx.d), st) or cur is None or cur.get("reason") == "DeploymentPaused":
+        updated = {"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated"}
+        updated["message"] = f'ReplicaSet "{rs_name}" is progressing.'
+        conds = _set_condition(conds, updated, stamp, refresh=True)
+    cur = find_condition(conds, "Progressing")
+    deadline = spec_of(ctx.d).get("progressDeadlineSeconds")
+    if deadline is None or cur is None or cur.get("status") != "True":
+        return conds, None
+    since = parse_time(cur.get("lastUpdateTime")) or ctx.now
+    if ctx.now < since + int(deadline):
+        return conds, since + int(deadline) - ctx.now
+    exceeded = {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded"}
+    exceeded["message"] = f'ReplicaSet "{rs_name}" has timed out progressing.'
+    return _set_condition(conds, exceeded, stamp), None
+
+
+def _status(ctx: _Sync, collision: int, created_new: bool) -> _Status:
+    """``syncRolloutStatus``: counters, then the Available and Progressing conditions."""
+    new_rs = None if created_new else ctx.new_rs
+    stamp = rfc3339(ctx.now)
+    st = _counts(ctx, new_rs, collision)
+    available = st["availableReplicas"]
+    conds = [dict(c) for c in status_of(ctx.d).get("conditions") or []]
+    status, reason, message = _AVAILABLE[available >= ctx.replicas - ctx.max_unavailable]
+    conds = _set_condition(
+        conds, {"type": "Available", "status": status, "reason": reason, "message": message}, stamp
+    )
+    rs_name = name_of(new_rs) if new_rs is not None else ""
+    complete = new_rs is not None and st["updatedReplicas"] == st["replicas"] == available == ctx.replicas
+    requeue = None
+    if ctx.paused:
+        paused = {"type": "Progressing", "status": "Unknown", "reason": "DeploymentPaused"}
+        conds = _set_condition(conds, {**paused, "message": "Deployment is paused"}, stamp)
+    elif created_new:
+        created = {"type": "Progressing", "status": "True", "reason": "NewReplicaSetCreated"}
+        message = f'Created new replica set "{name_of(ctx.new_rs or {})}"'
+        conds = _set_condition(conds, {**created, "message": message}, stamp, refresh=True)
+    elif complete:
+        done = {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}
+        message = f'ReplicaSet "{rs_name}" has successfully progressed.'
+        conds = _set_condition(conds, {**done, "message": message}, stamp)
+    else:
+        conds, requeue = _progressing(ctx, conds, st, rs_name, stamp)
+    st["conditions"] = conds
+    return _Status(st, complete, requeue)

@@ -3,8 +3,10 @@ resource, with the order of steps kube-apiserver follows (defaulting, mutating
 admission, validation, validating admission, storage) and its preconditions.
 
 HTTP concerns (paths, content types, tables, watch streams) live in
-``http.py``; background controllers (garbage collection, namespaces, CRD
-status) in their own modules. This module only decides what gets stored.
+``routing.py``, ``handlers.py``, ``tables.py`` and ``watching.py``; CRD
+validation in ``crd_validation.py``, Service addresses in ``allocation.py``;
+background controllers (garbage collection, namespaces, CRD status) in their
+own modules. This module only decides what gets stored.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import defaults, quantities, strategy
+from .allocation import ServiceAllocator
+from .crd_validation import validate_crd
 from .errors import (
     StatusError,
     already_exists,
@@ -82,7 +86,7 @@ class ObjectAPI:
         self.registry = registry
         self.admission: AdmissionHook | None = None
         self.after_write: list[Callable[[ResourceType, Obj | None, Obj | None], None]] = []
-        self._service_ips = _IPAllocator()
+        self._allocator = ServiceAllocator()
 
     # ------------------------------------------------------------------ reads
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
@@ -143,7 +147,7 @@ class ObjectAPI:
         obj = await self._admit_and_validate(rt, "CREATE", None, obj, opts, "", defaulted=True)
         if self.store.get(rt.group_resource, namespace if rt.namespaced else "", meta["name"]) is not None:
             raise already_exists(rt.group_resource, meta["name"])
-        self._allocate(rt, obj)
+        self._allocator.allocate(rt, obj)
         obj["metadata"]["managedFields"] = (
             managed if managed is not None else self._managed_fields(rt, None, tracked, opts, "")
         )
@@ -370,7 +374,7 @@ class ObjectAPI:
         if old is not None:
             causes.extend(strategy.validate_update(rt, old, new))
         if (rt.group, rt.kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
-            causes.extend(self._validate_crd(new))
+            causes.extend(validate_crd(new))
         if causes:
             raise invalid(rt.kind, rt.group, name, causes)
         if old is not None and subresource == "" and (rt.group, rt.kind) == ("", "PersistentVolumeClaim"):
@@ -430,69 +434,6 @@ class ObjectAPI:
             obj.update(defaulted)
         else:
             defaults.apply_builtin_defaults(rt.group, rt.kind, obj)
-
-    def _validate_crd(self, crd: Obj) -> list[dict[str, str]]:
-        from .schema.structural import structural_causes
-
-        causes = []
-        spec = crd.get("spec") or {}
-        names = spec.get("names") or {}
-        group = spec.get("group", "")
-        expected = f"{names.get('plural', '')}.{group}"
-        if crd["metadata"].get("name") != expected:
-            causes.append(
-                field_cause(
-                    "metadata.name",
-                    f'Invalid value: "{crd["metadata"].get("name")}": must be spec.names.plural+"."+spec.group',
-                )
-            )
-        versions = spec.get("versions") or []
-        if not versions:
-            causes.append(
-                field_cause(
-                    "spec.versions", "Invalid value: must have exactly one version marked as storage version"
-                )
-            )
-        storage = sum(1 for v in versions if v.get("storage"))
-        if storage != 1:
-            causes.append(
-                field_cause(
-                    "spec.versions", "Invalid value: must have exactly one version marked as storage version"
-                )
-            )
-        if storage == 0 and not (crd.get("status") or {}).get("storedVersions"):
-            # PrepareForCreate stores the storage version: with none there is none stored either
-            causes.append(
-                field_cause(
-                    "status.storedVersions",
-                    "Invalid value: []string(nil): must have at least one stored version",
-                )
-            )
-        # kube-apiserver validates the internal form, where a schema that
-        # every version shares is hoisted to spec.validation.
-        schemas = [(v.get("schema") or {}).get("openAPIV3Schema") for v in versions]
-        shared = len(schemas) > 0 and all(sc == schemas[0] for sc in schemas)
-        for i, v in enumerate(versions):
-            schema = (v.get("schema") or {}).get("openAPIV3Schema")
-            where = (
-                "spec.validation.openAPIV3Schema" if shared else f"spec.versions[{i}].schema.openAPIV3Schema"
-            )
-            if schema is None:
-                causes.append(
-                    field_cause(
-                        f"spec.versions[{i}].schema.openAPIV3Schema",
-                        "Required value: schemas are required",
-                        "FieldValueRequired",
-                    )
-                )
-                continue
-            status = "status" in (v.get("subresources") or {})
-            causes += [
-                {"reason": c.reason, "message": c.message, "field": c.field}
-                for c in structural_causes(schema, where, status_subresource=status)
-                if not (shared and i > 0)  # a shared schema is validated once
-            ]
-        return causes
 
     def _managed_fields(
         self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions, subresource: str
@@ -555,17 +496,6 @@ class ObjectAPI:
             ]
             raise error
 
-    def _allocate(self, rt: ResourceType, obj: Obj) -> None:
-        if (rt.group, rt.kind) == ("", "Service"):
-            spec = obj.setdefault("spec", {})
-            if spec.get("type") != "ExternalName" and not spec.get("clusterIP"):
-                spec["clusterIP"] = self._service_ips.next()
-            if spec.get("clusterIP"):
-                spec.setdefault("clusterIPs", [spec["clusterIP"]])
-            if spec.get("type") in ("NodePort", "LoadBalancer"):
-                for p in spec.get("ports") or []:
-                    p.setdefault("nodePort", self._service_ips.next_node_port())
-
     def _commit(self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions) -> Obj:
         if opts.dry_run:
             return new
@@ -602,22 +532,6 @@ def _without_times(managed_fields: list[dict[str, Any]] | None) -> list[dict[str
 
 def _namespace_finalizers(rt: ResourceType, obj: Obj) -> bool:
     return (rt.group, rt.kind) == ("", "Namespace") and bool((obj.get("spec") or {}).get("finalizers"))
-
-
-class _IPAllocator:
-    def __init__(self) -> None:
-        self._next = 10
-        self._next_port = 30000
-
-    def next(self) -> str:
-        n = self._next
-        self._next += 1
-        return f"10.96.{n // 250}.{n % 250 + 1}"
-
-    def next_node_port(self) -> int:
-        p = self._next_port
-        self._next_port += 1
-        return p
 
 
 _ORPHAN_BY_DEFAULT = frozenset({("batch", "Job"), ("", "ReplicationController")})

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..behaviour import ContainerExit
 from ..core.objects import Obj, name_of, namespace_of, parse_time, rfc3339, uid_of
-from ..rules import Effect, RuleSet
+from ..rules import Effect, FailureRule, PodKill, RuleSet
 
 #: The kubelet's crash back-off: 10s doubling to 5 minutes, reset after a
 #: container ran for 10 minutes (pkg/kubelet/kubelet.go, backOffPeriod).
@@ -222,6 +222,131 @@ class Step:
     wake_after: float | None
 
 
+@dataclass(frozen=True)
+class _Env:
+    """What a container's transitions depend on besides its own state."""
+
+    prof: Profile
+    pod: Obj
+    rules: RuleSet
+    now: float
+    timing: Timing
+    allow_ready: bool
+    crash: ContainerExit | None
+    completion: ContainerExit | None
+    #: The failure rule aimed at this container, if any.
+    rule: FailureRule | None
+
+    @property
+    def effect(self) -> Effect | None:
+        return self.rule.effect if self.rule is not None else None
+
+
+def _waiting(env: _Env, run: ContainerRun) -> ContainerRun | Step:
+    """Creating, pulling or backing off: start once the wait is over (or
+    move through the image pull failure a rule asks for)."""
+    timing = env.timing
+    if run.reason in ("ContainerCreating", "PodInitializing"):
+        due = run.since + timing.start_delay
+    elif run.reason == "CrashLoopBackOff":
+        due = run.since + timing.scaled(_backoff(run, timing))
+    elif run.reason == "ErrImagePull":
+        due = run.since + timing.scaled(PULL_RETRY)
+    else:  # ImagePullBackOff: retried when the rules change
+        due = run.since
+    if env.now < due:
+        return Step(run, due - env.now)
+    if env.effect is not Effect.IMAGE_PULL_ERROR:
+        return _start(run, env.pod, env.prof, due, restarted=run.reason == "CrashLoopBackOff")
+    if run.reason == "ImagePullBackOff":
+        return Step(run, None)
+    if run.reason == "ErrImagePull":
+        return replace(
+            run, reason="ImagePullBackOff", message=f'Back-off pulling image "{env.prof.image}"', since=due
+        )
+    ref = image_ref(env.prof.image)
+    msg = (
+        f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
+        f'failed to resolve reference "{ref}": {ref}: not found'
+    )
+    return replace(run, reason="ErrImagePull", message=msg, since=due)
+
+
+def _ends(env: _Env, run: ContainerRun, began: float, kill: PodKill | None) -> list[tuple[float, int, str]]:
+    """Every way the running process will exit (a kill, a crash rule or
+    verdict, its own completion): (when, exit code, termination message)."""
+    prof, timing, rule, effect = env.prof, env.timing, env.rule, env.effect
+    ends: list[tuple[float, int, str]] = []
+    if kill is not None and began < kill.at <= env.now and kill.at > run.killed_at:
+        ends.append((kill.at, kill.exit_code, ""))
+    if effect is Effect.CRASH_LOOP and rule is not None:
+        ends.append((began + max(timing.ready_delay, 0.01), rule.exit_code, ""))
+    if env.crash is not None:
+        message = termination_message(env.crash, prof)
+        ends.append((began + max(timing.ready_delay, 0.01), env.crash.exit_code, message))
+    if prof.completes:
+        code = rule.exit_code if effect is Effect.FAIL and rule is not None else 0
+        message = ""
+        if env.completion is not None and prof.role == "main" and effect is not Effect.FAIL:
+            code, message = env.completion.exit_code, termination_message(env.completion, prof)
+        run_for = 0.0 if prof.role == "init" else timing.run_duration
+        ends.append((began + run_for, code, message))
+    return ends
+
+
+def _running(env: _Env, run: ContainerRun) -> ContainerRun | Step:
+    """Exits when its first end comes; until then started and ready as its
+    probes' delays pass."""
+    now, prof, timing = env.now, env.prof, env.timing
+    began = run.since if run.started_at is None else run.started_at
+    kill = env.rules.last_kill(env.pod, prof.name)
+    end = min(_ends(env, run, began, kill), default=None)
+    if end is not None and end[0] <= now:
+        at, code, message = end
+        run = _terminate(run, at, code, message)
+        if kill is not None and at == kill.at:
+            run = replace(run, killed_at=kill.at)
+        return run
+    wake = [end[0] - now] if end is not None else []
+    startup_at = began + timing.ready_delay
+    ready_at = began + (timing.ready_delay if prof.readiness_probe else 0.0)
+    # A process that exits at once is never seen ready: a real kubelet's
+    # status shows the exit, not the moments it ran. Ready for those
+    # moments, a crash-looping pod let a StatefulSet or Deployment roll on.
+    crashing = env.effect is Effect.CRASH_LOOP or env.crash is not None
+    readyable = (
+        env.allow_ready and env.effect is not Effect.NEVER_READY and prof.role != "init" and not crashing
+    )
+    started = run.started or now >= startup_at
+    ready = readyable and started and now >= ready_at
+    if not started:
+        wake.append(startup_at - now)
+    if readyable and not ready:
+        wake.append(max(ready_at, startup_at) - now)
+    return Step(replace(run, ready=ready, started=started), min(wake) if wake else None)
+
+
+def _terminated(env: _Env, run: ContainerRun) -> ContainerRun | Step:
+    """Stays terminated unless the restart policy restarts it, at once or
+    after the crash back-off."""
+    prof = env.prof
+    if not prof.restarts_after(run.exit_code):
+        return Step(replace(run, ready=prof.role == "init" and run.exit_code == 0), None)
+    last = _terminated_record(run)
+    delay = _backoff(run, env.timing)
+    if delay <= 0:
+        return _start(replace(run, last=last), env.pod, prof, run.since, restarted=True)
+    pod = env.pod
+    msg = (
+        f"back-off {go_duration(delay)} restarting failed container={prof.name} "
+        f"pod={name_of(pod)}_{namespace_of(pod)}({uid_of(pod)})"
+    )
+    return replace(run, state="waiting", reason="CrashLoopBackOff", message=msg, last=last)
+
+
+_TRANSITIONS = {"waiting": _waiting, "running": _running, "terminated": _terminated}
+
+
 def advance(
     run: ContainerRun,
     prof: Profile,
@@ -236,98 +361,12 @@ def advance(
     """Move one container forward to ``now``; when to look again. ``crash``:
     the process exits shortly after each start (a behaviour's verdict)."""
     rule = rules.rule_for(pod, {"name": prof.name, "image": prof.image})
-    effect = rule.effect if rule is not None else None
+    env = _Env(prof, pod, rules, now, timing, allow_ready, crash, completion, rule)
     for _ in range(64):  # each pass makes one transition; time may have jumped
-        if run.state == "waiting":
-            if run.reason in ("ContainerCreating", "PodInitializing"):
-                due = run.since + timing.start_delay
-            elif run.reason == "CrashLoopBackOff":
-                due = run.since + timing.scaled(_backoff(run, timing))
-            elif run.reason == "ErrImagePull":
-                due = run.since + timing.scaled(PULL_RETRY)
-            else:  # ImagePullBackOff: retried when the rules change
-                due = run.since
-            if now < due:
-                return Step(run, due - now)
-            if effect is Effect.IMAGE_PULL_ERROR:
-                if run.reason == "ImagePullBackOff":
-                    return Step(run, None)
-                if run.reason == "ErrImagePull":
-                    run = replace(
-                        run,
-                        reason="ImagePullBackOff",
-                        message=f'Back-off pulling image "{prof.image}"',
-                        since=due,
-                    )
-                    continue
-                ref = image_ref(prof.image)
-                msg = (
-                    f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
-                    f'failed to resolve reference "{ref}": {ref}: not found'
-                )
-                run = replace(run, reason="ErrImagePull", message=msg, since=due)
-                continue
-            run = _start(run, pod, prof, due, restarted=run.reason == "CrashLoopBackOff")
-            continue
-
-        if run.state == "running":
-            began = run.since if run.started_at is None else run.started_at
-            ends: list[tuple[float, int, str]] = []
-            kill = rules.last_kill(pod, prof.name)
-            if kill is not None and began < kill.at <= now and kill.at > run.killed_at:
-                ends.append((kill.at, kill.exit_code, ""))
-            if effect is Effect.CRASH_LOOP and rule is not None:
-                ends.append((began + max(timing.ready_delay, 0.01), rule.exit_code, ""))
-            if crash is not None:
-                message = termination_message(crash, prof)
-                ends.append((began + max(timing.ready_delay, 0.01), crash.exit_code, message))
-            if prof.completes:
-                code = rule.exit_code if effect is Effect.FAIL and rule is not None else 0
-                message = ""
-                if completion is not None and prof.role == "main" and effect is not Effect.FAIL:
-                    code, message = completion.exit_code, termination_message(completion, prof)
-                run_for = 0.0 if prof.role == "init" else timing.run_duration
-                ends.append((began + run_for, code, message))
-            end = min(ends, default=None)
-            if end is not None and end[0] <= now:
-                at, code, message = end
-                run = _terminate(run, at, code, message)
-                if kill is not None and at == kill.at:
-                    run = replace(run, killed_at=kill.at)
-                continue
-            wake = [end[0] - now] if end is not None else []
-            startup_at = began + timing.ready_delay
-            ready_at = began + (timing.ready_delay if prof.readiness_probe else 0.0)
-            # A process that exits at once is never seen ready: a real kubelet's
-            # status shows the exit, not the moments it ran. Ready for those
-            # moments, a crash-looping pod let a StatefulSet or Deployment roll on.
-            crashing = effect is Effect.CRASH_LOOP or crash is not None
-            readyable = (
-                allow_ready and effect is not Effect.NEVER_READY and prof.role != "init" and not crashing
-            )
-            started = run.started or now >= startup_at
-            ready = readyable and started and now >= ready_at
-            if not started:
-                wake.append(startup_at - now)
-            if readyable and not ready:
-                wake.append(max(ready_at, startup_at) - now)
-            run = replace(run, ready=ready, started=started)
-            return Step(run, min(wake) if wake else None)
-
-        # terminated
-        if not prof.restarts_after(run.exit_code):
-            ready = prof.role == "init" and run.exit_code == 0
-            return Step(replace(run, ready=ready), None)
-        last = _terminated_record(run)
-        delay = _backoff(run, timing)
-        if delay <= 0:
-            run = _start(replace(run, last=last), pod, prof, run.since, restarted=True)
-            continue
-        msg = (
-            f"back-off {go_duration(delay)} restarting failed container={prof.name} "
-            f"pod={name_of(pod)}_{namespace_of(pod)}({uid_of(pod)})"
-        )
-        run = replace(run, state="waiting", reason="CrashLoopBackOff", message=msg, last=last)
+        outcome = _TRANSITIONS.get(run.state, _terminated)(env, run)
+        if isinstance(outcome, Step):
+            return outcome
+        run = outcome
     return Step(run, 0.0)
 
 

@@ -257,6 +257,83 @@ def _annotation_changes(pod: Obj, verdict: PodVerdict | None) -> dict[str, str |
     return changes or None
 
 
+def _tear_down(
+    pod: Obj, tl: PodTimeline, now: float, timing: Timing, host_ip: str, pod_ip: str
+) -> KubeletDecision:
+    """A deleted pod: its containers run out the (scaled) grace period, then
+    stop, and the pod's final status is written before it may go."""
+    if tl.stop_at is None:
+        grace = (pod.get("metadata") or {}).get("deletionGracePeriodSeconds")
+        if grace is None:
+            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        ever_ran = any(r.container_id for r in tl.init + tl.main)
+        tl = replace(tl, stop_at=now + (timing.scaled(float(grace)) if ever_ran else 0.0))
+    assert tl.stop_at is not None
+    if now < tl.stop_at:
+        return KubeletDecision(None, None, False, tl.stop_at - now, tl)
+    tl = replace(
+        tl,
+        init=tuple(stop(r, tl.stop_at) for r in tl.init),
+        main=tuple(stop(r, tl.stop_at) for r in tl.main),
+    )
+    phase = pod_phase(pod, profiles(pod)[0], tl.init, tl.main, terminal=True)
+    status = _status(pod, phase, tl, None, now, host_ip, pod_ip)
+    return KubeletDecision(status if status != status_of(pod) else None, None, True, None, tl)
+
+
+def _advance_inits(
+    pod: Obj, tl: PodTimeline, rules: RuleSet, now: float, timing: Timing, wakes: list[float]
+) -> tuple[list[ContainerRun], bool]:
+    """Init containers one after another, each once the previous one is done
+    (exited 0, or started for a sidecar); True when all are done."""
+    init_runs = list(tl.init)
+    for i, prof in enumerate(profiles(pod)[0]):
+        step = advance(init_runs[i], prof, pod, rules, now, timing, allow_ready=True)
+        init_runs[i] = step.run
+        if step.wake_after is not None:
+            wakes.append(step.wake_after)
+        if prof.role == "sidecar":
+            done = step.run.started
+        else:
+            done = step.run.state == "terminated" and step.run.exit_code == 0
+        if not done:
+            return init_runs, False
+    return init_runs, True
+
+
+def _advance_mains(
+    pod: Obj,
+    tl: PodTimeline,
+    rules: RuleSet,
+    verdict: PodVerdict | None,
+    now: float,
+    timing: Timing,
+    wakes: list[float],
+) -> list[ContainerRun]:
+    """The main containers, created together once the init containers are done."""
+    allow_ready = verdict is None or verdict.ready is not False
+    main_runs = list(tl.main)
+    for i, prof in enumerate(profiles(pod)[1]):
+        run = main_runs[i]
+        if run.state == "waiting" and run.reason == "PodInitializing":
+            run = replace(run, reason="ContainerCreating", since=now)
+        step = advance(
+            run,
+            prof,
+            pod,
+            rules,
+            now,
+            timing,
+            allow_ready=allow_ready,
+            crash=_crash_for(verdict, prof),
+            completion=_completion_for(verdict, prof),
+        )
+        main_runs[i] = step.run
+        if step.wake_after is not None:
+            wakes.append(step.wake_after)
+    return main_runs
+
+
 def sync_pod(
     pod: Obj,
     *,
@@ -269,78 +346,24 @@ def sync_pod(
     pod_ip: str,
 ) -> KubeletDecision:
     """One kubelet pass over a pod bound to a live simulated node."""
-    current = status_of(pod)
-    phase_now = current.get("phase")
     tl = timeline or timeline_from_status(pod, now)
-    inits, mains = profiles(pod)
-    annotations = _annotation_changes(pod, verdict)
-
-    if phase_now in ("Succeeded", "Failed"):
+    if status_of(pod).get("phase") in ("Succeeded", "Failed"):
         return KubeletDecision(None, None, is_deleting(pod), None, tl)
-
     if is_deleting(pod):
-        if tl.stop_at is None:
-            grace = (pod.get("metadata") or {}).get("deletionGracePeriodSeconds")
-            if grace is None:
-                grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-            ever_ran = any(r.container_id for r in tl.init + tl.main)
-            tl = replace(tl, stop_at=now + (timing.scaled(float(grace)) if ever_ran else 0.0))
-        assert tl.stop_at is not None
-        if now < tl.stop_at:
-            return KubeletDecision(None, None, False, tl.stop_at - now, tl)
-        tl = replace(
-            tl,
-            init=tuple(stop(r, tl.stop_at) for r in tl.init),
-            main=tuple(stop(r, tl.stop_at) for r in tl.main),
-        )
-        phase = pod_phase(pod, inits, tl.init, tl.main, terminal=True)
-        status = _status(pod, phase, tl, None, now, host_ip, pod_ip)
-        return KubeletDecision(status if status != current else None, None, True, None, tl)
+        return _tear_down(pod, tl, now, timing, host_ip, pod_ip)
 
-    allow_ready = verdict is None or verdict.ready is not False
     wakes: list[float] = []
-    init_runs = list(tl.init)
-    inits_done = True
-    for i, prof in enumerate(inits):
-        if not inits_done:
-            break
-        step = advance(init_runs[i], prof, pod, rules, now, timing, allow_ready=True)
-        init_runs[i] = step.run
-        if step.wake_after is not None:
-            wakes.append(step.wake_after)
-        done = (
-            step.run.started
-            if prof.role == "sidecar"
-            else (step.run.state == "terminated" and step.run.exit_code == 0)
-        )
-        inits_done = done
-    main_runs = list(tl.main)
+    init_runs, inits_done = _advance_inits(pod, tl, rules, now, timing, wakes)
     if inits_done:
-        for i, prof in enumerate(mains):
-            run = main_runs[i]
-            if run.state == "waiting" and run.reason == "PodInitializing":
-                run = replace(run, reason="ContainerCreating", since=now)
-            step = advance(
-                run,
-                prof,
-                pod,
-                rules,
-                now,
-                timing,
-                allow_ready=allow_ready,
-                crash=_crash_for(verdict, prof),
-                completion=_completion_for(verdict, prof),
-            )
-            main_runs[i] = step.run
-            if step.wake_after is not None:
-                wakes.append(step.wake_after)
+        main_runs = _advance_mains(pod, tl, rules, verdict, now, timing, wakes)
     else:
         main_runs = [
             replace(r, reason="PodInitializing") if r.state == "waiting" and not r.container_id else r
-            for r in main_runs
+            for r in tl.main
         ]
     tl = replace(tl, init=tuple(init_runs), main=tuple(main_runs))
-    phase = pod_phase(pod, inits, tl.init, tl.main, terminal=False)
+    phase = pod_phase(pod, profiles(pod)[0], tl.init, tl.main, terminal=False)
     status = _status(pod, phase, tl, verdict, now, host_ip, pod_ip)
     wake = None if phase in ("Succeeded", "Failed") else (min(wakes) if wakes else None)
-    return KubeletDecision(status if status != current else None, annotations, False, wake, tl)
+    changed = status if status != status_of(pod) else None
+    return KubeletDecision(changed, _annotation_changes(pod, verdict), False, wake, tl)

@@ -9,7 +9,13 @@ from pathlib import Path
 
 from mo_operator.cli.demo import kubectl_binary
 
-UNREACHABLE = ("connection refused", "connection reset", "the server is currently unable", "EOF")
+UNREACHABLE = (
+    "connection refused",
+    "was refused",
+    "connection reset",
+    "the server is currently unable",
+    "EOF",
+)
 """What kubectl prints when the API server is away (restarting, overloaded)."""
 
 

@@ -6,6 +6,7 @@ and the status subresource split an object, and which updates are forbidden.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from mo_operator.kube.quantity import quantity_value
@@ -247,96 +248,132 @@ _STS_MUTABLE = {
 }
 
 
+def _spec(obj: Obj) -> Obj:
+    return obj.get("spec") or {}
+
+
+def _statefulset_update(old: Obj, new: Obj) -> list[dict[str, str]]:
+    def fixed(spec: Obj) -> Obj:
+        return {k: v for k, v in spec.items() if k not in _STS_MUTABLE}
+
+    if fixed(_spec(old)) == fixed(_spec(new)):
+        return []
+    return [
+        field_cause(
+            "spec",
+            "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            "FieldValueForbidden",
+        )
+    ]
+
+
+def _selector_update(old: Obj, new: Obj) -> list[dict[str, str]]:
+    selector = _spec(new).get("selector")
+    if _spec(old).get("selector") == selector:
+        return []
+    return [field_cause("spec.selector", f"Invalid value: {selector}: field is immutable")]
+
+
+def _secret_update(old: Obj, new: Obj) -> list[dict[str, str]]:
+    """A Secret keeps its type, and its data like a ConfigMap."""
+    causes: list[dict[str, str]] = []
+    if old.get("type") != new.get("type"):
+        causes.append(field_cause("type", f'Invalid value: "{new.get("type")}": field is immutable'))
+    return causes + _data_update(old, new)
+
+
+def _data_update(old: Obj, new: Obj) -> list[dict[str, str]]:
+    """ConfigMaps and Secrets: an ``immutable`` one keeps its data and stays immutable."""
+    causes: list[dict[str, str]] = []
+    if not old.get("immutable"):
+        return causes
+    forbidden = "Forbidden: field is immutable when `immutable` is set"
+    causes += [
+        field_cause(f, forbidden, "FieldValueForbidden")
+        for f in ("data", "binaryData", "stringData")
+        if old.get(f) != new.get(f)
+    ]
+    if not new.get("immutable"):
+        causes.append(field_cause("immutable", forbidden, "FieldValueForbidden"))
+    return causes
+
+
+def _claim_update(old: Obj, new: Obj) -> list[dict[str, str]]:
+    """A claim's spec is immutable but for a bound claim's storage request,
+    which may only grow."""
+    os_, ns_ = _spec(old), _spec(new)
+    bound = (old.get("status") or {}).get("phase") == "Bound"
+
+    def strip(s: Obj) -> Obj:
+        s = dict(s)
+        if bound:  # only a bound claim's storage request may change
+            resources = dict(s.get("resources") or {})
+            resources["requests"] = {
+                k: v for k, v in (resources.get("requests") or {}).items() if k != "storage"
+            }
+            s["resources"] = resources
+        if os_.get("volumeName") in (None, ""):
+            s.pop("volumeName", None)
+        if "storageClassName" not in os_:
+            # KEP-3333 (GA in 1.28): the PV controller may assign the default
+            # class retroactively to a claim created without one (nil, not "").
+            s.pop("storageClassName", None)
+        return s
+
+    causes: list[dict[str, str]] = []
+    if strip(os_) != strip(ns_):
+        causes.append(
+            field_cause(
+                "spec",
+                "Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
+                "FieldValueForbidden",
+            )
+        )
+    if storage_request(ns_) < storage_request(os_):
+        causes.append(
+            field_cause(
+                "spec.resources.requests.storage",
+                "Forbidden: field can not be less than previous value",
+                "FieldValueForbidden",
+            )
+        )
+    return causes
+
+
+def _service_update(old: Obj, new: Obj) -> list[dict[str, str]]:
+    os_, ns_ = _spec(old), _spec(new)
+    causes: list[dict[str, str]] = []
+    if os_.get("clusterIP") and ns_.get("clusterIP") not in (None, "", os_.get("clusterIP")):
+        causes.append(
+            field_cause(
+                "spec.clusterIPs[0]",
+                f"Invalid value: {_go_strings(ns_.get('clusterIPs'))}: may not change once set",
+            )
+        )
+    if ns_.get("type") == "ExternalName" and not ns_.get("externalName"):
+        causes.append(field_cause("spec.externalName", "Required value", "FieldValueRequired"))
+    return causes
+
+
+_UPDATE_RULES: dict[tuple[str, str], Callable[[Obj, Obj], list[dict[str, str]]]] = {
+    ("apps", "StatefulSet"): _statefulset_update,
+    ("apps", "Deployment"): _selector_update,
+    ("apps", "ReplicaSet"): _selector_update,
+    ("apps", "DaemonSet"): _selector_update,
+    ("batch", "Job"): lambda old, new: _job_update(_spec(old), _spec(new)),
+    ("", "Pod"): lambda old, new: _pod_update(_spec(old), _spec(new)),
+    ("", "ConfigMap"): _data_update,
+    ("", "Secret"): _secret_update,
+    ("", "PersistentVolumeClaim"): _claim_update,
+    ("", "Service"): _service_update,
+}
+
+
 def validate_update(rt: ResourceType, old: Obj, new: Obj) -> list[dict[str, str]]:
     """Update rules of built-in kinds that a controller can run into."""
-    key = (rt.group, rt.kind)
     causes: list[dict[str, str]] = _finalizers_while_deleting(old, new)
-    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
-    if key == ("apps", "StatefulSet"):
-        if {k: v for k, v in os_.items() if k not in _STS_MUTABLE} != {
-            k: v for k, v in ns_.items() if k not in _STS_MUTABLE
-        }:
-            causes.append(
-                field_cause(
-                    "spec",
-                    "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
-                    "FieldValueForbidden",
-                )
-            )
-    elif key in (("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "DaemonSet")):
-        if os_.get("selector") != ns_.get("selector"):
-            causes.append(
-                field_cause("spec.selector", f"Invalid value: {ns_.get('selector')}: field is immutable")
-            )
-    elif key == ("batch", "Job"):
-        causes.extend(_job_update(os_, ns_))
-    elif key == ("", "Pod"):
-        causes.extend(_pod_update(os_, ns_))
-    elif key in (("", "ConfigMap"), ("", "Secret")):
-        if key == ("", "Secret") and old.get("type") != new.get("type"):
-            causes.append(field_cause("type", f'Invalid value: "{new.get("type")}": field is immutable'))
-        if old.get("immutable"):
-            for f in ("data", "binaryData", "stringData"):
-                if old.get(f) != new.get(f):
-                    causes.append(
-                        field_cause(
-                            f, "Forbidden: field is immutable when `immutable` is set", "FieldValueForbidden"
-                        )
-                    )
-            if not new.get("immutable"):
-                causes.append(
-                    field_cause(
-                        "immutable",
-                        "Forbidden: field is immutable when `immutable` is set",
-                        "FieldValueForbidden",
-                    )
-                )
-    elif key == ("", "PersistentVolumeClaim"):
-        bound = (old.get("status") or {}).get("phase") == "Bound"
-
-        def strip(s: Obj) -> Obj:
-            s = dict(s)
-            if bound:  # only a bound claim's storage request may change
-                resources = dict(s.get("resources") or {})
-                resources["requests"] = {
-                    k: v for k, v in (resources.get("requests") or {}).items() if k != "storage"
-                }
-                s["resources"] = resources
-            if os_.get("volumeName") in (None, ""):
-                s.pop("volumeName", None)
-            if "storageClassName" not in os_:
-                # KEP-3333 (GA in 1.28): the PV controller may assign the default
-                # class retroactively to a claim created without one (nil, not "").
-                s.pop("storageClassName", None)
-            return s
-
-        if strip(os_) != strip(ns_):
-            causes.append(
-                field_cause(
-                    "spec",
-                    "Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
-                    "FieldValueForbidden",
-                )
-            )
-        if storage_request(ns_) < storage_request(os_):
-            causes.append(
-                field_cause(
-                    "spec.resources.requests.storage",
-                    "Forbidden: field can not be less than previous value",
-                    "FieldValueForbidden",
-                )
-            )
-    elif key == ("", "Service"):
-        if os_.get("clusterIP") and ns_.get("clusterIP") not in (None, "", os_.get("clusterIP")):
-            causes.append(
-                field_cause(
-                    "spec.clusterIPs[0]",
-                    f"Invalid value: {_go_strings(ns_.get('clusterIPs'))}: may not change once set",
-                )
-            )
-        if ns_.get("type") == "ExternalName" and not ns_.get("externalName"):
-            causes.append(field_cause("spec.externalName", "Required value", "FieldValueRequired"))
-    return causes
+    rule = _UPDATE_RULES.get((rt.group, rt.kind))
+    return causes + rule(old, new) if rule is not None else causes
 
 
 def storage_request(pvc_spec: Obj) -> int:

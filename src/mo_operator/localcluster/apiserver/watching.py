@@ -16,7 +16,7 @@ from aiohttp import web
 from .errors import gone
 from .jsonutil import dumps
 from .resources import ResourceType
-from .store import Change, Expired, Store
+from .store import Change, Expired, Store, WatchQueue
 
 Obj = dict[str, Any]
 Matcher = Callable[[Obj], bool]
@@ -53,6 +53,77 @@ def _line(event_type: str, obj_json: bytes) -> bytes:
     return b'{"type":"' + event_type.encode() + b'","object":' + obj_json + b"}\n"
 
 
+def _encoder(render: Callable[[Obj], bytes] | None) -> Callable[[Change | Obj], bytes]:
+    """Events as stored (JSON, reusing a change's encoding) or as ``render`` prints them."""
+    if render is None:
+        return lambda item: item.encoded_object() if isinstance(item, Change) else dumps(item)
+    return lambda item: render(item.object if isinstance(item, Change) else item)
+
+
+def _start(
+    store: Store,
+    resource: str,
+    namespace: str | None,
+    resource_version: str | None,
+    matches: Matcher,
+    send_initial_events: bool | None,
+) -> tuple[int | None, list[Obj]]:
+    """Where the stream starts: the version to replay from (None: now) and
+    the current objects to send first as ADDED."""
+    unversioned = resource_version in (None, "", "0")
+    if send_initial_events or (send_initial_events is None and unversioned):
+        return None, [o for o in store.list(resource, namespace) if matches(o)]
+    if unversioned:
+        return None, []
+    return int(str(resource_version)), []  # the handler refused versions that are not numbers
+
+
+def _drain(q: WatchQueue, matches: Matcher, encode: Callable[[Change | Obj], bytes]) -> bytes:
+    batch = []
+    while q.items:
+        line = _event_line(q.items.popleft(), matches, encode)
+        if line:
+            batch.append(line)
+    return b"".join(batch)
+
+
+async def _stream(
+    resp: web.StreamResponse,
+    q: WatchQueue,
+    store: Store,
+    rt: ResourceType,
+    matches: Matcher,
+    encode: Callable[[Change | Obj], bytes],
+    deadline: float,
+    bookmarks: bool,
+    settings: WatchSettings,
+) -> None:
+    """Sends changes as they come, and periodic bookmarks if asked, until the
+    deadline or the queue closes; a stalled server (fault hook) sends nothing."""
+    next_bookmark = (
+        _next_bookmark(time.monotonic(), settings.bookmark_interval, deadline) if bookmarks else None
+    )
+    while not q.closed or q.items:
+        now = time.monotonic()
+        if now >= deadline:
+            break
+        if settings.stalled:
+            await asyncio.sleep(min(0.2, deadline - now))
+            continue
+        if q.items:
+            batch = _drain(q, matches, encode)
+            if batch:
+                await resp.write(batch)
+            continue
+        if q.closed:
+            break
+        if next_bookmark is not None and now >= next_bookmark:
+            await resp.write(_line("BOOKMARK", dumps(_bookmark(rt, store.rv))))
+            next_bookmark = _next_bookmark(now, settings.bookmark_interval, deadline)
+        wait = min(deadline, next_bookmark if next_bookmark is not None else deadline) - time.monotonic()
+        await q.wait(max(0.0, wait))
+
+
 async def serve_watch(
     request: web.Request,
     store: Store,
@@ -75,28 +146,12 @@ async def serve_watch(
         status=200, headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"}
     )
     await resp.prepare(request)
-    encode: Callable[[Change | Obj], bytes]
-    if render is None:
-
-        def encode(item: Change | Obj) -> bytes:
-            return item.encoded_object() if isinstance(item, Change) else dumps(item)
-    else:
-
-        def encode(item: Change | Obj) -> bytes:
-            return render(item.object if isinstance(item, Change) else item)
-
-    resource = rt.group_resource
-    since: int | None
-    initial: list[Obj] = []
-    if send_initial_events or (send_initial_events is None and resource_version in (None, "", "0")):
-        since = None
-        initial = [o for o in store.list(resource, namespace) if matches(o)]
-    elif resource_version in (None, "", "0"):
-        since = None
-    else:
-        since = int(resource_version)  # the handler refused versions that are not numbers
+    encode = _encoder(render)
+    since, initial = _start(
+        store, rt.group_resource, namespace, resource_version, matches, send_initial_events
+    )
     try:
-        q = store.watch(resource, namespace, since)
+        q = store.watch(rt.group_resource, namespace, since)
     except Expired as e:
         await resp.write(_line("ERROR", dumps(gone(str(e)).status())))
         return resp
@@ -109,33 +164,7 @@ async def serve_watch(
                 _line("BOOKMARK", dumps(_bookmark(rt, initial_rv, {INITIAL_EVENTS_END: "true"})))
             )
         deadline = time.monotonic() + (timeout if timeout else settings.default_timeout)
-        next_bookmark = (
-            _next_bookmark(time.monotonic(), settings.bookmark_interval, deadline) if bookmarks else None
-        )
-        while not q.closed or q.items:
-            now = time.monotonic()
-            if now >= deadline:
-                break
-            if settings.stalled:
-                await asyncio.sleep(min(0.2, deadline - now))
-                continue
-            if q.items:
-                batch = []
-                while q.items:
-                    change = q.items.popleft()
-                    line = _event_line(change, matches, encode)
-                    if line:
-                        batch.append(line)
-                if batch:
-                    await resp.write(b"".join(batch))
-                continue
-            if q.closed:
-                break
-            if next_bookmark is not None and now >= next_bookmark:
-                await resp.write(_line("BOOKMARK", dumps(_bookmark(rt, store.rv))))
-                next_bookmark = _next_bookmark(now, settings.bookmark_interval, deadline)
-            wait = min(deadline, next_bookmark if next_bookmark is not None else deadline) - time.monotonic()
-            await q.wait(max(0.0, wait))
+        await _stream(resp, q, store, rt, matches, encode, deadline, bookmarks, settings)
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:

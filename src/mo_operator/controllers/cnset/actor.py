@@ -219,7 +219,6 @@ class CNSetActor:
         """``podManagementPolicy: Pooling`` (see ``pooling.py``): the set keeps the pods
         its pool asks for, moves them along their pool phases, and never rolls."""
         plan = seen.plan
-        await sync_stats(seen, self._stats_due, read_all=False)
         decision = pooling.decide_pooling(
             pooling.members(seen.pods), seen.replicas, seen.spec.get("podsToDelete") or ()
         )
@@ -231,6 +230,8 @@ class CNSetActor:
         for pod_name in decision.retire:
             pooling.retire(by_name[pod_name], plan)
         unsettled = await pooling.sync_pool_stores(seen, decision.retire)
+        # After the phase moves: those carry the resourceVersion they were decided on.
+        await sync_stats(seen, self._stats_due, read_all=False)
         if decision.create == () and not plan:
             self._collect_configs(seen, want)
         starting = [

@@ -27,6 +27,7 @@ from typing import Any
 from mo_operator.kube.actor import Context
 from mo_operator.kube.errors import Conflict
 from mo_operator.kube.objects import labels_of, spec_of, status_of
+from mo_operator.kube.times import format_time
 
 from . import pods as podutil
 from . import resources as r
@@ -178,7 +179,10 @@ def stall(
     members: Sequence[Mapping[str, Any]], now: float, stall_seconds: float
 ) -> tuple[str | None, float | None]:
     """The first pod (by name) not ready for ``stall_seconds`` and why; else in how
-    many seconds the soonest not-ready pod would reach that."""
+    many seconds the soonest not-ready pod would reach that.
+
+    The message names when the pod stopped being ready, not for how long: a
+    condition that changes on every reconcile would rewrite the status each time."""
     recheck: float | None = None
     for pod in sorted(members, key=lambda p: p["metadata"]["name"]):
         since = podutil.not_ready_since(pod)
@@ -187,7 +191,8 @@ def stall(
         waited = now - since
         if waited >= stall_seconds:
             return (
-                f"pod {pod['metadata']['name']} is not ready after {int(waited)}s: {podutil.problem(pod)}",
+                f"pod {pod['metadata']['name']} is not ready since {format_time(since)}, over "
+                f"{int(stall_seconds)}s: {podutil.problem(pod)}",
                 None,
             )
         left = stall_seconds - waited

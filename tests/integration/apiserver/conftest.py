@@ -3,6 +3,7 @@ need exact status codes, headers and watch streams."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import ssl
@@ -14,68 +15,28 @@ import pytest
 
 from mo_operator.localcluster.controlplane import ControlPlane
 
+from .raw_http import RawClient
 
-class Raw:
+
+class Raw(RawClient):
+    """The embedded server's raw client, with its control plane at hand for
+    tests that tune it (watch settings, fault hooks)."""
+
     def __init__(self, cp: ControlPlane, session: aiohttp.ClientSession) -> None:
+        tls = ssl.create_default_context(cadata=cp.server.ca.cert_pem.decode())
+        super().__init__(cp.server.url, session, tls, cp.server.token, "raw-test/1.0")
         self.cp = cp
-        self.session = session
-        self.base = cp.server.url
-        self.ssl = ssl.create_default_context(cadata=cp.server.ca.cert_pem.decode())
-        self.headers = {"Authorization": f"Bearer {cp.server.token}", "User-Agent": "raw-test/1.0"}
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        params: dict[str, str] | None = None,
-        content_type: str = "application/json",
-        headers: dict[str, str] | None = None,
-        auth: bool = True,
-    ) -> tuple[int, Any]:
-        h = dict(self.headers if auth else {"User-Agent": "raw-test/1.0"})
-        h.update(headers or {})
-        data = None
-        if body is not None:
-            data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-            h["Content-Type"] = content_type
-        async with self.session.request(
-            method, self.base + path, data=data, params=params, headers=h, ssl=self.ssl
-        ) as resp:
-            text = await resp.text()
-            try:
-                return resp.status, json.loads(text)
-            except ValueError:
-                return resp.status, text
-
-    async def get(self, path: str, **kw: Any) -> tuple[int, Any]:
-        return await self.request("GET", path, **kw)
-
-    async def post(self, path: str, body: Any, **kw: Any) -> tuple[int, Any]:
-        return await self.request("POST", path, body, **kw)
-
-    async def put(self, path: str, body: Any, **kw: Any) -> tuple[int, Any]:
-        return await self.request("PUT", path, body, **kw)
-
-    async def patch(self, path: str, body: Any, content_type: str, **kw: Any) -> tuple[int, Any]:
-        return await self.request("PATCH", path, body, content_type=content_type, **kw)
-
-    async def delete(self, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
-        return await self.request("DELETE", path, body, **kw)
 
     async def watch(
         self, path: str, params: dict[str, str], *, max_events: int = 1000, timeout: float = 5.0
     ) -> list[dict[str, Any]]:
         """Read watch events until the stream ends, ``max_events`` or the timeout."""
-        import asyncio
-
         events: list[dict[str, Any]] = []
         p = dict(params, watch="true")
 
         async def read() -> None:
             async with self.session.get(
-                self.base + path, params=p, headers=self.headers, ssl=self.ssl
+                self.base + path, params=p, headers=self.headers(), ssl=self.ssl
             ) as resp:
                 assert resp.status == 200, await resp.text()
                 async for line in resp.content:

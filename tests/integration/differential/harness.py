@@ -30,12 +30,13 @@ import aiohttp
 
 from mo_operator.kube.client import ApiClient
 
+from ..apiserver.raw_http import RawClient, Reply
+
 Obj = dict[str, Any]
 
 USER_AGENT = "differential/1.0"
 """Both servers name the default field manager after the User-Agent's product."""
 
-JSON = "application/json"
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -57,75 +58,32 @@ _TIME_KEYS = frozenset(
 )
 
 
-@dataclass
-class Reply:
-    """One HTTP answer: the code and the decoded JSON body (text if not JSON)."""
+class Target(RawClient):
+    """One API server, as a case sees it: raw HTTP (exact codes and
+    ``Status`` bodies) and the project's ``ApiClient`` (what the operator sees)."""
 
-    code: int
-    body: Any
-
-    def record(self) -> Obj:
-        return {"code": self.code, "body": self.body}
-
-
-@dataclass
-class Target:
-    """One API server, as a case sees it."""
-
-    name: str
-    base: str
-    session: aiohttp.ClientSession
-    ssl: ssl.SSLContext
-    token: str
-    ns: str
-    tag: str
-    client: ApiClient
-    cleanup: list[str] = field(default_factory=list)
-
-    async def call(
+    def __init__(
         self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        params: dict[str, str] | None = None,
-        content_type: str = JSON,
-        accept: str | None = None,
-    ) -> Reply:
-        headers = {"Authorization": f"Bearer {self.token}", "User-Agent": USER_AGENT}
-        if accept:
-            headers["Accept"] = accept
-        data = None
-        if body is not None:
-            data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-            headers["Content-Type"] = content_type
-        async with self.session.request(
-            method, self.base + path, data=data, params=params, headers=headers, ssl=self.ssl
-        ) as resp:
-            text = await resp.text()
-        try:
-            return Reply(resp.status, json.loads(text))
-        except ValueError:
-            return Reply(resp.status, text)
-
-    async def get(self, path: str, **kw: Any) -> Reply:
-        return await self.call("GET", path, **kw)
-
-    async def post(self, path: str, body: Any, **kw: Any) -> Reply:
-        return await self.call("POST", path, body, **kw)
-
-    async def put(self, path: str, body: Any, **kw: Any) -> Reply:
-        return await self.call("PUT", path, body, **kw)
-
-    async def patch(self, path: str, body: Any, content_type: str, **kw: Any) -> Reply:
-        return await self.call("PATCH", path, body, content_type=content_type, **kw)
+        name: str,
+        base: str,
+        session: aiohttp.ClientSession,
+        tls: ssl.SSLContext,
+        token: str,
+        ns: str,
+        tag: str,
+        client: ApiClient,
+    ) -> None:
+        super().__init__(base, session, tls, token, USER_AGENT)
+        self.name = name
+        self.ns = ns
+        self.tag = tag
+        self.client = client
+        #: Paths of cluster-scoped objects to delete from the real server afterwards.
+        self.cleanup: list[str] = []
 
     async def apply(self, path: str, body: Any, manager: str, *, force: bool = False, **kw: Any) -> Reply:
         params = {"fieldManager": manager, **({"force": "true"} if force else {}), **kw.pop("params", {})}
-        return await self.call("PATCH", path, body, content_type=APPLY, params=params, **kw)
-
-    async def delete(self, path: str, body: Any = None, **kw: Any) -> Reply:
-        return await self.call("DELETE", path, body, **kw)
+        return await self.request("PATCH", path, body, content_type=APPLY, params=params, **kw)
 
     def ns_path(self, resource: str, name: str = "", *, group: str = "", version: str = "v1") -> str:
         """The URL path of a namespaced resource (or one object) in this case's namespace."""
@@ -193,11 +151,12 @@ class Watch:
 
     async def read(self) -> None:
         t = self.target
-        headers = {"Authorization": f"Bearer {t.token}", "User-Agent": USER_AGENT}
         params = dict(self.params, watch="true")
         started = time.monotonic()
         try:
-            async with t.session.get(t.base + self.path, params=params, headers=headers, ssl=t.ssl) as resp:
+            async with t.session.get(
+                t.base + self.path, params=params, headers=t.headers(), ssl=t.ssl
+            ) as resp:
                 self.code = resp.status
                 if resp.status != 200:
                     self.events.append({"status": json.loads(await resp.text())})

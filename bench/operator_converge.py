@@ -227,7 +227,6 @@ def figures(
 ) -> list[dict[str, Any]]:
     clusters = extra["clusters"]
     by_kind = collections.Counter(c.res.kind for c in m.objects)
-    lost = sum(v for k, v in m.dropped.items() if k in LOST)
     out: list[dict[str, Any]] = []
     if m.ideal is not None:
         out.append(
@@ -282,6 +281,15 @@ def figures(
             "writes_by": m.writes["writes_by"],
             **extra,
         },
+    ]
+    return out + write_figure_lines(m, extra)
+
+
+def write_figure_lines(m: Measured, extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the convergence wrote beyond the objects themselves: statuses, Events, drops."""
+    clusters = extra["clusters"]
+    lost = sum(v for k, v in m.dropped.items() if k in LOST)
+    return [
         {
             "figure": "cluster_status_writes_per_cluster",
             "value": round(m.writes["cluster_status_writes"] / clusters, 2),
@@ -309,7 +317,6 @@ def figures(
             **extra,
         },
     ]
-    return out
 
 
 def parser() -> argparse.ArgumentParser:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from bench_support import print_figures
@@ -98,35 +99,51 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             replicas[ref] = want
         log("done")
 
-    def ms(seconds: float) -> float:
-        return round(seconds * 1000, 1)
-
     extra = {"clusters": args.clusters, "changes": args.changes, **common(args)}
+    return latency_figures(Samples(done, issued, user, reaction, answer_write), extra)
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Per change, in seconds from just before the user's request."""
+
+    done: list[float]
+    issued: list[float]
+    user: list[float]
+    reaction: list[float]
+    answer_write: list[float]
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
+def latency_figures(x: Samples, extra: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             "figure": "spec_change_to_first_write_p50",
-            "value": ms(percentile(done, 50)),
+            "value": ms(percentile(x.done, 50)),
             "unit": "ms",
-            "issued": ms(percentile(issued, 50)),
-            "user_write": ms(percentile(user, 50)),
+            "issued": ms(percentile(x.issued, 50)),
+            "user_write": ms(percentile(x.user, 50)),
             **extra,
         },
         {
             "figure": "spec_change_to_first_write_p99",
-            "value": ms(percentile(done, 99)),
+            "value": ms(percentile(x.done, 99)),
             "unit": "ms",
-            "issued": ms(percentile(issued, 99)),
-            "user_write": ms(percentile(user, 99)),
-            "max": ms(max(done)),
+            "issued": ms(percentile(x.issued, 99)),
+            "user_write": ms(percentile(x.user, 99)),
+            "max": ms(max(x.done)),
             **extra,
         },
         {
             "figure": "spec_change_operator_reaction_p99",
-            "value": ms(percentile(reaction, 99)),
+            "value": ms(percentile(x.reaction, 99)),
             "unit": "ms",
-            "p50": ms(percentile(reaction, 50)),
-            "answer_write_p50": ms(percentile(answer_write, 50)),
-            "answer_write_p99": ms(percentile(answer_write, 99)),
+            "p50": ms(percentile(x.reaction, 50)),
+            "answer_write_p50": ms(percentile(x.answer_write, 50)),
+            "answer_write_p99": ms(percentile(x.answer_write, 99)),
             "note": "from the user's request answered to the operator's answering write sent: the operator's"
             " own share (watch delivery, queue, reconcile); answer_write: that write's round trip",
             **extra,

@@ -272,8 +272,13 @@ async def test_a_path_is_held_by_one_cluster_at_a_time_and_passed_on_when_releas
     await eventually(released, timeout=60, message="a's claim is released")
     await world.apply(second)
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "b", timeout=60)
-    taken = await world.get(r.BUCKETCLAIMS, claim["metadata"]["name"])
-    assert taken is not None and taken["status"]["state"] == "InUse"
+
+    async def taken_by_b() -> Mapping[str, Any] | None:
+        # The claim's status is its own controller's, written after the LogSet binds it.
+        found = await world.get(r.BUCKETCLAIMS, claim["metadata"]["name"])
+        return found if found is not None and found["status"]["state"] == "InUse" else None
+
+    taken = await eventually(taken_by_b, timeout=30, message="b's LogSet holds the claim")
     assert taken["status"]["bindTo"] == f"{world.namespace}/b"
     assert taken["metadata"]["labels"][labels.CLUSTER] == "b"
     assert [c["metadata"]["name"] for c in await world.list(r.BUCKETCLAIMS)] == [claim["metadata"]["name"]]

@@ -37,19 +37,7 @@ class _Pruner:
                 self.unknown += [_join(path, k) for k in x]
                 x.clear()
                 return
-            embedded = embedded or nodes.embedded(s)
-            props = nodes.properties(s)
-            specified, extra = nodes.additional_properties(s)
-            for k in list(x):
-                if embedded and k in _META_FIELDS:
-                    continue
-                if k in props:
-                    self.prune(x[k], props[k], _join(path, k))
-                elif specified:
-                    self.prune(x[k], extra, _join(path, k))
-                else:
-                    self.unknown.append(_join(path, k))
-                    del x[k]
+            self._fields(x, s, path, embedded, drop=True)
         elif isinstance(x, list):
             item_schema = nodes.items(s)
             for i, v in enumerate(x):
@@ -57,22 +45,31 @@ class _Pruner:
 
     def _skip_prune(self, x: Any, s: Schema, path: str, embedded: bool) -> None:
         if isinstance(x, dict):
-            embedded = embedded or nodes.embedded(s)
-            props = nodes.properties(s)
-            specified, extra = nodes.additional_properties(s)
-            for k in list(x):
-                if embedded and k in _META_FIELDS:
-                    continue
-                if k in props:
-                    self.prune(x[k], props[k], _join(path, k))
-                elif specified:
-                    self.prune(x[k], extra, _join(path, k))
+            self._fields(x, s, path, embedded, drop=False)
         elif isinstance(x, list):
             item_schema = nodes.items(s)
             if item_schema is None:
                 return
             for i, v in enumerate(x):
                 self._skip_prune(v, item_schema, f"{path}[{i}]", False)
+
+    def _fields(self, x: dict[str, Any], s: Schema, path: str, embedded: bool, *, drop: bool) -> None:
+        """Prunes each field by its property (or additionalProperties) schema;
+        a field neither names is unknown, and dropped unless the object
+        preserves unknown fields (``drop`` False)."""
+        embedded = embedded or nodes.embedded(s)
+        props = nodes.properties(s)
+        specified, extra = nodes.additional_properties(s)
+        for k in list(x):
+            if embedded and k in _META_FIELDS:
+                continue
+            if k in props:
+                self.prune(x[k], props[k], _join(path, k))
+            elif specified:
+                self.prune(x[k], extra, _join(path, k))
+            elif drop:
+                self.unknown.append(_join(path, k))
+                del x[k]
 
 
 def _join(path: str, key: str) -> str:

@@ -13,6 +13,17 @@ from ..core.objects import Obj, controller_ref, is_deleting, labels_of, meta, na
 from ..core.selectors import selector_matches
 
 
+def _set_owner_refs(kind: Kind, child: Obj, refs: list[Any]) -> Patch:
+    """A merge patch replacing the child's owner references, guarded by its
+    uid so that it cannot land on a recreated namesake."""
+    return Patch(
+        kind,
+        namespace_of(child),
+        name_of(child),
+        {"metadata": {"ownerReferences": refs, "uid": uid_of(child)}},
+    )
+
+
 def claim_children(
     owner: Obj,
     owner_kind: Kind,
@@ -39,14 +50,7 @@ def claim_children(
                 owned.append(child)
             elif not is_deleting(child):
                 refs = [r for r in meta(child).get("ownerReferences") or [] if r.get("uid") != uid]
-                actions.append(
-                    Patch(
-                        child_kind,
-                        namespace_of(child),
-                        name_of(child),
-                        {"metadata": {"ownerReferences": refs, "uid": uid_of(child)}},
-                    )
-                )
+                actions.append(_set_owner_refs(child_kind, child, refs))
             continue
         if matches and not is_deleting(child) and not is_deleting(owner) and can_adopt(child):
             refs = list(meta(child).get("ownerReferences") or [])
@@ -60,13 +64,6 @@ def claim_children(
                     "blockOwnerDeletion": True,
                 }
             )
-            actions.append(
-                Patch(
-                    child_kind,
-                    namespace_of(child),
-                    name_of(child),
-                    {"metadata": {"ownerReferences": refs, "uid": uid_of(child)}},
-                )
-            )
+            actions.append(_set_owner_refs(child_kind, child, refs))
             owned.append(child)
     return owned, actions

@@ -417,7 +417,7 @@ def _counts(ctx: _Sync, new_rs: Obj | None, collision: int) -> Obj:
 def _progressed(old: Obj, st: Obj) -> bool:
     """``DeploymentProgressing``: some counter moved the right way since the last status."""
     old_old = int(old.get("replicas") or 0) - int(old.get("updatedReplicas") or 0)
-    return (
+    return bool(
         st["updatedReplicas"] > int(old.get("updatedReplicas") or 0)
         or st["replicas"] - st["updatedReplicas"] < old_old
         or st["readyReplicas"] > int(old.get("readyReplicas") or 0)

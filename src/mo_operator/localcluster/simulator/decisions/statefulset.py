@@ -312,7 +312,7 @@ def _split_ordinals(sts: Obj, owned: Sequence[Obj]) -> tuple[list[Obj | None], l
 def _unavailable(pod: Obj, min_ready: int, now: float, step: _Step) -> bool:
     """Not available yet; a ready pod waiting out minReadySeconds asks for a look then."""
     if is_running_and_ready(pod) and not is_pod_available(pod, min_ready, now):
-        ready = next((c for c in status_of(pod).get("conditions") or [] if c.get("type") == "Ready"), {})
+        ready: Obj = next((c for c in status_of(pod).get("conditions") or [] if c.get("type") == "Ready"), {})
         since = parse_time(ready.get("lastTransitionTime"))
         if since is not None:
             step.requeue.append(max(0.0, since + min_ready - now))

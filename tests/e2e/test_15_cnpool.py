@@ -215,6 +215,12 @@ async def _none_deleting(world: World) -> bool:
     return not [c for c in await world.list(r.CNCLAIMS) if c["metadata"].get("deletionTimestamp")]
 
 
+async def _claim_in(world: World, name: str, phase: str) -> Mapping[str, Any] | None:
+    """The claim once its status reads ``phase`` (its controller writes it after the pool labels the pod)."""
+    found = await world.get(r.CNCLAIMS, name)
+    return found if found is not None and (found.get("status") or {}).get("phase") == phase else None
+
+
 async def _claims_are(world: World, names: list[str]) -> bool:
     return sorted(c["metadata"]["name"] for c in await world.list(r.CNCLAIMS)) == names
 
@@ -240,8 +246,8 @@ async def test_a_template_change_rolls_idle_pods_first_and_bound_ones_after_thei
 
     await eventually(rolled, timeout=20, message="idle pods run the new template")
     # The plain claim keeps its pod (of the old template) until it goes; the claim set rolls itself.
-    keep = await world.get(r.CNCLAIMS, "keep")
-    assert keep is not None and keep["status"]["phase"] == "Outdated" and keep["spec"]["podName"] == held
+    keep = await eventually(lambda: _claim_in(world, "keep", "Outdated"), message="the claim reads Outdated")
+    assert keep["spec"]["podName"] == held
     assert (await _pool_pods(world))[held]["metadata"]["labels"][labels.POD_OUTDATED] == "y"
 
     async def claimset_rolled() -> bool:

@@ -1,4 +1,4 @@
-"""Generate ``src/mo_operator/localcluster/apiserver/protobuf_schema.py``, the
+"""Generate ``src/mo_operator/localcluster/apiserver/protobuf/schema.py``, the
 table the embedded API server uses to decode Kubernetes protobuf request
 bodies (``application/vnd.kubernetes.protobuf``) into JSON objects.
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUTPUT = ROOT / "src/mo_operator/localcluster/apiserver/protobuf_schema.py"
+OUTPUT = ROOT / "src/mo_operator/localcluster/apiserver/protobuf/schema.py"
 
 SCALARS = {"string", "bytes", "bool", "int32", "int64", "uint32", "uint64", "double", "float"}
 

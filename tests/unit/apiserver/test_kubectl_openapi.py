@@ -29,7 +29,7 @@ from aiohttp import web
 
 from mo_operator.cli.demo import kubectl_binary
 from mo_operator.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
-from mo_operator.localcluster.apiserver.openapi import openapi_document, openapi_index, openapi_v2
+from mo_operator.localcluster.apiserver.openapi.document import openapi_document, openapi_index, openapi_v2
 from mo_operator.localcluster.apiserver.registry import Registry
 from mo_operator.localcluster.apiserver.tables import to_table
 

@@ -16,7 +16,7 @@ import pytest
 
 from mo_operator.localcluster.apiserver import quantities
 from mo_operator.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
-from mo_operator.localcluster.apiserver.openapi import build_document
+from mo_operator.localcluster.apiserver.openapi.document import build_document
 
 QUANTITY_SCHEMA = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 

@@ -14,7 +14,7 @@ import pytest
 
 from mo_operator.localcluster.apiserver.builtins import builtin_type
 from mo_operator.localcluster.apiserver.errors import StatusError
-from mo_operator.localcluster.apiserver.printers import human_duration
+from mo_operator.localcluster.apiserver.printers.base import human_duration
 from mo_operator.localcluster.apiserver.registry import resource_types_of_crd
 from mo_operator.localcluster.apiserver.resources import ResourceType
 from mo_operator.localcluster.apiserver.tables import to_table

@@ -11,7 +11,7 @@ rely on it: lightkube's typed models, for one, require
 fields on every write of a built-in kind.
 
 Which fields those are comes from the table the protobuf decoder uses
-(:mod:`.protobuf_schema`, generated from the Go types): mode ``keep`` means
+(:mod:`.protobuf.schema`, generated from the Go types): mode ``keep`` means
 "no omitempty, not a pointer". Filled are scalars (numbers 0, strings "",
 booleans false), quantities ("0") and structs, which are recursed into;
 lists and maps are left alone (Go writes a nil one as ``null``, which clients
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import protobuf_schema as schema
+from .protobuf import schema
 
 __all__ = ["with_zero_values", "zero_object"]
 

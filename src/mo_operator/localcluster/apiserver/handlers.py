@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import patch_ops, protobuf, scale
+from . import patch_ops, scale
 from .errors import StatusError, bad_request, field_cause, gone, invalid, method_not_allowed, not_found
 from .jsonutil import dumps, loads
 from .objects import WriteOptions
+from .protobuf import codec as protobuf
 from .resources import ResourceType
 from .routing import Target
 from .selectors import parse_field_selector, parse_label_selector

@@ -17,7 +17,7 @@ Custom resources are not decoded into Go types: their quantity fields are
 only built-in kinds go through here.
 
 Which fields are quantities comes from the table the protobuf decoder uses
-(:mod:`.protobuf_schema`, generated from the Go types of the kinds served):
+(:mod:`.protobuf.schema`, generated from the Go types of the kinds served):
 a field of type ``resource.Quantity`` (singular, or the values of a map)
 anywhere under the kind's message. Objects are rewritten copy-on-write: only
 the dicts and lists on the path to a changed value are copied, so stored
@@ -32,7 +32,7 @@ from typing import Any
 
 from mo_operator.kube.quantity import canonical_quantity
 
-from . import protobuf_schema as schema
+from .protobuf import schema
 
 __all__ = ["QuantityError", "canonicalize", "quantity_paths"]
 

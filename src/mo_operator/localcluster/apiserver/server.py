@@ -293,7 +293,7 @@ class ApiServer:
         return False
 
     def _openapi(self, request: web.Request, path: str) -> web.Response:
-        from .openapi import openapi_document, openapi_index, openapi_v2
+        from .openapi.document import openapi_document, openapi_index, openapi_v2
 
         types = self.registry.all()
         if path == "/openapi/v2":

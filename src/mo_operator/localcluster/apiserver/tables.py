@@ -2,7 +2,7 @@
 ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io`` and prints as
 ``kubectl get`` output.
 
-Built-in kinds use their kube-apiserver printers (``printers_builtin``); kinds
+Built-in kinds use their kube-apiserver printers (``printers.builtin``); kinds
 without one get kube-apiserver's default table (Name, Created At). Custom
 resources are printed as the apiextensions-apiserver prints them
 (``pkg/registry/customresource/tableconvertor``): Name, then the CRD's
@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import bad_request
 from .jsonpath import JSONPathError, compile_path, format_value
-from .printers import (
+from .printers.base import (
     AGE,
     CREATED_AT,
     NAME,
@@ -30,7 +30,7 @@ from .printers import (
     name,
     parse_time,
 )
-from .printers_builtin import BUILTIN_PRINTERS
+from .printers.builtin import BUILTIN_PRINTERS
 from .resources import PrinterColumn, ResourceType
 
 _INCLUDE = ("None", "Metadata", "Object")

@@ -9,7 +9,7 @@ resources have no protobuf form; the caller keeps refusing those with 415.
 A body is the magic ``k8s\\x00`` then a ``runtime.Unknown`` whose ``typeMeta``
 names the kind and whose ``raw`` is the object's message
 (k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go). Messages are
-read with the table generated from the Kubernetes sources (``protobuf_schema``)
+read with the table generated from the Kubernetes sources (``schema``)
 and rendered as Go's encoding/json renders the struct kube-apiserver decodes
 them into, except that what Go would write as ``null`` and zero ``omitempty``
 structs are left out: Go cannot tell those from unset either, and this
@@ -28,9 +28,9 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from . import protobuf_schema as schema
-from .jsonutil import loads
-from .protobuf_wire import BYTES, NUMERIC, ProtobufError, fields, packed, scalar
+from ..jsonutil import loads
+from . import schema
+from .wire import BYTES, NUMERIC, ProtobufError, fields, packed, scalar
 
 __all__ = ["CONTENT_TYPE", "ProtobufError", "decode"]
 
@@ -265,7 +265,7 @@ _CODECS: dict[str, Codec] = {
     "schema_or_bool": _schema_or_bool,
     "schema_or_string_array": _schema_or_string_array,
 }
-assert set(schema.SPECIAL.values()) <= set(_CODECS), "protobuf_schema names a codec this module lacks"
+assert set(schema.SPECIAL.values()) <= set(_CODECS), "protobuf.schema names a codec this module lacks"
 
 
 # ---------------------------------------------------------------- bodies
@@ -288,7 +288,7 @@ class DecodeError(ProtobufError):
 def decode(body: bytes) -> dict[str, Any]:
     """The JSON object of a protobuf request body, with its apiVersion and kind.
 
-    Built-in kinds of ``protobuf_schema.KINDS`` and DeleteOptions (under any
+    Built-in kinds of ``schema.KINDS`` and DeleteOptions (under any
     apiVersion) are known; anything else raises :class:`DecodeError`.
     """
     if not body.startswith(MAGIC):

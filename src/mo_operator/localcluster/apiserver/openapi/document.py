@@ -5,7 +5,7 @@ its resources and the schemas of their kinds.
 kubectl 1.27+ reads these for ``kubectl explain`` and to decide whether the
 server validates fields itself (``kubectl apply/create`` then sends
 ``fieldValidation`` instead of validating client-side). Built-in kinds are
-described from lightkube's models (``openapi_models``), custom resources from
+described from lightkube's models (``models``), custom resources from
 their CRD's ``openAPIV3Schema`` as the apiextensions-apiserver builder does
 (``pkg/controller/openapi/builder/builder.go``): ``apiVersion``, ``kind`` and a
 ``metadata`` ref to ObjectMeta added, the schema named by the reversed group
@@ -34,9 +34,9 @@ from typing import Any
 
 from lightkube.models import autoscaling_v1, meta_v1
 
-from .openapi_models import REF_PREFIX, ModelSchemas, model_class
-from .openapi_paths import resource_paths
-from .resources import ResourceType
+from ..resources import ResourceType
+from .models import REF_PREFIX, ModelSchemas, model_class
+from .paths import resource_paths
 
 Schema = dict[str, Any]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from lightkube.models import apps_v1, batch_v1, coordination_v1, core_v1, storage_v1
 
-from .printers import (
+from .base import (
     AGE,
     NAME,
     Obj,
@@ -30,7 +30,7 @@ from .printers import (
     spec,
     status,
 )
-from .printers_core import (
+from .core import (
     CONFIG_MAP,
     ENDPOINTS,
     NAMESPACE,
@@ -41,7 +41,7 @@ from .printers_core import (
     SERVICE,
     SERVICE_ACCOUNT,
 )
-from .printers_pods_events import EVENT, POD
+from .pods_events import EVENT, POD
 
 _CONTAINERS = column("Containers", "string", "Names of each container in the template.", priority=1)
 _IMAGES = column("Images", "string", "Images referenced by each container in the template.", priority=1)

@@ -9,7 +9,7 @@ from typing import Any
 
 from lightkube.models import core_v1
 
-from .printers import (
+from .base import (
     AGE,
     NAME,
     Obj,

@@ -8,7 +8,7 @@ from typing import Any
 
 from lightkube.models import core_v1
 
-from .printers import (
+from .base import (
     AGE,
     NAME,
     Obj,

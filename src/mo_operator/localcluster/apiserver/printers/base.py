@@ -16,7 +16,7 @@ from typing import Any
 
 from lightkube.models import meta_v1
 
-from .openapi_models import parse_docstring
+from ..openapi.models import parse_docstring
 
 Obj = dict[str, Any]
 Cells = Callable[[Obj, datetime.datetime], list[Any]]

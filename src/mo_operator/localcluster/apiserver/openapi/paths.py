@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .resources import ResourceType
+from ..resources import ResourceType
 
 Schema = dict[str, Any]
 

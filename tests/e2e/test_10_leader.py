@@ -18,7 +18,7 @@ import time
 import aiohttp
 
 from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.operator import LEASE_NAME
+from mo_operator.controllers.common.settings import LEASE_NAME
 from mo_operator.kube.resource import Resource
 
 from .harness import REAL_KUBECONFIG, OperatorRunner, World, eventually

@@ -4,6 +4,7 @@ operator (``replicate``, ``create_objects``)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,6 +15,7 @@ from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.env import MANAGED_SELECTOR, OUR_KINDS, OWNED_KINDS
 from mo_operator.controllers.operator import FIELD_MANAGER
 from mo_operator.kube.client import ApiClient
+from mo_operator.kube.errors import AlreadyExists
 from mo_operator.kube.resource import Resource
 from support_clusters import ClusterRef
 from support_target import bounded
@@ -113,10 +115,15 @@ def replicate(template: Sequence[Captured], old: ClusterRef, new: ClusterRef) ->
 async def create_objects(
     client: ApiClient, objects: Sequence[Captured], concurrency: int, *, with_status: bool
 ) -> None:
-    """Create ``objects`` (then write their status, when asked), ``concurrency`` at a time."""
+    """Create ``objects`` (then write their status, when asked), ``concurrency`` at a time.
+
+    An object that already exists counts as created: on a real control plane
+    the StatefulSet controller makes a set's pods as soon as the set exists,
+    often before the loop reaches the captured copies."""
 
     async def one(c: Captured) -> None:
-        await client.create(c.res, c.body)
+        with contextlib.suppress(AlreadyExists):
+            await client.create(c.res, c.body)
         if with_status and c.status and c.res in STATUS_KINDS:
             meta = c.body["metadata"]
             await client.patch(

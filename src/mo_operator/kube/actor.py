@@ -305,7 +305,10 @@ class ActorReconciler:
             _plain(ctx.status),
             str(made or ""),
         )
-        for warning, condition in announcements(current, ctx.status, skip={SYNCED}, warnings=trouble):
+        served = self.status_window.has_served(key, current, ctx.generation)
+        for warning, condition in announcements(
+            current, ctx.status, skip={SYNCED}, warnings=trouble, served=served
+        ):
             reason = str(condition.get("reason") or condition["type"])
             ctx.event(
                 "Warning" if warning else "Normal",

@@ -22,9 +22,14 @@ touched: a condition whose reason is trouble is always announced; of the
 others, one Event per write names the most significant change (``Ready``
 first), and only news: ``Ready`` changing status (or first appearing
 True), or, on an object that has been Ready for longer than a window,
-another condition changing status (a roll starting or complete). An object on its way to its first Ready says
-its steps in its status; its Event is the one that says it is Ready, so a
-converging cluster leaves a short trail.
+another condition changing status (a roll starting or complete). An object
+on its way to its first Ready says its steps in its status; its Event is the
+one that says it is Ready, so a converging cluster leaves a short trail.
+Once an object has served (been Ready, then given a new spec or Ready for
+longer than a window), every condition that changes status is announced: a
+Day-2 roll takes a set's ``Ready`` down and up again, and ``kubectl
+describe`` must show the roll starting and completing beside it, not only
+the readiness it cost.
 """
 
 from __future__ import annotations
@@ -70,12 +75,14 @@ def urgent(before: Mapping[str, Any], after: Mapping[str, Any], warnings: Collec
 
 
 class StatusWindow:
-    """Per object, when its status was last written, to space out non-urgent writes."""
+    """Per object, when its status was last written (to space out non-urgent writes)
+    and whether it has served (past its first convergence, every transition is news)."""
 
     def __init__(self, window: float = DEFAULT_WINDOW, clock: Callable[[], float] = time.monotonic) -> None:
         self.window = window
         self._clock = clock
         self._last: dict[Hashable, float] = {}
+        self._ready_at: dict[Hashable, int] = {}
 
     def wait(self, key: Hashable, is_urgent: bool) -> float:
         """Seconds to hold a write of ``key`` back; 0 to write now."""
@@ -92,6 +99,20 @@ class StatusWindow:
     def forget(self, key: Hashable) -> None:
         """The object is gone: hold nothing for it."""
         self._last.pop(key, None)
+        self._ready_at.pop(key, None)
+
+    def has_served(
+        self, key: Hashable, status: Mapping[str, Any], generation: int, now: float | None = None
+    ) -> bool:
+        """``key`` is past its first convergence: it was Ready (``status`` is its
+        latest known) and has since been given a new spec, or has stayed Ready for
+        longer than a window. A change made right after it turned Ready (a restart
+        as soon as a cluster is up) is a Day-2 operation all the same."""
+        ready = _by_type(status).get(READY)
+        if key not in self._ready_at and ready is not None and ready.get("status") == "True":
+            self._ready_at[key] = int(status.get("observedGeneration") or generation)
+        first = self._ready_at.get(key)
+        return first is not None and (generation > first or _serving(ready, now))
 
 
 def announcements(
@@ -101,11 +122,13 @@ def announcements(
     skip: Collection[str] = (),
     warnings: Collection[str] = (),
     now: float | None = None,
+    served: bool = False,
 ) -> list[tuple[bool, Condition]]:
     """The conditions of ``after`` to announce, each with whether it is a Warning:
-    every trouble reason that changed, then at most one other news (see the module doc)."""
+    every trouble reason that changed, then the news: all of it once the object
+    has ``served``, else at most one (see the module doc)."""
     old = _by_type(before)
-    serving = READY not in _by_type(after) or _serving(old.get(READY), now)
+    serving = READY not in _by_type(after) or served or _serving(old.get(READY), now)
     warned: list[tuple[bool, Condition]] = []
     news: list[Condition] = []
     for condition in after.get("conditions") or ():
@@ -118,7 +141,7 @@ def announcements(
         elif (ctype == READY or serving) and _news(was, condition):
             news.append(condition)
     news.sort(key=lambda c: c.get("type") != READY)
-    return warned + [(False, c) for c in news[:1]]
+    return warned + [(False, c) for c in (news if served else news[:1])]
 
 
 def _serving(ready: Condition | None, now: float | None) -> bool:

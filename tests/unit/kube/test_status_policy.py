@@ -113,6 +113,35 @@ def test_one_event_per_transition_and_every_warning() -> None:
     assert announcements({}, synced, skip={"Synced"}) == []
 
 
+def test_a_served_object_announces_every_transition() -> None:
+    ready = status(cond("Ready", "True", "AllReady"), cond("UpToDate", "True", "RolloutComplete"))
+    restarting = status(cond("Ready", "False", "StoresNotReady"), cond("UpToDate", "False", "RollingUpdate"))
+    assert [c["reason"] for _, c in announcements(ready, restarting)] == ["StoresNotReady"]
+    assert [c["reason"] for _, c in announcements(ready, restarting, served=True)] == [
+        "StoresNotReady",
+        "RollingUpdate",
+    ]
+    assert [c["reason"] for _, c in announcements(restarting, ready, served=True)] == [
+        "AllReady",
+        "RolloutComplete",
+    ]
+
+
+def test_an_object_has_served_once_ready_and_then_given_a_new_spec() -> None:
+    window = StatusWindow(clock=Clock())
+    creating = status(cond("Ready", "False", "Creating"))
+    assert not window.has_served("a", creating, generation=1)
+    just_ready = status(
+        {**cond("Ready", "True", "AllReady"), "lastTransitionTime": "2026-01-01T00:00:00Z"}, generation=1
+    )
+    became = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC).timestamp()
+    assert not window.has_served("a", just_ready, generation=1, now=became + 1), "still converging"
+    assert window.has_served("a", just_ready, generation=2, now=became + 1), "a new spec: a Day-2 change"
+    assert window.has_served("b", just_ready, generation=1, now=became + 60), "Ready for longer than a window"
+    window.forget("a")
+    assert not window.has_served("a", creating, generation=3), "forgotten with the object"
+
+
 # --------------------------------------------------------- in the framework
 class Server:
     """The object on the server, a cache that sees every write at once, and the writes."""

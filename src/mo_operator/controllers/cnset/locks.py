@@ -86,7 +86,10 @@ async def _remaining(ctx: Context, admin: MOAdmin, uuid: str) -> str:
     except AdminError as e:
         ctx.log.info("cannot read the remaining transactions of CN %s: %s", uuid, e)
         return "remaining transactions unknown"
-    return f"{count} transactions remain" if count >= 0 else "the lock service cannot count its transactions"
+    if count >= 0:
+        return f"{count} transactions remain"
+    # MatrixOne answers -1 for a CN with no transaction whose lock tables have not moved yet.
+    return "no transaction remains; its lock tables are still moving"
 
 
 async def _mark(admin: MOAdmin, uuid: str) -> None:

@@ -250,10 +250,13 @@ async def _assert_ours(world: World) -> None:
 
 
 class OperatorChaos:
-    """The operator as a child process, SIGKILLed and restarted ``kills`` times at seeded
-    random moments; the last one it starts keeps running."""
+    """The operator as a child process, SIGKILLed and restarted ``kills`` times, each a
+    seeded moment after the takeover made a step (a pod of the namespace came or went),
+    so every kill lands mid-takeover however fast the machine is; the last operator it
+    starts keeps running."""
 
-    def __init__(self, runner: OperatorRunner, rng: random.Random, kills: int) -> None:
+    def __init__(self, world: World, runner: OperatorRunner, rng: random.Random, kills: int) -> None:
+        self.world = world
         self.runner = runner
         self.rng = rng
         self.planned = kills
@@ -263,10 +266,19 @@ class OperatorChaos:
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop(), name="operator-chaos")
 
+    async def _pods(self) -> frozenset[str]:
+        return frozenset(p["metadata"]["uid"] for p in await self.world.pods())
+
     async def _loop(self) -> None:
         await self.runner.spawn("--no-leader-elect")
+        seen = await self._pods()
         while self.kills < self.planned:
-            await asyncio.sleep(self.rng.uniform(1.0, 4.0))
+            now = await self._pods()
+            if now == seen:
+                await asyncio.sleep(0.1)
+                continue
+            seen = now
+            await asyncio.sleep(self.rng.uniform(0.0, 1.0))
             await self.runner.kill()
             self.kills += 1
             await self.runner.spawn("--no-leader-elect")
@@ -291,13 +303,12 @@ async def _spawn_adopt(world: World) -> asyncio.subprocess.Process:
 async def test_takeover_survives_sigkills_of_the_operator_and_the_command(
     world: World, operator_runner: OperatorRunner
 ) -> None:
-    # MatrixOne 1.1: its CNs drain without the TN lock service's lock-table hand-over.
-    await build(world, operator_runner, version="1.1.3")
+    await build(world, operator_runner, version="2.0.0")
     rng = random.Random(SEED)
     claims = await _claims(world)
     probe = Probe(world)
     probing = asyncio.create_task(probe.run())
-    chaos = OperatorChaos(operator_runner, rng, kills=4)
+    chaos = OperatorChaos(world, operator_runner, rng, kills=4)
     chaos.start()
     try:
         first = await _spawn_adopt(world)

@@ -354,8 +354,9 @@ class EventRecorder:
         self._closed = True
         if not self._writers:
             return
-        try:
-            await asyncio.wait_for(self.flush(), timeout)
+        try:  # asyncio.timeout: wait_for (3.11) may swallow a cancellation as it completes
+            async with asyncio.timeout(timeout):
+                await self.flush()
         except TimeoutError:
             self._drop(SHUTDOWN, len(self._pending))
             self._pending.clear()

@@ -125,13 +125,16 @@ class LeaderElector:
             while True:
                 if self._clock() >= deadline:
                     return  # could not renew in time: step down
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+                # cancellation that arrives as the renewal completes, and a leader
+                # told to stop would keep renewing its lease.
                 try:
-                    if await asyncio.wait_for(
-                        self.try_acquire_or_renew(), max(0.01, deadline - self._clock())
-                    ):
-                        break
+                    async with asyncio.timeout(max(0.01, deadline - self._clock())):
+                        renewed = await self.try_acquire_or_renew()
                 except TimeoutError:
                     return
+                if renewed:
+                    break
                 await asyncio.sleep(min(self.config.retry_period, max(0.0, deadline - self._clock())))
 
     async def try_acquire_or_renew(self) -> bool:

@@ -84,9 +84,11 @@ async def test_only_one_candidate_leads_and_release_hands_over_at_once() -> None
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     ta.cancel()
-    await asyncio.gather(ta, return_exceptions=True)
-    while not b.is_leader:
-        await asyncio.sleep(0.02)
+    async with asyncio.timeout(5):
+        await asyncio.gather(ta, return_exceptions=True)  # a cancelled leader stops
+    async with asyncio.timeout(5):
+        while not b.is_leader:
+            await asyncio.sleep(0.02)
     assert loop.time() - t0 < 0.5, "release lets the next candidate take over before expiry"
     assert leading == ["a", "b"]
     assert store.leases[("ns", "op")]["spec"]["leaseTransitions"] == 1

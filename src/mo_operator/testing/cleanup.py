@@ -56,13 +56,18 @@ async def remove_our_objects(client: ApiClient, namespace: str, wait: float) -> 
     async def left() -> list[tuple[Resource, Obj]]:
         return [(res, o) for res in namespaced for o in (await client.list(res, namespace)).items]
 
-    for res, obj in await left():
-        await client.delete(res, obj["metadata"]["name"], namespace, missing_ok=True)
-    for obj in await _backups_of(client, namespace):
-        await client.delete(r.BACKUPS, obj["metadata"]["name"], missing_ok=True)
-
     async def gone() -> bool:
-        return not await left() and not await _backups_of(client, namespace)
+        # Delete again what is not yet being deleted: a parent still finalizing can
+        # make a child anew (a cluster its LogSet, a LogSet its BucketClaim).
+        remaining = await left()
+        backups = await _backups_of(client, namespace)
+        for res, obj in remaining:
+            if not obj["metadata"].get("deletionTimestamp"):
+                await client.delete(res, obj["metadata"]["name"], namespace, missing_ok=True)
+        for obj in backups:
+            if not obj["metadata"].get("deletionTimestamp"):
+                await client.delete(r.BACKUPS, obj["metadata"]["name"], missing_ok=True)
+        return not remaining and not backups
 
     with contextlib.suppress(AssertionError):
         await eventually(gone, timeout=wait)

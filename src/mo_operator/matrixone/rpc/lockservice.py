@@ -15,14 +15,10 @@ TN may move between asks.
 
 from __future__ import annotations
 
-import dataclasses
-
 from mo_operator.matrixone.rpc.connection import MorpcConnection
-from mo_operator.matrixone.rpc.errors import NotSupported, ProtocolError, ServerError
+from mo_operator.matrixone.rpc.exchange import exchange as call
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
 from mo_operator.matrixone.rpc.lock_pb import Method, Request, Response, ServiceRequest
-from mo_operator.matrixone.rpc.protobuf import DecodeError
-from mo_operator.matrixone.rpc.query_pb import ERR_NOT_SUPPORTED, MOError
 
 
 def service_request(method: Method, uuid: str) -> Request:
@@ -37,22 +33,7 @@ def service_request(method: Method, uuid: str) -> Request:
 
 async def exchange(conn: MorpcConnection, request: Request, deadline: float) -> Response:
     """Send ``request`` to a lock service; raise the error its answer carries."""
-
-    def encode(request_id: int) -> bytes:
-        return dataclasses.replace(request, request_id=request_id).encode()
-
-    body = await conn.call(encode, deadline)
-    what = Method(request.method).name
-    try:
-        response = Response.decode(body)
-        error = MOError.decode(response.error) if response.error else None
-    except DecodeError as e:
-        conn.abort()
-        raise ProtocolError(f"{conn.address} sent an invalid lock.Response to {what}: {e}") from e
-    if error is not None:
-        kind = NotSupported if error.code == ERR_NOT_SUPPORTED else ServerError
-        raise kind(error.code, error.message, f"{what} at {conn.address}")
-    return response
+    return await call(conn, request, deadline, Response.decode, Method(request.method).name, "lock.Response")
 
 
 async def ask(

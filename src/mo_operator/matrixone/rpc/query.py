@@ -22,19 +22,15 @@ same versions), and a CN without ``GetReplicaCount`` has no sharding replicas.
 
 from __future__ import annotations
 
-import dataclasses
-
 from mo_operator.matrixone.admin import CNLoad
 from mo_operator.matrixone.rpc.connection import MorpcConnection
-from mo_operator.matrixone.rpc.errors import NotSupported, ProtocolError, ServerError
+from mo_operator.matrixone.rpc.errors import NotSupported
+from mo_operator.matrixone.rpc.exchange import exchange
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
-from mo_operator.matrixone.rpc.protobuf import DecodeError
 from mo_operator.matrixone.rpc.query_pb import (
-    ERR_NOT_SUPPORTED,
     CmdMethod,
     CountResponse,
     Empty,
-    MOError,
     Request,
     Response,
     Session,
@@ -44,22 +40,9 @@ from mo_operator.matrixone.rpc.query_pb import (
 
 async def query(conn: MorpcConnection, request: Request, deadline: float) -> Response:
     """Send ``request`` to a query service; raise the error its answer carries."""
-
-    def encode(request_id: int) -> bytes:
-        return dataclasses.replace(request, request_id=request_id).encode()
-
-    body = await conn.call(encode, deadline)
-    what = CmdMethod(request.cmd_method).name
-    try:
-        response = Response.decode(body)
-        error = MOError.decode(response.error) if response.error else None
-    except DecodeError as e:
-        conn.abort()
-        raise ProtocolError(f"{conn.address} sent an invalid query.Response to {what}: {e}") from e
-    if error is not None:
-        kind = NotSupported if error.code == ERR_NOT_SUPPORTED else ServerError
-        raise kind(error.code, error.message, f"{what} at {conn.address}")
-    return response
+    return await exchange(
+        conn, request, deadline, Response.decode, CmdMethod(request.cmd_method).name, "query.Response"
+    )
 
 
 def user_sessions(sessions: tuple[Session, ...], *, session_source: bool) -> int:

@@ -63,14 +63,22 @@ async def _uid(world: World, res: Any, name: str) -> str | None:
 
 async def _remove_node(world: World, node: str) -> None:
     """The machine is gone: its Node is deleted and its pods with it (what the pod
-    garbage collector does, at once here instead of after its quarantine)."""
+    garbage collector does, at once here instead of after its quarantine, and as it
+    does without waiting: a pod already gone may be back under its name, which
+    kubectl's wait would then wait on)."""
     simulator = world.cluster.simulator
     assert simulator is not None
     await simulator.remove_node(node)
     for pod in await world.list(r.PODS):
         if pod["spec"].get("nodeName") == node:
             await world.kubectl(
-                "delete", "pod", pod["metadata"]["name"], "--force", "--grace-period=0", "--ignore-not-found"
+                "delete",
+                "pod",
+                pod["metadata"]["name"],
+                "--force",
+                "--grace-period=0",
+                "--ignore-not-found",
+                "--wait=false",
             )
 
 

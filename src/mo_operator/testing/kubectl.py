@@ -44,9 +44,13 @@ class Kubectl:
             stderr=asyncio.subprocess.PIPE,
             env={**os.environ, "KUBECACHEDIR": str(self.kubeconfig.parent / "kubecache")},
         )
-        out, err = await asyncio.wait_for(
-            proc.communicate(input.encode() if input is not None else None), timeout
-        )
+        try:
+            async with asyncio.timeout(timeout):
+                out, err = await proc.communicate(input.encode() if input is not None else None)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise TimeoutError(f"kubectl {' '.join(args)} did not finish within {timeout:g}s") from None
         result = subprocess.CompletedProcess(list(args), proc.returncode or 0, out.decode(), err.decode())
         if check and result.returncode != 0:
             raise AssertionError(

@@ -49,10 +49,19 @@ class FakeCaches:
 
 
 class RecordingClient:
-    """Records every write a plan makes, in order."""
+    """Records every write a plan makes, in order; answers reads by name from
+    ``server`` (cluster-scoped objects keyed by kind and name), raising ``refuse``
+    when set."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str, Any]] = []
+        self.server: dict[tuple[str, str], Obj] = {}
+        self.refuse: Exception | None = None
+
+    async def get_or_none(self, res: Resource, name: str, namespace: str | None = None) -> Obj | None:
+        if self.refuse is not None:
+            raise self.refuse
+        return self.server.get((res.kind, name))
 
     async def apply(self, obj: Mapping[str, Any], *, resource: Resource, force: bool = False) -> Obj:
         self.calls.append(("apply", resource.kind, obj["metadata"]["name"], obj))

@@ -10,6 +10,7 @@ from mo_operator.controllers.cnset.pods import HAKEEPER_ANNOTATION, LOGSET_ANNOT
 from mo_operator.controllers.cnset.store_finalizer import CNStoreFinalizer
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.kube.controller import Request
+from mo_operator.kube.errors import ApiError
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, StoreNotFound
 
@@ -55,8 +56,13 @@ def pod(*, running: bool, deleted_ago: float = 5.0) -> Obj:
 LOGSET = {"kind": "LogSet", "metadata": {"name": "mo", "namespace": "ns"}}
 
 
-async def finalize(p: Obj, admin: FakeAdmin, *objs: Obj) -> tuple[Any, list[Any], Recorder]:
+async def finalize(
+    p: Obj, admin: FakeAdmin, *objs: Obj, nodes: tuple[str, ...] = (), refuse: Exception | None = None
+) -> tuple[Any, list[Any], Recorder]:
     env = make_env(FakeCaches(p, *objs))
+    client = cast(RecordingClient, env.client)
+    client.server = {("Node", n): {"kind": "Node", "metadata": {"name": n}} for n in nodes}
+    client.refuse = refuse
     env = replace(env, admin=cast(Any, admin))
     recorder = Recorder()
     result = await CNStoreFinalizer(env, cast(Any, recorder), give_up_seconds=60)(Request("ns", "mo-tp-cn-0"))
@@ -88,6 +94,32 @@ async def test_a_cn_whose_node_never_reports_counts_as_stopped_after_a_bound() -
     admin = FakeAdmin()
     _, calls, _ = await finalize(pod(running=True, deleted_ago=61), admin, LOGSET)
     assert admin.deleted == [UUID] and calls
+
+
+def on_node(p: Obj, node: str) -> Obj:
+    return {**p, "spec": {**p["spec"], "nodeName": node}}
+
+
+async def test_a_cn_whose_node_is_gone_has_stopped_with_it() -> None:
+    """A force-deleted pod of a lost machine: no kubelet will ever report its container stopped."""
+    admin = FakeAdmin()
+    _, calls, _ = await finalize(on_node(pod(running=True, deleted_ago=0), "node-1"), admin, LOGSET)
+    assert admin.deleted == [UUID] and calls
+
+
+async def test_a_cn_on_a_node_that_exists_or_cannot_be_read_is_waited_for() -> None:
+    for kw in ({"nodes": ("node-1",)}, {"refuse": ApiError(403, "Forbidden")}):
+        admin = FakeAdmin()
+        result, calls, _ = await finalize(on_node(pod(running=True), "node-1"), admin, LOGSET, **kw)  # type: ignore[arg-type]
+        assert admin.deleted == [] and calls == [] and result is not None, kw
+
+
+async def test_a_cn_still_in_its_grace_period_is_not_looked_up() -> None:
+    admin = FakeAdmin()
+    _, calls, _ = await finalize(
+        on_node(pod(running=True, deleted_ago=-20), "node-1"), admin, LOGSET, refuse=AssertionError("read")
+    )
+    assert admin.deleted == [] and calls == []
 
 
 async def test_no_store_to_delete_when_the_cluster_is_going() -> None:

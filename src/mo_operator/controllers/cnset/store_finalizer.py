@@ -11,9 +11,11 @@ The store is deleted only once the CN's container has stopped (the kubelet
 stops it while the finalizer holds the pod): a CN still running heartbeats
 and would register its store again right after it was deleted.
 
-It never holds a pod forever: a container that does not report stopped
-within its grace period plus ``give_up_seconds`` (its node is gone) counts
-as stopped; when the LogSet behind the HAKeeper is gone or going (the whole
+It never holds a pod forever: a container whose Node no longer exists has
+stopped with it (no kubelet is left to say so; the Node is read by name, and
+only for a pod past its grace period still reported running); one that does
+not report stopped within its grace period plus ``give_up_seconds`` (its node
+is unreachable) counts as stopped; when the LogSet behind the HAKeeper is gone or going (the whole
 cluster is being deleted) there is no store to delete; and when HAKeeper
 does not answer for ``give_up_seconds`` the pod goes anyway, with a Warning
 Event.
@@ -26,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.controller import Request, Result
+from mo_operator.kube.errors import ApiError
 from mo_operator.kube.events import EventRecorder
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import AdminError, StoreNotFound
@@ -56,7 +59,7 @@ class CNStoreFinalizer:
         finalizers = list(pod["metadata"].get("finalizers") or ())
         if labels.CN_DRAINING_FINALIZER not in finalizers:
             return None
-        if not self._stopped(pod):
+        if not await self._stopped(pod):
             return Result(requeue_after=self.env.settings.busy_poll_seconds)
         if not await self._delete_store(pod):
             return Result(requeue_after=self.env.settings.busy_poll_seconds)
@@ -73,7 +76,7 @@ class CNStoreFinalizer:
         )
         return None
 
-    def _stopped(self, pod: Mapping[str, Any]) -> bool:
+    async def _stopped(self, pod: Mapping[str, Any]) -> bool:
         """The CN process no longer runs (or cannot be heard of any more)."""
         status = pod.get("status") or {}
         main = next(
@@ -87,7 +90,18 @@ class CNStoreFinalizer:
             return True
         # deletionTimestamp is when the grace period ends (the kubelet's deadline to stop it)
         deadline = podutil.parse_time(pod["metadata"].get("deletionTimestamp")) or self.env.clock()
-        return self.env.clock() - deadline > self.give_up_seconds
+        overdue = self.env.clock() - deadline
+        return overdue > self.give_up_seconds or (overdue >= 0 and await self._node_gone(pod))
+
+    async def _node_gone(self, pod: Mapping[str, Any]) -> bool:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return False
+        try:
+            return await self.env.client.get_or_none(r.NODES, str(node)) is None
+        except ApiError as e:
+            log.info("cannot tell whether node %s of CN pod %s exists: %s", node, pod["metadata"]["name"], e)
+            return False
 
     async def _delete_store(self, pod: Mapping[str, Any]) -> bool:
         """True once the store is gone from HAKeeper (or there is nothing to ask)."""

@@ -10,6 +10,8 @@ from lightkube.resources.apps_v1 import Deployment, StatefulSet
 from lightkube.resources.batch_v1 import Job
 from lightkube.resources.core_v1 import (
     ConfigMap,
+    Node,
+    PersistentVolume,
     PersistentVolumeClaim,
     Pod,
     Secret,
@@ -50,3 +52,5 @@ STATEFULSETS = Resource.of(StatefulSet)
 DEPLOYMENTS = Resource.of(Deployment)
 JOBS = Resource.of(Job)
 STORAGECLASSES = Resource.of(StorageClass)
+NODES = Resource.of(Node)
+PERSISTENT_VOLUMES = Resource.of(PersistentVolume)

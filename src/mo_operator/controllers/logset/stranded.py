@@ -16,14 +16,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from lightkube.resources.core_v1 import Node, PersistentVolume
-
 from mo_operator.kube.resource import Resource
 
+from ..common.resources import NODES, PERSISTENT_VOLUMES
 from .failover import Claim
 
-NODES = Resource.of(Node)
-PERSISTENT_VOLUMES = Resource.of(PersistentVolume)
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 HOSTNAME = "kubernetes.io/hostname"
 

@@ -96,122 +96,122 @@ _REPLICAS = PrinterColumn("Replicas", "integer", ".spec.replicas", "Desired numb
 _SET_COLUMNS = (_IMAGE, _REPLICAS, _READY, _AGE)
 
 
-def _kinds() -> tuple[KindInfo, ...]:
-    return (
-        KindInfo(
-            "MatrixOneCluster",
-            "matrixoneclusters",
-            MatrixOneCluster,
-            (
-                PrinterColumn("Log", "integer", ".spec.logService.replicas", "Log service replicas."),
-                PrinterColumn("DN", "integer", ".spec.dn.replicas", "TN replicas (legacy dn field)."),
-                PrinterColumn("TN", "integer", ".spec.tn.replicas", "TN replicas."),
-                PrinterColumn("Version", "string", ".spec.version", "MatrixOne version."),
-                PrinterColumn("Phase", "string", ".status.phase", "Ready or NotReady."),
-                _AGE,
+_CLUSTER_KINDS = (
+    KindInfo(
+        "MatrixOneCluster",
+        "matrixoneclusters",
+        MatrixOneCluster,
+        (
+            PrinterColumn("Log", "integer", ".spec.logService.replicas", "Log service replicas."),
+            PrinterColumn("DN", "integer", ".spec.dn.replicas", "TN replicas (legacy dn field)."),
+            PrinterColumn("TN", "integer", ".spec.tn.replicas", "TN replicas."),
+            PrinterColumn("Version", "string", ".spec.version", "MatrixOne version."),
+            PrinterColumn("Phase", "string", ".status.phase", "Ready or NotReady."),
+            _AGE,
+        ),
+        short_names=("mo",),
+    ),
+    KindInfo("LogSet", "logsets", LogSet, _SET_COLUMNS, short_names=("log",)),
+    KindInfo("DNSet", "dnsets", DNSet, _SET_COLUMNS, short_names=("dn",)),
+    KindInfo("TNSet", "tnsets", TNSet, _SET_COLUMNS, short_names=("tn",)),
+    KindInfo(
+        "CNSet",
+        "cnsets",
+        CNSet,
+        (
+            _IMAGE,
+            _REPLICAS,
+            PrinterColumn("Available", "integer", ".status.readyReplicas", "Pods that are ready."),
+            _READY,
+            _AGE,
+        ),
+        short_names=("cn",),
+        scale=ScaleSubresource(),
+    ),
+    KindInfo(
+        "ProxySet", "proxysets", ProxySet, _SET_COLUMNS, short_names=("proxy",), scale=ScaleSubresource()
+    ),
+    KindInfo("WebUI", "webuis", WebUI, _SET_COLUMNS),
+)
+"""The cluster and the component sets it is made of."""
+
+_PHASE = PrinterColumn("phase", "string", ".status.phase", "Pending, Running, Completed or Failed.")
+
+_STORAGE_KINDS = (
+    KindInfo(
+        "BucketClaim",
+        "bucketclaims",
+        BucketClaim,
+        (
+            PrinterColumn("Status", "string", ".status.state", "InUse, Released or Deleting."),
+            PrinterColumn("Bind", "string", ".status.bindTo", "The LogSet the claim is bound to."),
+            _AGE,
+        ),
+        short_names=("bucket",),
+    ),
+    KindInfo(
+        "BackupJob",
+        "backupjobs",
+        BackupJob,
+        (_PHASE, PrinterColumn("Backup", "string", ".status.backup", "The Backup the job produced."), _AGE),
+    ),
+    KindInfo(
+        "Backup",
+        "backups",
+        Backup,
+        (
+            PrinterColumn("ID", "string", ".meta.id", "Identifier of the backup."),
+            PrinterColumn("At", "string", ".meta.atTime", "When the backup started.", format="date-time"),
+            PrinterColumn("Source", "string", ".meta.sourceRef", "What was backed up."),
+            _AGE,
+        ),
+        namespaced=False,
+    ),
+    KindInfo("RestoreJob", "restorejobs", RestoreJob, (_PHASE, _AGE)),
+)
+"""The shared-storage bucket and the backups kept in it."""
+
+_POOL_KINDS = (
+    KindInfo(
+        "CNClaim",
+        "cnclaims",
+        CNClaim,
+        (
+            PrinterColumn("Pod", "string", ".spec.podName", "The claimed pod."),
+            PrinterColumn("Phase", "string", ".status.phase", "Pending, Bound, Lost or Outdated."),
+            _AGE,
+        ),
+    ),
+    KindInfo(
+        "CNClaimSet",
+        "cnclaimsets",
+        CNClaimSet,
+        (
+            PrinterColumn("Replicas", "integer", ".spec.replicas", "Desired number of claims."),
+            PrinterColumn("Bound", "integer", ".status.readyReplicas", "Claims that are bound."),
+            _AGE,
+        ),
+        scale=ScaleSubresource(),
+    ),
+    KindInfo(
+        "CNPool",
+        "cnpools",
+        CNPool,
+        (
+            PrinterColumn(
+                "MaxIdle", "integer", ".spec.strategy.scaleStrategy.maxIdle", "Idle pods kept for claims."
             ),
-            short_names=("mo",),
+            _READY,
+            _AGE,
         ),
-        KindInfo("LogSet", "logsets", LogSet, _SET_COLUMNS, short_names=("log",)),
-        KindInfo("DNSet", "dnsets", DNSet, _SET_COLUMNS, short_names=("dn",)),
-        KindInfo("TNSet", "tnsets", TNSet, _SET_COLUMNS, short_names=("tn",)),
-        KindInfo(
-            "CNSet",
-            "cnsets",
-            CNSet,
-            (
-                _IMAGE,
-                _REPLICAS,
-                PrinterColumn("Available", "integer", ".status.readyReplicas", "Pods that are ready."),
-                _READY,
-                _AGE,
-            ),
-            short_names=("cn",),
-            scale=ScaleSubresource(),
-        ),
-        KindInfo(
-            "ProxySet", "proxysets", ProxySet, _SET_COLUMNS, short_names=("proxy",), scale=ScaleSubresource()
-        ),
-        KindInfo("WebUI", "webuis", WebUI, _SET_COLUMNS),
-        KindInfo(
-            "BucketClaim",
-            "bucketclaims",
-            BucketClaim,
-            (
-                PrinterColumn("Status", "string", ".status.state", "InUse, Released or Deleting."),
-                PrinterColumn("Bind", "string", ".status.bindTo", "The LogSet the claim is bound to."),
-                _AGE,
-            ),
-            short_names=("bucket",),
-        ),
-        KindInfo(
-            "BackupJob",
-            "backupjobs",
-            BackupJob,
-            (
-                PrinterColumn("phase", "string", ".status.phase", "Pending, Running, Completed or Failed."),
-                PrinterColumn("Backup", "string", ".status.backup", "The Backup the job produced."),
-                _AGE,
-            ),
-        ),
-        KindInfo(
-            "Backup",
-            "backups",
-            Backup,
-            (
-                PrinterColumn("ID", "string", ".meta.id", "Identifier of the backup."),
-                PrinterColumn("At", "string", ".meta.atTime", "When the backup started.", format="date-time"),
-                PrinterColumn("Source", "string", ".meta.sourceRef", "What was backed up."),
-                _AGE,
-            ),
-            namespaced=False,
-        ),
-        KindInfo(
-            "RestoreJob",
-            "restorejobs",
-            RestoreJob,
-            (
-                PrinterColumn("phase", "string", ".status.phase", "Pending, Running, Completed or Failed."),
-                _AGE,
-            ),
-        ),
-        KindInfo(
-            "CNClaim",
-            "cnclaims",
-            CNClaim,
-            (
-                PrinterColumn("Pod", "string", ".spec.podName", "The claimed pod."),
-                PrinterColumn("Phase", "string", ".status.phase", "Pending, Bound, Lost or Outdated."),
-                _AGE,
-            ),
-        ),
-        KindInfo(
-            "CNClaimSet",
-            "cnclaimsets",
-            CNClaimSet,
-            (
-                PrinterColumn("Replicas", "integer", ".spec.replicas", "Desired number of claims."),
-                PrinterColumn("Bound", "integer", ".status.readyReplicas", "Claims that are bound."),
-                _AGE,
-            ),
-            scale=ScaleSubresource(),
-        ),
-        KindInfo(
-            "CNPool",
-            "cnpools",
-            CNPool,
-            (
-                PrinterColumn(
-                    "MaxIdle", "integer", ".spec.strategy.scaleStrategy.maxIdle", "Idle pods kept for claims."
-                ),
-                _READY,
-                _AGE,
-            ),
-        ),
-    )
+    ),
+)
+"""Pooled CN pods and the claims that bind them."""
 
 
-KINDS: Mapping[str, KindInfo] = MappingProxyType({k.kind: k for k in _kinds()})
+KINDS: Mapping[str, KindInfo] = MappingProxyType(
+    {k.kind: k for k in (*_CLUSTER_KINDS, *_STORAGE_KINDS, *_POOL_KINDS)}
+)
 """Every kind we serve, by kind name, in the order the CRDs are written."""
 
 

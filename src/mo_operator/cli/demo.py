@@ -32,8 +32,10 @@ from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.operator import Operator
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.objects import view
+from mo_operator.kube.selectors import selector_from_labels
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.matrixone.labels import cluster_labels
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 from mo_operator.webhooks import api_claim_lookup, install_webhook_configurations, register
 
@@ -81,7 +83,7 @@ async def _table(client: ApiClient, namespace: str, name: str, started: float) -
     table.add_row(mark, "MatrixOneCluster", name, text)
     for res, kind in SETS:
         for obj in (
-            await client.list(res, namespace, label_selector=f"matrixorigin.io/cluster={name}")
+            await client.list(res, namespace, label_selector=str(selector_from_labels(cluster_labels(name))))
         ).items:
             mark, text = _ready(obj)
             table.add_row(mark, kind, obj["metadata"]["name"], text)

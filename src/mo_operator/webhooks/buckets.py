@@ -27,6 +27,7 @@ from mo_operator.api.validation import FieldError
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.objects import name_of, namespace_of
 from mo_operator.kube.resource import Resource
+from mo_operator.kube.selectors import selector_from_labels
 from mo_operator.matrixone import buckets, names
 
 __all__ = ["ClaimLookup", "api_claim_lookup", "bucket_errors"]
@@ -45,7 +46,9 @@ def api_claim_lookup(client: ApiClient) -> ClaimLookup:
     """Claims listed from the API server by the unique-id label."""
 
     async def lookup(unique_id: str) -> Sequence[Mapping[str, Any]]:
-        found = await client.list(_CLAIMS, None, label_selector=f"{buckets.UNIQUE_ID}={unique_id}")
+        found = await client.list(
+            _CLAIMS, None, label_selector=str(selector_from_labels({buckets.UNIQUE_ID: unique_id}))
+        )
         return found.items
 
     return lookup

@@ -10,6 +10,7 @@ from .errors import bad_request, stale_conflict
 from .jsonutil import clone
 from .objects import ObjectAPI, WriteOptions
 from .resources import ResourceType
+from .selectors import label_selector_string
 
 Obj = dict[str, Any]
 
@@ -32,22 +33,9 @@ def _set_path(obj: Obj, path: str, value: Any) -> None:
 
 
 def _selector_string(sel: Any) -> str:
-    if isinstance(sel, str):
-        return sel
-    if isinstance(sel, dict):
-        parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
-        for e in sel.get("matchExpressions") or []:
-            op = e.get("operator")
-            if op == "In":
-                parts.append(f"{e['key']} in ({','.join(e.get('values') or [])})")
-            elif op == "NotIn":
-                parts.append(f"{e['key']} notin ({','.join(e.get('values') or [])})")
-            elif op == "Exists":
-                parts.append(e["key"])
-            elif op == "DoesNotExist":
-                parts.append(f"!{e['key']}")
-        return ",".join(parts)
-    return ""
+    """A CRD's ``labelSelectorPath`` holds the string form already; a built-in's ``spec.selector``
+    is a LabelSelector, written as ``labels.Selector.String()``."""
+    return sel if isinstance(sel, str) else label_selector_string(sel)
 
 
 def to_scale(rt: ResourceType, obj: Obj) -> Obj:

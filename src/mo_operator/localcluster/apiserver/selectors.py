@@ -179,3 +179,21 @@ def match_label_selector_object(selector: dict[str, Any] | None, labels: dict[st
         if op == "DoesNotExist" and key in labels:
             return False
     return True
+
+
+def label_selector_string(selector: Any) -> str:
+    """``labels.Selector.String()`` of a LabelSelector: requirements sorted by key."""
+    if not isinstance(selector, dict):
+        return ""
+    reqs: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in (selector.get("matchLabels") or {}).items()]
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e.get("key", ""), e.get("operator"), sorted(e.get("values") or [])
+        if op == "In":
+            reqs.append((key, f"{key} in ({','.join(values)})"))
+        elif op == "NotIn":
+            reqs.append((key, f"{key} notin ({','.join(values)})"))
+        elif op == "Exists":
+            reqs.append((key, key))
+        elif op == "DoesNotExist":
+            reqs.append((key, f"!{key}"))
+    return ",".join(text for _, text in sorted(reqs, key=lambda r: r[0]))

@@ -17,6 +17,7 @@ from typing import Any
 from lightkube.models import meta_v1
 
 from ..openapi.models import parse_docstring
+from ..selectors import label_selector_string
 
 Obj = dict[str, Any]
 Cells = Callable[[Obj, datetime.datetime], list[Any]]
@@ -135,27 +136,9 @@ def format_labels(labels: Any) -> str:
     return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
-def selector_string(selector: Any) -> str:
-    """``labels.Selector.String()`` of a LabelSelector: requirements sorted by key."""
-    if not isinstance(selector, dict):
-        return ""
-    reqs: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in (selector.get("matchLabels") or {}).items()]
-    for e in selector.get("matchExpressions") or []:
-        key, op, values = e.get("key", ""), e.get("operator"), sorted(e.get("values") or [])
-        if op == "In":
-            reqs.append((key, f"{key} in ({','.join(values)})"))
-        elif op == "NotIn":
-            reqs.append((key, f"{key} notin ({','.join(values)})"))
-        elif op == "Exists":
-            reqs.append((key, key))
-        elif op == "DoesNotExist":
-            reqs.append((key, f"!{key}"))
-    return ",".join(text for _, text in sorted(reqs, key=lambda r: r[0]))
-
-
 def format_label_selector(selector: Any) -> str:
-    """``metav1.FormatLabelSelector``: as ``selector_string``, ``<none>`` when empty."""
-    return selector_string(selector) or "<none>"
+    """``metav1.FormatLabelSelector``: as ``label_selector_string``, ``<none>`` when empty."""
+    return label_selector_string(selector) or "<none>"
 
 
 def container_cells(pod_spec: Any) -> tuple[str, str]:

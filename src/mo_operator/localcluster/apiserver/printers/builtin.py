@@ -9,6 +9,7 @@ from typing import Any
 
 from lightkube.models import apps_v1, batch_v1, coordination_v1, core_v1, storage_v1
 
+from ..selectors import label_selector_string
 from .base import (
     AGE,
     NAME,
@@ -25,7 +26,6 @@ from .base import (
     meta,
     name,
     parse_time,
-    selector_string,
     simple,
     spec,
     status,
@@ -69,7 +69,7 @@ def _deployment(obj: Obj, now: datetime.datetime) -> list[Any]:
         age(obj, now),
         names,
         images,
-        selector_string(s.get("selector")),
+        label_selector_string(s.get("selector")),
     ]
 
 

@@ -36,13 +36,7 @@ def active_ordinals(replicas: int, reserved: Collection[int] = ()) -> list[int]:
     Failover retires a lost log store's ordinal (upstream: Kruise ``reserveOrdinals``)
     and its replacement takes the next free one, so live ordinals can have holes.
     """
-    ordinals: list[int] = []
-    candidate = 0
-    while len(ordinals) < replicas:
-        if candidate not in reserved:
-            ordinals.append(candidate)
-        candidate += 1
-    return ordinals
+    return names.free_ordinals(replicas, reserved)
 
 
 def _log_store_addresses(logset_name: str, namespace: str, ordinals: Iterable[int], port: int) -> list[str]:

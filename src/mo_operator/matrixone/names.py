@@ -8,6 +8,7 @@ here reproduces upstream's scheme. All are pure string functions.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from mo_operator.matrixone import ports
 from mo_operator.matrixone.component import Component
@@ -69,6 +70,18 @@ def pod_ordinal(name: str) -> int | None:
     """The ordinal at the end of a pod name (``mo-log-2`` → 2), or None if there is none."""
     match = _ORDINAL.search(name)
     return int(match.group(1)) if match else None
+
+
+def free_ordinals(count: int, taken: Collection[int] = ()) -> list[int]:
+    """The ``count`` lowest ordinals not in ``taken``: where a set's next members go,
+    filling the holes that deleted or reserved members left before growing past them."""
+    ordinals: list[int] = []
+    candidate = 0
+    while len(ordinals) < count:
+        if candidate not in taken:
+            ordinals.append(candidate)
+        candidate += 1
+    return ordinals
 
 
 def pod_fqdn(pod: str, headless_service: str, namespace: str) -> str:

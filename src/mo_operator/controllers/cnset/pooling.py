@@ -49,6 +49,7 @@ from typing import Any
 
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, StoreNotFound, WorkState
+from mo_operator.matrixone.names import free_ordinals
 
 from ..common import pods as podutil
 from ..common import resources as r
@@ -143,18 +144,8 @@ def decide_pooling(
     room = max(replicas - len(in_use), 0)
     kept, surplus = spare[:room], spare[room:]
     missing = room - len(kept)
-    create = _free_indices({p.index for p in pods}, missing)
+    create = free_ordinals(missing, {p.index for p in pods})
     return PoolingDecision(tuple(create), tuple(p.name for p in [*leaving, *reversed(surplus)]))
-
-
-def _free_indices(used: set[int], count: int) -> list[int]:
-    out: list[int] = []
-    candidate = 0
-    while len(out) < count:
-        if candidate not in used:
-            out.append(candidate)
-        candidate += 1
-    return out
 
 
 def members(pods: Sequence[Mapping[str, Any]]) -> list[PoolMember]:

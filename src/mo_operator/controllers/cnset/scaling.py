@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from mo_operator.matrixone.names import free_ordinals
+
 
 @dataclass(frozen=True)
 class CNPod:
@@ -129,7 +131,7 @@ def decide(pods: Sequence[CNPod], replicas: int, strategy: Strategy) -> Decision
         room = missing
         if rolling:
             room = min(missing, replicas + strategy.max_surge - len(active) - len(undrain))
-        create = _free_indices({p.index for p in pods}, max(room, 0))
+        create = free_ordinals(max(room, 0), {p.index for p in pods})
 
     # Retire what must go. Not-ready pods serve nobody: always. Pods asked away
     # (scale-in, podsToDelete): always, fewer pods is what was asked for. Outdated
@@ -143,13 +145,3 @@ def decide(pods: Sequence[CNPod], replicas: int, strategy: Strategy) -> Decision
             retire.append(pod.name)
             available -= pod.ready
     return Decision(tuple(create), tuple(p.name for p in undrain), tuple(retire), waiting)
-
-
-def _free_indices(used: set[int], count: int) -> list[int]:
-    out: list[int] = []
-    candidate = 0
-    while len(out) < count:
-        if candidate not in used:
-            out.append(candidate)
-        candidate += 1
-    return out

@@ -39,6 +39,7 @@ from mo_operator.kube.objects import (
 from mo_operator.kube.selectors import selector_from_dict, selector_from_labels
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError
+from mo_operator.matrixone.names import free_ordinals
 
 from ..cnset import pods as cnpods
 from ..common import pods as podutil
@@ -129,7 +130,7 @@ class CNClaimSetActor:
         scale = claimset_scale([claim_phase(c) for c in owned], replicas)
         if scale.create:
             used = {i for c in claims if (i := instance_index(c)) is not None}
-            for index in _free_indices(used, scale.create):
+            for index in free_ordinals(scale.create, used):
                 plan.create(claim_of(ctx.obj, spec, index), r.CNCLAIMS)
         kept = owned
         if scale.delete:
@@ -207,13 +208,3 @@ def _deletion_cost(pod: Mapping[str, Any]) -> int:
         return int(str(value)) if value is not None else 0
     except ValueError:
         return 0
-
-
-def _free_indices(used: set[int], count: int) -> list[int]:
-    out: list[int] = []
-    candidate = 0
-    while len(out) < count:
-        if candidate not in used:
-            out.append(candidate)
-        candidate += 1
-    return out

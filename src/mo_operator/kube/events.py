@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import datetime
 import logging
 import re
 import time
@@ -52,6 +51,7 @@ from .event_correlator import (
     Key,
 )
 from .metrics import EVENTS_DROPPED
+from .times import format_time
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +109,6 @@ def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
     else:
         source = {k: obj.get(k) for k in _REF_FIELDS}
     return {k: str(v) for k, v in source.items() if v}
-
-
-def format_timestamp(epoch: float) -> str:
-    """RFC 3339 in UTC with whole seconds, as metav1.Time serialises."""
-    return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -206,7 +201,7 @@ class EventRecorder:
     def _new_event(
         self, ref: dict[str, str], type: str, reason: str, message: str, now: float
     ) -> dict[str, Any]:
-        stamp = format_timestamp(now)
+        stamp = format_time(now)
         return {
             "apiVersion": "v1",
             "kind": "Event",

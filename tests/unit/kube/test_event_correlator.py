@@ -27,14 +27,14 @@ from mo_operator.kube.event_correlator import (
     Correlation,
     EventCorrelator,
 )
-from mo_operator.kube.events import format_timestamp
+from mo_operator.kube.times import format_time
 
 T0 = 1_700_000_000.0
 STEPS = (0.0, 1.0, 30.0, 299.0, 301.0, 601.0)
 
 
 def make_event(obj: int, type: str, reason: int, message: int, now: float, serial: int) -> dict[str, Any]:
-    stamp = format_timestamp(now)
+    stamp = format_time(now)
     return {
         "metadata": {"name": f"o{obj}.{serial:x}", "namespace": "ns"},
         "involvedObject": {

@@ -16,9 +16,9 @@ import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mo_operator.kube.times import format_time
 from mo_operator.localcluster.simulator.core.kinds import Kind
 from mo_operator.localcluster.simulator.core.kubeapi import KubeApi, KubeError
-from mo_operator.localcluster.simulator.core.objects import rfc3339
 
 Obj = dict[str, Any]
 _STATUS_KINDS = {
@@ -149,7 +149,7 @@ class FakeKubeApi(KubeApi):
         key = self._key(kind, ns, m["name"])
         if key in self.store:
             raise KubeError(409, "AlreadyExists", f'{kind.plural} "{m["name"]}" already exists')
-        m.update(uid=f"uid-{next(self.uids)}", creationTimestamp=rfc3339(0), generation=1)
+        m.update(uid=f"uid-{next(self.uids)}", creationTimestamp=format_time(0), generation=1)
         o.setdefault("apiVersion", kind.api_version)
         o.setdefault("kind", kind.kind)
         if kind.kind == "Pod":
@@ -214,7 +214,7 @@ class FakeKubeApi(KubeApi):
                 "type": "PodScheduled",
                 "status": "True",
                 "lastProbeTime": None,
-                "lastTransitionTime": rfc3339(0),
+                "lastTransitionTime": format_time(0),
             },
         ]
         self.store[key] = self._bump(new)
@@ -254,7 +254,7 @@ class FakeKubeApi(KubeApi):
             if not m.get("deletionTimestamp") or (
                 graceful and grace < (m.get("deletionGracePeriodSeconds") or 0)
             ):
-                m["deletionTimestamp"] = m.get("deletionTimestamp") or rfc3339(0)
+                m["deletionTimestamp"] = m.get("deletionTimestamp") or format_time(0)
                 m["deletionGracePeriodSeconds"] = grace if graceful else 0
                 self.store[key] = self._bump(new)
                 await self._emit("MODIFIED", kind, new)

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from multidict import CIMultiDict
 
+from mo_operator.kube.times import now_time
+
 from . import patch_ops, scale
 from .errors import StatusError, bad_request, field_cause, gone, invalid, method_not_allowed, not_found
 from .jsonutil import dumps, loads
@@ -413,8 +415,6 @@ class ResourceHandlers:
     # -------------------------------------------------------- special cases
     async def _bind(self, request: web.Request, t: Target) -> web.Response:
         """pods/binding: what the scheduler posts (pkg/registry/core/pod/storage)."""
-        from .objects import now_rfc3339
-
         body = await read_body(request, t.rt)
         opts = write_options(request)
         name = t.name or (body.get("metadata") or {}).get("name", "")
@@ -445,7 +445,7 @@ class ResourceHandlers:
                 "type": "PodScheduled",
                 "status": "True",
                 "lastProbeTime": None,
-                "lastTransitionTime": now_rfc3339(),
+                "lastTransitionTime": now_time(),
             }
         )
         status["conditions"] = conds

@@ -16,9 +16,11 @@ import contextlib
 import logging
 from typing import Any
 
+from mo_operator.kube.times import now_time
+
 from .errors import StatusError
 from .jsonutil import clone
-from .objects import ObjectAPI, WriteOptions, now_rfc3339
+from .objects import ObjectAPI, WriteOptions
 from .registry import Registry
 from .resources import ResourceType
 
@@ -337,7 +339,7 @@ class Lifecycle:
                         "status": "True",
                         "reason": reason,
                         "message": message,
-                        "lastTransitionTime": now_rfc3339(),
+                        "lastTransitionTime": now_time(),
                     }
                 )
         status["conditions"] = conditions

@@ -11,12 +11,13 @@ own modules. This module only decides what gets stored.
 
 from __future__ import annotations
 
-import datetime
 import random
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from mo_operator.kube.times import now_time
 
 from . import defaults, quantities, strategy
 from .allocation import ServiceAllocator
@@ -43,10 +44,6 @@ AdmissionHook = Callable[["AdmissionRequest"], Awaitable[Obj]]
 
 _SYSTEM_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds")
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
-
-
-def now_rfc3339() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -127,7 +124,7 @@ class ObjectAPI:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + "".join(random.choices(_NAME_CHARS, k=5))
         meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = now_rfc3339()
+        meta["creationTimestamp"] = now_time()
         for f in (
             "deletionTimestamp",
             "deletionGracePeriodSeconds",
@@ -306,7 +303,7 @@ class ObjectAPI:
             if finalizers:
                 meta["finalizers"] = finalizers
             if not meta.get("deletionTimestamp"):
-                meta["deletionTimestamp"] = now_rfc3339()
+                meta["deletionTimestamp"] = now_time()
                 meta["deletionGracePeriodSeconds"] = graceful or 0
             elif graceful is not None and graceful < (meta.get("deletionGracePeriodSeconds") or 0):
                 meta["deletionGracePeriodSeconds"] = graceful
@@ -321,7 +318,7 @@ class ObjectAPI:
             # A pod is always deleted gracefully, with a period of 0 when no
             # node runs it: its last state carries the deletion time.
             last = clone(old)
-            last["metadata"].update(deletionTimestamp=now_rfc3339(), deletionGracePeriodSeconds=0)
+            last["metadata"].update(deletionTimestamp=now_time(), deletionGracePeriodSeconds=0)
             return self._remove(rt, old, last=last)
         return self._remove(rt, old)
 
@@ -449,7 +446,7 @@ class ObjectAPI:
             manager=opts.manager(),
             operation="Update",
             type_info=type_info_for(rt),
-            now=now_rfc3339(),
+            now=now_time(),
             subresource=subresource,
             api_version=rt.api_version,
         )

@@ -9,10 +9,12 @@ from typing import Any
 
 import yaml
 
+from mo_operator.kube.times import now_time
+
 from . import quantities
 from .errors import StatusError, bad_request, conflict, field_cause, invalid, not_found, stale_conflict
 from .jsonutil import clone, dumps, loads
-from .objects import ObjectAPI, WriteOptions, now_rfc3339
+from .objects import ObjectAPI, WriteOptions
 from .resources import ResourceType
 
 Obj = dict[str, Any]
@@ -199,7 +201,7 @@ async def _apply(
             manager=opts.field_manager,
             force=opts.force,
             type_info=type_info_for(rt),
-            now=now_rfc3339(),
+            now=now_time(),
             subresource=subresource,
         )
     except ApplyConflict as e:

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.kube.objects import labels_of
 from mo_operator.matrixone import identity, labels, layout, names, ports
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
@@ -24,7 +25,7 @@ from mo_operator.matrixone.simulated.configfiles import (
     read_config,
 )
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_client
-from mo_operator.matrixone.simulated.view import Key, Snapshot, key_of, labels_of, mo_component
+from mo_operator.matrixone.simulated.view import Key, Snapshot, key_of, mo_component
 
 
 @dataclass(frozen=True)

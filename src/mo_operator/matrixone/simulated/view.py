@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mo_operator.kube.objects import labels_of, name_of, namespace_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
@@ -24,19 +25,8 @@ MO_COMPONENTS = frozenset(c.kind for c in Component) | {"TNSet"}
 """``matrixorigin.io/component`` values of pods the simulation plays."""
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
-
-
 def key_of(obj: Mapping[str, Any]) -> Key:
-    m = _meta(obj)
-    return str(m.get("namespace") or ""), str(m.get("name") or "")
-
-
-def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    found = _meta(obj).get("labels")
-    return found if isinstance(found, Mapping) else {}
+    return namespace_of(obj), name_of(obj)
 
 
 def mo_component(pod: Mapping[str, Any]) -> Component | None:

@@ -6,21 +6,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from mo_operator.kube.times import parse_time
+
 from ..behaviour import PodVerdict
 from ..core.actions import Action, Create, Delete, Patch
 from ..core.kinds import LEASE, NAMESPACE, NODE, POD
 from ..core.kubeapi import KubeError
-from ..core.objects import (
-    Obj,
-    find_condition,
-    is_deleting,
-    merge_diff,
-    name_of,
-    parse_time,
-    spec_of,
-    status_of,
-    uid_of,
-)
+from ..core.objects import Obj, find_condition, is_deleting, merge_diff, name_of, spec_of, status_of, uid_of
 from ..core.pods import node_name_of
 from ..decisions.containers import Timing
 from ..decisions.nodes import LEASE_NAMESPACE, allocate_pod_ip, host_ip, node_lease, node_object, node_status

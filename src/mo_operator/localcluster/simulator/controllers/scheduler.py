@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from mo_operator.kube.times import format_time
+
 from ..core.actions import Bind, Patch
 from ..core.kinds import NODE, POD, PV, PVC, STORAGE_CLASS
-from ..core.objects import Obj, find_condition, key_of, name_of, namespace_of, rfc3339, status_of
+from ..core.objects import Obj, find_condition, key_of, name_of, namespace_of, status_of
 from ..core.pods import is_terminal, node_name_of
 from ..decisions.scheduling import ClusterState, schedule, unscheduled
 from ..decisions.volumes import SELECTED_NODE
@@ -116,7 +118,7 @@ class Scheduler(Component):
                 "reason": "Unschedulable",
                 "message": message,
                 "lastProbeTime": None,
-                "lastTransitionTime": rfc3339(self.ctx.clock()),
+                "lastTransitionTime": format_time(self.ctx.clock()),
             }
             conds = [c for c in status_of(pod).get("conditions") or [] if c.get("type") != "PodScheduled"] + [
                 new

@@ -6,9 +6,11 @@ controller's binding."""
 
 from __future__ import annotations
 
+from mo_operator.kube.times import format_time
+
 from ..core.actions import Action, Create
 from ..core.kinds import NODE, POD, PV, PVC, STORAGE_CLASS
-from ..core.objects import Obj, key_of, name_of, namespace_of, rfc3339, spec_of
+from ..core.objects import Obj, key_of, name_of, namespace_of, spec_of
 from ..core.pods import is_terminal, node_name_of, pvc_claim_names
 from ..decisions.volumes import (
     expand_on_node,
@@ -108,7 +110,7 @@ class VolumeController(Component):
             return 0.05
         if self.provisioner:
             pv = next((v for v in volumes if name_of(v) == spec_of(claim).get("volumeName")), None)
-            now = rfc3339(self.ctx.clock())
+            now = format_time(self.ctx.clock())
             grown = resize(claim, pv, classes, self.config.provisioner, now)
             if grown and await self.provisioner_exec.run(grown):
                 return 0.05

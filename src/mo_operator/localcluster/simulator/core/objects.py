@@ -1,12 +1,18 @@
-"""Helpers over plain JSON objects: metadata, owner references, conditions
-and timestamps, written once so every decision reads objects the same way."""
+"""Helpers over plain JSON objects: metadata, owner references and conditions,
+written once so every decision reads objects the same way. The name, namespace
+and uid accessors, ``is_deleting`` and the timestamps are the runtime's own
+(``kube.objects``, ``kube.times``), so both sides of the API read objects alike."""
 
 from __future__ import annotations
 
-import datetime as dt
 import fnmatch
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from mo_operator.kube.objects import is_deleting as is_deleting
+from mo_operator.kube.objects import name_of as name_of
+from mo_operator.kube.objects import namespace_of as namespace_of
+from mo_operator.kube.objects import uid_of as uid_of
 
 from .kinds import Kind
 
@@ -16,18 +22,6 @@ Obj = dict[str, Any]
 def meta(obj: Mapping[str, Any]) -> dict[str, Any]:
     m = obj.get("metadata")
     return m if isinstance(m, dict) else {}
-
-
-def name_of(obj: Mapping[str, Any]) -> str:
-    return str(meta(obj).get("name", ""))
-
-
-def namespace_of(obj: Mapping[str, Any]) -> str:
-    return str(meta(obj).get("namespace", "") or "")
-
-
-def uid_of(obj: Mapping[str, Any]) -> str:
-    return str(meta(obj).get("uid", ""))
 
 
 def key_of(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -41,10 +35,6 @@ def labels_of(obj: Mapping[str, Any]) -> dict[str, str]:
 
 def annotations_of(obj: Mapping[str, Any]) -> dict[str, str]:
     return dict(meta(obj).get("annotations") or {})
-
-
-def is_deleting(obj: Mapping[str, Any]) -> bool:
-    return bool(meta(obj).get("deletionTimestamp"))
 
 
 def generation_of(obj: Mapping[str, Any]) -> int:
@@ -143,26 +133,6 @@ def merge_condition(
             merged["lastProbeTime"] = new["lastProbeTime"]
         out.append(merged)
     return out
-
-
-# ------------------------------------------------------------------ timestamps
-def rfc3339(ts: float) -> str:
-    """Seconds since the epoch as ``metav1.Time`` prints it (second precision, UTC)."""
-    return dt.datetime.fromtimestamp(int(ts), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def rfc3339_micro(ts: float) -> str:
-    """As ``metav1.MicroTime`` prints it (Lease renew times, Event times)."""
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_time(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 # ---------------------------------------------------------------------- globs

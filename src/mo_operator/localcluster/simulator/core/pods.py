@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.kube.quantity import quantity_milli_value, quantity_value
+from mo_operator.kube.times import parse_time
 
-from .objects import find_condition, is_deleting, parse_time, spec_of, status_of
+from .objects import find_condition, is_deleting, spec_of, status_of
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 

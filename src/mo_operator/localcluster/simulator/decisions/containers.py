@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mo_operator.kube.times import format_time, parse_time
+
 from ..behaviour import ContainerExit
-from ..core.objects import Obj, name_of, namespace_of, parse_time, rfc3339, uid_of
+from ..core.objects import Obj, name_of, namespace_of, uid_of
 from ..rules import Effect, FailureRule, PodKill, RuleSet
 
 #: The kubelet's crash back-off: 10s doubling to 5 minutes, reset after a
@@ -161,8 +163,8 @@ def _terminated_record(run: ContainerRun) -> dict[str, Any]:
     record: dict[str, Any] = {
         "exitCode": run.exit_code,
         "reason": run.reason,
-        "startedAt": rfc3339(run.started_at) if run.started_at is not None else None,
-        "finishedAt": rfc3339(run.since),
+        "startedAt": format_time(run.started_at) if run.started_at is not None else None,
+        "finishedAt": format_time(run.since),
         "containerID": run.container_id,
     }
     if run.message:
@@ -392,7 +394,7 @@ def container_status(run: ContainerRun, prof: Profile) -> dict[str, Any]:
     """``v1.ContainerStatus`` as the kubelet reports it."""
     if run.state == "running":
         assert run.started_at is not None
-        state: dict[str, Any] = {"running": {"startedAt": rfc3339(run.started_at)}}
+        state: dict[str, Any] = {"running": {"startedAt": format_time(run.started_at)}}
     elif run.state == "terminated":
         term = _terminated_record(run)
         state = {"terminated": {k: v for k, v in term.items() if v is not None and v != ""}}

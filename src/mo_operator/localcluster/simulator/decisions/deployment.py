@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mo_operator.kube.times import format_time, parse_time
+
 from ..core.actions import Action, Create, Delete, Patch
 from ..core.kinds import DEPLOYMENT, REPLICASET
 from ..core.objects import (
@@ -28,8 +30,6 @@ from ..core.objects import (
     name_of,
     namespace_of,
     new_controller_ref,
-    parse_time,
-    rfc3339,
     spec_of,
     status_of,
     uid_of,
@@ -450,7 +450,7 @@ def _progressing(
 def _status(ctx: _Sync, collision: int, created_new: bool) -> _Status:
     """``syncRolloutStatus``: counters, then the Available and Progressing conditions."""
     new_rs = None if created_new else ctx.new_rs
-    stamp = rfc3339(ctx.now)
+    stamp = format_time(ctx.now)
     st = _counts(ctx, new_rs, collision)
     available = st["availableReplicas"]
     conds = [dict(c) for c in status_of(ctx.d).get("conditions") or []]

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.kube.times import format_time, parse_time
+
 from ..core.actions import Action, Create, Delete, Patch, pod_delete
 from ..core.kinds import JOB, POD
 from ..core.objects import (
@@ -21,8 +23,6 @@ from ..core.objects import (
     meta,
     name_of,
     namespace_of,
-    parse_time,
-    rfc3339,
     spec_of,
     status_of,
     uid_of,
@@ -362,7 +362,7 @@ def _norm(st: Obj) -> Obj:
 def plan_job(job: Obj, pods: Sequence[Obj], now: float, time_scale: float) -> JobPlan:
     spec = spec_of(job)
     old = status_of(job)
-    stamp = rfc3339(now)
+    stamp = format_time(now)
     owned, manage = claim_children(job, JOB, POD, spec.get("selector"), pods)
     done_kind = _finished(job)
     indexed = spec.get("completionMode") == "Indexed"

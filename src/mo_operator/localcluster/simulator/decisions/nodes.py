@@ -9,6 +9,8 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from mo_operator.kube.times import format_micro_time, format_time, parse_time
+
 from ..core.actions import Action, Patch, pod_delete
 from ..core.kinds import NODE, POD
 from ..core.objects import (
@@ -18,9 +20,6 @@ from ..core.objects import (
     merge_condition,
     name_of,
     namespace_of,
-    parse_time,
-    rfc3339,
-    rfc3339_micro,
     spec_of,
     status_of,
     uid_of,
@@ -91,7 +90,7 @@ def node_status(
 ) -> Obj:
     """The status a healthy kubelet posts: capacity, conditions with a fresh
     heartbeat (transition times kept), addresses and node info."""
-    stamp = rfc3339(now)
+    stamp = format_time(now)
     conds = [dict(c) for c in (previous or {}).get("conditions") or []]
     wanted = [(t, "False", r, m) for t, r, m in _PRESSURE]
     wanted.append(("Ready", "True", "KubeletReady", "kubelet is posting ready status"))
@@ -155,7 +154,7 @@ def node_lease(node: Obj, now: float) -> Obj:
         "spec": {
             "holderIdentity": name_of(node),
             "leaseDurationSeconds": LEASE_DURATION,
-            "renewTime": rfc3339_micro(now),
+            "renewTime": format_micro_time(now),
         },
     }
 
@@ -175,7 +174,7 @@ def lease_expired(lease: Obj | None, now: float, grace: float) -> bool:
 def mark_unreachable(node: Obj, now: float) -> list[Action]:
     """``tryUpdateNodeHealth`` for a silent kubelet: every condition Unknown
     (NodeStatusUnknown), then the unreachable NoSchedule/NoExecute taints."""
-    stamp = rfc3339(now)
+    stamp = format_time(now)
     actions: list[Action] = []
     conds = [dict(c) for c in status_of(node).get("conditions") or []]
     changed = False
@@ -223,7 +222,7 @@ def evict_from_unreachable(
     an unreachable node: Ready=False at once; deletion (with a DisruptionTarget
     condition) when their toleration of the NoExecute taint runs out. Returns
     the actions and when to look again."""
-    stamp = rfc3339(now)
+    stamp = format_time(now)
     actions: list[Action] = []
     wake: list[float] = []
     taint = next(
@@ -284,7 +283,7 @@ def evict_from_unreachable(
 def collect_orphans(pods: Sequence[Obj], node_names: set[str], now: float) -> list[Action]:
     """The pod GC's ``gcOrphaned``: pods bound to a Node that no longer exists
     are marked Failed (DisruptionTarget, DeletionByPodGC) and force-deleted."""
-    stamp = rfc3339(now)
+    stamp = format_time(now)
     actions: list[Action] = []
     for pod in pods:
         node = spec_of(pod).get("nodeName")

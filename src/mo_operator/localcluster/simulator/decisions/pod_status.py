@@ -8,16 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from mo_operator.kube.times import format_time
+
 from ..behaviour import ContainerExit, PodVerdict
-from ..core.objects import (
-    Obj,
-    annotations_of,
-    find_condition,
-    is_deleting,
-    merge_condition,
-    rfc3339,
-    status_of,
-)
+from ..core.objects import Obj, annotations_of, find_condition, is_deleting, merge_condition, status_of
 from ..rules import RuleSet
 from .containers import (
     ContainerRun,
@@ -219,12 +213,12 @@ def _status(
     inits, mains = profiles(pod)
     st = dict(status_of(pod))
     st["phase"] = phase
-    st["conditions"] = _conditions(pod, phase, timeline, verdict, rfc3339(now))
+    st["conditions"] = _conditions(pod, phase, timeline, verdict, format_time(now))
     st["hostIP"] = host_ip
     st["hostIPs"] = [{"ip": host_ip}]
     st["podIP"] = pod_ip
     st["podIPs"] = [{"ip": pod_ip}]
-    st["startTime"] = st.get("startTime") or rfc3339(timeline.seen)
+    st["startTime"] = st.get("startTime") or format_time(timeline.seen)
     if inits:
         st["initContainerStatuses"] = [
             container_status(r, p) for p, r in zip(inits, timeline.init, strict=True)

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.kube.times import parse_time
+
 from ..core.actions import Action, Create, pod_delete
 from ..core.kinds import POD, REPLICASET, Kind
 from ..core.objects import (
@@ -22,7 +24,6 @@ from ..core.objects import (
     name_of,
     namespace_of,
     new_controller_ref,
-    parse_time,
     spec_of,
     status_of,
 )

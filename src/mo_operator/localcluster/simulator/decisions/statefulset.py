@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mo_operator.kube.times import parse_time
+
 from ..core.actions import Action, Create, Delete, Patch, pod_delete
 from ..core.kinds import CONTROLLER_REVISION, POD, PVC, STATEFULSET
 from ..core.objects import (
@@ -24,7 +26,6 @@ from ..core.objects import (
     name_of,
     namespace_of,
     new_controller_ref,
-    parse_time,
     spec_of,
     status_of,
     uid_of,

@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import labels_of, meta_of, namespace_of, spec_of, status_of, view
+from mo_operator.kube.objects import labels_of, mapping_at, meta_of, namespace_of, spec_of, status_of, view
 from mo_operator.matrixone import buckets, labels, layout
 from mo_operator.matrixone.component import Component
 
@@ -93,7 +93,7 @@ def job_labels(claim: Mapping[str, Any]) -> dict[str, str]:
 
 def _storage_env(s3: Mapping[str, Any]) -> list[Obj]:
     env: list[Obj] = []
-    secret = (s3.get("secretRef") or {}).get("name")
+    secret = mapping_at(s3, "secretRef").get("name")
     if secret:
         for key in (layout.ENV_AWS_ACCESS_KEY_ID, layout.ENV_AWS_SECRET_ACCESS_KEY):
             env.append({"name": key, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
@@ -111,7 +111,7 @@ def cleanup_job(claim: Mapping[str, Any], image: str = buckets.CLEANUP_IMAGE) ->
     s3 = spec.get("s3") or {}
     name = buckets.cleanup_job_name(name_of(claim))
     obj_labels = job_labels(claim)
-    template_spec = spec_of(spec.get("logSetSpec") or {})
+    template_spec = mapping_at(spec, "logSetSpec", "spec")
     container: Obj = {
         "name": layout.MAIN_CONTAINER,
         "image": image,
@@ -152,7 +152,7 @@ def job_outcome(job: Mapping[str, Any]) -> tuple[str, str] | None:
 
 def path_url(claim: Mapping[str, Any]) -> str:
     """The claim's ``spec.s3.path`` as the URL its conditions show."""
-    return buckets.s3_url(str((spec_of(claim).get("s3") or {}).get("path") or ""))
+    return buckets.s3_url(str(mapping_at(claim, "spec", "s3").get("path") or ""))
 
 
 def legacy_finalizers(claim: Mapping[str, Any]) -> list[str]:

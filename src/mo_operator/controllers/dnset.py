@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.actor import Context
+from mo_operator.kube.objects import mapping_at
 from mo_operator.matrixone import layout, names, ports
 from mo_operator.matrixone.component import Component
 
@@ -116,5 +117,5 @@ def _claim_templates(spec: Mapping[str, Any], obj_labels: Mapping[str, str]) -> 
         claims.append(
             volume_claim_template(layout.DATA_VOLUME, size, cache.get("storageClassName"), obj_labels)
         )
-    claims += list((spec.get("overlay") or {}).get("volumeClaims") or ())
+    claims += list(mapping_at(spec, "overlay").get("volumeClaims") or ())
     return claims

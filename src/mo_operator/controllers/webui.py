@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import namespace_of, spec_of, uid_of
+from mo_operator.kube.objects import mapping_at, namespace_of, spec_of, uid_of
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import webui as webui_config
@@ -52,7 +52,7 @@ CONFIG_BASE_LABEL = "matrixorigin.io/config-base"
 
 
 def _decode(secret: Mapping[str, Any], key: str) -> str | None:
-    raw = (secret.get("data") or {}).get(key)
+    raw = mapping_at(secret, "data").get(key)
     return base64.b64decode(raw).decode() if isinstance(raw, str) else None
 
 
@@ -137,7 +137,7 @@ class WebUIActor:
     def _template(
         self, spec: Mapping[str, Any], selector: Mapping[str, str], obj_labels: Mapping[str, str], config: str
     ) -> Obj:
-        policy = spec.get("imagePullPolicy") or (spec.get("overlay") or {}).get("imagePullPolicy")
+        policy = spec.get("imagePullPolicy") or mapping_at(spec, "overlay").get("imagePullPolicy")
         mount = {"name": layout.CONFIG_VOLUME, "mountPath": layout.CONFIG_PATH, "readOnly": True}
         backend: Obj = {
             "name": "backend",
@@ -166,7 +166,7 @@ class WebUIActor:
         if spec.get("nodeSelector"):
             pod_spec["nodeSelector"] = dict(spec["nodeSelector"])
         for key in ("tolerations", "affinity", "imagePullSecrets", "serviceAccountName", "securityContext"):
-            value = (spec.get("overlay") or {}).get(key)
+            value = mapping_at(spec, "overlay").get(key)
             if value:
                 pod_spec[key] = value
         return {"metadata": {"labels": {**obj_labels, **selector}}, "spec": pod_spec}
@@ -178,7 +178,7 @@ class WebUIActor:
         namespace = namespace_of(obj)
         base = names.config_map_base_name(COMPONENT, name_of(obj))
         used = {
-            (v.get("secret") or {}).get("secretName") for p in pods for v in spec_of(p).get("volumes") or ()
+            mapping_at(v, "secret").get("secretName") for p in pods for v in spec_of(p).get("volumes") or ()
         }
         for secret in self.env.caches.list(r.SECRETS, namespace, {CONFIG_BASE_LABEL: base}):
             if (

@@ -167,3 +167,18 @@ def spec_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def status_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return _mapping(obj.get("status"))
+
+
+def mapping_at(obj: Mapping[str, Any] | None, *path: str) -> Mapping[str, Any]:
+    """The mapping ``path`` leads to below ``obj`` (``spec.resources.requests``); empty
+    where ``obj`` or any step is absent, null or not a mapping, so a field read at the
+    end answers as for an object that never had the field."""
+    found: Mapping[str, Any] = _mapping(obj)
+    for key in path:
+        found = _mapping(found.get(key))
+    return found
+
+
+def condition_of(obj: Mapping[str, Any] | None, ctype: str) -> Mapping[str, Any] | None:
+    """``status.conditions`` entry of type ``ctype`` of ``obj``; None also for no object."""
+    return Body(_mapping(obj)).condition(ctype)

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from mo_operator.api.kinds import GROUP, VERSION
 from mo_operator.kube.client import ApiClient
+from mo_operator.kube.objects import mapping_at
 from mo_operator.kube.resource import Resource
 
 from .routes import MUTATING_ROUTES, VALIDATING_ROUTES, Route
@@ -264,7 +265,7 @@ async def inject_ca_bundle(
     for resource in (MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION):
         for config in (await client.list(resource, label_selector=label_selector)).items:
             hooks = config.get("webhooks") or []
-            if all((h.get("clientConfig") or {}).get("caBundle") == ca for h in hooks):
+            if all(mapping_at(h, "clientConfig").get("caBundle") == ca for h in hooks):
                 continue
             name = config["metadata"]["name"]
             patch = {

@@ -52,6 +52,23 @@ def test_missing_or_null_fields_read_as_empty(obj: dict[str, object]) -> None:
     assert not objects.is_deleting(obj) and objects.name_of(obj) == ""
 
 
+def test_a_path_reads_through_what_is_missing_or_null() -> None:
+    claim = {"spec": {"resources": {"requests": {"storage": "1Gi"}, "limits": None}}, "status": "odd"}
+    assert objects.mapping_at(claim, "spec", "resources", "requests") == {"storage": "1Gi"}
+    assert objects.mapping_at(claim, "spec", "resources", "limits") == {}
+    assert objects.mapping_at(claim, "status", "capacity") == {}
+    assert objects.mapping_at(None, "spec") == {} and objects.mapping_at(claim) == claim
+
+
+def test_the_condition_of_an_object_that_may_be_absent() -> None:
+    assert objects.condition_of(POD, "Ready") == {"type": "Ready", "status": "True"}
+    assert objects.condition_of(POD, "Initialized") is None
+    assert (
+        objects.condition_of(None, "Ready") is None
+        and objects.condition_of({"status": None}, "Ready") is None
+    )
+
+
 def test_the_view_never_writes() -> None:
     labels = objects.labels_of({})
     with pytest.raises(TypeError):

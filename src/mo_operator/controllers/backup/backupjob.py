@@ -27,7 +27,7 @@ from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.actor import Context, TerminalError
 from mo_operator.kube.errors import AlreadyExists
 from mo_operator.kube.frozen import thaw
-from mo_operator.kube.objects import status_of
+from mo_operator.kube.objects import mapping_at, status_of
 from mo_operator.kube.times import format_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import ports
@@ -106,7 +106,7 @@ class BackupJobActor(JobActor):
         status = status_of(cluster)
         if not status.get("host"):
             return f"MatrixOneCluster {name} has no SQL address yet"
-        secret = source.get("secretRef") or (status.get("credentialRef") or {}).get("name")
+        secret = source.get("secretRef") or mapping_at(status, "credentialRef").get("name")
         if not secret:
             return f"MatrixOneCluster {name} has no credential yet"
         port = int(status.get("port") or ports.CN_SQL)
@@ -146,12 +146,12 @@ class BackupJobActor(JobActor):
             return
         name = br.backup_name(ctx.name, meta.id)
         existing = self.env.caches.get(r.BACKUPS, "", name)
-        if existing is not None and (existing.get("meta") or {}).get("id") != meta.id:
+        if existing is not None and mapping_at(existing, "meta").get("id") != meta.id:
             self.fail(
                 ctx,
                 "BackupNameTaken",
                 f"backup {meta.id} cannot be recorded: Backup {name} already records backup "
-                f"{(existing.get('meta') or {}).get('id')}",
+                f"{mapping_at(existing, 'meta').get('id')}",
             )
             return
         if existing is None:
@@ -189,6 +189,6 @@ class BackupJobActor(JobActor):
             pass
         name = backup["metadata"]["name"]
         found = await self.env.client.get(r.BACKUPS, name)
-        if (found.get("meta") or {}).get("id") != backup["meta"]["id"]:
+        if mapping_at(found, "meta").get("id") != backup["meta"]["id"]:
             raise BackupConflict(f"Backup {name} exists and records another backup")
         return found

@@ -29,7 +29,7 @@ from typing import Any, Final
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.actor import Context
 from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.objects import meta_of, status_of, view
+from mo_operator.kube.objects import mapping_at, meta_of, status_of, view
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
@@ -148,7 +148,7 @@ def job_outcome(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> Ou
     )
     ended: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
     for pod in ours:
-        term = (_tool_status(pod).get("state") or {}).get("terminated")
+        term = mapping_at(_tool_status(pod), "state").get("terminated")
         if term:
             ended.append((pod, term))
     for pod, term in sorted(ended, key=lambda pt: pt[1].get("exitCode") != 0):

@@ -16,6 +16,7 @@ from typing import Any
 
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.actor import Context
+from mo_operator.kube.objects import mapping_at
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import (
     AdminError,
@@ -38,7 +39,7 @@ DEFAULT_MIN_DRAIN_SECONDS = 15
 
 
 def drain_enabled(spec: Mapping[str, Any]) -> bool:
-    return (spec.get("scalingConfig") or {}).get("storeDrainEnabled") is not False
+    return mapping_at(spec, "scalingConfig").get("storeDrainEnabled") is not False
 
 
 def with_drain_default(spec: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.kube.objects import mapping_at, status_of
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import AdminError, CNLoad
 
@@ -38,9 +39,9 @@ STATS_SECONDS = 30.0
 
 def started_at(pod: Mapping[str, Any]) -> str | None:
     """When the pod's MatrixOne container started running, as the kubelet reports it."""
-    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+    for status in status_of(pod).get("containerStatuses") or ():
         if status.get("name") == layout.MAIN_CONTAINER:
-            running = (status.get("state") or {}).get("running") or {}
+            running = mapping_at(status, "state", "running")
             return running.get("startedAt")
     return None
 

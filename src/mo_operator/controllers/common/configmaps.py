@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from mo_operator.kube.actor import TerminalError
-from mo_operator.kube.objects import labels_of, spec_of
+from mo_operator.kube.objects import labels_of, mapping_at, spec_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config.configmap import hashed_name
@@ -50,7 +50,7 @@ def config_maps_in_use(pods: Iterable[Mapping[str, Any]]) -> set[str]:
     used: set[str] = set()
     for pod in pods:
         for volume in spec_of(pod).get("volumes") or ():
-            name = (volume.get("configMap") or {}).get("name")
+            name = mapping_at(volume, "configMap").get("name")
             if name:
                 used.add(name)
     return used

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.objects import view
+from mo_operator.kube.objects import mapping_at, view
 from mo_operator.matrixone import version
 from mo_operator.matrixone.discovery import HAKeeperEndpoint, active_ordinals, hakeeper_service_addresses
 
@@ -52,7 +52,7 @@ class Waiting:
 
 def resolve(caches: Caches, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> LogService | Waiting:
     """The log service of set ``obj`` (with admitted ``spec``), or why it must wait."""
-    external = ((obj.get("deps") or {}).get("externalLogSet") or {}).get("haKeeperEndpoint")
+    external = mapping_at(obj, "deps", "externalLogSet").get("haKeeperEndpoint")
     if external:
         return LogService(HAKeeperEndpoint(str(external)))
     ref = logset_ref(obj)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.objects import is_deleting as is_deleting
-from mo_operator.kube.objects import labels_of, meta_of
+from mo_operator.kube.objects import labels_of, mapping_at, meta_of
 from mo_operator.kube.objects import name_of as name_of
 from mo_operator.kube.objects import namespace_of as namespace_of
 from mo_operator.kube.objects import uid_of as uid_of
@@ -72,7 +72,7 @@ def child_metadata(
 def logset_ref(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     """``(namespace, name)`` of the LogSet a set's ``deps`` names (in the set's
     namespace when the reference names none), if it names one."""
-    ref = meta_of((obj.get("deps") or {}).get("logSet") or {})
+    ref = meta_of(mapping_at(obj, "deps", "logSet"))
     if not ref.name:
         return None
     return ref.namespace or namespace_of(obj), ref.name

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import meta_of, status_of, view
+from mo_operator.kube.objects import mapping_at, meta_of, status_of, view
 from mo_operator.kube.times import format_time as format_time
 from mo_operator.kube.times import parse_time as parse_time
 from mo_operator.matrixone import layout
@@ -50,7 +50,7 @@ def _one_line(text: str) -> str:
 def _last_exit(status: Mapping[str, Any]) -> str | None:
     """Why the previous run of a container ended: its termination message (what
     the process wrote, or its log tail), else its exit code."""
-    last = (status.get("lastState") or {}).get("terminated") or {}
+    last = mapping_at(status, "lastState", "terminated")
     message = _one_line(str(last.get("message") or ""))
     if message:
         return message

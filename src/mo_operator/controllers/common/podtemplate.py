@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mo_operator.kube.objects import annotations_of, mapping_at
 from mo_operator.kube.quantity import canonical_quantity, quantity_value
 from mo_operator.matrixone import labels, layout, ports
 from mo_operator.matrixone.component import Component
@@ -62,7 +63,7 @@ class PodTemplateInput:
 
 def restart_stamp(obj: Mapping[str, Any]) -> str | None:
     """The object's ``matrixorigin.io/restart-at`` annotation, if any."""
-    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(labels.RESTART_AT)
+    value = annotations_of(obj).get(labels.RESTART_AT)
     return str(value) if value else None
 
 
@@ -82,16 +83,16 @@ def _field_env(name: str, path: str) -> Obj:
 
 def _gomemlimit(spec: Mapping[str, Any]) -> Obj | None:
     percent = spec.get("memoryLimitPercent")
-    limit = ((spec.get("resources") or {}).get("limits") or {}).get("memory")
+    limit = mapping_at(spec, "resources", "limits").get("memory")
     if not percent or not limit:
         return None
     return {"name": layout.ENV_GOMEMLIMIT, "value": str(quantity_value(str(limit)) * int(percent) // 100)}
 
 
 def _storage_env(shared_storage: Mapping[str, Any] | None) -> list[Obj]:
-    s3 = (shared_storage or {}).get("s3") or {}
+    s3 = mapping_at(shared_storage, "s3")
     env: list[Obj] = []
-    secret = (s3.get("secretRef") or {}).get("name")
+    secret = mapping_at(s3, "secretRef").get("name")
     if secret:
         for key in (layout.ENV_AWS_ACCESS_KEY_ID, layout.ENV_AWS_SECRET_ACCESS_KEY):
             env.append({"name": key, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
@@ -135,8 +136,7 @@ def _main_container(inp: PodTemplateInput) -> Obj:
     env += [dict(e) for e in inp.extra_env]
     mounts: list[Obj] = [{"name": layout.CONFIG_VOLUME, "mountPath": layout.config_dir(inp.component)}]
     mounts += [dict(m) for m in inp.extra_mounts]
-    s3 = (inp.shared_storage or {}).get("s3") or {}
-    if (s3.get("certificateRef") or {}).get("name"):
+    if mapping_at(inp.shared_storage, "s3", "certificateRef").get("name"):
         mounts.append({"name": layout.S3_CERT_VOLUME, "mountPath": layout.S3_CERT_PATH, "readOnly": True})
     if spec.get("memoryFsSize"):
         mounts.append({"name": layout.MEMORY_FS_VOLUME, "mountPath": layout.MEMORY_BIN_PATH})
@@ -190,8 +190,7 @@ def overlay_container(container: Obj, overlay: Mapping[str, Any]) -> None:
 def _volumes(inp: PodTemplateInput) -> list[Obj]:
     volumes: list[Obj] = [{"name": layout.CONFIG_VOLUME, "configMap": {"name": inp.config_map}}]
     volumes += [dict(v) for v in inp.extra_volumes]
-    s3 = (inp.shared_storage or {}).get("s3") or {}
-    cert = s3.get("certificateRef") or {}
+    cert = mapping_at(inp.shared_storage, "s3", "certificateRef")
     if cert.get("name"):
         volumes.append({"name": layout.S3_CERT_VOLUME, "secret": {"secretName": cert["name"]}})
     if inp.spec.get("memoryFsSize"):

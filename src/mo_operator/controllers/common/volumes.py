@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.objects import annotations_of, is_deleting, spec_of, status_of
+from mo_operator.kube.objects import annotations_of, is_deleting, mapping_at, spec_of, status_of
 from mo_operator.kube.quantity import canonical_quantity, quantity_value
 
 from .desired import matches
@@ -85,11 +85,11 @@ def size_of(text: Any) -> int:
 
 
 def request_of(claim: Mapping[str, Any]) -> str:
-    return str(((spec_of(claim).get("resources") or {}).get("requests") or {}).get("storage") or "")
+    return str(mapping_at(claim, "spec", "resources", "requests").get("storage") or "")
 
 
 def capacity_of(claim: Mapping[str, Any]) -> str:
-    return str((status_of(claim).get("capacity") or {}).get("storage") or "")
+    return str(mapping_at(claim, "status", "capacity").get("storage") or "")
 
 
 def class_of(claim: Mapping[str, Any], default_class: str | None) -> str:

@@ -54,7 +54,7 @@ from typing import Any
 
 from mo_operator.kube.actor import Context
 from mo_operator.kube.errors import Conflict, NotFound
-from mo_operator.kube.objects import annotations_of, labels_of, meta_of, spec_of
+from mo_operator.kube.objects import annotations_of, labels_of, mapping_at, meta_of, spec_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, CNStore, WorkState, cn_labels_from_spec
 
@@ -160,7 +160,7 @@ def reclaim_patch(pod: Mapping[str, Any], spec: Mapping[str, Any], now: float) -
 def migration_source(spec: Mapping[str, Any]) -> str | None:
     """The pod a claim is moving away from (``spec.sourcePod.podName``), if it names
     one other than its ``podName``."""
-    source = (spec.get("sourcePod") or {}).get("podName")
+    source = mapping_at(spec, "sourcePod").get("podName")
     pod_name = spec.get("podName")
     return str(source) if source and pod_name and source != pod_name else None
 
@@ -379,7 +379,7 @@ class CNClaimActor:
         needs to learn of a store's new state (upstream waits a fixed 15 s)."""
         set_name = labels_of(target).get(labels.INSTANCE)
         cnset = self.env.caches.get(r.CNSETS, ctx.namespace, str(set_name)) if set_name else None
-        scaling = spec_of(cnset or {}).get("scalingConfig") or {}
+        scaling = mapping_at(cnset, "spec", "scalingConfig")
         return float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
 
     async def _load(self, pod: Mapping[str, Any]) -> Obj | None:

@@ -30,6 +30,7 @@ from mo_operator.kube.actor import Context
 from mo_operator.kube.objects import (
     annotations_of,
     labels_of,
+    mapping_at,
     meta_of,
     namespace_of,
     spec_of,
@@ -73,7 +74,7 @@ def instance_index(claim: Mapping[str, Any]) -> int | None:
 
 def claim_of(claimset: Mapping[str, Any], spec: Mapping[str, Any], index: int) -> Obj:
     """Claim ``<set>-<index>`` of ``claimset`` (with admitted ``spec``)."""
-    template = view(spec.get("template") or {})
+    template = view(mapping_at(spec, "template"))
     tmeta = template.meta
     meta = meta_of(claimset)
     claim_spec: Obj = copy.deepcopy(dict(template.spec))
@@ -107,7 +108,7 @@ class CNClaimSetActor:
     def _claims(self, claimset: Mapping[str, Any], spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """The set's claims: labelled with its name, matching its selector, owned by it."""
         name = name_of(claimset)
-        selector = spec.get("selector") or {"matchLabels": dict(labels_of(spec.get("template") or {}))}
+        selector = spec.get("selector") or {"matchLabels": dict(labels_of(mapping_at(spec, "template")))}
         matches = selector_from_dict(selector)
         found = self.env.caches.list(r.CNCLAIMS, namespace_of(claimset), {labels.CLAIMSET: name})
         return sorted(

@@ -43,7 +43,7 @@ from typing import Any
 from mo_operator.api.defaulting import default
 from mo_operator.kube.actor import Context
 from mo_operator.kube.errors import Conflict, NotFound
-from mo_operator.kube.objects import labels_of, meta_of, namespace_of, spec_of, view
+from mo_operator.kube.objects import condition_of, labels_of, mapping_at, meta_of, namespace_of, spec_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
@@ -153,7 +153,7 @@ class CNPoolActor:
             max_idle=int(scale["maxIdle"]),
             max_pods=scale.get("maxPods"),
             old_in_use=sum(in_use(p) for p in old_pods.values()),
-            current_replicas=int(spec_of(current or {}).get("replicas") or 0),
+            current_replicas=int(mapping_at(current, "spec").get("replicas") or 0),
         )
         plan = Writes(self.env.client)
         desired = self._cnset(obj, spec, set_spec, current_name, revision, size.replicas, current)
@@ -291,14 +291,14 @@ class CNPoolActor:
     ) -> None:
         counts = pool_counts(pods)
         summary = describe_counts(counts) + (f", {pending} claims waiting" if pending else "")
-        set_ready = view(current).condition("Ready") if current is not None else None
+        set_ready = condition_of(current, "Ready") or {}
         if capped and pending:
             max_pods = spec["strategy"]["scaleStrategy"].get("maxPods")
             ctx.set_condition("Ready", False, "MaxPodsReached", f"maxPods {max_pods} reached: {summary}")
         elif current is None:
             ctx.set_condition("Ready", False, "Creating", f"creating CNSet {ctx.name}-{revision}")
-        elif (set_ready or {}).get("status") != "True":
-            why = (set_ready or {}).get("message") or "its pods are starting"
+        elif set_ready.get("status") != "True":
+            why = set_ready.get("message") or "its pods are starting"
             ctx.set_condition("Ready", False, "PodsNotReady", f"CNSet {name_of(current)}: {why}")
         else:
             ctx.set_condition("Ready", True, "PoolReady", summary)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mo_operator.kube.controller import Request
-from mo_operator.kube.objects import labels_of, spec_of
+from mo_operator.kube.objects import labels_of, mapping_at, spec_of
 from mo_operator.matrixone import labels
 
 from ..common import resources as r
@@ -42,7 +42,7 @@ def _migrating_from(caches: Caches, namespace: str, pod: str) -> list[Request]:
     return [
         Request(namespace, name_of(c))
         for c in caches.list(r.CNCLAIMS, namespace)
-        if (spec_of(c).get("sourcePod") or {}).get("podName") == pod
+        if mapping_at(c, "spec", "sourcePod").get("podName") == pod
     ]
 
 

@@ -9,7 +9,11 @@ immutable hashed ConfigMap.
 
 Each round reads the set, its pods, HAKeeper and the clock once
 (``observed.py``), then goes through its steps: load, shared objects
-(config and Services), serving or pooling, report.
+(config and Services), serving or pooling, report (``report.py``). Of the
+component sets' skeleton (common/podset.py) it takes the log service, the
+config, the pod template's input, the sync of its shared objects and the
+collection of unused configs; it makes its pods itself, so its roll is read
+from them.
 
 MatrixOne's own state decides as much as the pods do. Each reconcile asks
 HAKeeper which CN stores are registered and in which work state, then:
@@ -47,33 +51,34 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.kube.selectors import selector_from_dict
+from mo_operator.kube.objects import is_deleting, labels_of, name_of, spec_of, uid_of
 from mo_operator.matrixone import labels, layout, names, ports
-from mo_operator.matrixone.admin import (
-    WorkState,
-)
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.config import config_map_data
 
 from ..common import pods as podutil
 from ..common import resources as r
 from ..common.admission import admitted
-from ..common.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
 from ..common.deps import LogService, Waiting, logset_ref, resolve
 from ..common.desired import stamped
 from ..common.env import Env
-from ..common.expansion import expand_claims
-from ..common.meta import is_deleting, name_of, set_labels
-from ..common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
-from ..common.prometheus import sync_metric_service
+from ..common.meta import set_labels
+from ..common.podset import (
+    collect_configs,
+    service_config,
+    sync_desired,
+    template_input,
+    wait_for_log_service,
+)
+from ..common.podtemplate import pod_template
 from ..common.services import client_service, headless_service
-from ..common.statefulsets import Rollout, stall
-from ..common.status import UP_TO_DATE, set_rollout_conditions
+from ..common.statefulsets import stall
 from ..common.writes import Writes
 from . import pods as cnpods
 from . import pooling
+from .claims import sync_cache_claims
 from .drain import drain_enabled, progress_drains, start_drain, undrain, with_drain_default
 from .observed import Desired, Observed
+from .report import Pooling, Serving, serving_rollout
 from .scaling import CNPod, decide, strategy_of
 from .stats import sync_stats
 from .stores import cordoned, hakeeper_state, store_of, sync_stores
@@ -99,27 +104,27 @@ class CNSetActor:
         seen, want = loaded
         self._services(seen, want)
         if pooling.is_pooling(seen.spec):
-            busy, recheck = await self._pool(seen, want)
+            outcome: Serving | Pooling = await self._pool(seen, want)
         else:
-            busy, recheck = await self._serve(seen, want)
+            outcome = await self._serve(seen, want)
+        outcome.report(seen, want.selector)
         settings = self.env.settings
-        ctx.requeue(settings.busy_poll_seconds if busy else settings.poll_seconds)
-        if recheck is not None:
-            ctx.requeue(recheck)
+        ctx.requeue(settings.busy_poll_seconds if outcome.busy else settings.poll_seconds)
+        if outcome.recheck is not None:
+            ctx.requeue(outcome.recheck)
         return seen.plan or None
 
     async def _load(self, ctx: Context) -> tuple[Observed, Desired] | None:
         """Read everything this round decides from, once: None while the log service is not there."""
         obj = ctx.obj
         spec = admitted("CNSet", obj)["spec"]
-        service = resolve(self.env.caches, obj, spec)
-        if isinstance(service, Waiting):
-            ctx.set_condition("Ready", False, service.reason, service.message)
+        service = wait_for_log_service(ctx, self.env, obj, spec)
+        if service is None:
             return None
         selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
         obj_labels = set_labels(COMPONENT, obj)
-        config = self._config_map(obj, with_drain_default(spec), service, obj_labels)
-        template = self._template(obj, spec, service, selector, obj_labels, config["metadata"]["name"])
+        config = service_config(obj, COMPONENT, with_drain_default(spec), service, obj_labels)
+        template = self._template(obj, spec, service, selector, obj_labels, name_of(config))
         want = Desired(obj, service, selector, obj_labels, config, template, cnpods.template_hash(template))
         pods = self.env.caches.list(r.PODS, ctx.namespace, selector)
         admin = self.env.admin.admin(service.discovery_address)
@@ -150,12 +155,11 @@ class CNSetActor:
             (r.SERVICES, stamped(headless)),
             (r.SERVICES, stamped(client)),
         ]
-        seen.plan.sync(self.env.caches, desired)
-        sync_metric_service(self.env.caches, obj, COMPONENT, seen.spec, seen.plan)
+        sync_desired(seen.ctx, self.env, COMPONENT, seen.spec, desired, seen.plan)
 
-    async def _serve(self, seen: Observed, want: Desired) -> tuple[bool, float | None]:
+    async def _serve(self, seen: Observed, want: Desired) -> Serving:
         """A serving set: pods toward ``replicas`` on the current template, drained
-        before they leave. Whether it is busy, and when to look again."""
+        before they leave."""
         plan, spec = seen.plan, seen.spec
         active = [p for p in seen.pods if not is_deleting(p) and cnpods.draining_since(p) is None]
         loads = await sync_stats(seen, self._stats_due, read_all=len(active) > seen.replicas)
@@ -166,27 +170,24 @@ class CNSetActor:
         )
         for index in decision.create:
             plan.create(self._new_pod(want, index), r.PODS)
-        self._cache_claims(seen, want)
-        self._grow_cache_claims(seen, want)
+        sync_cache_claims(self.env, seen, want)
         by_name = seen.by_name()
         for pod_name in decision.undrain:
             undrain(seen.ctx, seen.admin, by_name[pod_name], spec, plan)
         draining_now = self._retire(seen, decision.retire)
         drains_pending = await progress_drains(seen, decision.undrain)
         unsettled = sync_stores(seen, set(decision.retire) | draining_now)
-        if decision.create == () and not plan:
-            self._collect_configs(seen, want)
-        roll = self._rollout(seen, want.digest)
-        self._status(seen, roll, decision.waiting, pending=bool(plan))
+        self._collect_configs(seen, want, rolled=decision.create == ())
+        roll = serving_rollout(seen, want.digest, self.env.settings.rollout_stall_seconds)
         busy = bool(plan) or drains_pending or unsettled or not roll.complete
-        return busy, roll.recheck_after
+        return Serving(roll, decision.waiting, busy)
 
     @staticmethod
     def _member(pod: Mapping[str, Any], digest: str, loads: Mapping[str, int]) -> CNPod:
         return CNPod(
             name_of(pod),
             cnpods.index_of(pod),
-            (pod["metadata"].get("labels") or {}).get(cnpods.TEMPLATE_HASH) == digest,
+            labels_of(pod).get(cnpods.TEMPLATE_HASH) == digest,
             podutil.is_ready(pod),
             cnpods.draining_since(pod) is not None,
             is_deleting(pod),
@@ -206,16 +207,16 @@ class CNSetActor:
                 start_drain(seen.admin, victim, seen.now, seen.plan)
                 draining_now.add(pod_name)
             else:
-                seen.plan.delete(r.PODS, seen.ctx.namespace, pod_name, uid=victim["metadata"]["uid"])
+                seen.plan.delete(r.PODS, seen.ctx.namespace, pod_name, uid=uid_of(victim))
         return draining_now
 
-    def _collect_configs(self, seen: Observed, want: Desired) -> None:
-        """Delete the set's ConfigMaps no pod uses any more."""
-        base = names.config_map_base_name(COMPONENT, seen.ctx.name)
-        name = want.config["metadata"]["name"]
-        collect_unused(self.env.caches, want.obj, COMPONENT, base, seen.pods, [name], seen.plan)
+    def _collect_configs(self, seen: Observed, want: Desired, *, rolled: bool) -> None:
+        """Delete the set's ConfigMaps no pod uses any more, once no pod is left to
+        create (a pod made this round runs the current config, which is kept)."""
+        keep = [name_of(want.config)]
+        collect_configs(self.env, want.obj, COMPONENT, seen.pods, keep, seen.plan, rolled=rolled)
 
-    async def _pool(self, seen: Observed, want: Desired) -> tuple[bool, float | None]:
+    async def _pool(self, seen: Observed, want: Desired) -> Pooling:
         """``podManagementPolicy: Pooling`` (see ``pooling.py``): the set keeps the pods
         its pool asks for, moves them along their pool phases, and never rolls."""
         plan = seen.plan
@@ -225,62 +226,24 @@ class CNSetActor:
         by_name = seen.by_name()
         for index in decision.create:
             plan.create(pooling.as_pool_pod(self._new_pod(want, index)), r.PODS)
-        self._cache_claims(seen, want)
-        self._grow_cache_claims(seen, want)
+        sync_cache_claims(self.env, seen, want)
         for pod_name in decision.retire:
             pooling.retire(by_name[pod_name], plan)
         unsettled = await pooling.sync_pool_stores(seen, decision.retire)
         # After the phase moves: those carry the resourceVersion they were decided on.
         await sync_stats(seen, self._stats_due, read_all=False)
-        if decision.create == () and not plan:
-            self._collect_configs(seen, want)
+        self._collect_configs(seen, want, rolled=decision.create == ())
         starting = [
             p for p in seen.pods if not is_deleting(p) and pooling.phase_of(p) == labels.POOL_PHASE_UNKNOWN
         ]
         stalled, recheck = stall(starting, seen.now, self.env.settings.rollout_stall_seconds)
-        self._pooling_status(seen, want.selector, stalled)
-        return bool(plan) or unsettled, recheck
-
-    def _pooling_status(self, seen: Observed, selector: Mapping[str, str], stalled: str | None) -> None:
-        ctx, replicas = seen.ctx, seen.replicas
-        status = ctx.status
-        live = sorted((p for p in seen.pods if not is_deleting(p)), key=name_of)
-        stores = []
-        for pod in live:
-            store = store_of(seen.state, pod)
-            work = store.work_state if store is not None else None
-            phase = {WorkState.WORKING: "Up", WorkState.DRAINING: "Draining"}.get(work, "Unknown")  # type: ignore[arg-type]
-            stores.append({"uuid": cnpods.store_uuid(pod), "podName": name_of(pod), "state": phase})
-        self._common_status(seen, selector, live, stores)
-        status["readyReplicas"] = sum(1 for p in live if podutil.is_ready(p))
-        counts = pooling.pool_counts(live)
-        serving = len(live) - counts[labels.POOL_PHASE_TERMINATING]
-        if stalled:
-            ctx.set_condition("Ready", False, "RolloutStalled", stalled)
-        elif seen.state is None and live:
-            ctx.set_condition("Ready", False, "HAKeeperUnavailable", "HAKeeper does not answer")
-        elif serving < replicas or counts[labels.POOL_PHASE_UNKNOWN]:
-            registered = serving - counts[labels.POOL_PHASE_UNKNOWN]
-            ctx.set_condition(
-                "Ready",
-                False,
-                "CNsNotReady",
-                f"{registered}/{replicas} CNs registered; {pooling.describe_counts(counts)}",
-            )
-        else:
-            ctx.set_condition("Ready", True, "AllCNsReady", pooling.describe_counts(counts))
-        ctx.set_condition(
-            UP_TO_DATE,
-            True,
-            "Pooling",
-            "a pooling set never rolls its pods: its pool starts a new set for a new template",
-        )
+        return Pooling(stalled, recheck, bool(plan) or unsettled)
 
     async def finalize(self, ctx: Context) -> bool:
         """With ``terminationPolicy: Drain``, every CN is drained before the set
         goes (its pods then go by owner reference, and each pod's finalizer
         removes its store from HAKeeper)."""
-        spec = ctx.obj.get("spec") or {}
+        spec = spec_of(ctx.obj)
         if spec.get("terminationPolicy") != "Drain":
             return True
         namespace, name = ctx.namespace, ctx.name
@@ -311,27 +274,8 @@ class CNSetActor:
         return False
 
     # ---------------------------------------------------------------- desired
-    def _config_map(
-        self,
-        obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
-        service: LogService,
-        obj_labels: Mapping[str, str],
-    ) -> Obj:
-        namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
-        with invalid_config_is_terminal():
-            data = config_map_data(
-                COMPONENT,
-                name=name,
-                namespace=namespace,
-                spec=spec,
-                shared_storage=service.shared_storage,
-                hakeeper=service.endpoint,
-            )
-        return hashed_config_map(obj, names.config_map_base_name(COMPONENT, name), obj_labels, data)
-
+    @staticmethod
     def _template(
-        self,
         obj: Mapping[str, Any],
         spec: Mapping[str, Any],
         service: LogService,
@@ -339,24 +283,22 @@ class CNSetActor:
         obj_labels: Mapping[str, str],
         config_map: str,
     ) -> Obj:
-        namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
-        cache = spec.get("cacheVolume")
+        """The CN pod template: gated on its store's readiness, with the Python UDF
+        sidecar when the spec asks for one."""
         template = pod_template(
-            PodTemplateInput(
-                component=COMPONENT,
-                set_name=name,
-                namespace=namespace,
-                spec=spec,
-                image=str(spec.get("image") or ""),
+            template_input(
+                obj,
+                COMPONENT,
+                spec,
                 config_map=config_map,
-                selector_labels=selector,
+                selector=selector,
                 shared_storage=service.shared_storage,
-                extra_labels=obj_labels,
-                extra_mounts=[{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}] if cache else (),
+                obj_labels=obj_labels,
+                extra_mounts=[{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}]
+                if spec.get("cacheVolume")
+                else (),
                 readiness_gates=(labels.CN_STORE_READINESS,),
-                headless_service=names.headless_service_name(COMPONENT, name),
-                image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
-                restart_at=restart_stamp(obj),
+                headless_service=names.headless_service_name(COMPONENT, name_of(obj)),
             )
         )
         sidecar = python_udf_sidecar(spec)
@@ -368,7 +310,7 @@ class CNSetActor:
     def _new_pod(want: Desired, index: int) -> Obj:
         """CN pod ``index`` of the set, on the current template."""
         ref = logset_ref(want.obj)
-        spec = want.obj["spec"]
+        spec = spec_of(want.obj)
         return cnpods.cn_pod(
             want.obj,
             want.template,
@@ -379,103 +321,3 @@ class CNSetActor:
             cn_labels=cnpods.cn_labels_json(spec),
             cache_volume=bool(spec.get("cacheVolume")),
         )
-
-    def _cache_claims(self, seen: Observed, want: Desired) -> None:
-        """A cache volume claim for each pod that mounts one and has none yet
-        (made after the pod, since it is owned by the pod)."""
-        spec = seen.spec
-        volume = spec.get("cacheVolume")
-        if not volume:
-            return
-        volume = {
-            **volume,
-            "size": canonical_resources({"requests": {"storage": volume["size"]}})["requests"]["storage"],
-        }
-        for pod in seen.pods:
-            if is_deleting(pod):
-                continue
-            claim_name = cnpods.cache_claim_name(name_of(pod))
-            mounts = any(
-                (v.get("persistentVolumeClaim") or {}).get("claimName") == claim_name
-                for v in (pod.get("spec") or {}).get("volumes") or ()
-            )
-            if mounts and self.env.caches.get(r.PVCS, pod["metadata"]["namespace"], claim_name) is None:
-                claim = cnpods.cache_claim(
-                    want.obj, pod, volume, want.obj_labels, reuse=bool(spec.get("reusePVC"))
-                )
-                seen.plan.create(claim, r.PVCS)
-
-    def _grow_cache_claims(self, seen: Observed, want: Desired) -> None:
-        """Grow the existing cache volume claims to ``cacheVolume.size`` (new pods get
-        claims of that size anyway)."""
-        volume = seen.spec.get("cacheVolume")
-        if not volume:
-            return
-        prefix = f"{layout.DATA_VOLUME}-"
-        claims = [
-            c
-            for c in self.env.caches.list(r.PVCS, seen.ctx.namespace, want.selector)
-            if name_of(c).startswith(prefix)
-        ]
-        expand_claims(seen.ctx, self.env, str(volume["size"]), claims, seen.plan)
-
-    # ---------------------------------------------------------------- status
-    def _rollout(self, seen: Observed, digest: str) -> Rollout:
-        replicas = seen.replicas
-        live = [p for p in seen.pods if not is_deleting(p)]
-        current = [p for p in live if (p["metadata"].get("labels") or {}).get(cnpods.TEMPLATE_HASH) == digest]
-        ready = sum(1 for p in live if podutil.is_ready(p) and cnpods.draining_since(p) is None)
-        updated = sum(1 for p in current if cnpods.draining_since(p) is None)
-        complete = len(live) == replicas == updated and all(
-            podutil.is_ready(p) or cordoned(p) for p in current
-        )
-        # draining and cordoned pods are not ready on purpose
-        serving = [p for p in live if cnpods.draining_since(p) is None and not cordoned(p)]
-        stalled, recheck = stall(serving, seen.now, self.env.settings.rollout_stall_seconds)
-        return Rollout(replicas, min(ready, replicas), min(updated, replicas), complete, stalled, recheck)
-
-    def _status(self, seen: Observed, roll: Rollout, waiting: str | None, *, pending: bool) -> None:
-        ctx, replicas = seen.ctx, seen.replicas
-        live = sorted((p for p in seen.pods if not is_deleting(p)), key=name_of)
-        stores = []
-        for pod in live:
-            store = store_of(seen.state, pod)
-            if cnpods.draining_since(pod) is not None or cordoned(pod):
-                phase = "Draining"
-            elif store is not None and store.work_state is WorkState.WORKING:
-                phase = "Up"
-            else:
-                phase = "Unknown"
-            stores.append({"uuid": cnpods.store_uuid(pod), "podName": name_of(pod), "state": phase})
-        self._common_status(
-            seen, labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace), live, stores
-        )
-        ctx.status["readyReplicas"] = roll.ready
-        fenced = [name_of(p) for p in live if cordoned(p)]
-        if fenced:
-            waiting = "; ".join(filter(None, [waiting, f"cordoned: {', '.join(fenced)}"]))
-        if roll.stalled:
-            ctx.set_condition("Ready", roll.ready >= replicas > 0, "RolloutStalled", roll.stalled)
-        elif seen.state is None and live:
-            ctx.set_condition("Ready", False, "HAKeeperUnavailable", "HAKeeper does not answer")
-        elif roll.ready < replicas:
-            ctx.set_condition(
-                "Ready",
-                False,
-                "CNsNotReady",
-                f"{roll.ready}/{replicas} CNs ready" + (f"; {waiting}" if waiting else ""),
-            )
-        else:
-            ctx.set_condition("Ready", True, "AllCNsReady", f"{replicas} CNs registered and Working")
-        set_rollout_conditions(ctx, roll, pending=pending)
-
-    @staticmethod
-    def _common_status(
-        seen: Observed, selector: Mapping[str, str], live: Sequence[Mapping[str, Any]], stores: list[Obj]
-    ) -> None:
-        status = seen.ctx.status
-        status["stores"] = stores
-        status["replicas"] = len(live)
-        status["labelSelector"] = str(selector_from_dict({"matchLabels": selector}))
-        status["host"] = names.service_host(COMPONENT, seen.ctx.name, seen.ctx.namespace)
-        status["port"] = ports.CN_SQL

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.actor import Context
+from mo_operator.kube.objects import annotations_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, MOAdmin, StoreNotFound
 from mo_operator.matrixone.version import MOFeature, has_feature, parse_version, version_of
@@ -35,14 +36,14 @@ from . import pods as cnpods
 
 def migrates_locks(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
     """Whether the MatrixOne this pod runs moves lock tables before a CN stops."""
-    annotated = (pod["metadata"].get("annotations") or {}).get(labels.SEMANTIC_VERSION)
+    annotated = annotations_of(pod).get(labels.SEMANTIC_VERSION)
     version = parse_version(str(annotated)) if annotated else version_of(spec)
     return has_feature(version, MOFeature.LOCK_MIGRATION)
 
 
 def marked(pod: Mapping[str, Any]) -> bool:
     """The TN lock service was told this CN restarts."""
-    return labels.LOCK_RESTART in (pod["metadata"].get("annotations") or {})
+    return labels.LOCK_RESTART in annotations_of(pod)
 
 
 async def locks_moved(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], plan: Writes) -> bool:

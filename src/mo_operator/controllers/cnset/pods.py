@@ -19,6 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.kube.objects import annotations_of, labels_of
 from mo_operator.matrixone import identity, labels, layout, names
 from mo_operator.matrixone.component import Component
 
@@ -120,8 +121,8 @@ def index_of(pod: Mapping[str, Any]) -> int:
 
 
 def store_uuid(pod: Mapping[str, Any]) -> str:
-    return str((pod["metadata"].get("labels") or {}).get(labels.CN_UUID) or "")
+    return str(labels_of(pod).get(labels.CN_UUID) or "")
 
 
 def draining_since(pod: Mapping[str, Any]) -> str | None:
-    return (pod["metadata"].get("annotations") or {}).get(labels.STORE_DRAINING_START)
+    return annotations_of(pod).get(labels.STORE_DRAINING_START)

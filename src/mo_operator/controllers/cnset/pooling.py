@@ -47,6 +47,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.kube.objects import annotations_of, labels_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, StoreNotFound, WorkState
 from mo_operator.matrixone.names import free_ordinals
@@ -82,7 +83,7 @@ def is_pooling(spec: Mapping[str, Any]) -> bool:
 
 def phase_of(pod: Mapping[str, Any]) -> str:
     """The pool phase of a pod; a missing or unknown value reads as Unknown."""
-    value = ((pod.get("metadata") or {}).get("labels") or {}).get(labels.POOL_PHASE)
+    value = labels_of(pod).get(labels.POOL_PHASE)
     return str(value) if value in PHASES else labels.POOL_PHASE_UNKNOWN
 
 
@@ -259,8 +260,7 @@ async def _reclaim_drained(
     """Finish the drain of a reclaimed pod if it is over; True when it is. A pod
     that leaves (rather than returning Idle) first has its lock tables moved."""
     ctx, admin, now, plan = seen.ctx, seen.admin, seen.now, seen.plan
-    meta = pod["metadata"]
-    started = podutil.parse_time((meta.get("annotations") or {}).get(labels.RECLAIMED_AT))
+    started = podutil.parse_time(annotations_of(pod).get(labels.RECLAIMED_AT))
     elapsed = now - started if started is not None else None
     if elapsed is not None and elapsed >= timeout:
         ctx.event(
@@ -285,8 +285,8 @@ async def _reclaim_drained(
             if not load.idle:
                 return False
     leave = (
-        labels.DELETE_ON_RECLAIM in (meta.get("annotations") or {})
-        or labels.POD_OUTDATED in (meta.get("labels") or {})
+        labels.DELETE_ON_RECLAIM in annotations_of(pod)
+        or labels.POD_OUTDATED in labels_of(pod)
         or unregistered
     )
     if (

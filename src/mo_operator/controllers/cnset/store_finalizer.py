@@ -30,6 +30,7 @@ from typing import Any
 from mo_operator.kube.controller import Request, Result
 from mo_operator.kube.errors import ApiError
 from mo_operator.kube.events import EventRecorder
+from mo_operator.kube.objects import spec_of
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import AdminError, StoreNotFound
 
@@ -94,7 +95,7 @@ class CNStoreFinalizer:
         return overdue > self.give_up_seconds or (overdue >= 0 and await self._node_gone(pod))
 
     async def _node_gone(self, pod: Mapping[str, Any]) -> bool:
-        node = (pod.get("spec") or {}).get("nodeName")
+        node = spec_of(pod).get("nodeName")
         if not node:
             return False
         try:

@@ -8,14 +8,15 @@ of MatrixOne pods, in steps.
    the shared pieces ``service_config`` (its immutable ConfigMap, rendered
    against the log service; ``hashed_config`` for another renderer) and
    ``template_input`` (what its pod template is built from);
-4. sync them and read the roll (``sync_workload``): server-side apply of what
-   differs, the metric Service, the workload's roll from it and its pods, and
-   for a StatefulSet its volume growth and the forced rollback of pods stuck
-   on an outdated revision;
+4. sync them (``sync_desired``: server-side apply of what differs and the
+   metric Service) and read the roll (``sync_workload``: the workload's roll
+   from it and its pods, and for a StatefulSet its volume growth and the
+   forced rollback of pods stuck on an outdated revision);
 5. delete the hashed ConfigMaps no pod needs once the roll is complete and
    nothing else is planned (``collect_configs``);
 6. report: the kind's own status fields (``PodSetActor.report``), then
-   ``Ready`` and ``UpToDate`` in the kind's words (``Readiness``).
+   ``Ready`` and ``UpToDate`` in the kind's words (``Readiness``,
+   ``report_rollout``).
 
 As CloudNativePG composes its controllers from reusable sub-reconcilers, each
 step is a function a controller can call alone, and ``PodSetActor`` runs them
@@ -23,17 +24,21 @@ in order for a set that needs nothing else (TN, proxy): such a kind names its
 ``component``, ``readiness`` and ``workload`` (``STATEFUL`` or
 ``STATELESS``) and writes ``desired``.
 
-A set with more to do calls the steps it shares from its own ``observe``:
+A set with more to do calls the steps from its own ``observe``:
 
-- the LogSet records its HAKeeper bootstrap decision before step 3 and holds
-  its S3 path (BucketClaim) before step 4; it runs steps 3 to 5 as they are
-  (``hashed_config`` takes the log service's own renderer as ``data``, its
-  bootstrap and gossip ConfigMaps stay its own) and reports HAKeeper's view
-  and failover instead of ``report_rollout``;
-- the CNSet makes its pods itself (no workload), so of step 4 it keeps only
-  the metric Service; it uses steps 2, 3 (``service_config``,
-  ``template_input`` with its readiness gate) and 5 with ``rolled`` meaning
-  "no pod left to create", and reports its stores and drains itself.
+- the LogSet (logset/actor.py) records its HAKeeper bootstrap decision before
+  step 2 (it is the log service, so it waits for none) and holds its S3 path
+  (BucketClaim) before step 4; its ``desired`` builds on ``hashed_config``
+  (with the log service's own renderer) and ``template_input``, beside its own
+  bootstrap and gossip ConfigMaps; it runs steps 4 and 5 as they are, and
+  reports with ``waiting`` until HAKeeper bootstraps and ``unavailable`` while
+  it does not answer, then judges failover;
+- the CNSet (cnset/actor.py) makes its pods itself (no workload): it uses
+  steps 2, 3 (``service_config``, ``template_input`` with its readiness
+  gate), ``sync_desired`` for its ConfigMap and Services, and 5 with
+  ``rolled`` meaning "no pod left to create"; it reads its roll from its
+  pods and template hash and reports it with ``report_rollout`` beside its
+  stores (a pooling set, which never rolls, words its own conditions).
 """
 
 from __future__ import annotations
@@ -180,6 +185,21 @@ def template_input(
     )
 
 
+def sync_desired(
+    ctx: Context,
+    env: Env,
+    component: Component,
+    spec: Mapping[str, Any],
+    desired: Sequence[tuple[Resource, Obj]],
+    plan: Writes,
+    sync: Callable[[Context, Env, Sequence[tuple[Resource, Obj]], Writes], None] = _sync_plain,
+) -> None:
+    """Plan the writes that make the cluster hold ``desired`` (through ``sync``, a
+    workload's own when it has one) and the metric Service the spec asks for."""
+    sync(ctx, env, desired, plan)
+    sync_metric_service(env.caches, ctx.obj, component, spec, plan)
+
+
 def sync_workload(
     ctx: Context,
     env: Env,
@@ -189,11 +209,10 @@ def sync_workload(
     desired: Sequence[tuple[Resource, Obj]],
     plan: Writes,
 ) -> tuple[list[Mapping[str, Any]], Rollout]:
-    """Plan the writes that make the cluster hold ``desired`` (and the metric Service
-    the spec asks for); the set's pods and how far its roll got, from the cache."""
+    """``sync_desired`` for a set run by a workload; the set's pods and how far its
+    roll got, from the cache."""
     namespace, name = ctx.namespace, ctx.name
-    workload.sync(ctx, env, desired, plan)
-    sync_metric_service(env.caches, ctx.obj, component, spec, plan)
+    sync_desired(ctx, env, component, spec, desired, plan, workload.sync)
     pods = env.caches.list(r.PODS, namespace, labels.sub_resource_labels(component, name, namespace))
     cached = env.caches.get(workload.resource, namespace, names.workload_name(component, name))
     roll = workload.rollout(cached, pods, now=env.clock(), stall_seconds=env.settings.rollout_stall_seconds)

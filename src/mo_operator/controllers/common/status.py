@@ -62,24 +62,51 @@ class Readiness:
     """How a set words its ``Ready`` condition: the reasons and what its members are."""
 
     members: str
+    """What is counted, as in "2/3 TN stores registered in HAKeeper"."""
     not_ready: str
     all_ready: str
+    all_members: str = ""
+    """How the members read once all are ready, when that says more than ``members``."""
+    serves_while_stalled: bool = False
+    """A stalled roll leaves ``Ready`` True while every replica still serves: a set whose
+    roll adds a pod before it retires one (CN) loses no capacity to a broken new pod,
+    and ``UpToDate`` still reports the stall."""
 
 
 def report_rollout(
-    ctx: Context, roll: Rollout, replicas: int, readiness: Readiness, *, pending: bool
+    ctx: Context,
+    roll: Rollout,
+    replicas: int,
+    readiness: Readiness,
+    *,
+    pending: bool,
+    waiting: tuple[str, str] | None = None,
+    unavailable: str | None = None,
+    detail: str | None = None,
 ) -> None:
     """``Ready`` and ``UpToDate`` from the roll, and a recheck when a stall could begin.
 
-    A stalled roll reports not Ready even while enough old pods serve: a
-    human must look, and the cluster must not roll the next component.
+    ``waiting`` (reason, message) says what the set waits for before its roll means
+    anything; ``unavailable`` why its members cannot be counted (HAKeeper does not
+    answer); ``detail`` what holds the members that are not ready.
+
+    A stalled roll reports not Ready even while enough old pods serve (unless the
+    kind ``serves_while_stalled``): a human must look, and the cluster must not roll
+    the next component.
     """
-    if roll.stalled:
-        ctx.set_condition("Ready", False, "RolloutStalled", roll.stalled)
+    if waiting is not None:
+        ctx.set_condition("Ready", False, *waiting)
+    elif roll.stalled:
+        serving = readiness.serves_while_stalled and roll.ready >= replicas > 0
+        ctx.set_condition("Ready", serving, "RolloutStalled", roll.stalled)
+    elif unavailable is not None:
+        ctx.set_condition("Ready", False, "HAKeeperUnavailable", unavailable)
     elif roll.ready < replicas:
-        ctx.set_condition("Ready", False, readiness.not_ready, f"{roll.ready}/{replicas} {readiness.members}")
+        counted = f"{roll.ready}/{replicas} {readiness.members}"
+        ctx.set_condition("Ready", False, readiness.not_ready, f"{counted}; {detail}" if detail else counted)
     else:
-        ctx.set_condition("Ready", True, readiness.all_ready, f"{replicas} {readiness.members}")
+        all_ready = f"{replicas} {readiness.all_members or readiness.members}"
+        ctx.set_condition("Ready", True, readiness.all_ready, all_ready)
     set_rollout_conditions(ctx, roll, pending=pending)
     if roll.recheck_after is not None:
         ctx.requeue(roll.recheck_after)

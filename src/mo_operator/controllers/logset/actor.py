@@ -7,25 +7,30 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.kube.objects import spec_of, status_of
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.admin import AdminError, HAKeeperState
 
 from ..common import bucketclaims
 from ..common import resources as r
 from ..common.admission import admitted
-from ..common.configmaps import collect_unused
 from ..common.env import Env
-from ..common.expansion import sync_stateful
 from ..common.meta import name_of
-from ..common.prometheus import sync_metric_service
-from ..common.statefulsets import Rollout, force_rollback, rollout
-from ..common.status import set_rollout_conditions, store_status
+from ..common.podset import STATEFUL, Desired, collect_configs, sync_workload
+from ..common.statefulsets import Rollout
+from ..common.status import Readiness, report_rollout, store_status
 from ..common.writes import Writes
 from .bootstrap import bootstrap_members
 from .desired import COMPONENT, desired
 from .repair import failover
 
 Obj = dict[str, Any]
+READINESS = Readiness(
+    members="log stores ready",
+    not_ready="StoresNotReady",
+    all_ready="AllStoresReady",
+    all_members="log stores ready, HAKeeper running",
+)
 
 
 class LogSetActor:
@@ -41,20 +46,13 @@ class LogSetActor:
         members = bootstrap_members(obj, spec, plan)
         if members is None:
             return plan  # record the decision first; the update brings us back
-        namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
-        selector = labels.sub_resource_labels(COMPONENT, name, namespace)
+        selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
         wanted = desired(obj, spec, members, selector)
         if not self._holds_path(ctx, obj, spec, wanted, plan):
             return plan or None  # nothing runs before the LogSet holds its S3 path
-        sync_stateful(ctx, self.env, wanted, plan)
-        sync_metric_service(self.env.caches, obj, COMPONENT, spec, plan)
-        pods = self.env.caches.list(r.PODS, namespace, selector)
-        sts = self.env.caches.get(r.STATEFULSETS, namespace, names.workload_name(COMPONENT, name))
-        roll = rollout(sts, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
-        force_rollback(ctx, roll, plan)
-        if roll.complete and not plan:
-            base = names.config_map_base_name(COMPONENT, name)
-            collect_unused(self.env.caches, obj, COMPONENT, base, pods, [name_of(d) for _, d in wanted], plan)
+        pods, roll = sync_workload(ctx, self.env, STATEFUL, COMPONENT, spec, wanted, plan)
+        keep = [name_of(d) for _, d in wanted]
+        collect_configs(self.env, obj, COMPONENT, pods, keep, plan, rolled=roll.complete)
         state = await self._hakeeper(ctx, roll)
         self._status(ctx, spec, roll, pods, state, pending=bool(plan))
         if ctx.status.get("discovery") and not plan:
@@ -67,7 +65,7 @@ class LogSetActor:
         deletes the data once the cluster's pods are gone). Owned objects go by owner
         reference; the volumes follow the StatefulSet's retention policy
         (``pvcRetentionPolicy``)."""
-        spec = ctx.obj.get("spec") or {}
+        spec = spec_of(ctx.obj)
         s3 = bucketclaims.s3_of(spec)
         if s3 is None:
             return True
@@ -97,7 +95,7 @@ class LogSetActor:
         ctx: Context,
         obj: Mapping[str, Any],
         spec: Mapping[str, Any],
-        desired: list[tuple[Any, Obj]],
+        desired: Desired,
         plan: Writes,
     ) -> bool:
         """Claim the S3 path (BucketClaim) and keep the claim in step; True once the
@@ -152,47 +150,30 @@ class LogSetActor:
         pending: bool,
     ) -> None:
         status = ctx.status
-        namespace, name = ctx.namespace, ctx.name
-        bootstrapped = state is not None and state.bootstrapped
-        if bootstrapped:
+        if state is not None and state.bootstrapped:
             status["discovery"] = {
-                "address": names.discovery_host(name, namespace),
+                "address": names.discovery_host(ctx.name, ctx.namespace),
                 "port": ports.LOG_SERVICE,
             }
         store_status(status, pods, self.env.clock())
         replicas = int(spec["replicas"])
-        if not status.get("discovery"):
-            ctx.set_condition(
-                "Ready",
-                False,
-                "Bootstrapping",
-                f"waiting for HAKeeper to bootstrap ({roll.ready}/{replicas} log stores ready)",
-            )
-            ctx.requeue(self.env.settings.busy_poll_seconds)
-        elif roll.stalled:
-            ctx.set_condition("Ready", False, "RolloutStalled", roll.stalled)
-        elif state is None and replicas > 0:
-            ctx.set_condition(
-                "Ready",
-                False,
-                "HAKeeperUnavailable",
-                f"HAKeeper does not answer ({roll.ready}/{replicas} log stores ready)",
-            )
-            ctx.requeue(self.env.settings.busy_poll_seconds)
-        elif roll.ready < replicas:
-            ctx.set_condition("Ready", False, "StoresNotReady", f"{roll.ready}/{replicas} log stores ready")
-        else:
-            ctx.set_condition(
-                "Ready", True, "AllStoresReady", f"{replicas} log stores ready, HAKeeper running"
-            )
-        set_rollout_conditions(ctx, roll, pending=pending)
+        counted = f"{roll.ready}/{replicas} log stores ready"
+        waiting = (
+            None
+            if status.get("discovery")
+            else ("Bootstrapping", f"waiting for HAKeeper to bootstrap ({counted})")
+        )
+        unavailable = f"HAKeeper does not answer ({counted})" if state is None and replicas > 0 else None
+        report_rollout(
+            ctx, roll, replicas, READINESS, pending=pending, waiting=waiting, unavailable=unavailable
+        )
+        if waiting is not None or (unavailable is not None and not roll.stalled):
+            ctx.requeue(self.env.settings.busy_poll_seconds)  # HAKeeper may answer any moment
         ctx.requeue(self.env.settings.poll_seconds)
-        if roll.recheck_after is not None:
-            ctx.requeue(roll.recheck_after)
 
 
 def _wrote(logset: Mapping[str, Any]) -> bool:
     """MatrixOne data is on the LogSet's path: its HAKeeper bootstrapped (it published its
     discovery address), or the path was restored from a backup before it started."""
-    restored = ((logset.get("spec") or {}).get("initialConfig") or {}).get("restoreFrom")
-    return bool((logset.get("status") or {}).get("discovery") or restored)
+    restored = (spec_of(logset).get("initialConfig") or {}).get("restoreFrom")
+    return bool(status_of(logset).get("discovery") or restored)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.actor import TerminalError
+from mo_operator.kube.objects import annotations_of, name_of, namespace_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.bootstrap import (
     BootstrapError,
@@ -36,7 +37,7 @@ def bootstrap_members(
     obj: Mapping[str, Any], spec: Mapping[str, Any], plan: Writes
 ) -> tuple[BootstrapReplica, ...] | None:
     """The recorded bootstrap decision; None (and the write that records it) on first sight."""
-    recorded = (obj["metadata"].get("annotations") or {}).get(labels.LOGSET_BOOTSTRAP)
+    recorded = annotations_of(obj).get(labels.LOGSET_BOOTSTRAP)
     if recorded is not None:
         try:
             return decode_annotation(recorded)
@@ -48,8 +49,8 @@ def bootstrap_members(
         raise TerminalError("InvalidSpec", f"spec.initialConfig.logShardReplicas: {e}") from e
     plan.patch(
         r.LOGSETS,
-        obj["metadata"].get("namespace") or "",
-        obj["metadata"]["name"],
+        namespace_of(obj),
+        name_of(obj),
         {
             "metadata": {
                 "annotations": {labels.LOGSET_BOOTSTRAP: encode_annotation(members)},

@@ -13,10 +13,10 @@ from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import log as log_config
 
 from ..common import resources as r
-from ..common.configmaps import hashed_config_map, invalid_config_is_terminal
 from ..common.desired import stamped
-from ..common.meta import child_metadata, set_labels
-from ..common.podtemplate import PodTemplateInput, canonical_resources, pod_template, restart_stamp
+from ..common.meta import child_metadata, name_of, namespace_of, set_labels
+from ..common.podset import Desired, hashed_config, template_input
+from ..common.podtemplate import canonical_resources, pod_template
 from ..common.services import discovery_service, headless_service
 from ..common.statefulsets import statefulset, volume_claim_template
 
@@ -31,12 +31,17 @@ def desired(
     spec: Mapping[str, Any],
     members: Sequence[BootstrapReplica],
     selector: Mapping[str, str],
-) -> list[tuple[Any, Obj]]:
-    namespace, name = obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
+) -> Desired:
+    """The LogSet's objects, stamped, in the order they are written: ConfigMaps,
+    Services, then the StatefulSet that mounts them."""
+    namespace, name = namespace_of(obj), name_of(obj)
     obj_labels = set_labels(COMPONENT, obj)
-    with invalid_config_is_terminal():
-        data = log_config.config_map_data(name=name, namespace=namespace, spec=spec)
-    config = hashed_config_map(obj, names.config_map_base_name(COMPONENT, name), obj_labels, data)
+    config = hashed_config(
+        obj,
+        COMPONENT,
+        obj_labels,
+        lambda: log_config.config_map_data(name=name, namespace=namespace, spec=spec),
+    )
     bootstrap = config_map(
         obj,
         names.log_bootstrap_config_map_name(name),
@@ -52,19 +57,17 @@ def desired(
     )
     headless = names.headless_service_name(COMPONENT, name)
     template = pod_template(
-        PodTemplateInput(
-            component=COMPONENT,
-            set_name=name,
-            namespace=namespace,
-            spec=spec,
-            image=str(spec.get("image") or ""),
-            config_map=config["metadata"]["name"],
-            selector_labels=selector,
+        template_input(
+            obj,
+            COMPONENT,
+            spec,
+            config_map=name_of(config),
+            selector=selector,
             shared_storage=spec.get("sharedStorage"),
-            extra_labels=obj_labels,
+            obj_labels=obj_labels,
             extra_volumes=[
-                {"name": layout.BOOTSTRAP_VOLUME, "configMap": {"name": bootstrap["metadata"]["name"]}},
-                {"name": layout.GOSSIP_VOLUME, "configMap": {"name": gossip["metadata"]["name"]}},
+                {"name": layout.BOOTSTRAP_VOLUME, "configMap": {"name": name_of(bootstrap)}},
+                {"name": layout.GOSSIP_VOLUME, "configMap": {"name": name_of(gossip)}},
             ],
             extra_mounts=[
                 {"name": layout.BOOTSTRAP_VOLUME, "mountPath": layout.BOOTSTRAP_PATH},
@@ -72,8 +75,6 @@ def desired(
                 {"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH},
             ],
             headless_service=headless,
-            image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
-            restart_at=restart_stamp(obj),
         )
     )
     workload = statefulset(

@@ -9,13 +9,14 @@ from typing import Any
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.actor import Context
 from mo_operator.kube.errors import ApiError
+from mo_operator.kube.objects import labels_of
 from mo_operator.matrixone import identity, labels, names
 from mo_operator.matrixone.admin import HAKeeperState
 
 from ..common import pods as podutil
 from ..common import resources as r
 from ..common.env import Env
-from ..common.meta import name_of
+from ..common.meta import name_of, uid_of
 from ..common.writes import Writes
 from .bootstrap import log_shard_replicas
 from .failover import CONDITION, Decision, Policy, Store, decide
@@ -76,18 +77,14 @@ async def store_facts(
             continue
         since = podutil.not_ready_since(pod)
         store_down = identity.log_store_uuid(ordinal) in down
-        orphaned = (pod["metadata"].get("labels") or {}).get(
-            labels.ACTION_REQUIRED
-        ) == labels.ACTION_REQUIRED_VALUE
+        orphaned = labels_of(pod).get(labels.ACTION_REQUIRED) == labels.ACTION_REQUIRED_VALUE
         lost = since is not None and store_down and now - since >= timeout
         stranded = (
             await stranded_claims(pod, lambda c: env.caches.get(r.PVCS, namespace, c), lookup)
             if lost or (orphaned and since is not None)
             else ()
         )
-        stores.append(
-            Store(name_of(pod), str(pod["metadata"].get("uid") or ""), since, store_down, orphaned, stranded)
-        )
+        stores.append(Store(name_of(pod), uid_of(pod), since, store_down, orphaned, stranded))
     return stores
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from mo_operator.kube.objects import annotations_of, is_deleting, spec_of, uid_of
 from mo_operator.kube.resource import Resource
 
 from ..common.resources import NODES, PERSISTENT_VOLUMES
@@ -38,7 +39,7 @@ ClaimOf = Callable[[str], Mapping[str, Any] | None]
 
 
 def claim_names(pod: Mapping[str, Any]) -> list[str]:
-    volumes = (pod.get("spec") or {}).get("volumes") or []
+    volumes = spec_of(pod).get("volumes") or []
     return [
         str(v["persistentVolumeClaim"]["claimName"])
         for v in volumes
@@ -51,24 +52,24 @@ async def stranded_claims(pod: Mapping[str, Any], claim_of: ClaimOf, lookup: Loo
     found: list[Claim] = []
     for name in claim_names(pod):
         claim = claim_of(name)
-        if claim is None or (claim.get("metadata") or {}).get("deletionTimestamp"):
+        if claim is None or is_deleting(claim):
             continue
         try:
             node = await _pinned_to_gone_node(claim, lookup)
         except LookupFailed:
             continue  # unknown is not gone: a volume is never deleted on a guess
         if node is not None:
-            found.append(Claim(name, str(claim["metadata"].get("uid") or ""), node))
+            found.append(Claim(name, uid_of(claim), node))
     return tuple(found)
 
 
 async def _pinned_to_gone_node(claim: Mapping[str, Any], lookup: Lookup) -> str | None:
-    volume = str((claim.get("spec") or {}).get("volumeName") or "")
+    volume = str(spec_of(claim).get("volumeName") or "")
     if volume:
         pv = await lookup(PERSISTENT_VOLUMES, volume)
         nodes = pinned_nodes(pv) if pv is not None else ()
     else:
-        selected = ((claim.get("metadata") or {}).get("annotations") or {}).get(SELECTED_NODE)
+        selected = annotations_of(claim).get(SELECTED_NODE)
         nodes = (str(selected),) if selected else ()
     if not nodes:
         return None
@@ -81,9 +82,8 @@ async def _pinned_to_gone_node(claim: Mapping[str, Any], lookup: Lookup) -> str 
 def pinned_nodes(pv: Mapping[str, Any]) -> tuple[str, ...]:
     """The nodes a volume may be used on, when its node affinity names them by hostname
     in every term (terms are alternatives); empty when it may be used elsewhere too."""
-    required = (((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {}).get(
-        "nodeSelectorTerms"
-    ) or []
+    affinity = spec_of(pv).get("nodeAffinity") or {}
+    required = (affinity.get("required") or {}).get("nodeSelectorTerms") or []
     nodes: list[str] = []
     for term in required:
         names = [

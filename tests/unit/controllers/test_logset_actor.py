@@ -1,0 +1,224 @@
+"""The LogSet actor on hand-built caches and a HAKeeper fake: the bootstrap decision
+recorded before anything runs, the S3 path held before a pod exists, the objects one
+round writes, that a round over what the last one wrote writes nothing, how its
+Ready condition follows HAKeeper, and how a config change rolls and is collected."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any, cast
+
+from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
+from mo_operator.controllers.common.env import Settings
+from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.logset import LogSetActor
+from mo_operator.matrixone import labels, names
+from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState
+from mo_operator.matrixone.bootstrap import encode_annotation, plan_bootstrap
+
+from .controller_fakes import NOW, FakeCaches, RecordingClient, condition, context, make_env
+
+Obj = dict[str, Any]
+NS = "ns"
+API = "core.matrixorigin.io/v1alpha1"
+WRITTEN = [
+    ("ConfigMap", "mo-log-config-"),
+    ("ConfigMap", "mo-log-bootstrap"),
+    ("ConfigMap", "mo-log-gossip"),
+    ("Service", "mo-log-headless"),
+    ("Service", "mo-log-discovery"),
+    ("StatefulSet", "mo-log"),
+]
+
+
+class FakeHAKeeper:
+    """The log service's HAKeeper: answers with ``phase``, or does not answer (None)."""
+
+    def __init__(self, phase: HAKeeperPhase | None) -> None:
+        self.phase = phase
+        self.asked: list[str] = []
+
+    def admin(self, address: str) -> FakeHAKeeper:
+        self.asked.append(address)
+        return self
+
+    async def hakeeper_state(self) -> HAKeeperState:
+        if self.phase is None:
+            raise AdminError("connection refused")
+        return HAKeeperState(self.phase, 1)
+
+
+def a_logset(*, bootstrapped: bool = False, recorded: bool = True, **spec: Any) -> Obj:
+    annotations = {labels.LOGSET_BOOTSTRAP: encode_annotation(plan_bootstrap(3))} if recorded else {}
+    obj: Obj = {
+        "apiVersion": API,
+        "kind": "LogSet",
+        "metadata": {
+            "name": "mo",
+            "namespace": NS,
+            "uid": "uid-mo",
+            "generation": 1,
+            "resourceVersion": "1",
+            "annotations": annotations,
+        },
+        "spec": {
+            "replicas": 3,
+            "image": "matrixorigin/matrixone:2.0.0",
+            "volume": {"size": "1Gi"},
+            "sharedStorage": {"fileSystem": {"path": "/data"}},
+            **spec,
+        },
+    }
+    if bootstrapped:
+        obj["status"] = {"discovery": {"address": names.discovery_host("mo", NS), "port": 32001}}
+    return obj
+
+
+async def one_round(
+    obj: Obj, *cached: Obj, hakeeper: FakeHAKeeper | None = None
+) -> tuple[list[tuple[str, str, str, Any]], Any]:
+    """One reconcile: the writes its plan made and its context."""
+    env = replace(make_env(FakeCaches(*cached)), admin=cast(Any, hakeeper or FakeHAKeeper(None)))
+    ctx = context(obj)
+    plan = await LogSetActor(env).observe(ctx)
+    if plan is not None:
+        await plan(ctx)
+    return cast(RecordingClient, env.client).calls, ctx
+
+
+def applied(calls: list[Any]) -> list[Obj]:
+    """What the server would hold after the round's applies."""
+    return [{**copy.deepcopy(c[3]), "kind": c[1]} for c in calls if c[0] == "apply"]
+
+
+def running(sts: Obj, *, not_ready: frozenset[int] = frozenset()) -> list[Obj]:
+    """The StatefulSet, its roll done, and its pods: ready but those in ``not_ready``."""
+    revision = "mo-log-1"
+    done: Obj = copy.deepcopy(sts)
+    replicas = done["spec"]["replicas"]
+    done["metadata"]["generation"] = 1
+    done["status"] = {
+        "observedGeneration": 1,
+        "replicas": replicas,
+        "readyReplicas": replicas - len(not_ready),
+        "updatedReplicas": replicas,
+        "currentRevision": revision,
+        "updateRevision": revision,
+    }
+    template = done["spec"]["template"]
+    pods = [
+        {
+            "kind": "Pod",
+            "metadata": {
+                "name": f"mo-log-{i}",
+                "namespace": NS,
+                "uid": f"uid-log-{i}",
+                "labels": {**template["metadata"]["labels"], "controller-revision-hash": revision},
+                "creationTimestamp": format_time(NOW - 100),
+            },
+            "spec": copy.deepcopy(template["spec"]),
+            "status": {
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "False" if i in not_ready else "True",
+                        "lastTransitionTime": format_time(NOW - 50),
+                    }
+                ]
+            },
+        }
+        for i in range(replicas)
+    ]
+    return [done, *pods]
+
+
+def _reason(ctx: Any, ctype: str = "Ready") -> tuple[str, str, str]:
+    found = condition(ctx, ctype)
+    assert found is not None
+    return found["status"], found["reason"], found["message"]
+
+
+async def test_a_new_logset_records_its_bootstrap_decision_before_anything_else() -> None:
+    calls, _ = await one_round(a_logset(recorded=False))
+    [(verb, kind, name, patch)] = calls
+    assert (verb, kind, name) == ("patch", "LogSet", "mo")
+    meta = patch["metadata"]
+    assert labels.LOGSET_BOOTSTRAP in meta["annotations"]
+    assert meta["resourceVersion"] == "1", "conditional: a decision is never recorded twice"
+
+
+async def test_a_logset_writes_its_configs_services_and_statefulset_then_nothing_more() -> None:
+    obj = a_logset()
+    calls, ctx = await one_round(obj)
+    assert [(c[0], c[1]) for c in calls] == [("apply", kind) for kind, _ in WRITTEN]
+    assert all(c[2].startswith(prefix) for c, (_, prefix) in zip(calls, WRITTEN, strict=True))
+    sts = calls[-1][3]
+    mounted = {v.get("configMap", {}).get("name") for v in sts["spec"]["template"]["spec"]["volumes"]}
+    assert {calls[0][2], "mo-log-bootstrap", "mo-log-gossip"} <= mounted
+    assert _reason(ctx)[:2] == ("False", "Bootstrapping")
+    assert "discovery" not in ctx.status
+
+    again, _ = await one_round(obj, *applied(calls))
+    assert again == [], "a round over what the last one wrote writes nothing"
+
+
+async def test_a_logset_on_s3_claims_its_path_before_it_runs_anything() -> None:
+    obj = a_logset(sharedStorage={"s3": {"path": "bucket/mo"}})
+    calls, _ = await one_round(obj)
+    assert [(c[0], c[1]) for c in calls] == [("create", "BucketClaim")]
+
+
+async def test_once_hakeeper_bootstraps_the_logset_publishes_its_discovery_address() -> None:
+    first, _ = await one_round(a_logset())
+    hakeeper = FakeHAKeeper(HAKeeperPhase.RUNNING)
+    calls, ctx = await one_round(
+        a_logset(), *running(applied(first)[-1]), *applied(first)[:-1], hakeeper=hakeeper
+    )
+    assert calls == []
+    assert hakeeper.asked == [names.discovery_address("mo", NS)]
+    assert ctx.status["discovery"] == {"address": names.discovery_host("mo", NS), "port": 32001}
+    assert _reason(ctx) == ("True", "AllStoresReady", "3 log stores ready, HAKeeper running")
+    assert _reason(ctx, "UpToDate")[:2] == ("True", "RolloutComplete")
+    assert [s["phase"] for s in ctx.status["availableStores"]] == ["Up"] * 3
+
+
+async def test_a_bootstrapped_logset_whose_hakeeper_does_not_answer_says_so() -> None:
+    first, _ = await one_round(a_logset())
+    cached = [*running(applied(first)[-1]), *applied(first)[:-1]]
+    _, ctx = await one_round(a_logset(bootstrapped=True), *cached, hakeeper=FakeHAKeeper(None))
+    assert _reason(ctx) == ("False", "HAKeeperUnavailable", "HAKeeper does not answer (3/3 log stores ready)")
+    assert ctx.requeue_after is not None and ctx.requeue_after <= Settings().busy_poll_seconds
+
+
+async def test_a_logset_with_pods_not_ready_counts_them() -> None:
+    first, _ = await one_round(a_logset())
+    cached = [*running(applied(first)[-1], not_ready=frozenset({2})), *applied(first)[:-1]]
+    hakeeper = FakeHAKeeper(HAKeeperPhase.RUNNING)
+    _, ctx = await one_round(a_logset(bootstrapped=True), *cached, hakeeper=hakeeper)
+    assert _reason(ctx) == ("False", "StoresNotReady", "2/3 log stores ready")
+    assert [s["podName"] for s in ctx.status["failedStores"]] == ["mo-log-2"]
+
+
+async def test_a_config_change_keeps_the_old_config_mid_roll_and_collects_it_after() -> None:
+    first, _ = await one_round(a_logset())
+    old = applied(first)
+    changed = a_logset(bootstrapped=True, config="[log]\nlevel = 'debug'\n")
+    hakeeper = FakeHAKeeper(HAKeeperPhase.RUNNING)
+    calls, ctx = await one_round(changed, *running(old[-1]), *old[:-1], hakeeper=hakeeper)
+    [config] = [c[2] for c in calls if c[1] == "ConfigMap"]
+    assert config != first[0][2], "a new hashed ConfigMap"
+    assert [c[1] for c in calls] == ["ConfigMap", "StatefulSet"]
+    assert not [c for c in calls if c[0] == "delete"], "the old config stays while pods may need it"
+    assert _reason(ctx, "UpToDate")[:2] == ("False", "RollingUpdate")
+
+    new = applied(calls)
+    rolled = running(new[-1])
+    cached_old = [cm for cm in old[:-1] if cm["kind"] == "ConfigMap"]
+    assert cached_old[0]["metadata"]["labels"][CONFIG_HASH_LABEL] == "mo-log-config"
+    stored = [
+        {**cm, "metadata": {**cm["metadata"], "uid": f"uid-{cm['metadata']['name']}"}} for cm in cached_old
+    ]
+    services = [o for o in old[:-1] if o["kind"] == "Service"]
+    calls, _ = await one_round(changed, *rolled, *stored, *services, new[0], hakeeper=hakeeper)
+    assert [(c[0], c[1], c[2]) for c in calls] == [("delete", "ConfigMap", first[0][2])]

@@ -49,9 +49,10 @@ def test_a_logset_without_a_claim_creates_one_bound_to_it_and_waits() -> None:
     }
     assert "ownerReferences" not in made["metadata"], "a retained claim must outlive its LogSet"
     assert made["spec"] == {"s3": S3, "logSetSpec": TEMPLATE}
-    assert made["metadata"]["finalizers"] == ["matrixorigin.io/bucket-data-finalizer"], (
-        "upstream's data guard"
-    )
+    assert made["metadata"]["finalizers"] == [
+        "matrixorigin.io/bucket-data-finalizer",
+        "matrixorigin.io/BucketClaim",
+    ], "upstream's data guard, and the BucketClaim controller's own: no patch to add it"
 
 
 def test_a_logset_holding_its_claim_in_step_writes_nothing() -> None:

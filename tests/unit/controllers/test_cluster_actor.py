@@ -133,6 +133,42 @@ async def test_a_new_cluster_creates_its_credential_and_every_child() -> None:
     assert ready is not None and ready["reason"] == "LogServiceNotReady"
 
 
+async def test_children_are_made_with_their_own_controllers_finalizer() -> None:
+    obj = cluster()
+    calls, _ = await observe(obj, [])
+    finalizers = {
+        kind: body["metadata"].get("finalizers") for verb, kind, _, body in calls if verb == "apply"
+    }
+    assert finalizers == {
+        "LogSet": ["matrixorigin.io/logset"],
+        "DNSet": ["matrixorigin.io/dnset"],
+        "CNSet": ["matrixorigin.io/cnset"],
+        "ProxySet": ["matrixorigin.io/proxyset"],
+    }
+
+
+async def test_a_childs_finalizer_is_applied_while_it_carries_it_and_never_added_back() -> None:
+    obj = cluster(version="1.2.4")
+    world = settled_world(cluster())
+    world[0]["metadata"]["finalizers"] = ["matrixorigin.io/logset", "someone/else"]
+    calls, _ = await observe(obj, world)
+    [(_, _, _, log)] = [c for c in calls if c[1] == "LogSet"]
+    assert log["metadata"]["finalizers"] == ["matrixorigin.io/logset"], "kept: dropping it would remove it"
+    world[0]["metadata"]["finalizers"] = ["someone/else"]
+    calls, _ = await observe(obj, world)
+    [(_, _, _, log)] = [c for c in calls if c[1] == "LogSet"]
+    assert "finalizers" not in log["metadata"], "its controller removed it: an apply must not add it back"
+
+
+async def test_a_settled_child_whose_controller_added_its_finalizer_needs_no_write() -> None:
+    obj = cluster()
+    world = settled_world(obj)
+    for child in world:
+        child["metadata"]["finalizers"] = [labels.finalizer(child["kind"].lower())]
+    calls, _ = await observe(obj, world)
+    assert calls == []
+
+
 async def test_an_upgrade_reaches_the_log_service_first_and_holds_the_rest() -> None:
     world = settled_world(cluster())
     calls, ctx = await observe(cluster(version="1.2.4"), world)

@@ -47,6 +47,7 @@ from .children import (
     cn_groups,
     desired_children,
     held,
+    with_finalizer,
 )
 from .restore import restore_gate
 
@@ -117,7 +118,7 @@ class MatrixOneClusterActor:
                         held_children.append(child)
                     want = applied
                 if not up_to_date(cached, want):
-                    plan.apply(want, child.resource)
+                    plan.apply(with_finalizer(want, cached), child.resource)
             if any(not settled(cached_children[c.label], stamped(c.obj)) for c in group):
                 unsettled_roles.append(role)
         self._delete_orphans(obj, children, plan)

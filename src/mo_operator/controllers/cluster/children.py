@@ -239,3 +239,22 @@ def held(desired: Mapping[str, Any], stored: Mapping[str, Any]) -> Obj:
         else:
             spec.pop(key, None)
     return {**desired, "spec": spec}
+
+
+def with_finalizer(desired: Mapping[str, Any], cached: Mapping[str, Any] | None) -> Obj:
+    """``desired`` as applied, carrying the finalizer of the child's own controller
+    when the child is made, and for as long as the stored child carries it.
+
+    The child is then born with its finalizer, and its controller does not patch it
+    on in a write of its own. The finalizer is left out of the comparison with the
+    stored child (the applied hash and the subset check): it is the child
+    controller's, added by it to a child made before, and removed by it when it
+    finalizes; applying it again once that removal landed would be adding a
+    finalizer to an object being deleted, which the API server refuses, and
+    dropping it from an apply that carried it would remove it."""
+    finalizer = labels.finalizer(str(desired["kind"]).lower())
+    if cached is not None and finalizer not in (cached.get("metadata") or {}).get("finalizers", ()):
+        return dict(desired)
+    meta = dict(desired.get("metadata") or {})
+    meta["finalizers"] = [finalizer]
+    return {**desired, "metadata": meta}

@@ -82,12 +82,7 @@ def sync_stores(seen: Observed, retiring: set[str]) -> bool:
             continue
         condition, settled = _sync_store(seen, pod)
         unsettled |= not settled
-        current = podutil.condition(pod, labels.CN_STORE_READINESS)
-        if (
-            current is None
-            or current.get("status") != str(condition[0])
-            or current.get("reason") != condition[1]
-        ):
+        if _gate_changes(pod, *condition[:2]):
             seen.plan.patch(
                 r.PODS,
                 pod["metadata"]["namespace"],
@@ -107,6 +102,19 @@ def sync_stores(seen: Observed, retiring: set[str]) -> bool:
                 what=f"record the labels of CN {name_of(pod)}",
             )
     return unsettled
+
+
+def _gate_changes(pod: Mapping[str, Any], status: bool, reason: str) -> bool:
+    """Whether the pod's readiness gate must be written to say ``status`` for ``reason``.
+
+    A gate condition the pod does not carry yet already holds it not ready, so a
+    new CN's way to work (not registered, then Draining until it is put to work)
+    writes nothing: its first gate write is ``Working``. Once the pod carries the
+    condition, every change of status or reason is written."""
+    current = podutil.condition(pod, labels.CN_STORE_READINESS)
+    if current is None:
+        return status
+    return current.get("status") != str(status) or current.get("reason") != reason
 
 
 def _sync_store(seen: Observed, pod: Mapping[str, Any]) -> tuple[tuple[bool, str, str], bool]:

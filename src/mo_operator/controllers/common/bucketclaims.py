@@ -100,7 +100,8 @@ def claim_labels(logset: Mapping[str, Any], s3: Mapping[str, Any]) -> dict[str, 
 
 def new_claim(logset: Mapping[str, Any], s3: Mapping[str, Any], template: Mapping[str, Any]) -> Obj:
     """The claim a LogSet creates for its path, bound to it from the start, with
-    upstream's data guard finalizer (the BucketClaim controller removes it when done)."""
+    upstream's data guard finalizer (the BucketClaim controller removes it when done)
+    and the BucketClaim controller's own, so that controller need not patch it on."""
     meta = meta_of(logset)
     namespace, name = meta.namespace, meta.name
     return {
@@ -111,7 +112,7 @@ def new_claim(logset: Mapping[str, Any], s3: Mapping[str, Any], template: Mappin
             "namespace": namespace,
             "labels": claim_labels(logset, s3),
             "annotations": {buckets.BIND_TO: buckets.bind_mark(namespace, name)},
-            "finalizers": [labels.BUCKET_DATA_FINALIZER],
+            "finalizers": [labels.BUCKET_DATA_FINALIZER, labels.finalizer("BucketClaim")],
         },
         "spec": {"s3": copy.deepcopy(dict(s3)), "logSetSpec": copy.deepcopy(dict(template))},
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import is_deleting, name_of, namespace_of, spec_of
+from mo_operator.kube.objects import is_deleting, mapping_at, name_of, namespace_of, spec_of
 from mo_operator.matrixone import layout
 
 from ..common import resources as r
@@ -47,7 +47,7 @@ def _make_missing(env: Env, seen: Observed, want: Desired, volume: Mapping[str, 
 def _mounts(pod: Mapping[str, Any], claim_name: str) -> bool:
     """Whether ``pod`` mounts the claim ``claim_name``."""
     return any(
-        (v.get("persistentVolumeClaim") or {}).get("claimName") == claim_name
+        mapping_at(v, "persistentVolumeClaim").get("claimName") == claim_name
         for v in spec_of(pod).get("volumes") or ()
     )
 

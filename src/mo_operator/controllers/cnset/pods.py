@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import annotations_of, labels_of
+from mo_operator.kube.objects import annotations_of, labels_of, meta_of, spec_of
 from mo_operator.matrixone import identity, labels, layout, names
 from mo_operator.matrixone.component import Component
 
@@ -61,14 +61,14 @@ def cn_pod(
     """Pod ``<cn>-cn-<index>`` of CNSet ``owner`` from ``template`` (whose hash is ``digest``)."""
     set_name, namespace = owner["metadata"]["name"], owner["metadata"].get("namespace") or ""
     name = names.pod_name(COMPONENT, set_name, index)
-    tmeta = template.get("metadata") or {}
+    tmeta = meta_of(template)
     pod_labels = {
-        **(tmeta.get("labels") or {}),
+        **tmeta.labels,
         TEMPLATE_HASH: digest,
         labels.CN_UUID: identity.cn_store_uuid(name, set_name, namespace),
     }
     annotations = {
-        **(tmeta.get("annotations") or {}),
+        **tmeta.annotations,
         labels.CN_LABEL: cn_labels,
         HAKEEPER_ANNOTATION: discovery,
     }
@@ -76,7 +76,7 @@ def cn_pod(
         annotations[LOGSET_ANNOTATION] = logset
     meta = child_metadata(owner, name, pod_labels, annotations)
     meta["finalizers"] = [labels.CN_DRAINING_FINALIZER]
-    spec = copy.deepcopy(dict(template.get("spec") or {}))
+    spec = copy.deepcopy(dict(spec_of(template)))
     spec["hostname"] = name
     spec["subdomain"] = names.headless_service_name(COMPONENT, set_name)
     if cache_volume:

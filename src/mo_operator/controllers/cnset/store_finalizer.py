@@ -30,7 +30,7 @@ from typing import Any
 from mo_operator.kube.controller import Request, Result
 from mo_operator.kube.errors import ApiError
 from mo_operator.kube.events import EventRecorder
-from mo_operator.kube.objects import spec_of
+from mo_operator.kube.objects import mapping_at, spec_of
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import AdminError, StoreNotFound
 
@@ -86,7 +86,7 @@ class CNStoreFinalizer:
         if (
             status.get("phase") in ("Succeeded", "Failed")
             or main is None
-            or "running" not in (main.get("state") or {})
+            or "running" not in mapping_at(main, "state")
         ):
             return True
         # deletionTimestamp is when the grace period ends (the kubelet's deadline to stop it)

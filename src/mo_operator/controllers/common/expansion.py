@@ -21,7 +21,7 @@ from typing import Any
 from mo_operator.kube.actor import Context
 from mo_operator.kube.conditions import get_condition
 from mo_operator.kube.errors import AlreadyExists, Conflict
-from mo_operator.kube.objects import spec_of
+from mo_operator.kube.objects import mapping_at
 from mo_operator.kube.resource import Resource
 
 from . import resources as r
@@ -48,7 +48,7 @@ def sync_stateful(ctx: Context, env: Env, desired: Sequence[tuple[Resource, Obj]
     namespace, name = ctx.namespace, name_of(sts)
     templates = sts["spec"].get("volumeClaimTemplates") or []
     cached = env.caches.get(r.STATEFULSETS, namespace, name)
-    current = volumes.template_sizes(spec_of(cached or {}).get("volumeClaimTemplates") or ())
+    current = volumes.template_sizes(mapping_at(cached, "spec").get("volumeClaimTemplates") or ())
     pvcs = env.caches.list(r.PVCS, namespace, sts["spec"]["selector"]["matchLabels"])
     claims = {
         str(t["metadata"]["name"]): [

@@ -1,7 +1,7 @@
 """StatefulSets of the stateful sets and how far their rolls have got
 (controllers/common/statefulsets.py): ``rollout`` is complete only once the
 StatefulSet controller saw the latest spec and every replica is updated and
-ready; ``stall`` names the first pod stuck past the bound, and says why."""
+ready (by its pods or by the controller's counts); ``stall`` names the first pod stuck past the bound, and says why."""
 
 from __future__ import annotations
 
@@ -149,12 +149,19 @@ def test_not_complete_until_the_controller_observed_the_latest_generation() -> N
 
 
 def test_not_complete_while_any_replica_is_not_updated_or_not_ready() -> None:
+    for pods in ([pod(0), pod(1), pod(2, ready=False)], [pod(0), pod(1), pod(2, revision="r1")], [pod(0)]):
+        for field, value in (("updatedReplicas", 2), ("readyReplicas", 2), ("replicas", 4)):
+            status = {**settled_status(), field: value}
+            assert not roll(sts(status), pods).complete, field
+        rolling = {**settled_status(), "currentRevision": "r1"}
+        assert not roll(sts(rolling), pods).complete
+
+
+def test_complete_once_every_pod_is_updated_and_ready_before_the_controller_counted_them() -> None:
     pods = [pod(0), pod(1), pod(2)]
-    for field, value in (("updatedReplicas", 2), ("readyReplicas", 2), ("replicas", 4)):
-        status = {**settled_status(), field: value}
-        assert not roll(sts(status), pods).complete, field
-    rolling = {**settled_status(), "currentRevision": "r1"}
-    assert not roll(sts(rolling), pods).complete
+    lagging = {**settled_status(), "readyReplicas": 2, "updatedReplicas": 2, "currentRevision": "r1"}
+    assert roll(sts(lagging), pods).complete
+    assert not roll(sts({**lagging, "observedGeneration": 1}), pods).complete
 
 
 def test_scaled_to_zero_is_complete_without_revisions() -> None:

@@ -93,7 +93,8 @@ class Rollout:
     ready: int
     updated: int
     complete: bool
-    """Every pod runs the latest template and is ready, and the StatefulSet controller saw the latest spec."""
+    """The StatefulSet controller saw the latest spec, and every pod runs its latest template
+    and is ready (as the pods or the controller's counts say)."""
     stalled: str | None = None
     """Why the roll (or start) is stuck: a pod not ready for longer than the stall time, and why."""
     recheck_after: float | None = None
@@ -122,12 +123,17 @@ def rollout(
     members = [p for p in pods if not is_deleting(p)]
     ready = sum(1 for p in members if podutil.is_ready(p))
     updated = sum(1 for p in members if labels_of(p).get(REVISION_LABEL) == update_revision)
-    complete = (
-        observed
-        and int(status.get("replicas") or 0) == replicas
-        and int(status.get("readyReplicas") or 0) == replicas
-        and int(status.get("updatedReplicas") or 0) == replicas
-        and (replicas == 0 or status.get("currentRevision") == update_revision)
+    # The pods say it as soon as the StatefulSet controller's counts would: its status
+    # follows them, and a set whose pods turned ready before it did would otherwise
+    # report Ready and, a status write later, its roll complete.
+    complete = observed and (
+        (len(members) == ready == updated == replicas)
+        or (
+            int(status.get("replicas") or 0) == replicas
+            and int(status.get("readyReplicas") or 0) == replicas
+            and int(status.get("updatedReplicas") or 0) == replicas
+            and (replicas == 0 or status.get("currentRevision") == update_revision)
+        )
     )
     stalled, recheck = stall(members, now, stall_seconds)
     stuck = stuck_outdated(members, update_revision, now, stall_seconds) if observed else ()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .apiserver.server import ApiServer
-from .apiserver.watching import BOOKMARK_INTERVAL
+from .apiserver.storage.watch import BOOKMARK_INTERVAL
 
 log = logging.getLogger(__name__)
 

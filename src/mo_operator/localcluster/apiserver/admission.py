@@ -15,8 +15,8 @@ from typing import Any
 
 import aiohttp
 
+from .encoding.jsonutil import clone, dumps, loads
 from .errors import StatusError, internal
-from .jsonutil import clone, dumps, loads
 from .objects import AdmissionRequest, ObjectAPI
 from .selectors import match_label_selector_object
 

@@ -15,15 +15,15 @@ from multidict import CIMultiDict
 from mo_operator.kube.times import now_time
 
 from . import patch_ops, scale
+from .encoding.jsonutil import dumps, loads
 from .errors import StatusError, bad_request, field_cause, gone, invalid, method_not_allowed, not_found
-from .jsonutil import dumps, loads
 from .objects import WriteOptions
 from .protobuf import codec as protobuf
 from .resources import ResourceType
 from .routing import Target
 from .selectors import parse_field_selector, parse_label_selector
-from .store import Expired
-from .watching import serve_watch
+from .storage.store import Expired
+from .storage.watch import serve_watch
 
 if TYPE_CHECKING:
     from .server import ApiServer
@@ -434,7 +434,7 @@ class ResourceHandlers:
                 "Conflict",
                 f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"',
             )
-        from .jsonutil import clone
+        from .encoding.jsonutil import clone
 
         new = clone(pod)
         new["spec"]["nodeName"] = node
@@ -459,7 +459,7 @@ class ResourceHandlers:
         )
 
     async def _finalize_namespace(self, t: Target, body: Obj, opts: WriteOptions) -> Obj:
-        from .jsonutil import clone
+        from .encoding.jsonutil import clone
 
         old = self.api.get(t.rt, "", t.name)
         new = clone(old)

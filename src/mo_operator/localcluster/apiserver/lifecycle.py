@@ -18,8 +18,8 @@ from typing import Any
 
 from mo_operator.kube.times import now_time
 
+from .encoding.jsonutil import clone
 from .errors import StatusError
-from .jsonutil import clone
 from .objects import ObjectAPI, WriteOptions
 from .registry import Registry
 from .resources import ResourceType

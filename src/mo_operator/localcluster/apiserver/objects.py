@@ -3,8 +3,8 @@ resource, with the order of steps kube-apiserver follows (defaulting, mutating
 admission, validation, validating admission, storage) and its preconditions.
 
 HTTP concerns (paths, content types, tables, watch streams) live in
-``routing.py``, ``handlers.py``, ``tables.py`` and ``watching.py``; CRD
-validation in ``crd_validation.py``, Service addresses in ``allocation.py``;
+``routing.py``, ``handlers.py``, ``tables.py`` and ``storage/watch.py``; CRD
+validation in ``validation/crd.py``, Service addresses in ``allocation.py``;
 background controllers (garbage collection, namespaces, CRD status) in their
 own modules. This module only decides what gets stored.
 """
@@ -19,9 +19,11 @@ from typing import Any
 
 from mo_operator.kube.times import now_time
 
-from . import defaults, quantities, strategy
+from . import defaults, strategy
 from .allocation import ServiceAllocator
-from .crd_validation import validate_crd
+from .encoding import quantities
+from .encoding.go_zero_values import with_zero_values, zero_object
+from .encoding.jsonutil import clone
 from .errors import (
     StatusError,
     already_exists,
@@ -32,12 +34,11 @@ from .errors import (
     not_found,
     stale_conflict,
 )
-from .go_zero_values import with_zero_values, zero_object
-from .jsonutil import clone
-from .kind_validation import validate_object
 from .registry import Registry
 from .resources import ResourceType
-from .store import Store
+from .storage.store import Store
+from .validation.crd import validate_crd
+from .validation.kinds import validate_object
 
 Obj = dict[str, Any]
 AdmissionHook = Callable[["AdmissionRequest"], Awaitable[Obj]]

@@ -11,9 +11,9 @@ import yaml
 
 from mo_operator.kube.times import now_time
 
-from . import quantities
+from .encoding import quantities
+from .encoding.jsonutil import clone, dumps, loads
 from .errors import StatusError, bad_request, conflict, field_cause, invalid, not_found, stale_conflict
-from .jsonutil import clone, dumps, loads
 from .objects import ObjectAPI, WriteOptions
 from .resources import ResourceType
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .encoding.jsonutil import clone
 from .errors import bad_request, stale_conflict
-from .jsonutil import clone
 from .objects import ObjectAPI, WriteOptions
 from .resources import ResourceType
 from .selectors import label_selector_string

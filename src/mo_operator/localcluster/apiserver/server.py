@@ -28,8 +28,8 @@ from .lifecycle import Lifecycle
 from .objects import ObjectAPI, WriteOptions
 from .registry import Registry
 from .routing import UnknownResource, parse_resource_path
-from .store import Store
-from .watching import BOOKMARK_INTERVAL, WatchSettings
+from .storage.store import Store
+from .storage.watch import BOOKMARK_INTERVAL, WatchSettings
 
 log = logging.getLogger(__name__)
 
@@ -344,7 +344,7 @@ class ApiServer:
 
 
 def _status_body(e: StatusError) -> bytes:
-    from .jsonutil import dumps
+    from .encoding.jsonutil import dumps
 
     return dumps(e.status())
 

@@ -413,7 +413,7 @@ def _job_update(old: Obj, new: Obj) -> list[dict[str, str]]:
     (ValidateJobUpdate). A changed selector is also not the generated one,
     and no longer matches the template: kube-apiserver reports that once for
     the spec and once more for the update."""
-    from .kind_validation import selector_matches_template
+    from .validation.kinds import selector_matches_template
 
     causes: list[dict[str, str]] = []
     if old.get("selector") != new.get("selector"):

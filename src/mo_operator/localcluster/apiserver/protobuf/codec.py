@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ..jsonutil import loads
+from ..encoding.jsonutil import loads
 from . import schema
 from .wire import BYTES, NUMERIC, ProtobufError, fields, packed, scalar
 
@@ -204,7 +204,7 @@ def _time(values: dict[int, Any], data: bytes, depth: int, micro: bool = False) 
 def _quantity(values: dict[int, Any], data: bytes, depth: int) -> Rendered:
     """resource.Quantity is its string (the zero Quantity is ``"0"``); the
     registry puts it in canonical form, as it does for quantities sent as
-    JSON (``quantities.py``)."""
+    JSON (``encoding/quantities.py``)."""
     text = values.get(1)
     if text is None:
         return "0", True

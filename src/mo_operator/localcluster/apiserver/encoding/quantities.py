@@ -32,7 +32,7 @@ from typing import Any
 
 from mo_operator.kube.quantity import canonical_quantity
 
-from .protobuf import schema
+from ..protobuf import schema
 
 __all__ = ["QuantityError", "canonicalize", "quantity_paths"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from aiohttp import web
 
-from .errors import gone
-from .jsonutil import dumps
-from .resources import ResourceType
+from ..encoding.jsonutil import dumps
+from ..errors import gone
+from ..resources import ResourceType
 from .store import Change, Expired, Store, WatchQueue
 
 Obj = dict[str, Any]

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protobuf import schema
+from ..protobuf import schema
 
 __all__ = ["with_zero_values", "zero_object"]
 

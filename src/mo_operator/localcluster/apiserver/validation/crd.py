@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import field_cause
-from .schema.structural import structural_causes
+from ..errors import field_cause
+from ..schema.structural import structural_causes
 
 Obj = dict[str, Any]
 

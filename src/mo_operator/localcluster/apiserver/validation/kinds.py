@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import field_cause
-from .resources import ResourceType
+from ..errors import field_cause
+from ..resources import ResourceType
 
 Obj = dict[str, Any]
 Cause = dict[str, str]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .jsonutil import dumps, loads
+from ..encoding.jsonutil import dumps, loads
 
 Obj = dict[str, Any]
 

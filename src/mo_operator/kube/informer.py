@@ -45,7 +45,7 @@ from typing import Any
 
 from .backoff import Backoff
 from .cache import CachedObject, IndexFunc, Store, object_key
-from .errors import ApiError, is_gone
+from .errors import ApiError, Gone
 from .frozen import FrozenDict
 from .listwatch import ListerWatcher
 from .metrics import INFORMER_OBJECTS, INFORMER_RELISTS, INFORMER_WATCH_RESTARTS
@@ -274,8 +274,8 @@ class SharedInformer:
         while True:
             try:
                 page = await self.lister_watcher.list(limit=limit, continue_=token)
-            except Exception as e:
-                if token is None or not is_gone(e):
+            except Gone:
+                if token is None:
                     raise
                 # The snapshot behind the continue token is gone: start over
                 # unpaginated, as client-go's pager does (FullListIfExpired).

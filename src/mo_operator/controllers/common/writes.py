@@ -18,7 +18,7 @@ from typing import Any
 
 from mo_operator.kube.actor import Context
 from mo_operator.kube.adapters import Client
-from mo_operator.kube.errors import is_already_exists, is_not_found
+from mo_operator.kube.errors import AlreadyExists, NotFound
 from mo_operator.kube.resource import Resource, resource_of_object
 
 from .desired import up_to_date
@@ -73,10 +73,8 @@ class Writes:
         async def step() -> object:
             try:
                 return await self.client.create(res, obj)
-            except Exception as e:
-                if is_already_exists(e):
-                    return None
-                raise
+            except AlreadyExists:
+                return None
 
         self.add(f"create {_describe(obj)}", step)
 
@@ -131,10 +129,8 @@ class Writes:
                 return await self.client.patch(
                     resource, name, patch, namespace or None, patch_type=patch_type, subresource=subresource
                 )
-            except Exception as e:
-                if is_not_found(e):
-                    return None
-                raise
+            except NotFound:
+                return None
 
         self.add(what or f"patch {resource.kind} {name}", step)
 

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.kube.conditions import get_condition
 from mo_operator.kube.frozen import thaw
+from mo_operator.kube.objects import condition_of, mapping_at, view
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 
@@ -68,18 +68,17 @@ def settled(cached: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> boo
     """The child took the whole desired spec, rolled every pod to it, and is Ready."""
     if cached is None or not up_to_date(cached, desired):
         return False
-    status = cached.get("status") or {}
-    if int(status.get("observedGeneration") or 0) < int(cached["metadata"].get("generation") or 0):
+    body = view(cached)
+    if int(body.status.get("observedGeneration") or 0) < body.meta.generation:
         return False
-    conditions = status.get("conditions") or ()
-    ready, current = get_condition(conditions, "Ready"), get_condition(conditions, UP_TO_DATE)
+    ready, current = body.condition("Ready"), body.condition(UP_TO_DATE)
     return bool(ready and ready["status"] == "True" and current and current["status"] == "True")
 
 
 def _describe(child: Child, cached: Mapping[str, Any] | None, ctype: str) -> str:
     if cached is None:
         return f"{child.label} is being created"
-    condition = get_condition((cached.get("status") or {}).get("conditions") or (), ctype)
+    condition = condition_of(cached, ctype)
     if condition is None:
         return f"{child.label} has not reported yet"
     return f"{child.label}: {condition.get('reason')}: {condition.get('message') or ''}".rstrip(": ")
@@ -165,12 +164,12 @@ class MatrixOneClusterActor:
     def _restored_credential(self, ctx: Context, spec: Mapping[str, Any]) -> dict[str, str] | None:
         """The credential of the cluster the backup was taken from, if it still exists."""
         backup = self.env.caches.get(r.BACKUPS, "", str(spec["restoreFrom"]))
-        source = str(((backup or {}).get("meta") or {}).get("sourceRef") or "")
+        source = str(mapping_at(backup, "meta").get("sourceRef") or "")
         kind, _, rest = source.partition("/")
         source_ns, _, source_name = rest.partition("/")
         if kind == "matrixonecluster" and source_name:
             found = self.env.caches.get(r.SECRETS, source_ns, names.credential_secret_name(source_name))
-            data = (found or {}).get("data") or {}
+            data = mapping_at(found, "data")
             if data.get("username") and data.get("password"):
                 return {"username": str(data["username"]), "password": str(data["password"])}
         ctx.event(
@@ -211,7 +210,7 @@ class MatrixOneClusterActor:
 
         def child_status(child: Child) -> Obj:
             found = cached[child.label]
-            copied: Obj = thaw((found or {}).get("status") or {})
+            copied: Obj = thaw(dict(mapping_at(found, "status")))
             return copied
 
         status["credentialRef"] = {"name": names.credential_secret_name(name)}
@@ -230,9 +229,8 @@ class MatrixOneClusterActor:
         ready_groups = 0
         for (group, _), child in zip(cn_groups(spec), by_role[ROLE_CN], strict=True):
             found = cached[child.label]
-            conditions = (found or {}).get("status", {}).get("conditions") or ()
-            ready = get_condition(conditions, "Ready")
-            synced = get_condition(conditions, "Synced")
+            ready = condition_of(found, "Ready")
+            synced = condition_of(found, "Synced")
             ready_groups += bool(ready and ready["status"] == "True")
             groups.append(
                 {
@@ -290,7 +288,7 @@ class MatrixOneClusterActor:
             if settled(found, stamped(child.obj)):
                 continue
             waiting = f"; waiting: {', '.join(c.label for c in held_children)}" if held_children else ""
-            condition = get_condition((found or {}).get("status", {}).get("conditions") or (), UP_TO_DATE)
+            condition = condition_of(found, UP_TO_DATE)
             if condition is not None and condition.get("reason") == "RolloutStalled":
                 ctx.set_condition(
                     UP_TO_DATE, False, "RolloutHalted", f"{_describe(child, found, UP_TO_DATE)}{waiting}"
@@ -311,11 +309,7 @@ def _volume_expansion(
     found = [
         (child, condition)
         for child in children
-        if (
-            condition := get_condition(
-                ((cached[child.label] or {}).get("status") or {}).get("conditions"), volumes.CONDITION
-            )
-        )
+        if (condition := condition_of(cached[child.label], volumes.CONDITION))
     ]
     if not found:
         return
@@ -333,16 +327,13 @@ def _volume_expansion(
 
 
 def _is_ready(obj: Mapping[str, Any] | None) -> bool:
-    if obj is None:
-        return False
-    ready = get_condition((obj.get("status") or {}).get("conditions") or (), "Ready")
+    ready = condition_of(obj, "Ready")
     return bool(ready and ready["status"] == "True")
 
 
 def _summary(obj: Mapping[str, Any] | None) -> str:
     if obj is None:
         return "creating"
-    ready = get_condition((obj.get("status") or {}).get("conditions") or (), "Ready")
-    return f"{'ready' if ready and ready['status'] == 'True' else 'not ready'}: {(ready or {}).get('message') or ''}".rstrip(
-        ": "
-    )
+    ready = condition_of(obj, "Ready") or {}
+    state = "ready" if ready.get("status") == "True" else "not ready"
+    return f"{state}: {ready.get('message') or ''}".rstrip(": ")

@@ -22,6 +22,7 @@ from typing import Any
 
 from mo_operator.api.defaulting import default
 from mo_operator.kube.frozen import thaw
+from mo_operator.kube.objects import mapping_at, meta_of, spec_of
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels, layout, names
 from mo_operator.matrixone.config import cn as cn_config
@@ -78,8 +79,8 @@ def _keep_initial_config(log_spec: Obj, cluster: Mapping[str, Any], old: Mapping
     """``log_spec`` whose ``initialConfig`` keeps the stored LogSet's values where the
     cluster's own spec names none: admission defaults them from today's ``replicas``
     (``logShardReplicas``), but they were decided when the LogSet was made."""
-    stored = ((old or {}).get("spec") or {}).get("initialConfig") or {}
-    written = ((cluster.get("spec") or {}).get("logService") or {}).get("initialConfig") or {}
+    stored = mapping_at(old, "spec", "initialConfig")
+    written = mapping_at(cluster, "spec", "logService", "initialConfig")
     kept = {k: copy.deepcopy(v) for k, v in stored.items() if k not in written}
     if kept:
         log_spec["initialConfig"] = {**(log_spec.get("initialConfig") or {}), **kept}
@@ -231,7 +232,7 @@ def held(desired: Mapping[str, Any], stored: Mapping[str, Any]) -> Obj:
     """``desired`` with every field that would roll pods kept as ``stored`` has it,
     for a child whose turn to roll has not come."""
     keep = NON_ROLLING.get(str(desired["kind"]), frozenset())
-    spec: Obj = thaw(stored.get("spec") or {})
+    spec: Obj = thaw(dict(spec_of(stored)))
     wanted = desired.get("spec") or {}
     for key in keep:
         if key in wanted:
@@ -253,7 +254,7 @@ def with_finalizer(desired: Mapping[str, Any], cached: Mapping[str, Any] | None)
     finalizer to an object being deleted, which the API server refuses, and
     dropping it from an apply that carried it would remove it."""
     finalizer = labels.finalizer(str(desired["kind"]).lower())
-    if cached is not None and finalizer not in (cached.get("metadata") or {}).get("finalizers", ()):
+    if cached is not None and finalizer not in meta_of(cached).finalizers:
         return dict(desired)
     meta = dict(desired.get("metadata") or {})
     meta["finalizers"] = [finalizer]

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.kube.actor import Context
+from mo_operator.kube.objects import annotations_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import (
     AdminError,
@@ -68,7 +69,7 @@ def store_condition(pod: Mapping[str, Any], status: bool, reason: str, message: 
 
 def cordoned(pod: Mapping[str, Any]) -> bool:
     """The pod carries ``matrixorigin.io/store-cordon``: its CN takes no new session."""
-    return labels.STORE_CORDON in (pod["metadata"].get("annotations") or {})
+    return labels.STORE_CORDON in annotations_of(pod)
 
 
 def sync_stores(seen: Observed, retiring: set[str]) -> bool:
@@ -93,7 +94,7 @@ def sync_stores(seen: Observed, retiring: set[str]) -> bool:
                 what=f"mark CN {name_of(pod)} {condition[1]}",
             )
         annotation = cnpods.cn_labels_json(seen.spec)
-        if (pod["metadata"].get("annotations") or {}).get(labels.CN_LABEL) != annotation:
+        if annotations_of(pod).get(labels.CN_LABEL) != annotation:
             seen.plan.patch(
                 r.PODS,
                 pod["metadata"]["namespace"],

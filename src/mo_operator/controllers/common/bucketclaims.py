@@ -22,7 +22,15 @@ from typing import Any
 
 from mo_operator.kube.adapters import Client
 from mo_operator.kube.controller import Request
-from mo_operator.kube.objects import is_deleting, labels_of, meta_of, name_of, namespace_of, spec_of
+from mo_operator.kube.objects import (
+    is_deleting,
+    labels_of,
+    mapping_at,
+    meta_of,
+    name_of,
+    namespace_of,
+    spec_of,
+)
 from mo_operator.matrixone import buckets, labels
 from mo_operator.matrixone.component import Component
 
@@ -68,7 +76,7 @@ class ClaimDecision:
 
 
 def s3_of(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    s3 = (spec.get("sharedStorage") or {}).get("s3")
+    s3 = mapping_at(spec, "sharedStorage").get("s3")
     return s3 if isinstance(s3, Mapping) else None
 
 

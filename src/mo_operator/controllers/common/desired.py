@@ -44,7 +44,7 @@ def stamped(desired: Mapping[str, Any]) -> Obj:
     """``desired`` with the applied-hash annotation of its own content."""
     obj = dict(desired)
     meta = dict(obj.get("metadata") or {})
-    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != APPLIED_HASH}
+    annotations = {k: v for k, v in annotations_of(obj).items() if k != APPLIED_HASH}
     meta["annotations"] = annotations
     obj["metadata"] = meta
     annotations[APPLIED_HASH] = content_hash(obj)

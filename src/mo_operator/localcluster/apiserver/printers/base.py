@@ -16,6 +16,8 @@ from typing import Any
 
 from lightkube.models import meta_v1
 
+from mo_operator.kube.times import format_time
+
 from ..openapi.models import parse_docstring
 from ..selectors import label_selector_string
 
@@ -100,7 +102,7 @@ def age(obj: Obj, now: datetime.datetime) -> str:
 
 def created_at(obj: Obj) -> str:
     t = parse_time(meta(obj).get("creationTimestamp"))
-    return "" if t is None else t.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return "" if t is None else format_time(t)
 
 
 # ---------------------------------------------------------------- object access

@@ -12,12 +12,12 @@ import os
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.resource import Resource
+from mo_operator.testing.cluster_process import ClusterProcess, start_cluster_process
 
 CONFIGMAPS = Resource("", "v1", "ConfigMap", "configmaps", True)
 REPO = Path(__file__).resolve().parents[1]
@@ -53,55 +53,26 @@ def rss_bytes(pid: int | None = None) -> int:
     raise RuntimeError("no VmRSS")
 
 
-@dataclass(frozen=True)
-class ControlPlane:
-    kubeconfig: Path
-    pid: int | None
-    """The embedded server's process; None for kube-apiserver."""
-
-
 @contextlib.asynccontextmanager
-async def control_plane_process(*, real: bool = True) -> AsyncIterator[ControlPlane]:
-    """An API server in its own process, fresh for this run: kube-apiserver when
+async def control_plane_process(*, real: bool = True) -> AsyncIterator[ClusterProcess]:
+    """An API server in its own process, fresh for this run (the test kit's
+    ``start_cluster_process``, no simulator): kube-apiserver when
     ``KUBEBUILDER_ASSETS`` names its binaries (and ``real``: a benchmark of the
     embedded server itself passes False), else ``mo-operator control-plane``
     (API only). An existing cluster (``MO_TEST_KUBECONFIG`` alone) is not used:
     these benchmarks fill the ``default`` namespace."""
+    real_kubeconfig = None
     if real and os.environ.get("KUBEBUILDER_ASSETS"):
         start_real_control_plane()
         if os.environ.get("MO_BENCH_SERVER"):
-            note_server(os.environ["MO_BENCH_SERVER"])
-            yield ControlPlane(Path(os.environ["MO_TEST_KUBECONFIG"]), None)
-            return
-    note_server("the embedded control plane")
+            real_kubeconfig = os.environ["MO_TEST_KUBECONFIG"]
+    note_server(os.environ["MO_BENCH_SERVER"] if real_kubeconfig else "the embedded control plane")
     with tempfile.TemporaryDirectory() as d:
-        kubeconfig = Path(d) / "kubeconfig"
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "mo_operator.cli.main",
-            "--log-level",
-            "WARNING",
-            "control-plane",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--no-simulator",
-            stdout=asyncio.subprocess.DEVNULL,
-        )
+        cluster = await start_cluster_process(Path(d), real_kubeconfig, simulator=False)
         try:
-            for _ in range(300):
-                if kubeconfig.exists() and kubeconfig.stat().st_size > 0:
-                    break
-                if proc.returncode is not None:
-                    raise RuntimeError("the control plane exited")
-                await asyncio.sleep(0.1)
-            else:
-                raise RuntimeError("the control plane did not start")
-            await asyncio.sleep(0.3)
-            yield ControlPlane(kubeconfig, proc.pid)
+            yield cluster
         finally:
-            proc.terminate()
-            await asyncio.wait_for(proc.wait(), 10)
+            await cluster.stop()
 
 
 def config_map(name: str, namespace: str = "default", labels: dict[str, str] | None = None) -> dict[str, Any]:

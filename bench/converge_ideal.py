@@ -27,8 +27,9 @@ from typing import Any
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.informer import SharedInformer
 from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.testing import bounded
 from support_objects import Captured
-from support_target import bounded, cleanup, client_of, log, prepare, target
+from support_target import log, target
 
 Obj = dict[str, Any]
 
@@ -65,9 +66,9 @@ async def ideal(
     objects: Sequence[Captured], namespaces: Sequence[str], pods: int, concurrency: int, timeout: float
 ) -> float:
     """Seconds from creating ``objects`` at once until ``pods`` pods are Ready (see the module doc)."""
-    async with target() as t:
-        client = client_of(t, "bench-ideal")
-        fresh = await prepare(client, t, len(namespaces))
+    async with target() as world:
+        client = world.client
+        fresh = await world.add_namespaces(len(namespaces))
         moved = _renamed(objects, dict(zip(namespaces, fresh, strict=True)))
         watch = InformerFactory(client).informer(r.PODS)  # every namespace: one watch, no polling
         watch.start()
@@ -82,6 +83,4 @@ async def ideal(
             await asyncio.sleep(0.02)
         seconds = time.perf_counter() - t0
         await watch.stop()
-        await cleanup(client, t, fresh)
-        await client.close()
     return seconds

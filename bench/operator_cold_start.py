@@ -11,8 +11,8 @@ Each run is a new Python process, as a restarted operator pod is: its
 clock starts when the benchmark spawns it, and it reports when its imports
 were done, when the ``Operator`` was built, when every informer had synced
 (lists in pages of 500, then watches) and when the first reconcile
-function was called (its controllers' reconcile functions are wrapped from
-outside; the product is not changed), and the CPU time it had used by then:
+function was called (seen by the test kit's ``ReconcileObserver`` on its
+controllers; the product is not changed), and the CPU time it had used by then:
 on a shared machine the wall-clock figures mostly measure the neighbours.
 No MatrixOne answers (the admin interface fails as an unreachable HAKeeper
 would): only the start is timed.
@@ -38,23 +38,26 @@ WALL_CLOCK = ("imported", "built", "synced", "first_reconcile")
 async def child(kubeconfig: Path) -> dict[str, Any]:
     """In a fresh process: import, build, run until the first reconcile (the
     parent's clock started when it spawned this process)."""
-    from operator_support import OperatorUnderTest, Target
+    from mo_operator.controllers.common.settings import Settings as OperatorSettings
+    from mo_operator.testing import OperatorRunner, joined_world
 
     imported, cpu_imported = time.time(), time.process_time()
-    op = OperatorUnderTest(Target(kubeconfig, None, False), record_writes=False)
-    built = time.time()
-    offset = time.time() - time.perf_counter()  # the wrapper stamps perf_counter
-    task = op.launch()
-    synced = None
-    while op.seen.first_reconcile is None:
-        if task.done():
-            task.result()
-        if synced is None and op.operator.informers.has_synced():
-            synced = time.time()
-        await asyncio.sleep(0.001)
-    first, cpu_first = op.seen.first_reconcile + offset, time.process_time()
-    cached = sum(len(i.store) for i in op.operator.informers.informers)
-    await op.stop()
+    async with joined_world(kubeconfig) as world:
+        op = OperatorRunner(world, settings=OperatorSettings(), record_writes=False)
+        operator = op.build()
+        built = time.time()
+        offset = time.time() - time.perf_counter()  # the observer stamps perf_counter
+        task = op.launch()
+        synced = None
+        while op.seen.first_reconcile is None:
+            if task.done():
+                task.result()
+            if synced is None and operator.informers.has_synced():
+                synced = time.time()
+            await asyncio.sleep(0.001)
+        first, cpu_first = op.seen.first_reconcile + offset, time.process_time()
+        cached = sum(len(i.store) for i in operator.informers.informers)
+        await op.stop()
     return {
         "imported": imported,
         "built": built,
@@ -67,29 +70,19 @@ async def child(kubeconfig: Path) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from operator_support import (
-        REAL_KUBECONFIG,
-        cleanup,
-        client_of,
-        load_average,
-        log,
-        populate,
-        target,
-        template_cluster,
-    )
+    from operator_support import REAL_KUBECONFIG, load_average, log, populate, target, template_cluster
 
     log("converging one cluster to copy")
     template = await template_cluster()
     per_cluster = len(template[1])
     clusters = -(-args.objects // per_cluster)
     runs: list[dict[str, float]] = []
-    async with target(simulator=False) as t:
-        loader = client_of(t, "bench-loader")
-        namespaces, made = await populate(loader, t, template, clusters, per_namespace=args.per_namespace)
+    async with target(simulator=False) as world:
+        made = await populate(world, template, clusters, per_namespace=args.per_namespace)
         for i in range(args.runs):
             spawned = time.time()
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, __file__, "--child", str(t.kubeconfig), stdout=asyncio.subprocess.PIPE
+                sys.executable, __file__, "--child", str(world.kubeconfig), stdout=asyncio.subprocess.PIPE
             )
             out, _ = await asyncio.wait_for(proc.communicate(), 300)
             if proc.returncode != 0:
@@ -97,9 +90,6 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             m = json.loads(out.decode().strip().splitlines()[-1])
             runs.append({k: (m[k] - spawned if k in WALL_CLOCK else m[k]) for k in m})
             log(f"run {i + 1}: first reconcile {runs[-1]['first_reconcile']:.2f}s after spawn")
-        if REAL_KUBECONFIG:
-            await cleanup(loader, t, namespaces)
-        await loader.close()
 
     def median(key: str) -> float:
         return round(statistics.median(r[key] for r in runs), 3)

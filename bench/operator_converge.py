@@ -83,13 +83,10 @@ from operator_support import (
     Write,
     add_operator_arguments,
     capture,
-    cleanup,
-    client_of,
     common,
     converged_load,
     log,
     operator_settings,
-    prepare,
     target,
 )
 
@@ -114,17 +111,15 @@ def generic_models(objects: Sequence[Captured]) -> None:
 async def baseline(objects: Sequence[Captured], namespaces: Sequence[str], concurrency: int) -> float:
     """Seconds a plain lightkube loop takes to create ``objects`` on a fresh API server."""
     generic_models(objects)
-    async with target(simulator=False) as t:
-        setup = client_of(t, "bench-baseline-setup")
-        fresh = await prepare(setup, t, len(namespaces))  # CRDs too
-        await setup.close()
+    async with target(simulator=False) as world:  # CRDs installed
+        fresh = await world.add_namespaces(len(namespaces))
         rename = dict(zip(namespaces, fresh, strict=True))
         models = []
         for c in objects:
             body = dict(c.body)
             body["metadata"] = {**body["metadata"], "namespace": rename[body["metadata"]["namespace"]]}
             models.append(from_dict(body))
-        client = AsyncClient(KubeConfig.from_file(str(t.kubeconfig)), field_manager="bench-baseline")
+        client = AsyncClient(KubeConfig.from_file(str(world.kubeconfig)), field_manager="bench-baseline")
         sem = asyncio.Semaphore(concurrency)
 
         async def create(model: Any) -> None:
@@ -135,10 +130,7 @@ async def baseline(objects: Sequence[Captured], namespaces: Sequence[str], concu
         await asyncio.gather(*(create(m) for m in models))
         seconds = time.perf_counter() - t0
         await client.close()
-        setup = client_of(t, "bench-baseline-setup")
-        await cleanup(setup, t, fresh)  # on a real API server: its namespaces go too
-        await setup.close()
-    return seconds
+    return seconds  # on a real API server the world's namespaces went with it
 
 
 def events_dropped() -> dict[str, float]:
@@ -188,10 +180,10 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         operator_writes = load.operator.total_writes()
         writes = write_figures(list(load.operator.seen.writes), args.clusters)
         dropped_at_ready = load.operator.operator.recorder.dropped
-        cp_cpu = cpu_seconds(load.target.pid)
+        cp_cpu = cpu_seconds(load.world.cluster.pid)
         operator_cpu = time.process_time() - cpu_before
         total_workers = sum(c.max_concurrent for c in load.operator.controllers)
-        captured = await capture(load.user, load.namespaces)
+        captured = await capture(load.world.client, load.namespaces)
         namespaces = load.namespaces
     dropped = {k: v - dropped_before.get(k, 0.0) for k, v in events_dropped().items()}
     objects = [c for c in captured if c.res is r.MATRIXONE_CLUSTERS or c.by_operator]

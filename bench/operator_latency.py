@@ -42,6 +42,7 @@ from operator_support import (
     converged_load,
     log,
     operator_settings,
+    quiet,
 )
 
 
@@ -66,7 +67,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         timeout=args.converge_timeout,
     ) as load:
         op = load.operator
-        if not await op.wait_quiet(args.settle, timeout=60.0):
+        if not await quiet(op, args.settle, timeout=60.0):
             log("the operator kept writing after convergence; measuring anyway")
         waiting: dict[tuple[str, str, int], asyncio.Future[Write]] = {}
 
@@ -89,7 +90,9 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             waiting[(ref.namespace, f"{ref.name}-tp", want)] = future
             patch = [{"op": "replace", "path": "/spec/cnGroups/0/replicas", "value": want}]
             t0 = time.perf_counter()
-            await load.user.patch(r.MATRIXONE_CLUSTERS, ref.name, patch, ref.namespace, patch_type="json")
+            await load.world.client.patch(
+                r.MATRIXONE_CLUSTERS, ref.name, patch, ref.namespace, patch_type="json"
+            )
             user.append(time.perf_counter() - t0)
             w = await asyncio.wait_for(future, args.timeout)
             done.append(w.done - t0)

@@ -37,33 +37,26 @@ from pathlib import Path
 from typing import Any
 
 from bench_support import print_figures, rss_bytes
-from operator_support import (
-    REAL_KUBECONFIG,
-    Target,
-    client_of,
-    load_average,
-    log,
-    populate,
-    run_child,
-    target,
-    template_cluster,
-)
+from mo_operator.controllers.common.settings import Settings as OperatorSettings
+from mo_operator.testing import OperatorRunner, World, joined_world
+from operator_support import REAL_KUBECONFIG, load_average, log, populate, run_child, target, template_cluster
 
 MIB = 1024 * 1024
 
 
-async def synced_operator(kubeconfig: Path) -> tuple[Any, float]:
-    """A product ``Operator`` (not started) whose informers have synced, and how long that took."""
-    from operator_support import OperatorUnderTest
-
-    op = OperatorUnderTest(Target(kubeconfig, None, False), record_writes=False)
+async def synced_operator(world: World) -> tuple[OperatorRunner, float]:
+    """A product ``Operator`` (built, not started) whose informers have synced, and how
+    long that took."""
+    op = OperatorRunner(world, settings=OperatorSettings(), record_writes=False)
+    informers = op.build().informers
     t0 = time.perf_counter()
-    await op.operator.informers.start()
-    await op.operator.informers.wait_synced()
+    await informers.start()
+    await informers.wait_synced()
     return op, time.perf_counter() - t0
 
 
-def cached_objects(op: Any) -> int:
+def cached_objects(op: OperatorRunner) -> int:
+    assert op.operator is not None
     return sum(len(i.store) for i in op.operator.informers.informers)
 
 
@@ -81,26 +74,25 @@ def released_by_malloc_trim() -> int:
 
 async def child(kubeconfig: Path) -> dict[str, Any]:
     """In a fresh process: RSS over a first sync, then tracemalloc over a second one."""
-    gc.collect()
-    rss_before = rss_bytes()
-    op, seconds = await synced_operator(kubeconfig)
-    gc.collect()
-    rss_after = rss_bytes()
-    rss_trimmed = rss_after - released_by_malloc_trim()
-    cached = cached_objects(op)
-    await op.operator.informers.stop()
-    await op.client.close()
-    del op
-    gc.collect()
-    tracemalloc.start()
-    baseline = tracemalloc.get_traced_memory()[0]
-    op, _ = await synced_operator(kubeconfig)
-    gc.collect()
-    retained = tracemalloc.get_traced_memory()[0] - baseline
-    tracemalloc.stop()
-    traced_cached = cached_objects(op)
-    await op.operator.informers.stop()
-    await op.client.close()
+    async with joined_world(kubeconfig) as world:
+        gc.collect()
+        rss_before = rss_bytes()
+        op, seconds = await synced_operator(world)
+        gc.collect()
+        rss_after = rss_bytes()
+        rss_trimmed = rss_after - released_by_malloc_trim()
+        cached = cached_objects(op)
+        await op.stop()
+        del op
+        gc.collect()
+        tracemalloc.start()
+        baseline = tracemalloc.get_traced_memory()[0]
+        op, _ = await synced_operator(world)
+        gc.collect()
+        retained = tracemalloc.get_traced_memory()[0] - baseline
+        tracemalloc.stop()
+        traced_cached = cached_objects(op)
+        await op.stop()
     return {
         "rss_before": rss_before,
         "rss_after": rss_after,
@@ -116,19 +108,11 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     log("converging one cluster to copy")
     template = await template_cluster()
     log(f"template: {len(template[1])} objects a cluster")
-    async with target(simulator=False) as t:
-        loader = client_of(t, "bench-loader")
+    async with target(simulator=False) as world:
         t0 = time.perf_counter()
-        namespaces, made = await populate(
-            loader, t, template, args.clusters, per_namespace=args.per_namespace
-        )
+        made = await populate(world, template, args.clusters, per_namespace=args.per_namespace)
         log(f"{made} objects created in {time.perf_counter() - t0:.0f}s; measuring in a child process")
-        m = await run_child(Path(__file__), "--child", str(t.kubeconfig))
-        if REAL_KUBECONFIG:
-            from operator_support import cleanup
-
-            await cleanup(loader, t, namespaces)
-        await loader.close()
+        m = await run_child(Path(__file__), "--child", str(world.kubeconfig))
     growth = m["rss_after"] - m["rss_before"]
     extra = {
         "clusters": args.clusters,

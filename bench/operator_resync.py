@@ -2,7 +2,7 @@
 changed (goal: 0).
 
 The operator runs in this process against the control plane in its own
-process (``operator_support.target``); ``--clusters`` clusters are created
+process (``support_target.target``); ``--clusters`` clusters are created
 and converge to Ready. Once the operator has gone ``--settle`` seconds
 without writing, every object of every controller's kind (clusters, each
 child set, bucket claims, pods for the CN store finalizer...) is enqueued,
@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from bench_support import print_figures
-from operator_support import add_operator_arguments, common, converged_load, log, operator_settings
+from operator_support import add_operator_arguments, common, converged_load, log, operator_settings, quiet
 
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -42,8 +42,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         timeout=args.converge_timeout,
     ) as load:
         op = load.operator
-        quiet = await op.wait_quiet(args.settle, timeout=args.settle_timeout)
-        if not quiet:
+        settled = await quiet(op, args.settle, timeout=args.settle_timeout)
+        if not settled:
             log(f"the operator kept writing for {args.settle_timeout}s after convergence; resyncing anyway")
         idle_before, idle_start = op.total_writes(), len(op.seen.writes)
         await asyncio.sleep(args.idle_window)
@@ -77,7 +77,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             "keys_enqueued": len(enqueued),
             "reconciles": reconciled,
             "seconds": round(seconds, 3),
-            "settled_before": quiet,
+            "settled_before": settled,
             "writes": dict(by_kind),
             "note": "operator client write calls while every object of every controller was reconciled again",
             **common(args),

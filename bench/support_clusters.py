@@ -1,46 +1,25 @@
-"""Benchmark MatrixOneClusters: their shape and manifest, creating them as a
-user would, and a user's view of when each became Ready."""
+"""Benchmark MatrixOneClusters: the kit's manifest at the benchmarks' shape,
+spread over namespaces, created as a user would, and a user's view of when
+each became Ready (the kit's ``is_ready``)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.conditions import get_condition
 from mo_operator.kube.informer import SharedInformer
 from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
-from support_target import Target, bounded, client_of
+from mo_operator.testing import Shape, World, bounded, cluster_manifest, is_ready
+from support_target import client_of
 
-Obj = dict[str, Any]
-
-GROUP_VERSION = "core.matrixorigin.io/v1alpha1"
-VERSION = "2.0.0"
-SIMULATED_STORAGE_CLASS = "localcluster-simulated"
-
-
-@dataclass(frozen=True)
-class Shape:
-    """Replicas of each component of a benchmark cluster."""
-
-    log: int = 1
-    tn: int = 1
-    cn: int = 1
-    proxy: int = 1
-
-    @property
-    def pods(self) -> int:
-        return self.log + self.tn + self.cn + self.proxy
-
-
-SMALL = Shape()
-"""The default: every kind of object a cluster has, one pod of each component
-(the simulated kubelet, not the operator, pays per pod)."""
+SMALL = Shape(log=1, tn=1, cn=1, proxy=1)
+"""The benchmarks' shape: every kind of object a cluster has, one pod of each
+component (the simulated kubelet, not the operator, pays per pod)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -54,61 +33,24 @@ def layout(count: int, namespaces: Sequence[str]) -> list[ClusterRef]:
     return [ClusterRef(namespaces[i % len(namespaces)], f"mo{i:04d}") for i in range(count)]
 
 
-def cluster_manifest(ref: ClusterRef, shape: Shape, real: bool) -> Obj:
-    """A MatrixOneCluster of ``shape`` (log service, TN, a CN group ``tp``, a proxy).
-    On a real API server its pods go to the simulated nodes and volumes to their class."""
-    spec: Obj = {
-        "version": VERSION,
-        "logService": {
-            "replicas": shape.log,
-            "volume": {"size": "1Gi"},
-            "sharedStorage": {"s3": {"path": f"bucket/{ref.namespace}/{ref.name}"}},
-        },
-        "tn": {"replicas": shape.tn},
-        "cnGroups": [{"name": "tp", "replicas": shape.cn, "scalingConfig": {"minDelaySeconds": 0}}],
-        "proxy": {"replicas": shape.proxy},
-    }
-    if real:
-        toleration = {"key": SIMULATED_LABEL, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
-        for s in [spec["logService"], spec["tn"], spec["proxy"], *spec["cnGroups"]]:
-            s["overlay"] = {"tolerations": [toleration]}
-            s["nodeSelector"] = {SIMULATED_LABEL: "true"}
-        spec["logService"]["volume"]["storageClassName"] = SIMULATED_STORAGE_CLASS
-    return {
-        "apiVersion": GROUP_VERSION,
-        "kind": "MatrixOneCluster",
-        "metadata": {"name": ref.name, "namespace": ref.namespace},
-        "spec": spec,
-    }
+async def create_clusters(world: World, clusters: Sequence[ClusterRef], shape: Shape) -> None:
+    """Create the clusters as a user would, 16 requests at a time (their pods placed
+    on the simulated nodes on a real API server)."""
 
+    async def create(ref: ClusterRef) -> None:
+        manifest = cluster_manifest(ref.name, shape)
+        manifest["metadata"]["namespace"] = ref.namespace
+        await world.client.create(r.MATRIXONE_CLUSTERS, world.for_cluster(manifest))
 
-async def create_clusters(client: ApiClient, t: Target, clusters: Sequence[ClusterRef], shape: Shape) -> None:
-    """Create the clusters as a user would, 16 requests at a time."""
-    await bounded(
-        16,
-        [
-            lambda c=c: client.create(r.MATRIXONE_CLUSTERS, cluster_manifest(c, shape, t.real))
-            for c in clusters
-        ],
-    )
-
-
-def is_ready(obj: Mapping[str, Any] | None) -> bool:
-    """Ready=True, reported for the latest generation."""
-    if obj is None:
-        return False
-    status = obj.get("status") or {}
-    ready = get_condition(status.get("conditions") or (), "Ready")
-    observed = int(status.get("observedGeneration") or 0) >= int(obj["metadata"].get("generation") or 0)
-    return bool(ready and ready.get("status") == "True" and observed)
+    await bounded(16, [functools.partial(create, c) for c in clusters])
 
 
 class Watcher:
     """The user's view of the MatrixOneClusters (an informer on a client of its
     own), recording when each first became Ready."""
 
-    def __init__(self, t: Target) -> None:
-        self.client = client_of(t, "bench-watcher")
+    def __init__(self, world: World) -> None:
+        self.client = client_of(world, "bench-watcher")
         self.informer: SharedInformer = InformerFactory(self.client).informer(r.MATRIXONE_CLUSTERS)
         self.first_ready: dict[ClusterRef, float] = {}
         self.informer.add_event_handler(self._seen, lambda _old, new: self._seen(new), lambda _obj: None)

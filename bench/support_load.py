@@ -1,7 +1,12 @@
 """Loads of the operator benchmarks: ``N`` MatrixOneClusters converged by a
 running operator (``converged_load``), copies of one converged cluster's
 objects made without it (``template_cluster``, ``populate``), and the
-arguments and recorded conditions every operator figure shares."""
+arguments and recorded conditions every operator figure shares.
+
+The operator is the kit's ``OperatorRunner``: the product's ``Operator`` in
+this process, leader election off, no webhooks, no client-side rate limit
+unless asked, the product's timings, watched through the runtime's own
+observation points (``OperatorRunner.seen``)."""
 
 from __future__ import annotations
 
@@ -12,28 +17,26 @@ import json
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
-from mo_operator.kube.client import ApiClient
 from mo_operator.kube.status_policy import DEFAULT_WINDOW
-from support_clusters import SMALL, ClusterRef, Shape, Watcher, create_clusters, layout
+from mo_operator.testing import OperatorRunner, Shape, World
+from support_clusters import SMALL, ClusterRef, Watcher, create_clusters, layout
 from support_objects import Captured, capture, create_objects, replicate
-from support_operator import OperatorUnderTest
-from support_target import REAL_KUBECONFIG, Target, cleanup, client_of, load_average, log, prepare, target
+from support_target import REAL_KUBECONFIG, load_average, log, target
 
 
 @dataclass
 class Load:
     """MatrixOneClusters converged by a running operator."""
 
-    target: Target
-    user: ApiClient
+    world: World
     namespaces: list[str]
     clusters: list[ClusterRef]
-    operator: OperatorUnderTest
+    operator: OperatorRunner
     watcher: Watcher
     started: float
     all_ready: float
@@ -57,41 +60,48 @@ async def converged_load(
     """``count`` clusters, one per namespace, applied to a running, synced
     operator, until all are Ready. ``started`` is taken just before the
     first one is created."""
-    async with target() as t:
-        user = client_of(t, "bench-user")
-        namespaces = await prepare(user, t, count)
+    async with target() as world:
+        namespaces = await world.add_namespaces(count)
         clusters = layout(count, namespaces)
-        op = OperatorUnderTest(t, settings=settings, workers=workers, qps=qps, status_window=status_window)
-        watcher = Watcher(t)
+        op = OperatorRunner(
+            world, settings=settings or OperatorSettings(), qps=qps, status_window=status_window
+        )
+        watcher = Watcher(world)
         try:
-            await op.start()
+            await op.start(webhooks=False, synced=True, workers=workers)
             await watcher.start()
             log(f"creating {count} MatrixOneClusters ({shape.pods} pods each)")
             started = time.perf_counter()
-            await create_clusters(user, t, clusters, shape)
+            await create_clusters(world, clusters, shape)
             all_ready = await watcher.wait_all_ready(clusters, timeout)
             log(f"{count} clusters Ready after {all_ready - started:.1f}s")
-            yield Load(t, user, namespaces, clusters, op, watcher, started, all_ready)
+            yield Load(world, namespaces, clusters, op, watcher, started, all_ready)
         finally:
             await op.stop()
             await watcher.stop()
-            await cleanup(user, t, namespaces)
-            await user.close()
+
+
+async def quiet(op: OperatorRunner, seconds: float, timeout: float) -> bool:
+    """``OperatorRunner.quiet``: False if the operator kept writing for ``timeout`` seconds."""
+    try:
+        await op.quiet(seconds, timeout)
+    except TimeoutError:
+        return False
+    return True
 
 
 async def template_cluster(settings: OperatorSettings | None = None) -> tuple[ClusterRef, list[Captured]]:
     """The objects of one converged cluster (of the default shape), for
     benchmarks that create many clusters' worth of objects without the operator."""
     async with converged_load(1, settings=settings) as load:
-        if not await load.operator.wait_quiet(1.0, timeout=30.0):
+        if not await quiet(load.operator, 1.0, timeout=30.0):
             log("the template cluster's operator kept writing; capturing anyway")
-        captured = await capture(load.user, load.namespaces)
+        captured = await capture(load.world.client, load.namespaces)
         return load.clusters[0], captured
 
 
 async def populate(
-    client: ApiClient,
-    t: Target,
+    world: World,
     template: tuple[ClusterRef, Sequence[Captured]],
     count: int,
     *,
@@ -99,20 +109,20 @@ async def populate(
     with_status: bool = True,
     concurrency: int = 32,
     batch: int = 50,
-) -> tuple[list[str], int]:
+) -> int:
     """``count`` clusters' worth of the template's objects (``per_namespace``
-    clusters a namespace), created through the API, ``batch`` clusters at a
-    time; the namespaces and the number of objects."""
-    namespaces = await prepare(client, t, -(-count // per_namespace))
+    clusters a namespace, in new namespaces of the world), created through the
+    API, ``batch`` clusters at a time; the number of objects."""
+    namespaces = await world.add_namespaces(-(-count // per_namespace))
     old, objects = template
     refs = layout(count, namespaces)
     made = 0
     for start in range(0, count, batch):
         copies = [c for ref in refs[start : start + batch] for c in replicate(objects, old, ref)]
-        await create_objects(client, copies, concurrency, with_status=with_status)
+        await create_objects(world.client, copies, concurrency, with_status=with_status)
         made += len(copies)
         log(f"created {min(count, start + batch)} clusters' objects ({made})")
-    return namespaces, made
+    return made
 
 
 async def run_child(script: Path, *args: str, timeout: float = 600.0) -> dict[str, Any]:
@@ -126,6 +136,13 @@ async def run_child(script: Path, *args: str, timeout: float = 600.0) -> dict[st
         raise RuntimeError(f"{script.name} {' '.join(args)} exited with {proc.returncode}")
     found: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
     return found
+
+
+def operator_settings(args: argparse.Namespace) -> OperatorSettings:
+    """The product's settings, with the poll periods the arguments name."""
+    return replace(
+        OperatorSettings(), poll_seconds=args.poll_seconds, busy_poll_seconds=args.busy_poll_seconds
+    )
 
 
 def add_operator_arguments(parser: argparse.ArgumentParser) -> None:

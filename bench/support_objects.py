@@ -17,8 +17,8 @@ from mo_operator.controllers.operator import FIELD_MANAGER
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.errors import AlreadyExists
 from mo_operator.kube.resource import Resource
+from mo_operator.testing import bounded
 from support_clusters import ClusterRef
-from support_target import bounded
 
 Obj = dict[str, Any]
 

@@ -1,5 +1,5 @@
-"""Leaving a shared cluster as found: a scenario's objects, finalizers and
-namespace removed, and its volumes released.
+"""Leaving a shared cluster as found: a scenario's (or a benchmark's) objects,
+finalizers and namespaces removed, and its volumes released.
 
 On the embedded control plane a scenario's cluster goes with it; on a real
 one nothing of a test may stay behind, and an object whose finalizer nobody
@@ -9,7 +9,7 @@ removes keeps its namespace (and our CRDs) Terminating for the next run.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.controllers.common import resources as r
@@ -47,56 +47,83 @@ async def _backups_of(client: ApiClient, namespace: str) -> list[Obj]:
     return list(found.items)
 
 
-async def remove_our_objects(client: ApiClient, namespace: str, wait: float) -> None:
-    """Delete every object of our kinds in ``namespace`` (and the Backups made from it),
-    give the operator ``wait`` seconds to finalize them, then take the finalizers off
-    what is left."""
+async def remove_our_objects(client: ApiClient, namespaces: Sequence[str], wait: float) -> None:
+    """Delete every object of our kinds in ``namespaces`` (and the Backups made from them),
+    give the operator ``wait`` seconds to finalize them (0: none runs), then take the
+    finalizers off what is left."""
     namespaced = [res for res in OUR_KINDS if res.namespaced]
 
     async def left() -> list[tuple[Resource, Obj]]:
-        return [(res, o) for res in namespaced for o in (await client.list(res, namespace)).items]
+        return [
+            (res, o) for ns in namespaces for res in namespaced for o in (await client.list(res, ns)).items
+        ]
+
+    async def backups() -> list[Obj]:
+        return [b for ns in namespaces for b in await _backups_of(client, ns)]
 
     async def gone() -> bool:
         # Delete again what is not yet being deleted: a parent still finalizing can
         # make a child anew (a cluster its LogSet, a LogSet its BucketClaim).
-        remaining = await left()
-        backups = await _backups_of(client, namespace)
+        remaining, made = await left(), await backups()
         for res, obj in remaining:
             if not obj["metadata"].get("deletionTimestamp"):
-                await client.delete(res, obj["metadata"]["name"], namespace, missing_ok=True)
-        for obj in backups:
+                await client.delete(res, obj["metadata"]["name"], _namespace(obj), missing_ok=True)
+        for obj in made:
             if not obj["metadata"].get("deletionTimestamp"):
                 await client.delete(r.BACKUPS, obj["metadata"]["name"], missing_ok=True)
-        return not remaining and not backups
+        return not remaining and not made
 
-    with contextlib.suppress(AssertionError):
-        await eventually(gone, timeout=wait)
+    if wait > 0:
+        with contextlib.suppress(AssertionError):
+            await eventually(gone, timeout=wait)
+    else:
+        await gone()
     for res, obj in await left():
-        await drop_finalizers(client, res, obj, namespace)
-    for obj in await _backups_of(client, namespace):
+        await drop_finalizers(client, res, obj, _namespace(obj))
+    for obj in await backups():
         await drop_finalizers(client, r.BACKUPS, obj, None)
 
 
-async def delete_namespace(client: ApiClient, namespace: str, timeout: float = 60.0) -> None:
-    """Delete ``namespace`` and wait until it and its volumes are gone (its pods need the
-    simulated kubelets, its volumes the simulated provisioner).
+async def delete_namespaces(client: ApiClient, namespaces: Sequence[str], timeout: float = 60.0) -> None:
+    """Delete ``namespaces`` and wait until they and their volumes are gone (their pods
+    need the simulated kubelets, their volumes the simulated provisioner).
 
     The operator has stopped by then: the finalizers it puts on pods (a CN's drain)
-    are taken off, or the pods, and so the namespace, would never go."""
-    await client.delete(NAMESPACES, namespace, missing_ok=True)
+    are taken off, or the pods, and so the namespaces, would never go. A pod already
+    Terminating is then deleted at once, as ``kubectl delete --force`` would: on a
+    cluster whose pods no kubelet runs (an API server alone, filled by a benchmark)
+    its graceful deletion never ends."""
+    for namespace in namespaces:
+        await client.delete(NAMESPACES, namespace, missing_ok=True)
 
     async def gone() -> bool:
-        for pod in (await client.list(r.PODS, namespace)).items:
-            await drop_finalizers(client, r.PODS, pod, namespace, OUR_FINALIZERS)
-        return await client.get_or_none(NAMESPACES, namespace) is None
+        left = [ns for ns in namespaces if await client.get_or_none(NAMESPACES, ns) is not None]
+        for namespace in left:
+            for pod in (await client.list(r.PODS, namespace)).items:
+                await _force_out(client, pod, namespace)
+        return not left
 
-    await eventually(gone, timeout=timeout, message=f"namespace {namespace} is deleted")
+    await eventually(
+        gone, timeout=timeout, interval=0.5, message=f"namespaces {list(namespaces)} are deleted"
+    )
 
     async def released() -> bool:
         volumes = (await client.list(PERSISTENT_VOLUMES)).items
-        return not [v for v in volumes if _claim_namespace(v) == namespace]
+        return not [v for v in volumes if _claim_namespace(v) in namespaces]
 
-    await eventually(released, timeout=timeout, message=f"the volumes of {namespace} are deleted")
+    await eventually(released, timeout=timeout, message=f"the volumes of {list(namespaces)} are deleted")
+
+
+async def _force_out(client: ApiClient, pod: Mapping[str, Any], namespace: str) -> None:
+    """Our finalizers off a pod, and the pod deleted at once if it is already Terminating."""
+    await drop_finalizers(client, r.PODS, pod, namespace, OUR_FINALIZERS)
+    if pod["metadata"].get("deletionTimestamp"):
+        with contextlib.suppress(ApiError):  # gone meanwhile
+            await client.delete(r.PODS, pod["metadata"]["name"], namespace, grace_period_seconds=0)
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    return str(obj["metadata"]["namespace"])
 
 
 def _claim_namespace(volume: Mapping[str, Any]) -> str | None:

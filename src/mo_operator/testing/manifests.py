@@ -9,6 +9,7 @@ embedded control plane every node is simulated and manifests stay as written.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
@@ -53,18 +54,34 @@ def runnable(obj: Obj, namespace: str, *, real: bool) -> Obj:
     return obj
 
 
-def cluster_manifest(name: str = "mo", **spec: Any) -> Obj:
-    """A minimal MatrixOneCluster (3 log stores, a TN, a CN group ``tp`` of 2), with
-    ``spec`` fields replacing the defaults; not yet placed (see ``runnable``)."""
+@dataclass(frozen=True)
+class Shape:
+    """Replicas of each component of a cluster manifest (no proxy: 0)."""
+
+    log: int = 3
+    tn: int = 1
+    cn: int = 2
+    proxy: int = 0
+
+    @property
+    def pods(self) -> int:
+        return self.log + self.tn + self.cn + self.proxy
+
+
+def cluster_manifest(name: str = "mo", shape: Shape = Shape(), **spec: Any) -> Obj:
+    """A MatrixOneCluster of ``shape`` (by default 3 log stores, a TN, a CN group ``tp`` of 2),
+    with ``spec`` fields replacing the defaults; not yet placed (see ``runnable``)."""
     base: Obj = {
         "version": VERSION,
         "logService": {
-            "replicas": 3,
+            "replicas": shape.log,
             "volume": {"size": "1Gi"},
             "sharedStorage": {"s3": {"path": f"bucket/{name}"}},
         },
-        "tn": {"replicas": 1},
-        "cnGroups": [{"name": "tp", "replicas": 2, "scalingConfig": {"minDelaySeconds": 0}}],
+        "tn": {"replicas": shape.tn},
+        "cnGroups": [{"name": "tp", "replicas": shape.cn, "scalingConfig": {"minDelaySeconds": 0}}],
     }
+    if shape.proxy:
+        base["proxy"] = {"replicas": shape.proxy}
     base.update(spec)
     return {"apiVersion": GROUP_VERSION, "kind": "MatrixOneCluster", "metadata": {"name": name}, "spec": base}

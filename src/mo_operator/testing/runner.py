@@ -2,6 +2,11 @@
 tests: in this process (fast; its client's writes countable, its idleness
 observable) or as a child process a scenario kills with SIGKILL.
 
+In this process it is watched through the runtime's own observation points,
+nothing in it patched (``observation``): a benchmark times its reconciles and
+writes there, with the product's timings and its own worker count and rate
+limit, and no webhooks.
+
 The in-process operator serves and registers its webhooks as an install
 would. ``refused`` (optional) judges the requests the operator made against
 what its install grants: a request the shipped RBAC would refuse passes on an
@@ -14,6 +19,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -23,7 +29,10 @@ from lightkube.config.kubeconfig import KubeConfig
 from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator
+from mo_operator.kube.actor import ActorReconciler
 from mo_operator.kube.client import ApiClient
+from mo_operator.kube.controller import Controller, Request
+from mo_operator.kube.status_policy import StatusWindow
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.webhooks import (
@@ -34,6 +43,7 @@ from mo_operator.webhooks import (
 )
 from mo_operator.webhooks.configurations import MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION
 
+from .observation import Observation, primary_resource
 from .timings import OPERATOR_SETTINGS
 from .world import World
 
@@ -45,45 +55,121 @@ class OperatorRunner:
     """The operator under test: in this process, or as a process tests can kill."""
 
     def __init__(
-        self, world: World, *, refused: Refused | None = None, settings: OperatorSettings = OPERATOR_SETTINGS
+        self,
+        world: World,
+        *,
+        refused: Refused | None = None,
+        settings: OperatorSettings = OPERATOR_SETTINGS,
+        qps: float | None = None,
+        record_writes: bool = True,
+        status_window: float | None = None,
     ) -> None:
+        """``qps``: the client's rate limit (None: none); ``record_writes``: keep every
+        write in ``seen`` (off where the memory of the process is measured);
+        ``status_window``: seconds between non-urgent status writes of one object
+        (None: the product's)."""
         self.world = world
         self.refused = refused
         self.settings = settings
+        self.qps = qps
+        self.record_writes = record_writes
+        self.status_window = status_window
+        self.seen = Observation()
+        """What the in-process operator's observation points saw."""
         self.operator: Operator | None = None
         self.client: ApiClient | None = None
         self._task: asyncio.Task[None] | None = None
         self.process: asyncio.subprocess.Process | None = None
         self.webhooks: WebhookServer | None = None
 
-    async def start(self, *, webhooks: bool = True, **config: Any) -> Operator:
-        """Run the operator in this process (the world's simulated MatrixOne in process
-        too), with its webhooks served and registered as an install would."""
+    def build(self, **config: Any) -> Operator:
+        """The operator, built in this process with its observation points and not yet
+        running (``config``: ``OperatorConfig`` fields besides the settings)."""
         self.client = ApiClient(
-            KubeConfig.from_file(str(self.world.kubeconfig)), field_manager="mo-operator", qps=None
+            KubeConfig.from_file(str(self.world.kubeconfig)), field_manager="mo-operator", qps=self.qps
         )
-        if webhooks:
-            await self.start_webhooks()
+        if self.record_writes:
+            self.client.write_hooks.append(self.seen.write)
         config = {"settings": self.settings, **config}
         self.operator = Operator(self.client, self.world.cluster.provider, OperatorConfig(**config))
-        self._task = asyncio.create_task(self.operator.run(), name="operator-under-test")
+        for controller in self.operator.controllers:
+            controller.observers.append(self.seen)
+            if self.status_window is not None and isinstance(controller.reconcile, ActorReconciler):
+                controller.reconcile.status_window = StatusWindow(self.status_window)
         return self.operator
 
+    def launch(self) -> asyncio.Task[None]:
+        """Run the built operator in a task."""
+        assert self.operator is not None, "build it first"
+        self._task = asyncio.create_task(self.operator.run(), name="operator-under-test")
+        return self._task
+
+    async def start(self, *, webhooks: bool = True, synced: bool = False, **config: Any) -> Operator:
+        """Run the operator in this process (the world's simulated MatrixOne reached from
+        here), with its webhooks served and registered as an install would;
+        ``synced``: return once its caches are."""
+        operator = self.build(**config)
+        if webhooks:
+            await self.start_webhooks()
+        task = self.launch()
+        while synced and not operator.informers.has_synced():
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+        return operator
+
+    @property
+    def controllers(self) -> list[Controller]:
+        assert self.operator is not None, "the operator runs in this process"
+        return self.operator.controllers
+
+    def total_writes(self) -> int:
+        """Write calls of the in-process operator's client so far."""
+        return sum(self.client.writes.values()) if self.client is not None else 0
+
+    def idle(self) -> bool:
+        """No key queued and no reconcile running (keys waiting on a timer, such as a
+        ready set's periodic look at MatrixOne, do not count)."""
+        return all(c.idle for c in self.controllers)
+
+    def holding(self) -> bool:
+        """A status write is held back by the status window (a delayed requeue writes it)."""
+        return any(getattr(c.reconcile, "holding", False) for c in self.controllers)
+
+    async def wait_idle(self, timeout: float = 120.0) -> None:
+        async with asyncio.timeout(timeout):
+            while not self.idle():
+                await asyncio.sleep(0.005)
+
     async def quiet(self, seconds: float = 1.0, timeout: float = 30.0) -> None:
-        """Until the in-process operator is idle and has written nothing for ``seconds``.
+        """Until ``seconds`` pass without a write of the in-process operator's, it is idle
+        and holds no status write back; TimeoutError if it kept writing for ``timeout``.
 
         A world the tests see settled may still move for the operator (a pod finishing
         its termination, a status catching up), on a real server more than here: a check
-        of "a resync writes nothing" must start from quiet, not from settled."""
-        op, client = self.operator, self.client
-        assert op is not None and client is not None, "the operator runs in this process"
+        of "a resync writes nothing" must start from quiet, not from settled. A held
+        status is written by a delayed requeue, which ``idle`` does not see, and belongs
+        to the convergence, not to what is measured next."""
         async with asyncio.timeout(timeout):
-            while True:
-                await op.wait_idle()
-                before = sum(client.writes.values())
-                await asyncio.sleep(seconds)
-                if sum(client.writes.values()) == before and all(_settled(c) for c in op.controllers):
-                    return
+            last, since = self.total_writes(), time.perf_counter()
+            while time.perf_counter() - since < seconds or not self.idle() or self.holding():
+                await asyncio.sleep(0.05)
+                if self.total_writes() != last:
+                    last, since = self.total_writes(), time.perf_counter()
+
+    def resync(self) -> list[tuple[str, Request]]:
+        """Enqueue every cached object of every controller's kind (the CN store
+        finalizer's pods too), as a periodic resync would; the (controller, request)
+        pairs, whose reconciles ``seen.finished_at`` then times."""
+        assert self.operator is not None, "the operator runs in this process"
+        enqueued = []
+        for controller in self.controllers:
+            for obj in self.operator.caches.list(primary_resource(controller)):
+                meta = obj["metadata"]
+                req = Request(meta.get("namespace") or "", meta["name"])
+                controller.queue.add(req)
+                enqueued.append((controller.name, req))
+        return enqueued
 
     async def start_webhooks(self) -> None:
         certs = GeneratedCerts(["127.0.0.1", "localhost"])
@@ -110,6 +196,8 @@ class OperatorRunner:
             self.operator.stop()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._task, 30)
+        elif self.operator is not None:  # built, its informers perhaps started by hand
+            await self.operator.informers.stop()
         if self.webhooks is not None:
             await self.stop_webhooks()
         client, self.operator, self.client, self._task = self.client, None, None, None
@@ -164,8 +252,3 @@ class OperatorRunner:
             self.process.send_signal(signal.SIGKILL)
             await self.process.wait()
         self.process = None
-
-
-def _settled(controller: Any) -> bool:
-    """Idle, and no status write held back for a later requeue (``ActorReconciler.holding``)."""
-    return bool(controller.idle and not getattr(controller.reconcile, "holding", False))

@@ -1,11 +1,15 @@
-"""The world a scenario runs in, the same on the embedded control plane and on
-a real API server: a cluster (``SimulatedCluster``: embedded, or its simulator
-and simulated MatrixOne attached to a real API server), a namespace of the
-scenario's own, a client acting as the user, and kubectl.
+"""The world a scenario or a benchmark runs in, the same on the embedded control
+plane and on a real API server: a cluster (``SimulatedCluster``: embedded, or
+its simulator and simulated MatrixOne attached to a real API server), a
+namespace of its own (a benchmark adds more), a client acting as the user, and
+kubectl.
 
 ``open_world`` is envtest as a library: it starts that cluster, installs our
 CRDs and makes the namespace, and on a shared real cluster leaves nothing
-behind. Nothing here relies on what only the embedded server offers: pods are
+behind. A scenario looks inside its cluster (the simulated MatrixOne's model,
+the API server's faults), so the cluster runs in its process; a benchmark
+times the operator, so its cluster runs in a process of its own
+(``cluster_process``). Nothing here relies on what only the embedded server offers: pods are
 made to fail through the simulator's rules ConfigMap, which any API server
 stores.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import copy
+import functools
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -35,6 +40,8 @@ from mo_operator.localcluster.simulator.rules import RuleSet, rules_configmap
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 
 from . import cleanup, manifests
+from .cluster_process import ClusterProcess, start_cluster_process
+from .concurrency import bounded
 from .kubectl import Kubectl
 from .timings import FAST_SIMULATOR, MO_SETTINGS
 from .waiting import eventually, is_ready, is_settled
@@ -43,12 +50,16 @@ Obj = dict[str, Any]
 NODES = Resource("", "v1", "Node", "nodes", False)
 
 
+Cluster = SimulatedCluster | ClusterProcess
+"""The cluster in this process (a scenario's), or in a process of its own (a benchmark's)."""
+
+
 class World:
     """One scenario's cluster, namespace, user client and kubectl."""
 
     def __init__(
         self,
-        cluster: SimulatedCluster,
+        cluster: Cluster,
         kubeconfig: Path,
         namespace: str,
         client: ApiClient,
@@ -58,9 +69,25 @@ class World:
         self.cluster = cluster
         self.kubeconfig = kubeconfig
         self.namespace = namespace
+        self.namespaces = [namespace]
+        """Every namespace of the world's (removed with it from a real cluster)."""
         self.client = client
         self.real = real
         self._kubectl = Kubectl(kubeconfig, namespace)
+
+    async def add_namespaces(self, count: int, prefix: str = "bench") -> list[str]:
+        """``count`` more namespaces, made 16 at a time (a benchmark puts a cluster or a
+        few in each); on a real, shared API server their names are made unique."""
+        suffix = f"-{uuid.uuid4().hex[:6]}" if self.real else ""
+        first = len(self.namespaces) - 1
+        names = [f"{prefix}{i:04d}{suffix}" for i in range(first, first + count)]
+
+        async def create(name: str) -> None:
+            await self.client.create(cleanup.NAMESPACES, {"metadata": {"name": name}})
+
+        await bounded(16, [functools.partial(create, ns) for ns in names])
+        self.namespaces += names
+        return names
 
     # ------------------------------------------------------------- manifests
     def for_cluster(self, obj: Obj) -> Obj:
@@ -149,6 +176,7 @@ class World:
         """Stop the embedded API server and start a new one on the same port from its
         data directory, as kube-apiserver restarts over etcd: objects and the
         resourceVersion counter survive, watches and the watch cache do not."""
+        assert isinstance(self.cluster, SimulatedCluster), "needs the cluster in this process"
         control_plane = self.cluster.control_plane
         assert control_plane is not None and control_plane.server.data_dir is not None, "needs a data dir"
         old = control_plane.server
@@ -172,16 +200,17 @@ class World:
 
     # ---------------------------------------------------------------- cleanup
     async def remove_our_objects(self, wait: float) -> None:
-        """Delete our objects in the namespace, finalized by the operator within ``wait``
-        seconds or stripped of their finalizers after (see ``cleanup``)."""
-        await cleanup.remove_our_objects(self.client, self.namespace, wait)
+        """Delete our objects in the world's namespaces, finalized by the operator within
+        ``wait`` seconds (0: none runs) or stripped of their finalizers after (see ``cleanup``)."""
+        await cleanup.remove_our_objects(self.client, self.namespaces, wait)
 
-    async def delete_namespace(self, timeout: float = 60.0) -> None:
-        """Delete the namespace and wait until it and its volumes are gone (see ``cleanup``)."""
-        await cleanup.delete_namespace(self.client, self.namespace, timeout)
+    async def delete_namespaces(self, timeout: float = 60.0) -> None:
+        """Delete the world's namespaces and wait until they and their volumes are gone
+        (see ``cleanup``)."""
+        await cleanup.delete_namespaces(self.client, self.namespaces, timeout)
 
 
-def _cluster(real_kubeconfig: str | None, data_dir: Path) -> SimulatedCluster:
+def _in_process(real_kubeconfig: str | None, data_dir: Path) -> SimulatedCluster:
     if real_kubeconfig:  # the kubelets' timing; the controllers are the real ones
         return SimulatedCluster(
             attach_to=real_kubeconfig,
@@ -197,14 +226,42 @@ def _cluster(real_kubeconfig: str | None, data_dir: Path) -> SimulatedCluster:
     )
 
 
+async def _start(
+    workdir: Path, real_kubeconfig: str | None, apart: bool, simulator: bool
+) -> tuple[Cluster, Path]:
+    """The world's cluster, started, and its kubeconfig (see ``open_world``)."""
+    if apart:
+        process = await start_cluster_process(workdir, real_kubeconfig, simulator=simulator)
+        return process, process.kubeconfig
+    if not simulator:
+        raise ValueError("a cluster in this process always simulates: ask for one apart")
+    cluster = _in_process(real_kubeconfig, workdir / "etcd")
+    if real_kubeconfig:
+        await cluster.start()
+        return cluster, Path(real_kubeconfig)
+    await cluster.start(workdir / "kubeconfig")
+    return cluster, workdir / "kubeconfig"
+
+
 @contextlib.asynccontextmanager
-async def open_world(workdir: Path, real_kubeconfig: str | None = None) -> AsyncIterator[World]:
+async def open_world(
+    workdir: Path,
+    real_kubeconfig: str | None = None,
+    *,
+    apart: bool = False,
+    simulator: bool = True,
+    finalize_wait: float = 5.0,
+) -> AsyncIterator[World]:
     """A fresh world in ``workdir``: an embedded cluster of its own, or the real cluster
-    ``real_kubeconfig`` names (shared: the world has its own namespace there, and its
-    objects and namespace are removed at the end)."""
-    kubeconfig = Path(real_kubeconfig) if real_kubeconfig else workdir / "kubeconfig"
-    cluster = _cluster(real_kubeconfig, workdir / "etcd")
-    await (cluster.start() if real_kubeconfig else cluster.start(kubeconfig))
+    ``real_kubeconfig`` names (shared: the world has its own namespaces there, and its
+    objects and namespaces are removed at the end, its objects finalized by an operator
+    still running within ``finalize_wait`` seconds, 0 when none is left).
+
+    ``apart``: the cluster runs in a process of its own, with the timings of
+    ``mo-operator control-plane --fast`` (see ``cluster_process``); ``simulator=False``
+    there: an API server alone, nothing runs pods. Else it runs in this process, with
+    the kit's timings (``timings``)."""
+    cluster, kubeconfig = await _start(workdir, real_kubeconfig, apart, simulator)
     client = ApiClient(KubeConfig.from_file(str(kubeconfig)), field_manager="e2e-user", qps=None)
     world = World(cluster, kubeconfig, f"e2e-{uuid.uuid4().hex[:8]}", client, real=bool(real_kubeconfig))
     try:
@@ -214,11 +271,25 @@ async def open_world(workdir: Path, real_kubeconfig: str | None = None) -> Async
     finally:
         try:
             if real_kubeconfig:  # a shared cluster: leave nothing behind, nothing Terminating
-                await world.remove_our_objects(wait=5.0)
-                await world.delete_namespace()
+                await world.remove_our_objects(wait=finalize_wait)
+                # a benchmark's world holds hundreds of namespaces
+                await world.delete_namespaces(timeout=60.0 + len(world.namespaces))
         finally:
             await client.close()
             await cluster.stop()
+
+
+@contextlib.asynccontextmanager
+async def joined_world(kubeconfig: Path) -> AsyncIterator[World]:
+    """The world another process opened, seen from a child process it spawned (a fresh
+    operator process that a benchmark measures there): nothing is made or removed."""
+    cluster = ClusterProcess.joined(kubeconfig)
+    client = ApiClient(KubeConfig.from_file(str(kubeconfig)), field_manager="e2e-user", qps=None)
+    try:
+        yield World(cluster, kubeconfig, "default", client)
+    finally:
+        await client.close()
+        await cluster.stop()
 
 
 async def remove_crds_and_simulated_nodes(real_kubeconfig: str) -> None:

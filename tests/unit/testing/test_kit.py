@@ -11,12 +11,18 @@ from typing import Any, cast
 
 import pytest
 
+from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
+from mo_operator.controllers.operator import Operator
+from mo_operator.kube.client import ApiClient
 from mo_operator.kube.errors import ApiConnectionError
 from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
+from mo_operator.matrixone.admin import AdminError
 from mo_operator.testing import (
     SIMULATED_STORAGE_CLASS,
     OperatorRunner,
+    Shape,
+    Unreachable,
     World,
     cluster_manifest,
     eventually,
@@ -24,6 +30,7 @@ from mo_operator.testing import (
     is_settled,
     runnable,
 )
+from mo_operator.testing.observation import primary_resource
 
 Obj = dict[str, Any]
 
@@ -119,3 +126,24 @@ def test_a_spawned_operator_runs_with_the_worlds_cluster_and_the_runners_timings
         "9.0",
     )
     assert flags["--identity"] == "me" and "--no-webhooks" in args
+
+
+def test_a_cluster_manifest_takes_its_replicas_from_a_shape() -> None:
+    spec = cluster_manifest("mo", Shape(log=1, tn=1, cn=1, proxy=1))["spec"]
+    replicas = [spec[k]["replicas"] for k in ("logService", "tn", "proxy")] + [
+        spec["cnGroups"][0]["replicas"]
+    ]
+    assert replicas == [1, 1, 1, 1]
+    assert "proxy" not in cluster_manifest("mo")["spec"], "the default shape has no proxy"
+    assert Shape().pods == 6
+
+
+def test_every_controller_of_the_operator_names_the_kind_it_reconciles() -> None:
+    operator = Operator(cast(ApiClient, SimpleNamespace()), Unreachable(), OperatorConfig())
+    kinds = {c.name: primary_resource(c).kind for c in operator.controllers}
+    assert kinds["matrixonecluster"] == "MatrixOneCluster" and kinds["cnstore"] == "Pod", kinds
+
+
+async def test_where_no_matrixone_runs_every_admin_call_fails_as_unreachable() -> None:
+    with pytest.raises(AdminError, match="hakeeper_state"):
+        await Unreachable().admin("mo-log-discovery.ns:32001").hakeeper_state()

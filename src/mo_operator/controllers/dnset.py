@@ -25,12 +25,10 @@ from mo_operator.matrixone import layout, names, ports
 from mo_operator.matrixone.component import Component
 
 from .common import resources as r
-from .common.deps import LogService
 from .common.desired import stamped
 from .common.env import Env
-from .common.meta import set_labels
-from .common.podset import STATEFUL, Desired, PodSetActor, service_config, template_input
-from .common.podtemplate import canonical_resources, pod_template
+from .common.podset import STATEFUL, Desired, PodSetActor, SetInput
+from .common.podtemplate import canonical_resources
 from .common.services import headless_service
 from .common.statefulsets import Rollout, statefulset, volume_claim_template
 from .common.status import Readiness, store_status
@@ -60,47 +58,28 @@ class DNSetActor(PodSetActor):
         super().__init__(env)
         self.kind = kind
 
-    def desired(
-        self,
-        obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
-        service: LogService,
-        selector: Mapping[str, str],
-    ) -> Desired:
-        name = obj["metadata"]["name"]
-        obj_labels = set_labels(COMPONENT, obj)
-        config = service_config(obj, COMPONENT, spec, service, obj_labels)
+    def desired(self, given: SetInput) -> Desired:
+        """The headless Service (store addresses), then the StatefulSet."""
+        obj, spec, name = given.obj, given.spec, given.name
         headless = names.headless_service_name(COMPONENT, name)
         cache = spec.get("cacheVolume")
-        template = pod_template(
-            template_input(
-                obj,
-                COMPONENT,
-                spec,
-                config_map=config["metadata"]["name"],
-                selector=selector,
-                shared_storage=service.shared_storage,
-                obj_labels=obj_labels,
-                extra_mounts=[{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}] if cache else [],
-                headless_service=headless,
-            )
+        template = given.pod_template(
+            extra_mounts=[{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}] if cache else [],
+            headless_service=headless,
         )
         workload = statefulset(
             obj,
             names.workload_name(COMPONENT, name),
-            obj_labels,
-            selector,
+            given.labels,
+            given.selector,
             replicas=int(spec["replicas"]),
             service_name=headless,
             template=template,
-            volume_claim_templates=_claim_templates(spec, obj_labels),
+            volume_claim_templates=_claim_templates(spec, given.labels),
             pvc_retention="Delete",
         )
-        return [
-            (r.CONFIGMAPS, stamped(config)),
-            (r.SERVICES, stamped(headless_service(obj, headless, obj_labels, selector, HEADLESS_PORTS))),
-            (r.STATEFULSETS, stamped(workload)),
-        ]
+        service = headless_service(obj, headless, given.labels, given.selector, HEADLESS_PORTS)
+        return [(r.SERVICES, stamped(service)), (r.STATEFULSETS, stamped(workload))]
 
     def report(
         self, ctx: Context, pods: Sequence[Mapping[str, Any]], roll: Rollout, selector: Mapping[str, str]

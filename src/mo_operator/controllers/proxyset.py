@@ -14,17 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.actor import Context
-from mo_operator.kube.selectors import selector_from_dict
+from mo_operator.kube.selectors import selector_from_labels
 from mo_operator.matrixone import names, ports
 from mo_operator.matrixone.component import Component
 
 from .common import resources as r
 from .common.deployments import deployment
-from .common.deps import LogService
 from .common.desired import stamped
-from .common.meta import set_labels
-from .common.podset import STATELESS, Desired, PodSetActor, service_config, template_input
-from .common.podtemplate import pod_template
+from .common.podset import STATELESS, Desired, PodSetActor, SetInput
 from .common.services import client_service
 from .common.statefulsets import Rollout
 from .common.status import Readiness
@@ -39,50 +36,28 @@ class ProxySetActor(PodSetActor):
     readiness = READINESS
     workload = STATELESS
 
-    def desired(
-        self,
-        obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
-        service: LogService,
-        selector: Mapping[str, str],
-    ) -> Desired:
-        name = obj["metadata"]["name"]
-        obj_labels = set_labels(COMPONENT, obj)
-        config = service_config(obj, COMPONENT, spec, service, obj_labels)
-        template = pod_template(
-            template_input(
-                obj,
-                COMPONENT,
-                spec,
-                config_map=config["metadata"]["name"],
-                selector=selector,
-                shared_storage=service.shared_storage,
-                obj_labels=obj_labels,
-            )
-        )
+    def desired(self, given: SetInput) -> Desired:
+        """The client Service, then the Deployment."""
+        obj, spec, name = given.obj, given.spec, given.name
         workload = deployment(
             obj,
             names.workload_name(COMPONENT, name),
-            obj_labels,
-            selector,
+            given.labels,
+            given.selector,
             replicas=int(spec["replicas"]),
-            template=template,
+            template=given.pod_template(),
             min_ready_seconds=int(spec.get("minReadySeconds") or 0),
         )
         svc = client_service(
             obj,
             names.client_service_name(COMPONENT, name),
-            obj_labels,
-            selector,
+            given.labels,
+            given.selector,
             ports.PROXY_SERVICE_PORT_NAME,
             ports.PROXY_SQL,
             spec,
         )
-        return [
-            (r.CONFIGMAPS, stamped(config)),
-            (r.SERVICES, stamped(svc)),
-            (r.DEPLOYMENTS, stamped(workload)),
-        ]
+        return [(r.SERVICES, stamped(svc)), (r.DEPLOYMENTS, stamped(workload))]
 
     def report(
         self, ctx: Context, pods: Sequence[Mapping[str, Any]], roll: Rollout, selector: Mapping[str, str]
@@ -93,4 +68,4 @@ class ProxySetActor(PodSetActor):
         status["port"] = ports.PROXY_SQL
         status["replicas"] = roll.replicas
         status["readyReplicas"] = roll.ready
-        status["labelSelector"] = str(selector_from_dict({"matchLabels": selector}))
+        status["labelSelector"] = str(selector_from_labels(selector))

@@ -58,18 +58,10 @@ from mo_operator.matrixone.component import Component
 from ..common import pods as podutil
 from ..common import resources as r
 from ..common.admission import admitted
-from ..common.deps import LogService, Waiting, logset_ref, resolve
+from ..common.deps import Waiting, logset_ref, resolve
 from ..common.desired import stamped
 from ..common.env import Env
-from ..common.meta import set_labels
-from ..common.podset import (
-    collect_configs,
-    service_config,
-    sync_desired,
-    template_input,
-    wait_for_log_service,
-)
-from ..common.podtemplate import pod_template
+from ..common.podset import SetInput, collect_configs, served_input, sync_desired, wait_for_log_service
 from ..common.services import client_service, headless_service
 from ..common.statefulsets import stall
 from ..common.writes import Writes
@@ -121,12 +113,12 @@ class CNSetActor:
         service = wait_for_log_service(ctx, self.env, obj, spec)
         if service is None:
             return None
-        selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
-        obj_labels = set_labels(COMPONENT, obj)
-        config = service_config(obj, COMPONENT, with_drain_default(spec), service, obj_labels)
-        template = self._template(obj, spec, service, selector, obj_labels, name_of(config))
-        want = Desired(obj, service, selector, obj_labels, config, template, cnpods.template_hash(template))
-        pods = self.env.caches.list(r.PODS, ctx.namespace, selector)
+        given = served_input(obj, COMPONENT, spec, service, config_spec=with_drain_default(spec))
+        template = self._template(given)
+        want = Desired(
+            obj, service, given.selector, given.labels, given.config, template, cnpods.template_hash(template)
+        )
+        pods = self.env.caches.list(r.PODS, ctx.namespace, given.selector)
         admin = self.env.admin.admin(service.discovery_address)
         state = await hakeeper_state(ctx, admin) if pods else None
         plan = Writes(self.env.client)
@@ -275,33 +267,16 @@ class CNSetActor:
 
     # ---------------------------------------------------------------- desired
     @staticmethod
-    def _template(
-        obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
-        service: LogService,
-        selector: Mapping[str, str],
-        obj_labels: Mapping[str, str],
-        config_map: str,
-    ) -> Obj:
+    def _template(given: SetInput) -> Obj:
         """The CN pod template: gated on its store's readiness, with the Python UDF
         sidecar when the spec asks for one."""
-        template = pod_template(
-            template_input(
-                obj,
-                COMPONENT,
-                spec,
-                config_map=config_map,
-                selector=selector,
-                shared_storage=service.shared_storage,
-                obj_labels=obj_labels,
-                extra_mounts=[{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}]
-                if spec.get("cacheVolume")
-                else (),
-                readiness_gates=(labels.CN_STORE_READINESS,),
-                headless_service=names.headless_service_name(COMPONENT, name_of(obj)),
-            )
+        cache = given.spec.get("cacheVolume")
+        template = given.pod_template(
+            extra_mounts=[{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}] if cache else (),
+            readiness_gates=(labels.CN_STORE_READINESS,),
+            headless_service=names.headless_service_name(COMPONENT, given.name),
         )
-        sidecar = python_udf_sidecar(spec)
+        sidecar = python_udf_sidecar(given.spec)
         if sidecar is not None:
             template["spec"]["containers"].append(sidecar)
         return template

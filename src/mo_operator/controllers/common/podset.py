@@ -5,9 +5,11 @@ of MatrixOne pods, in steps.
 2. find the log service, or say in ``Ready`` what the set waits for
    (``wait_for_log_service``);
 3. compute the desired objects: the one part each kind writes itself, from
-   the shared pieces ``service_config`` (its immutable ConfigMap, rendered
-   against the log service; ``hashed_config`` for another renderer) and
-   ``template_input`` (what its pod template is built from);
+   a ``SetInput`` (its labels, selector and immutable ConfigMap, and
+   ``SetInput.pod_template``, which every kind's pods start from), which
+   ``served_input`` makes for a set that runs against the log service
+   (``service_config`` renders its config; ``hashed_config`` takes another
+   renderer);
 4. sync them (``sync_desired``: server-side apply of what differs and the
    metric Service) and read the roll (``sync_workload``: the workload's roll
    from it and its pods, and for a StatefulSet its volume growth and the
@@ -22,20 +24,20 @@ As CloudNativePG composes its controllers from reusable sub-reconcilers, each
 step is a function a controller can call alone, and ``PodSetActor`` runs them
 in order for a set that needs nothing else (TN, proxy): such a kind names its
 ``component``, ``readiness`` and ``workload`` (``STATEFUL`` or
-``STATELESS``) and writes ``desired``.
+``STATELESS``) and writes ``desired`` (its objects besides the config).
 
 A set with more to do calls the steps from its own ``observe``:
 
 - the LogSet (logset/actor.py) records its HAKeeper bootstrap decision before
   step 2 (it is the log service, so it waits for none) and holds its S3 path
-  (BucketClaim) before step 4; its ``desired`` builds on ``hashed_config``
-  (with the log service's own renderer) and ``template_input``, beside its own
+  (BucketClaim) before step 4; its ``desired`` builds a ``SetInput`` on
+  ``hashed_config`` (with the log service's own renderer), beside its own
   bootstrap and gossip ConfigMaps; it runs steps 4 and 5 as they are, and
   reports with ``waiting`` until HAKeeper bootstraps and ``unavailable`` while
   it does not answer, then judges failover;
 - the CNSet (cnset/actor.py) makes its pods itself (no workload): it uses
-  steps 2, 3 (``service_config``, ``template_input`` with its readiness
-  gate), ``sync_desired`` for its ConfigMap and Services, and 5 with
+  steps 2, 3 (``served_input``, its pod template with its readiness gate),
+  ``sync_desired`` for its ConfigMap and Services, and 5 with
   ``rolled`` meaning "no pod left to create"; it reads its roll from its
   pods and template hash and reports it with ``report_rollout`` beside its
   stores (a pooling set, which never rolls, words its own conditions).
@@ -59,10 +61,11 @@ from . import resources as r
 from .admission import admitted
 from .configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
 from .deps import LogService, Waiting, resolve
+from .desired import stamped
 from .env import Env
 from .expansion import sync_stateful
-from .meta import name_of, namespace_of
-from .podtemplate import PodTemplateInput, restart_stamp
+from .meta import name_of, namespace_of, set_labels
+from .podtemplate import PodTemplateInput, pod_template, restart_stamp
 from .prometheus import sync_metric_service
 from .statefulsets import Rollout
 from .status import Readiness, report_rollout
@@ -156,33 +159,61 @@ def service_config(
     )
 
 
-def template_input(
+@dataclass(frozen=True)
+class SetInput:
+    """What a set's desired objects are built from, once per round: the set and its
+    admitted spec, its labels, the selector of its pods, its hashed config and the
+    shared storage its pods reach."""
+
+    obj: Mapping[str, Any]
+    component: Component
+    spec: Mapping[str, Any]
+    labels: Mapping[str, str]
+    selector: Mapping[str, str]
+    config: Obj
+    shared_storage: Mapping[str, Any] | None
+
+    @property
+    def name(self) -> str:
+        return name_of(self.obj)
+
+    def pod_template(self, **extras: Any) -> Obj:
+        """The set's pod template, running its config (image, selector, pull policy,
+        restart stamp); ``extras`` are the kind's own (volumes, mounts, gates)."""
+        spec = self.spec
+        return pod_template(
+            PodTemplateInput(
+                component=self.component,
+                set_name=self.name,
+                namespace=namespace_of(self.obj),
+                spec=spec,
+                image=str(spec.get("image") or ""),
+                config_map=name_of(self.config),
+                selector_labels=self.selector,
+                shared_storage=self.shared_storage,
+                extra_labels=self.labels,
+                image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
+                restart_at=restart_stamp(self.obj),
+                **extras,
+            )
+        )
+
+
+def served_input(
     obj: Mapping[str, Any],
     component: Component,
     spec: Mapping[str, Any],
+    service: LogService,
     *,
-    config_map: str,
-    selector: Mapping[str, str],
-    shared_storage: Mapping[str, Any] | None,
-    obj_labels: Mapping[str, str],
-    **extras: Any,
-) -> PodTemplateInput:
-    """What every set's pod template is built from (image, config, selector, pull
-    policy, restart stamp); ``extras`` are the kind's own (volumes, mounts, gates)."""
-    return PodTemplateInput(
-        component=component,
-        set_name=name_of(obj),
-        namespace=namespace_of(obj),
-        spec=spec,
-        image=str(spec.get("image") or ""),
-        config_map=config_map,
-        selector_labels=selector,
-        shared_storage=shared_storage,
-        extra_labels=obj_labels,
-        image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
-        restart_at=restart_stamp(obj),
-        **extras,
-    )
+    config_spec: Mapping[str, Any] | None = None,
+) -> SetInput:
+    """The input of a set that runs against a log service (TN, CN, proxy), its config
+    rendered from ``config_spec`` (the spec itself unless the kind defaults more)."""
+    obj_labels = set_labels(component, obj)
+    selector = labels.sub_resource_labels(component, name_of(obj), namespace_of(obj))
+    rendered = spec if config_spec is None else config_spec
+    config = service_config(obj, component, rendered, service, obj_labels)
+    return SetInput(obj, component, spec, obj_labels, selector, config, service.shared_storage)
 
 
 def sync_desired(
@@ -257,13 +288,13 @@ class PodSetActor(ABC):
         service = wait_for_log_service(ctx, self.env, obj, spec)
         if service is None:
             return None
-        selector = labels.sub_resource_labels(self.component, ctx.name, ctx.namespace)
-        desired = self.desired(obj, spec, service, selector)
+        given = served_input(obj, self.component, spec, service)
+        desired = [(r.CONFIGMAPS, stamped(given.config)), *self.desired(given)]
         plan = Writes(self.env.client)
         pods, roll = sync_workload(ctx, self.env, self.workload, self.component, spec, desired, plan)
         keep = [name_of(d) for _, d in desired]
         collect_configs(self.env, obj, self.component, pods, keep, plan, rolled=roll.complete)
-        self.report(ctx, pods, roll, selector)
+        self.report(ctx, pods, roll, given.selector)
         report_rollout(ctx, roll, int(spec["replicas"]), self.readiness, pending=bool(plan))
         return plan or None
 
@@ -272,14 +303,9 @@ class PodSetActor(ABC):
         return True
 
     @abstractmethod
-    def desired(
-        self,
-        obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
-        service: LogService,
-        selector: Mapping[str, str],
-    ) -> Desired:
-        """The set's objects as they should be (stamped), in the order they are written."""
+    def desired(self, given: SetInput) -> Desired:
+        """The set's objects besides its config (written first, since its pods mount
+        it), stamped, in the order they are written."""
 
     @abstractmethod
     def report(

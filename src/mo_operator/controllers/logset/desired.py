@@ -15,8 +15,8 @@ from mo_operator.matrixone.config import log as log_config
 from ..common import resources as r
 from ..common.desired import stamped
 from ..common.meta import child_metadata, name_of, namespace_of, set_labels
-from ..common.podset import Desired, hashed_config, template_input
-from ..common.podtemplate import canonical_resources, pod_template
+from ..common.podset import Desired, SetInput, hashed_config
+from ..common.podtemplate import canonical_resources
 from ..common.services import discovery_service, headless_service
 from ..common.statefulsets import statefulset, volume_claim_template
 
@@ -34,62 +34,23 @@ def desired(
 ) -> Desired:
     """The LogSet's objects, stamped, in the order they are written: ConfigMaps,
     Services, then the StatefulSet that mounts them."""
-    namespace, name = namespace_of(obj), name_of(obj)
-    obj_labels = set_labels(COMPONENT, obj)
-    config = hashed_config(
-        obj,
-        COMPONENT,
-        obj_labels,
-        lambda: log_config.config_map_data(name=name, namespace=namespace, spec=spec),
-    )
-    bootstrap = config_map(
-        obj,
-        names.log_bootstrap_config_map_name(name),
-        obj_labels,
-        log_config.bootstrap_config_map_data(spec=spec, replicas=members),
-    )
-    replicas = int(spec["replicas"])
-    gossip = config_map(
-        obj,
-        names.log_gossip_config_map_name(name),
-        obj_labels,
-        log_config.gossip_config_map_data(name=name, namespace=namespace, ordinals=range(replicas)),
-    )
+    given = _input(obj, spec, selector)
+    name, obj_labels = given.name, given.labels
+    bootstrap, gossip = _member_configs(given, members)
     headless = names.headless_service_name(COMPONENT, name)
-    template = pod_template(
-        template_input(
-            obj,
-            COMPONENT,
-            spec,
-            config_map=name_of(config),
-            selector=selector,
-            shared_storage=spec.get("sharedStorage"),
-            obj_labels=obj_labels,
-            extra_volumes=[
-                {"name": layout.BOOTSTRAP_VOLUME, "configMap": {"name": name_of(bootstrap)}},
-                {"name": layout.GOSSIP_VOLUME, "configMap": {"name": name_of(gossip)}},
-            ],
-            extra_mounts=[
-                {"name": layout.BOOTSTRAP_VOLUME, "mountPath": layout.BOOTSTRAP_PATH},
-                {"name": layout.GOSSIP_VOLUME, "mountPath": layout.GOSSIP_PATH},
-                {"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH},
-            ],
-            headless_service=headless,
-        )
-    )
     workload = statefulset(
         obj,
         names.workload_name(COMPONENT, name),
         obj_labels,
         selector,
-        replicas=replicas,
+        replicas=int(spec["replicas"]),
         service_name=headless,
-        template=template,
+        template=_template(given, bootstrap, gossip, headless),
         volume_claim_templates=_claim_templates(spec, obj_labels),
         pvc_retention=spec.get("pvcRetentionPolicy") or "Retain",
     )
     return [
-        (r.CONFIGMAPS, stamped(config)),
+        (r.CONFIGMAPS, stamped(given.config)),
         (r.CONFIGMAPS, stamped(bootstrap)),
         (r.CONFIGMAPS, stamped(gossip)),
         (r.SERVICES, stamped(headless_service(obj, headless, obj_labels, selector, HEADLESS_PORTS))),
@@ -99,6 +60,57 @@ def desired(
         ),
         (r.STATEFULSETS, stamped(workload)),
     ]
+
+
+def _input(obj: Mapping[str, Any], spec: Mapping[str, Any], selector: Mapping[str, str]) -> SetInput:
+    """The log service's config is its own (no log service to render against); its
+    pods reach the shared storage its spec names."""
+    namespace, name = namespace_of(obj), name_of(obj)
+    obj_labels = set_labels(COMPONENT, obj)
+    config = hashed_config(
+        obj,
+        COMPONENT,
+        obj_labels,
+        lambda: log_config.config_map_data(name=name, namespace=namespace, spec=spec),
+    )
+    return SetInput(obj, COMPONENT, spec, obj_labels, selector, config, spec.get("sharedStorage"))
+
+
+def _member_configs(given: SetInput, members: Sequence[BootstrapReplica]) -> tuple[Obj, Obj]:
+    """The bootstrap ConfigMap (the recorded HAKeeper membership) and the gossip one
+    (every store's address); both change without restarting a store."""
+    obj, spec, name = given.obj, given.spec, given.name
+    bootstrap = config_map(
+        obj,
+        names.log_bootstrap_config_map_name(name),
+        given.labels,
+        log_config.bootstrap_config_map_data(spec=spec, replicas=members),
+    )
+    gossip = config_map(
+        obj,
+        names.log_gossip_config_map_name(name),
+        given.labels,
+        log_config.gossip_config_map_data(
+            name=name, namespace=namespace_of(obj), ordinals=range(int(spec["replicas"]))
+        ),
+    )
+    return bootstrap, gossip
+
+
+def _template(given: SetInput, bootstrap: Obj, gossip: Obj, headless: str) -> Obj:
+    """A log store's pod: the bootstrap and gossip ConfigMaps and its data volume mounted."""
+    return given.pod_template(
+        extra_volumes=[
+            {"name": layout.BOOTSTRAP_VOLUME, "configMap": {"name": name_of(bootstrap)}},
+            {"name": layout.GOSSIP_VOLUME, "configMap": {"name": name_of(gossip)}},
+        ],
+        extra_mounts=[
+            {"name": layout.BOOTSTRAP_VOLUME, "mountPath": layout.BOOTSTRAP_PATH},
+            {"name": layout.GOSSIP_VOLUME, "mountPath": layout.GOSSIP_PATH},
+            {"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH},
+        ],
+        headless_service=headless,
+    )
 
 
 def _claim_templates(spec: Mapping[str, Any], obj_labels: Mapping[str, str]) -> list[Obj]:

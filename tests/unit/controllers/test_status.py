@@ -86,6 +86,60 @@ def test_writes_of_the_same_generation_do_not_flip_a_complete_roll() -> None:
     assert _condition(ctx, "UpToDate")["reason"] == "RollingUpdate"
 
 
+def _ready(ctx: Context) -> tuple[object, object, object]:
+    ready = _condition(ctx, "Ready")
+    return ready["status"], ready["reason"], ready["message"]
+
+
+STORES = Readiness(
+    members="log stores ready",
+    not_ready="StoresNotReady",
+    all_ready="AllStoresReady",
+    all_members="log stores ready, HAKeeper running",
+)
+SERVING = Readiness(
+    members="CNs ready", not_ready="CNsNotReady", all_ready="AllCNsReady", serves_while_stalled=True
+)
+
+
+def test_what_a_set_waits_for_comes_before_a_stall() -> None:
+    ctx = _ctx()
+    stalled = Rollout(3, 0, 3, False, stalled="pod p-0: Pending")
+    report_rollout(ctx, stalled, 3, STORES, pending=False, waiting=("Bootstrapping", "waiting for HAKeeper"))
+    assert _ready(ctx) == ("False", "Bootstrapping", "waiting for HAKeeper")
+    assert _condition(ctx, "UpToDate")["reason"] == "RolloutStalled", "the roll still says where it stopped"
+
+
+def test_members_that_cannot_be_counted_come_after_a_stall_and_before_the_count() -> None:
+    ctx = _ctx()
+    report_rollout(
+        ctx, Rollout(3, 1, 3, False), 3, STORES, pending=False, unavailable="HAKeeper does not answer"
+    )
+    assert _ready(ctx) == ("False", "HAKeeperUnavailable", "HAKeeper does not answer")
+    ctx = _ctx()
+    stalled = Rollout(3, 1, 3, False, stalled="pod p-1: CrashLoopBackOff")
+    report_rollout(ctx, stalled, 3, STORES, pending=False, unavailable="HAKeeper does not answer")
+    assert _ready(ctx)[1] == "RolloutStalled"
+
+
+def test_a_kind_words_its_members_once_all_are_ready_and_what_holds_the_others() -> None:
+    ctx = _ctx()
+    report_rollout(ctx, Rollout(3, 3, 3, True), 3, STORES, pending=False)
+    assert _ready(ctx) == ("True", "AllStoresReady", "3 log stores ready, HAKeeper running")
+    ctx = _ctx()
+    report_rollout(ctx, Rollout(2, 1, 2, False), 2, SERVING, pending=False, detail="cordoned: c-0")
+    assert _ready(ctx) == ("False", "CNsNotReady", "1/2 CNs ready; cordoned: c-0")
+
+
+def test_a_set_that_serves_while_stalled_stays_ready_only_with_every_replica_serving() -> None:
+    ctx = _ctx()
+    report_rollout(ctx, Rollout(2, 2, 1, False, stalled="pod c-2: ErrImagePull"), 2, SERVING, pending=False)
+    assert _ready(ctx) == ("True", "RolloutStalled", "pod c-2: ErrImagePull")
+    ctx = _ctx()
+    report_rollout(ctx, Rollout(2, 1, 1, False, stalled="pod c-2: ErrImagePull"), 2, SERVING, pending=False)
+    assert _ready(ctx)[0] == "False"
+
+
 def test_config_errors_become_terminal_with_the_field() -> None:
     with pytest.raises(TerminalError) as caught, invalid_config_is_terminal():
         raise ConfigError("[cn] must be a table")

@@ -27,7 +27,7 @@ from typing import Any
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.informer import SharedInformer
 from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.testing import bounded
+from mo_operator.testing import bounded, condition
 from support_objects import Captured
 from support_target import log, target
 
@@ -52,8 +52,8 @@ def _without_gate(body: Obj) -> Obj:
 
 
 def _ready(pod: Mapping[str, Any]) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or ()
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    """A pod's Ready (a pod has no observedGeneration: not the kit's ``is_ready``)."""
+    return condition(pod, "Ready").get("status") == "True"
 
 
 def _count_ready(pods: SharedInformer, namespaces: Sequence[str]) -> tuple[int, int]:

@@ -46,7 +46,7 @@ async def adopt(
     if dry_run:
         return 0
     try:
-        await take_over(client, namespace, plans, timeout=timeout, report=echo)
+        await take_over(client, namespace, timeout=timeout, report=echo)
     except TakeoverTimeout as e:
         echo(f"stopped: {e}; run the command again to resume once the cause is fixed")
         return TIMED_OUT

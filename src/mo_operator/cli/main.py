@@ -251,6 +251,13 @@ def control_plane(
     help="Replace lost log stores automatically; off, a lost store is only reported (condition and Event).",
 )
 @click.option(
+    "--adopt-kruise/--no-adopt-kruise",
+    default=DEFAULTS.settings.adopt_kruise,
+    show_default=True,
+    help="Take over every set the Go operator runs with OpenKruise, as `mo-operator adopt` would "
+    "(off: only a MatrixOneCluster or set annotated matrixorigin.io/adopt=kruise is taken over).",
+)
+@click.option(
     "--identity",
     default=None,
     help="Leader election identity (default: $POD_NAME, else host name and a random suffix).",

@@ -98,6 +98,7 @@ class RunOptions:
             backup_image=rest.pop("backup_image") or defaults.backup_image,
             cleanup_image=rest.pop("cleanup_image") or defaults.cleanup_image,
             failover=rest.pop("failover"),
+            adopt_kruise=rest.pop("adopt_kruise"),
         )
         leader = LeaderElection(
             enabled=rest.pop("leader_elect"),

@@ -37,6 +37,7 @@ from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.component import Component
 
 from .adoption import KruiseGuard
+from .adoption.guard import REFUSED as TAKEOVER_REFUSED
 from .backup import BackupJobActor, RestoreJobActor
 from .bucketclaim import BucketClaimActor
 from .cluster import MatrixOneClusterActor
@@ -93,6 +94,7 @@ WARNING_REASONS = frozenset(
         "PodLost",
         "MaxPodsReached",
         STORAGE_CLASS_CANNOT_EXPAND,
+        TAKEOVER_REFUSED,
     }
 )
 """Condition reasons announced as Warning Events (trouble, not progress)."""

@@ -110,6 +110,10 @@ def _needed() -> list[tuple[str, str, str, str | None]]:
     needed += [("apps", "controllerrevisions", v, None) for v in READ]
     needed += [("batch", "jobs", v, None) for v in CRUD]
     needed += [("policy", "poddisruptionbudgets", v, None) for v in CRUD]
+    # a takeover from the Go operator: its Kruise workloads read by name, deleted orphaning their pods
+    needed += [
+        ("apps.kruise.io", r, v, None) for r in ("statefulsets", "clonesets") for v in ("get", "delete")
+    ]
     needed += [("apiextensions.k8s.io", "customresourcedefinitions", v, None) for v in READ]
     needed += [("storage.k8s.io", "storageclasses", v, None) for v in READ]  # may a claim grow
     needed += [
@@ -206,6 +210,8 @@ def test_the_operator_holds_nothing_more_than_it_needs(cluster_rules: list[Obj])
         ("", "events", "delete"),
         ("", "events", "list"),
         ("apps", "controllerrevisions", "delete"),
+        ("apps.kruise.io", "statefulsets", "list"),
+        ("apps.kruise.io", "clonesets", "watch"),
         ("apiextensions.k8s.io", "customresourcedefinitions", "update"),
         ("storage.k8s.io", "storageclasses", "patch"),
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations", "create"),

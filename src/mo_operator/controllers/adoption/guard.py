@@ -1,37 +1,55 @@
-"""Keep our controllers off a set whose pods a Kruise workload still runs.
+"""Keep our controllers off a set a Kruise workload still runs, or take it over when told to.
 
 When our operator starts on a cluster the Go operator built, each set's
 pods are controlled by an OpenKruise workload of the same name as ours.
 Our StatefulSet would collide with it (same pod names, same selector) and
-our CNSet would start rolling pods Kruise still owns. So, until the set is
-taken over (``mo-operator adopt`` deletes the Kruise workload with orphan
-propagation, which clears the pods' controller references), the set's
-controller writes nothing but a condition that says what holds it and what
-to do. Nothing is taken over by surprise: the takeover is an explicit step.
+our CNSet would start rolling pods Kruise still owns. So while Kruise holds
+the set, its controller writes nothing but the ``Adopted`` condition.
 
-The check reads only the cache (the set's pods, which it already watches),
-so a set that was never Kruise's costs one indexed pod list per reconcile.
+Not opted in (``optin.py``), the condition (``HeldByKruise``) says how to
+opt in or to run ``mo-operator adopt``, and the operator waits. Opted in,
+the set's own controller carries the takeover out, one step per reconcile,
+decided by the same function as the command's (``steps.py``): a held set
+is released only when it is the first of its namespace's takeover in
+dependency order and no other set is still rolling; before that its
+``Adopted=False`` condition is written, so that a restart at any point
+still counts it as under way. Once released, the set's own controller rolls
+it as any change; the guard adds only the takeover's writes (HAKeeper
+records on old CN pods, old proxy pods, old ConfigMaps) and keeps the
+condition saying which step it is at, until ``Adopted=True`` (``TakenOver``).
+
+A set that never was Kruise's costs one indexed pod list per reconcile.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from mo_operator.kube.actor import Action, Actor, Context
-from mo_operator.matrixone import labels
+from mo_operator.kube.errors import Forbidden
 from mo_operator.matrixone.component import Component
 
-from ..common import resources as r
 from ..common.env import Env
 from ..common.meta import name_of
+from .cached import CONDITION, Member, adoption_condition, members, read_workload, set_pods, state
 from .kruise import kruise_controller
+from .optin import how_to_opt_in, opted_in
+from .steps import Step, StepKind, next_step, set_step
+from .takeover import take_step
 
-CONDITION = "Adopted"
-"""False while a Kruise workload (the Go operator's) still runs the set's pods."""
 HELD = "HeldByKruise"
+"""Not opted in: the operator waits."""
+TAKING_OVER = "TakingOver"
+REFUSED = "TakeoverRefused"
+"""The set is next, but the preflight finds a takeover unsafe now (announced as a Warning)."""
 TAKEN_OVER = "TakenOver"
+
+__all__ = ["CONDITION", "HELD", "REFUSED", "TAKEN_OVER", "TAKING_OVER", "KruiseGuard"]
 
 
 class KruiseGuard:
-    """``actor``, except while a Kruise workload controls the set's pods."""
+    """``actor``, except while a Kruise workload controls the set's pods or its takeover is under way."""
 
     def __init__(self, actor: Actor, env: Env, component: Component) -> None:
         self.actor = actor
@@ -39,33 +57,107 @@ class KruiseGuard:
         self.component = component
 
     async def observe(self, ctx: Context) -> Action | None:
-        holder = self._holder(ctx)
-        if holder is None:
-            if _was_held(ctx):
-                ctx.set_condition(CONDITION, True, TAKEN_OVER, "no Kruise workload runs the set's pods")
+        pods = set_pods(self.env, self.component, ctx.name, ctx.namespace)
+        holder = _holder(pods)
+        recorded = adoption_condition(ctx.status)
+        if holder is None and (recorded is None or recorded.get("status") == "True"):
             return await self.actor.observe(ctx)
-        message = (
-            f"its pods run under {holder} (the Go operator's); "
-            f"run `mo-operator adopt -n {ctx.namespace}` to take the set over"
-        )
-        ctx.set_condition(CONDITION, False, HELD, message)
-        ctx.requeue(self.env.settings.poll_seconds)
-        return _wait(message)
+        opted = opted_in(self.env, ctx.obj)
+        if holder is None:
+            return await self._under_way(ctx, pods, opted)
+        if not opted:
+            message = (
+                f"its pods run under {holder} (the Go operator's); to take the set over, "
+                + how_to_opt_in(ctx.namespace)
+            )
+            ctx.set_condition(CONDITION, False, HELD, message)
+            ctx.requeue(self.env.settings.poll_seconds)
+            return _wait(message)
+        try:
+            return await self._held(ctx, recorded)
+        except Forbidden as e:
+            message = f"the operator may not read or delete the Kruise workload ({e}); grant it or run `mo-operator adopt`"
+            ctx.set_condition(CONDITION, False, REFUSED, message)
+            ctx.requeue(self.env.settings.poll_seconds)
+            return _wait(message)
 
     async def finalize(self, ctx: Context) -> bool:
         return await self.actor.finalize(ctx)
 
-    def _holder(self, ctx: Context) -> str | None:
-        selector = labels.sub_resource_labels(self.component, ctx.name, ctx.namespace)
-        for pod in self.env.caches.list(r.PODS, ctx.namespace, selector):
-            ref = kruise_controller(pod)
-            if ref is not None:
-                return f"{ref.get('apiVersion')} {ref.get('kind')} {ref.get('name')} (pod {name_of(pod)})"
-        return None
+    async def _under_way(self, ctx: Context, pods: list[Any], opted: bool) -> Action | None:
+        """Released: our controller rolls the set; the guard adds the takeover's own writes."""
+        step = set_step(state(self.env, self.component, ctx.obj, pods, None))
+        if step is None:
+            ctx.set_condition(
+                CONDITION, True, TAKEN_OVER, "the set runs under this operator's workload alone"
+            )
+            return await self.actor.observe(ctx)
+        message = step.message if opted or not step.writes else f"{step.message} (mo-operator adopt's step)"
+        ctx.set_condition(CONDITION, False, TAKING_OVER, message)
+        ctx.requeue(self.env.settings.busy_poll_seconds)
+        if step.writes and opted:
+            return self._take(step)
+        return await self.actor.observe(ctx)
+
+    async def _held(self, ctx: Context, recorded: Mapping[str, Any] | None) -> Action:
+        """Opted in, still Kruise's: release the set when its turn comes, else wait for it."""
+        step = await self._next(ctx)
+        if step is None or (step.component, step.set_name) != (self.component, ctx.name):
+            ahead = f"{step.component.kind} {step.set_name}" if step else "the sets before it"
+            message = f"queued: {ahead} is taken over first"
+            ctx.set_condition(CONDITION, False, TAKING_OVER, message)
+            ctx.requeue(self.env.settings.busy_poll_seconds)
+            return _wait(message)
+        if step.kind is StepKind.REFUSED:
+            ctx.set_condition(CONDITION, False, REFUSED, f"not safe to take over now: {step.message}")
+            ctx.requeue(self.env.settings.poll_seconds)
+            return _wait(step.message)
+        ctx.set_condition(CONDITION, False, TAKING_OVER, step.message)
+        ctx.requeue(self.env.settings.busy_poll_seconds)
+        if step.kind is StepKind.RELEASE and recorded is not None and recorded.get("status") == "False":
+            return self._take(step)
+        return _wait(
+            step.message
+        )  # the condition is written first: a restart then knows the set is under way
+
+    async def _next(self, ctx: Context) -> Step | None:
+        """The namespace's next step, reading only the one Kruise workload it may need."""
+        found = members(self.env, ctx.namespace)
+        if not any(_same(m, self.component, ctx.name) for m in found):
+            found.append(
+                Member(self.component, ctx.obj, set_pods(self.env, self.component, ctx.name, ctx.namespace))
+            )
+        rolling = [state(self.env, m.component, m.obj, m.pods, None) for m in found if not m.held]
+        step = next_step(rolling)
+        if step is not None:
+            return step
+        first = next((m for m in found if m.held), None)
+        if first is None or not _same(first, self.component, ctx.name):
+            return Step(StepKind.RELEASE, first.component, name_of(first.obj), "") if first else None
+        workload = await read_workload(self.env, self.component, ctx.name, ctx.namespace)
+        return set_step(state(self.env, self.component, ctx.obj, first.pods, workload))
+
+    def _take(self, step: Step) -> Action:
+        env = self.env
+
+        async def take(ctx: Context) -> None:
+            await take_step(env.client, ctx.namespace, step)
+            ctx.event("Normal", TAKING_OVER, step.message)
+
+        take.description = f"takeover: {step.message}"  # type: ignore[attr-defined]
+        return take
 
 
-def _was_held(ctx: Context) -> bool:
-    return any(c.get("type") == CONDITION for c in ctx.status.get("conditions") or ())
+def _same(member: Member, component: Component, name: str) -> bool:
+    return member.component is component and name_of(member.obj) == name
+
+
+def _holder(pods: list[Any]) -> str | None:
+    for pod in pods:
+        ref = kruise_controller(pod)
+        if ref is not None:
+            return f"{ref.get('apiVersion')} {ref.get('kind')} {ref.get('name')} (pod {name_of(pod)})"
+    return None
 
 
 def _wait(message: str) -> Action:

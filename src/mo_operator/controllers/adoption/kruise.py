@@ -46,6 +46,13 @@ SET_KINDS: Mapping[Component, SetKind] = {
     Component.PROXY: SetKind(Component.PROXY, r.PROXYSETS, CLONESETS),
 }
 
+OUR_WORKLOADS: Mapping[Component, Resource] = {
+    Component.LOG: r.STATEFULSETS,
+    Component.TN: r.STATEFULSETS,
+    Component.PROXY: r.DEPLOYMENTS,
+}
+"""Our workload of each kind of set, of the same name as Kruise's (a CNSet runs its pods itself)."""
+
 
 def workload_name(component: Component, set_name: str) -> str:
     """Upstream's workload name, the same as ours: ``<set>-<suffix>``."""

@@ -42,6 +42,9 @@ class Settings:
     failover: bool = True
     """Replace lost log stores automatically (upstream's ``--failover``); off, a lost store
     is only reported (condition and Event) and nothing is deleted."""
+    adopt_kruise: bool = False
+    """Take every set the Go operator runs with OpenKruise over, as ``mo-operator adopt``
+    would; off, only a set (or cluster) annotated ``matrixorigin.io/adopt: kruise`` is."""
 
 
 @dataclass(frozen=True)

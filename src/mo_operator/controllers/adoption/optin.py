@@ -1,0 +1,46 @@
+"""Whether the running operator may take a set over from Kruise by itself.
+
+Nothing is taken over by surprise: the operator acts only on a set opted
+in, by the operator's ``--adopt-kruise`` flag (every set it watches), or by
+the annotation ``matrixorigin.io/adopt: "kruise"`` on the set or on the
+MatrixOneCluster that owns it. Without either, ``mo-operator adopt`` is the
+way, and the set's condition says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.kube.objects import meta_of
+
+from ..common import resources as r
+from ..common.env import Env
+
+ADOPT_ANNOTATION = "matrixorigin.io/adopt"
+"""On a MatrixOneCluster or a set: ``kruise`` lets the running operator take it over."""
+ADOPT_KRUISE = "kruise"
+FLAG = "--adopt-kruise"
+
+
+def opted_in(env: Env, obj: Mapping[str, Any]) -> bool:
+    """``obj`` (a set) may be taken over by the running operator."""
+    if env.settings.adopt_kruise or _annotated(obj):
+        return True
+    meta = meta_of(obj)
+    owner = meta.controller
+    if owner is None or owner.get("kind") != r.MATRIXONE_CLUSTERS.kind:
+        return False
+    cluster = env.caches.get(r.MATRIXONE_CLUSTERS, meta.namespace, str(owner.get("name")))
+    return cluster is not None and _annotated(cluster)
+
+
+def _annotated(obj: Mapping[str, Any]) -> bool:
+    return meta_of(obj).annotations.get(ADOPT_ANNOTATION) == ADOPT_KRUISE
+
+
+def how_to_opt_in(namespace: str) -> str:
+    return (
+        f'annotate the MatrixOneCluster (or the set) {ADOPT_ANNOTATION}="{ADOPT_KRUISE}", '
+        f"start the operator with {FLAG}, or run `mo-operator adopt -n {namespace}`"
+    )

@@ -20,7 +20,10 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class APIModel(BaseModel):
-    """A closed object: unknown fields are errors, as in upstream's typed schema."""
+    """A closed object: unknown fields are errors, as in upstream's typed schema.
+
+    Validators are built on a model's first use, not at import: the operator
+    validates only the kinds it meets, and starts without building the others."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -28,6 +31,7 @@ class APIModel(BaseModel):
         alias_generator=to_camel,
         validate_by_alias=True,
         validate_by_name=True,
+        defer_build=True,
     )
 
 

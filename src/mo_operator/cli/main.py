@@ -291,7 +291,12 @@ def run_command(run_log_level: str | None, run_log_json: bool, **options: Any) -
 @click.option(
     "--dry-run", is_flag=True, help="Print what would happen per set, or why it is refused; change nothing."
 )
-@click.option("--timeout", default=1800.0, show_default=True, help="Seconds each step of a set may take.")
+@click.option(
+    "--timeout",
+    default=1800.0,
+    show_default=True,
+    help="Seconds the takeover may wait on one step that makes no progress.",
+)
 def adopt_command(kubeconfig: str | None, namespace: str, dry_run: bool, timeout: float) -> None:
     """Take over sets the Go operator runs with OpenKruise, without downtime (docs/migrating.md)."""
     from .adopt import run_adopt

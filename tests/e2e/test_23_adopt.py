@@ -7,7 +7,10 @@ stores is up. The takeover passes when no sample misses any of the three,
 no set ever had more than one pod down (log and TN) or fewer ready pods than
 replicas (CN and proxy, which surge), no claim went, every CN was drained
 before it went, and the end state is one our operator settles on without a
-write.
+write: each set's TOML the same as the Go operator's ConfigMap held (but for
+the differences ``TOML_DIFFERENCES`` lists), the Go operator's ConfigMaps
+collected, and its finalizers blocking nothing: deleting the cluster
+completes, and its BucketClaim, released, goes when deleted.
 """
 
 from __future__ import annotations
@@ -29,17 +32,28 @@ from mo_operator.controllers.cnset import pods as cnpods
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.conditions import is_true
 from mo_operator.kube.resource import Resource
-from mo_operator.matrixone import labels
+from mo_operator.matrixone import buckets, labels
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 
+from . import upstream_shapes as shapes
 from .harness import OperatorRunner, World, condition, eventually
-from .upstream_cluster import CLONESETS, KRUISE_STATEFULSETS, SETS, build
+from .upstream_cluster import (
+    CLONESETS,
+    KRUISE_STATEFULSETS,
+    SETS,
+    build,
+    upstream_claim_finalizers,
+    upstream_tomls,
+)
 
 Obj = dict[str, Any]
 ENDPOINTS = Resource("", "v1", "Endpoints", "endpoints", True)
 SEED = int(os.environ.get("MO_TEST_CHAOS_SEED", "20261125"))
 REPLICAS = {Component.LOG: 3, Component.TN: 1, Component.CN: 2, Component.PROXY: 1}
+TOML_DIFFERENCES: dict[Component, dict[str, object]] = {}
+"""Per component, the dotted TOML keys where our rendering differs from the Go operator's,
+and our value (docs/migrating.md says why)."""
 
 
 @dataclass
@@ -155,6 +169,9 @@ async def test_dry_run_prints_the_plan_and_refuses_an_unsafe_cluster(
 async def test_takeover_keeps_quorum_clients_and_data(world: World, operator_runner: OperatorRunner) -> None:
     await build(world, operator_runner)
     claims = await _claims(world)
+    upstream = await upstream_tomls(world)
+    claim = await _bucket_claim(world)
+    assert claim["metadata"]["finalizers"] == upstream_claim_finalizers(world.namespace)
     mo = world.cluster.mo
     assert mo is not None and mo.open_sessions(world.namespace, "mo", 20) == 20
     old_cn = {p["metadata"]["name"] for p in await world.pods(**{labels.INSTANCE: "mo-tp"})}
@@ -183,6 +200,7 @@ async def test_takeover_keeps_quorum_clients_and_data(world: World, operator_run
     assert old_cn <= probe.drain_seen
 
     await _assert_ours(world)
+    await _assert_same_toml(world, upstream)
     after = await _claims(world)
     assert {k: v for k, v in after.items() if k in claims} == claims, "no claim was deleted or replaced"
     await operator_runner.quiet()
@@ -192,12 +210,89 @@ async def test_takeover_keeps_quorum_clients_and_data(world: World, operator_run
     operator_runner.operator.resync()
     await operator_runner.operator.wait_idle()
     assert sum(client.writes.values()) == before, dict(client.writes)
+    await _delete_cluster_and_claim(world, claim["metadata"]["name"])
+
+
+async def _bucket_claim(world: World) -> Obj:
+    found = await world.list(r.BUCKETCLAIMS)
+    assert len(found) == 1, [c["metadata"]["name"] for c in found]
+    return found[0]
+
+
+def _flat(doc: object, prefix: str = "") -> dict[str, object]:
+    """A parsed TOML as dotted keys; named tables (``[[fileservice]]``) keyed by name,
+    since MatrixOne finds them by name, not by place."""
+    if isinstance(doc, dict):
+        out: dict[str, object] = {}
+        for key, value in doc.items():
+            out.update(_flat(value, f"{prefix}{key}."))
+        return out
+    if isinstance(doc, list) and doc and all(isinstance(d, dict) and "name" in d for d in doc):
+        out = {}
+        for item in doc:
+            out.update(_flat(item, f"{prefix}{item['name']}."))
+        return out
+    return {prefix.rstrip("."): doc}
+
+
+async def _assert_same_toml(world: World, upstream: dict[tuple[Component, str], Obj]) -> None:
+    """Each set's pods run the TOML the Go operator's ConfigMap held, but for the keys
+    ``TOML_DIFFERENCES`` lists (with our value)."""
+    for (component, set_name), theirs in upstream.items():
+        pods = await world.pods(**labels.sub_resource_labels(component, set_name, world.namespace))
+        mounted = {
+            v["configMap"]["name"] for p in pods for v in p["spec"]["volumes"] if v["name"] == "config"
+        }
+        assert len(mounted) == 1, (component, set_name, mounted)
+        cm = await world.get(r.CONFIGMAPS, mounted.pop())
+        assert cm is not None
+        ours, want = _flat(shapes.parsed_toml(cm, component)), _flat(theirs)
+        expected = TOML_DIFFERENCES.get(component, {})
+        differ = {k for k in ours.keys() | want.keys() if ours.get(k) != want.get(k)}
+        assert differ == set(expected), (
+            component,
+            set_name,
+            {k: (want.get(k), ours.get(k)) for k in sorted(differ)},
+        )
+        assert {k: ours.get(k) for k in expected} == expected, (component, set_name)
+
+
+async def _delete_cluster_and_claim(world: World, claim: str) -> None:
+    """Deleting the taken-over cluster completes, none of the Go operator's finalizers
+    holding anything; its BucketClaim, released as our own would be (Retain), goes
+    when deleted, the Go operator's finalizers on it with ours."""
+    await world.kubectl("delete", "matrixonecluster", "mo", "--wait=false")
+
+    async def cluster_gone() -> bool:
+        left = [await world.get(res, name) for res, name in _SETS]
+        left.append(await world.get(r.MATRIXONE_CLUSTERS, "mo"))
+        pods = await world.list(r.PODS, **{labels.CLUSTER: "mo"})
+        return all(x is None for x in left) and not pods
+
+    await eventually(cluster_gone, timeout=90, message="the cluster, its sets and pods go")
+
+    async def released() -> Obj | None:
+        found = await world.get(r.BUCKETCLAIMS, claim)
+        return found if (found or {}).get("status", {}).get("state") == buckets.RELEASED else None
+
+    await eventually(released, timeout=30, message="the BucketClaim is released")
+    await world.kubectl("delete", "bucketclaim", claim, "--wait=false")
+    await eventually(
+        lambda: _gone(world, r.BUCKETCLAIMS, claim), timeout=30, message="the released BucketClaim goes"
+    )
+
+
+async def _gone(world: World, res: Resource, name: str) -> bool:
+    return await world.get(res, name) is None
+
+
+_SETS = ((r.LOGSETS, "mo"), (r.DNSETS, "mo"), (r.CNSETS, "mo-tp"), (r.PROXYSETS, "mo"))
 
 
 async def _set_states(world: World) -> str:
     """Each set's conditions, for the message of a failed takeover."""
     lines = []
-    for res, name in ((r.LOGSETS, "mo"), (r.DNSETS, "mo"), (r.CNSETS, "mo-tp"), (r.PROXYSETS, "mo")):
+    for res, name in _SETS:
         obj = await world.get(res, name) or {}
         for c in (obj.get("status") or {}).get("conditions") or ():
             lines.append(f"{res.kind} {name} {c['type']}={c['status']} {c.get('reason')}: {c.get('message')}")

@@ -1,36 +1,47 @@
 """A MatrixOne cluster as the Go operator leaves it: OpenKruise workloads, no Kruise controller.
 
 What the Go operator makes that the takeover must cope with, per set
-(UPSTREAM.md, pkg/controllers/*): an Advanced StatefulSet
+(UPSTREAM.md, matrixone-operator ``pkg/controllers/*``): an Advanced StatefulSet
 (``apps.kruise.io/v1beta1``) ``mo-log`` / ``mo-dn`` or a CloneSet
 (``apps.kruise.io/v1alpha1``) ``mo-tp-cn`` / ``mo-proxy``, owned by the set,
 whose pods it controls; StatefulSet pods keep their ordinal names and claims
-``mo-data-mo-log-<i>``, CloneSet pods have a random five-letter suffix; every
-pod carries Kruise's ``controller-revision-hash`` and, for the 1.3 config
-scheme, the ``matrixorigin.io/config-suffix`` annotation and a ConfigMap
-``<set>-<c>-config`` of the Go operator's naming; CN pods keep upstream's
-``matrixorigin.io/cn-draining`` finalizer and ``matrixone.cloud/cn-uuid``
-label. The Kruise CRDs are OpenKruise v1.4.0's own (tests/e2e/data), the
-version the Go operator's kruise-api dependency pins.
+``mo-data-mo-log-<i>``, CloneSet pods have a random five-letter suffix. Pods,
+workload templates and config ConfigMaps are upstream's own shape
+(``upstream_shapes.py``): container ``main`` running ``/bin/sh <config
+dir>/start.sh`` (upstream's script, ``data/upstream-start``), upstream's env
+(``CONFIG_SUFFIX`` from the ``matrixorigin.io/config-suffix`` annotation),
+mounts, volumes and readiness gates (Kruise's, and ``matrixorigin.io/cn-store``
+for CNs), Kruise's labels (``controller-revision-hash``, the CloneSet instance
+id and lifecycle state) and conditions; one ConfigMap ``<set>-<c>-config`` per
+set holding ``start.sh`` and ``<toml>-<suffix>``; CN pods carry upstream's
+finalizers (``matrixorigin.io/cnstore``, ``matrixorigin.io/cn-draining``), the
+``matrixone.cloud/cn-uuid`` label and ``matrixorigin.io/cn-state``. The
+BucketClaim is upstream's: its finalizers (``matrixorigin.io/BucketClaim``,
+``matrixorigin.io/bucket-data-finalizer`` and one per TN and CN set), binding in
+``status.bindTo``, no label or annotation of ours. The Kruise CRDs are
+OpenKruise v1.4.0's own (``data``), the version the Go operator's kruise-api
+dependency pins.
 
 How it is built: our operator first creates the cluster (the MatrixOne
-objects, Services, Secret, BucketClaim, claims and the bootstrapped
-HAKeeper are the same objects under the same names as upstream's), then
-stops; every workload is then handed to Kruise objects and every pod is
-replaced, one at a time with the log quorum kept, by a pod of the Go
-operator's shape, created directly (no controller of ours runs them; the
-simulated kubelet runs any pod bound to its nodes). Two known differences
-from a real Go-operator pod: the container spec is ours (the simulated
-process reads the same TOML either way), and the TOML sits under its plain
-file name rather than ``config.toml-<suffix>`` (the simulated process does
-not run upstream's start.sh, which picks the suffixed key).
+objects, Services, Secret, claims and the bootstrapped HAKeeper are the same
+objects under the same names as upstream's), then stops; every workload is
+then handed to Kruise objects and every pod is replaced, one at a time with
+the log quorum kept, by a pod of the Go operator's shape, created directly (no
+controller of ours runs them; the simulated kubelet runs any pod bound to its
+nodes, and the simulated MatrixOne reads the suffixed TOML as upstream's
+start.sh does). What stays ours: the MatrixOne objects' specs and the
+ConfigMaps ``<ls>-log-bootstrap`` / ``<ls>-log-gossip`` and Services, which
+upstream names and fills the same way; Kruise's in-place update machinery is
+not simulated (no Kruise controller runs during a takeover either).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import random
+import re
 import string
 from pathlib import Path
 from typing import Any
@@ -38,15 +49,15 @@ from typing import Any
 import yaml
 
 from mo_operator.api.install import CRDS
-from mo_operator.controllers.cnset import pods as cnpods
 from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
 from mo_operator.kube.conditions import is_true
+from mo_operator.kube.errors import ApiError
 from mo_operator.kube.resource import Resource
-from mo_operator.matrixone import identity, labels, layout, names
+from mo_operator.matrixone import buckets, identity, labels, names
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 
+from . import upstream_shapes as shapes
 from .harness import OperatorRunner, World, eventually
 
 Obj = dict[str, Any]
@@ -57,13 +68,14 @@ CONTROLLER_REVISIONS = Resource("apps", "v1", "ControllerRevision", "controllerr
 REPLICA_SETS = Resource("apps", "v1", "ReplicaSet", "replicasets", True)
 REVISION = "controller-revision-hash"
 SETS = ((Component.LOG, "mo"), (Component.TN, "mo"), (Component.CN, "mo-tp"), (Component.PROXY, "mo"))
-_OURS_ONLY_LABELS = (
-    REVISION,
-    "pod-template-hash",
-    "statefulset.kubernetes.io/pod-name",
-    cnpods.TEMPLATE_HASH,
-)
-_OURS_ONLY_ANNOTATIONS = (cnpods.HAKEEPER_ANNOTATION, cnpods.LOGSET_ANNOTATION)
+CLONESET_INSTANCE_ID = "apps.kruise.io/cloneset-instance-id"  # kruise-api apps/v1alpha1
+KRUISE_LIFECYCLE_STATE = "lifecycle.apps.kruise.io/state"  # kruise-api apps/pub
+UPSTREAM_CN_POD_FINALIZERS = ("matrixorigin.io/cnstore", labels.CN_DRAINING_FINALIZER)
+"""On every CN pod: the cnstore controller's own (matrixorigin controller-runtime
+reconciler.go ``matrixorigin.io/<name>``) and its draining hook's (common/cnstore.go)."""
+BUCKET_CLAIM_FINALIZER = "matrixorigin.io/BucketClaim"  # bucketclaim/controller.go, recon's finalizer
+BUCKET_SET_FINALIZER_PREFIXES = {Component.TN: "matrixorigin.io/DN", Component.CN: "matrixorigin.io/CN"}
+"""api/core/v1alpha1/bucketclaim_helpers.go; dnset and cnset controller.go add one each."""
 
 
 def cluster_manifest(world: World, **spec: Any) -> Obj:
@@ -100,8 +112,69 @@ async def build(world: World, runner: OperatorRunner, **spec: Any) -> None:
     await install_kruise_crds(world)
     for component, set_name in SETS:
         await _hand_to_kruise(world, component, set_name)
+        await _delete_our_config_maps(world, component, set_name)
     for component, set_name in SETS:
         await _upstream_status(world, component, set_name)
+    await _upstream_bucket_claim(world)
+
+
+async def _delete_our_config_maps(world: World, component: Component, set_name: str) -> None:
+    """Our content-named ConfigMaps of the set, which no pod mounts any more (the Go operator has none)."""
+    ours = re.compile(re.escape(names.config_map_base_name(component, set_name)) + r"-[0-9a-f]{10}")
+    for cm in await world.list(r.CONFIGMAPS, **_selector(component, set_name, world)):
+        if ours.fullmatch(cm["metadata"]["name"]):
+            await world.client.delete(r.CONFIGMAPS, cm["metadata"]["name"], world.namespace, missing_ok=True)
+
+
+def upstream_claim_finalizers(namespace: str) -> list[str]:
+    """The finalizers the Go operator leaves on the cluster's BucketClaim, sorted as
+    logset/bucketclaim.go syncBucketClaim writes them."""
+    per_set = [
+        shapes.hash_finalizer(BUCKET_SET_FINALIZER_PREFIXES[c], namespace, s)
+        for c, s in SETS
+        if c in BUCKET_SET_FINALIZER_PREFIXES
+    ]
+    return sorted([labels.BUCKET_DATA_FINALIZER, BUCKET_CLAIM_FINALIZER, *per_set])
+
+
+async def upstream_tomls(world: World) -> dict[tuple[Component, str], Obj]:
+    """Each set's TOML, parsed, as the Go operator's ConfigMap holds it."""
+    out = {}
+    for component, set_name in SETS:
+        cm = await world.get(r.CONFIGMAPS, names.config_map_base_name(component, set_name))
+        assert cm is not None, f"the Go operator's ConfigMap of {component.kind} {set_name}"
+        out[component, set_name] = shapes.parsed_toml(cm, component)
+    return out
+
+
+async def _upstream_bucket_claim(world: World) -> None:
+    """The LogSet's BucketClaim as the Go operator leaves it: logset/bucketclaim.go
+    createNewBucket and syncBucketClaim (the unique-path label, ``spec.logSetSpec`` the log
+    pod template, ``status`` bindTo and InUse), the any-instance-running annotation
+    (SetBucketEverRunningAnn), and upstream's finalizers; nothing of ours."""
+    logset = await world.get(r.LOGSETS, "mo")
+    assert logset is not None
+    name = buckets.claim_name(logset["metadata"]["uid"])
+    claim = await world.get(r.BUCKETCLAIMS, name)
+    sts = await world.get(KRUISE_STATEFULSETS, names.workload_name(Component.LOG, "mo"))
+    assert claim is not None and sts is not None
+    meta = claim["metadata"]
+    unique = labels.BUCKET_UNIQUE_ID
+    patch = {
+        "metadata": {
+            "labels": {k: None for k in meta.get("labels") or {} if k != unique},
+            "annotations": {
+                **{k: None for k in meta.get("annotations") or {}},
+                buckets.ANY_INSTANCE_RUNNING: "true",
+            },
+            "finalizers": upstream_claim_finalizers(world.namespace),
+        },
+        "spec": {"logSetSpec": sts["spec"]["template"]},
+    }
+    await world.client.patch(r.BUCKETCLAIMS, name, patch, world.namespace)
+    status = {k: None for k in claim.get("status") or {}}
+    status.update(bindTo=buckets.bind_mark(world.namespace, "mo"), state=buckets.IN_USE)
+    await world.client.patch_status(r.BUCKETCLAIMS, name, {"status": status}, world.namespace)
 
 
 def _selector(component: Component, set_name: str, world: World) -> dict[str, str]:
@@ -117,13 +190,16 @@ async def _set_pods(world: World, component: Component, set_name: str) -> list[O
 
 async def _hand_to_kruise(world: World, component: Component, set_name: str) -> None:
     owner = await world.get(_set_resource(component), set_name)
-    assert owner is not None
+    logset = await world.get(r.LOGSETS, "mo")
+    assert owner is not None and logset is not None
     pods = await _set_pods(world, component, set_name)
-    config_map, suffix = await _upstream_config_map(world, component, set_name, owner, pods[0])
-    workload = await _kruise_workload(world, component, set_name, owner, pods, config_map)
+    config_map, suffix = shapes.config_map(component, owner, logset)
+    await world.client.create(r.CONFIGMAPS, config_map)
+    template = shapes.pod_template(component, owner, logset, config_map["metadata"]["name"], suffix)
+    workload = await _kruise_workload(world, component, set_name, owner, len(pods), template)
     revision = f"{workload['metadata']['name']}-{_digest(workload['spec'])[:10]}"
     await _release_ours(world, component, set_name)
-    shape = _PodShape(workload, revision, config_map, suffix)
+    shape = _PodShape(workload, revision)
     if component in (Component.LOG, Component.TN):
         for pod in reversed(pods):  # one store at a time, highest ordinal first: quorum kept
             await _replace_in_place(world, component, set_name, pod, shape)
@@ -151,37 +227,15 @@ def _digest(value: object) -> str:
     return hashlib.sha256(repr(value).encode()).hexdigest()
 
 
-async def _upstream_config_map(
-    world: World, component: Component, set_name: str, owner: Obj, pod: Obj
-) -> tuple[str, str]:
-    """``<set>-<c>-config`` (the Go operator's name under operatorVersion 1.3) holding what ours holds."""
-    ours = next(v["configMap"]["name"] for v in pod["spec"]["volumes"] if v["name"] == layout.CONFIG_VOLUME)
-    source = await world.get(r.CONFIGMAPS, ours)
-    assert source is not None
-    name = names.config_map_base_name(component, set_name)
-    obj_labels = {k: v for k, v in source["metadata"]["labels"].items() if k != CONFIG_HASH_LABEL}
-    meta = {"name": name, "namespace": world.namespace, "labels": obj_labels}
-    meta["ownerReferences"] = source["metadata"]["ownerReferences"]
-    await world.client.create(
-        r.CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": source["data"]}
-    )
-    return name, _digest(source["data"])[:7]
-
-
 async def _kruise_workload(
-    world: World, component: Component, set_name: str, owner: Obj, pods: list[Obj], config_map: str
+    world: World, component: Component, set_name: str, owner: Obj, replicas: int, template: Obj
 ) -> Obj:
+    """The set's Advanced StatefulSet (common/template.go StatefulSetTemplate, logset/sts.go
+    buildStatefulSet) or CloneSet (common/template.go CloneSetTemplate, cnset/controller.go
+    syncCloneSet), owned by the set."""
     name = names.workload_name(component, set_name)
     selector = _selector(component, set_name, world)
-    template = {
-        "metadata": {
-            "labels": {k: v for k, v in pods[0]["metadata"]["labels"].items() if k not in _OURS_ONLY_LABELS}
-        }
-    }
-    template["spec"] = _with_config(pods[0]["spec"], config_map)
-    for key in ("nodeName", "hostname"):
-        template["spec"].pop(key, None)
-    spec: Obj = {"replicas": len(pods), "selector": {"matchLabels": selector}, "template": template}
+    spec: Obj = {"replicas": replicas, "selector": {"matchLabels": selector}, "template": template}
     ref = {
         "apiVersion": owner["apiVersion"],
         "kind": owner["kind"],
@@ -195,27 +249,33 @@ async def _kruise_workload(
         ours = await world.get(r.STATEFULSETS, name)
         assert ours is not None
         spec.update(
-            serviceName=ours["spec"]["serviceName"],
+            serviceName=names.headless_service_name(component, set_name),
             podManagementPolicy="Parallel",
             updateStrategy={
                 "type": "RollingUpdate",
                 "rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible"},
             },
+            persistentVolumeClaimRetentionPolicy={"whenDeleted": "Delete", "whenScaled": "Delete"},
             volumeClaimTemplates=ours["spec"].get("volumeClaimTemplates") or [],
         )
         body = {"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet", "metadata": meta, "spec": spec}
         return await world.client.create(KRUISE_STATEFULSETS, body)
-    spec["updateStrategy"] = {"type": "InPlaceIfPossible", "maxSurge": 1, "maxUnavailable": 0}
+    spec["updateStrategy"] = {
+        "type": "InPlaceIfPossible",
+        "maxSurge": 1,
+        "maxUnavailable": 0,
+        "inPlaceUpdateStrategy": {"gracePeriodSeconds": 10},
+    }
+    if component is Component.CN:
+        spec["minReadySeconds"] = 30
+        hook = {"finalizersHandler": [labels.CN_DRAINING_FINALIZER]}
+        spec["lifecycle"] = {
+            "preDelete": {**hook, "markPodNotReady": True},
+            "inPlaceUpdate": {**hook, "markPodNotReady": False},
+        }
+        spec["scaleStrategy"] = {"disablePVCReuse": True}
     body = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "metadata": meta, "spec": spec}
     return await world.client.create(CLONESETS, body)
-
-
-def _with_config(spec: Obj, config_map: str) -> Obj:
-    spec = copy.deepcopy(spec)
-    for volume in spec.get("volumes") or ():
-        if volume["name"] == layout.CONFIG_VOLUME:
-            volume["configMap"]["name"] = config_map
-    return spec
 
 
 async def _release_ours(world: World, component: Component, set_name: str) -> None:
@@ -249,32 +309,34 @@ async def _gone(world: World, res: Resource, name: str) -> bool:
 
 
 class _PodShape:
-    """How the Go operator's pods of one workload look."""
+    """How the Go operator's pods of one workload look: the workload's template, with what
+    Kruise and upstream's cnstore controller add to each pod."""
 
-    def __init__(self, workload: Obj, revision: str, config_map: str, suffix: str) -> None:
+    def __init__(self, workload: Obj, revision: str) -> None:
         self.workload = workload
         self.revision = revision
-        self.config_map = config_map
-        self.suffix = suffix
 
     def pod(self, source: Obj, name: str, component: Component, set_name: str, namespace: str) -> Obj:
-        meta = source["metadata"]
-        pod_labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in _OURS_ONLY_LABELS}
+        template = self.workload["spec"]["template"]
+        pod_labels = dict(template["metadata"]["labels"])
         pod_labels[REVISION] = self.revision
-        annotations = {
-            k: v for k, v in (meta.get("annotations") or {}).items() if k not in _OURS_ONLY_ANNOTATIONS
-        }
-        annotations[labels.CONFIG_SUFFIX] = self.suffix
+        spec = copy.deepcopy(template["spec"])
+        finalizers: list[str] = []
         if component is Component.CN:
-            pod_labels[labels.CN_UUID] = identity.cn_store_uuid(name, set_name, namespace)
-        elif component is not Component.PROXY:
-            pod_labels["statefulset.kubernetes.io/pod-name"] = name
-        spec = _with_config(source["spec"], self.config_map)
-        spec.pop("nodeName", None)
-        if component in (Component.CN, Component.LOG, Component.TN):
-            spec["hostname"] = name
+            pod_labels[labels.CN_UUID] = identity.cn_store_uuid(
+                name, set_name, namespace
+            )  # cnstore/controller.go
+            finalizers = list(UPSTREAM_CN_POD_FINALIZERS)
+        if self.workload["kind"] == "CloneSet":
+            pod_labels[CLONESET_INSTANCE_ID] = name.rsplit("-", 1)[1]
+            pod_labels[KRUISE_LIFECYCLE_STATE] = "Normal"
         else:
-            spec.pop("hostname", None)
+            pod_labels["statefulset.kubernetes.io/pod-name"] = name
+            spec["hostname"] = name
+            spec["subdomain"] = self.workload["spec"]["serviceName"]
+        # the claims a StatefulSet (or CloneSet) mounts by volume claim template name
+        claims = [v for v in source["spec"].get("volumes") or () if v.get("persistentVolumeClaim")]
+        spec["volumes"] = claims + spec.get("volumes", [])
         wl = self.workload
         ref = {
             "apiVersion": wl["apiVersion"],
@@ -288,11 +350,11 @@ class _PodShape:
             "name": name,
             "namespace": namespace,
             "labels": pod_labels,
-            "annotations": annotations,
+            "annotations": dict(template["metadata"]["annotations"]),
             "ownerReferences": [ref],
         }
-        if meta.get("finalizers"):
-            new_meta["finalizers"] = list(meta["finalizers"])
+        if finalizers:
+            new_meta["finalizers"] = finalizers
         return {"apiVersion": "v1", "kind": "Pod", "metadata": new_meta, "spec": spec}
 
 
@@ -316,6 +378,7 @@ async def _replace_in_place(
     name = pod["metadata"]["name"]
     await _delete_pod(world, pod)
     await world.client.create(r.PODS, shape.pod(pod, name, component, set_name, world.namespace))
+    await _kruise_conditions(world, name, (shapes.IN_PLACE_UPDATE_READY,))
     await _wait_pod_ready(world, name)
 
 
@@ -325,6 +388,7 @@ async def _replace_surging(
     suffix = "".join(random.choices(string.ascii_lowercase + string.digits, k=5))
     name = f"{names.workload_name(component, set_name)}-{suffix}"
     await world.client.create(r.PODS, shape.pod(pod, name, component, set_name, world.namespace))
+    await _kruise_conditions(world, name, (shapes.IN_PLACE_UPDATE_READY, shapes.KRUISE_POD_READY))
     if component is Component.CN:
         await _cn_to_work(world, name, set_name)
     await _wait_pod_ready(world, name)
@@ -332,8 +396,9 @@ async def _replace_surging(
 
 
 async def _cn_to_work(world: World, pod_name: str, set_name: str) -> None:
-    """What the Go operator's cnstore controller does for a new CN: once its store registered,
-    set it Working in HAKeeper and the pod's ``matrixorigin.io/cn-store`` condition True."""
+    """What the Go operator's cnstore controller does for a new CN (cnstore/controller.go):
+    once its store registered, set it Working in HAKeeper, the pod's annotation
+    ``matrixorigin.io/cn-state`` Up and its ``matrixorigin.io/cn-store`` condition True."""
     uuid = identity.cn_store_uuid(pod_name, set_name, world.namespace)
     mo = world.cluster.mo
     assert mo is not None
@@ -345,15 +410,43 @@ async def _cn_to_work(world: World, pod_name: str, set_name: str) -> None:
     await eventually(registered, timeout=60, message=f"CN {pod_name} registered")
     admin = world.cluster.provider.admin(names.discovery_address("mo", world.namespace))
     await admin.set_cn_work_state(uuid, WorkState.WORKING)
-    pod = await world.get(r.PODS, pod_name)
-    assert pod is not None
-    conditions = [
-        c for c in (pod.get("status") or {}).get("conditions") or () if c["type"] != labels.CN_STORE_READINESS
-    ]
-    conditions.append({"type": labels.CN_STORE_READINESS, "status": "True"})
     await world.client.patch(
-        r.PODS, pod_name, {"status": {"conditions": conditions}}, world.namespace, subresource="status"
+        r.PODS, pod_name, {"metadata": {"annotations": {labels.CN_STATE: "Up"}}}, world.namespace
     )
+    await _set_conditions(world, pod_name, {labels.CN_STORE_READINESS: "True"})
+
+
+async def _set_conditions(world: World, name: str, wanted: dict[str, str]) -> None:
+    """Set pod conditions others own (the simulated kubelet keeps them), until they show."""
+
+    async def shown() -> bool:
+        pod = await world.get(r.PODS, name)
+        assert pod is not None
+        have = (pod.get("status") or {}).get("conditions") or []
+        if all(any(c["type"] == t and c["status"] == v for c in have) for t, v in wanted.items()):
+            return True
+        kept = [c for c in have if c["type"] not in wanted]
+        conditions = kept + [{"type": t, "status": v} for t, v in wanted.items()]
+        with contextlib.suppress(ApiError):
+            await world.client.patch(
+                r.PODS,
+                name,
+                {
+                    "metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]},
+                    "status": {"conditions": conditions},
+                },
+                world.namespace,
+                subresource="status",
+            )
+        return False
+
+    await eventually(shown, timeout=30, message=f"pod {name} conditions {wanted}")
+
+
+async def _kruise_conditions(world: World, name: str, types: tuple[str, ...]) -> None:
+    """What Kruise sets on a pod it created: its readiness gates' conditions True
+    (kruise pkg/util/inplaceupdate, pkg/controller/podreadiness)."""
+    await _set_conditions(world, name, dict.fromkeys(types, "True"))
 
 
 async def _wait_pod_ready(world: World, name: str) -> None:

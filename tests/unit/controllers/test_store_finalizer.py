@@ -139,3 +139,14 @@ async def test_an_unknown_store_is_done_and_a_silent_hakeeper_is_waited_for_then
         pod(running=False, deleted_ago=61), FakeAdmin(error=AdminError("timeout")), LOGSET
     )
     assert calls and recorder.events[0][1] == "StoreNotDeleted"
+
+
+async def test_the_go_operators_cnstore_finalizer_goes_with_ours() -> None:
+    """A CN pod the Go operator ran also carries its cnstore controller's finalizer, which
+    no controller is left to remove: it goes with ``cn-draining``, after the store."""
+    p = pod(running=False)
+    p["metadata"]["finalizers"] = ["matrixorigin.io/cnstore", labels.CN_DRAINING_FINALIZER]
+    admin = FakeAdmin()
+    result, calls, _ = await finalize(p, admin, LOGSET)
+    assert result is None and admin.deleted == [UUID]
+    assert calls == [("patch", "Pod", "mo-tp-cn-0", {"metadata": {"finalizers": [], "resourceVersion": "4"}})]

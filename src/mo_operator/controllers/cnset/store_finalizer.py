@@ -1,8 +1,8 @@
 """Removing a CN's store from HAKeeper when its pod goes, whoever deletes it.
 
 Every CN pod carries the ``matrixorigin.io/cn-draining`` finalizer (upstream's
-name): HAKeeper keeps a store record (with its work state) until told to
-delete it, and the next pod of the same name would inherit it. This
+name; pods the Go operator ran also its ``matrixorigin.io/cnstore``): HAKeeper
+keeps a store record (with its work state) until told to delete it, and the next pod of the same name would inherit it. This
 controller watches CN pods being deleted, deletes their store through the
 HAKeeper address recorded on the pod, then lets the pod go. It works on
 pods, not CNSets, because pods outlive their set when the set is deleted.
@@ -43,6 +43,11 @@ from . import pods as cnpods
 log = logging.getLogger(__name__)
 
 GIVE_UP_SECONDS = 120.0
+UPSTREAM_STORE_FINALIZER = "matrixorigin.io/cnstore"
+"""The Go operator's cnstore controller's own finalizer on the CN pods it ran (its
+controller-runtime adds ``matrixorigin.io/<controller>``); once that operator is gone
+nothing else removes it, so it goes with ours."""
+_FINALIZERS = (labels.CN_DRAINING_FINALIZER, UPSTREAM_STORE_FINALIZER)
 
 
 class CNStoreFinalizer:
@@ -58,7 +63,7 @@ class CNStoreFinalizer:
         if pod is None or not is_deleting(pod):
             return None
         finalizers = list(pod["metadata"].get("finalizers") or ())
-        if labels.CN_DRAINING_FINALIZER not in finalizers:
+        if not any(f in finalizers for f in _FINALIZERS):
             return None
         if not await self._stopped(pod):
             return Result(requeue_after=self.env.settings.busy_poll_seconds)
@@ -69,7 +74,7 @@ class CNStoreFinalizer:
             req.name,
             {
                 "metadata": {
-                    "finalizers": [f for f in finalizers if f != labels.CN_DRAINING_FINALIZER],
+                    "finalizers": [f for f in finalizers if f not in _FINALIZERS],
                     "resourceVersion": pod["metadata"]["resourceVersion"],
                 }
             },

@@ -1,7 +1,8 @@
 """What a MatrixOne process would read at start: the config files mounted into its pod.
 
 The simulated process reads the same files the real one reads (the ConfigMap volumes
-the pod mounts, combined as start.sh combines them) and refuses to run on what the
+the pod mounts, combined as start.sh combines them; the TOML under the suffixed key
+``$CONFIG_SUFFIX`` names, as the Go operator's start.sh reads it) and refuses to run on what the
 real one would refuse: a missing ConfigMap, invalid TOML, or a config without the keys
 MatrixOne needs. That is what lets end-to-end tests catch a controller that renders or
 mounts config wrongly.
@@ -32,6 +33,9 @@ _SERVICE_TYPES = {
 }
 _NEEDS_FILESERVICES = (Component.LOG, Component.TN, Component.CN)
 _NEEDS_HAKEEPER = (Component.TN, Component.CN, Component.PROXY)
+_CONFIG_SUFFIX_ENV = "CONFIG_SUFFIX"
+"""Upstream's start.sh reads ``<toml>-$CONFIG_SUFFIX`` when this is set (common/template.go)."""
+_ANNOTATION_FIELD = re.compile(r"metadata\.annotations\['([^']+)'\]")
 _PARSED_CONFIGS = 8192
 """Distinct config texts kept parsed: several per cluster, for a few thousand clusters."""
 
@@ -122,10 +126,35 @@ def mounted_file(
     return None
 
 
+def config_suffix(pod: Mapping[str, Any]) -> str:
+    """``$CONFIG_SUFFIX`` as the main container sees it: a value, or the pod annotation
+    its downward-API reference names (how the Go operator's pods get it); empty if unset."""
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    main = next((c for c in containers if c.get("name") == layout.MAIN_CONTAINER), containers[0])
+    for env in main.get("env") or ():
+        if env.get("name") != _CONFIG_SUFFIX_ENV:
+            continue
+        path = str((((env.get("valueFrom") or {}).get("fieldRef")) or {}).get("fieldPath") or "")
+        match = _ANNOTATION_FIELD.fullmatch(path)
+        if match is not None:
+            annotations = (pod.get("metadata") or {}).get("annotations") or {}
+            return str(annotations.get(match.group(1)) or "")
+        return str(env.get("value") or "")
+    return ""
+
+
+def config_file_name(component: Component, pod: Mapping[str, Any]) -> str:
+    """The TOML file the pod's start script reads: ``<file>-<suffix>`` when ``$CONFIG_SUFFIX``
+    is set (upstream's start.sh, operatorVersion 1.3), else the plain file name."""
+    suffix = config_suffix(pod)
+    plain = layout.config_file(component)
+    return f"{plain}-{suffix}" if suffix else plain
+
+
 def _effective_text(
     component: Component, pod: Mapping[str, Any], namespace: str, view: Snapshot
 ) -> str | None:
-    main = mounted_file(pod, namespace, view, layout.CONFIG_VOLUME, layout.config_file(component))
+    main = mounted_file(pod, namespace, view, layout.CONFIG_VOLUME, config_file_name(component, pod))
     if main is None or component is not Component.LOG:
         return main
     # start.sh appends bootstrap.toml without its bare [logservice] header.
@@ -242,7 +271,7 @@ def read_config(
     if text is None:
         return Problem(
             "InvalidConfig",
-            f"no {layout.config_file(component)} in a ConfigMap volume named {layout.CONFIG_VOLUME!r}",
+            f"no {config_file_name(component, pod)} in a ConfigMap volume named {layout.CONFIG_VOLUME!r}",
         )
     doc = _parse(text)
     if isinstance(doc, str):

@@ -187,3 +187,34 @@ def test_a_console_reads_its_config_from_a_secret_but_matrixone_does_not() -> No
     cn["spec"]["volumes"] = [{"name": layout.CONFIG_VOLUME, "secret": {"secretName": "c-cn-config-x"}}]
     read = _read(Component.CN, cn)
     assert isinstance(read, Problem) and read.reason == "InvalidConfig"
+
+
+def _suffixed(pod: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """``pod`` as the Go operator shapes it: ``$CONFIG_SUFFIX`` from its config-suffix annotation."""
+    pod["metadata"]["annotations"] = {"matrixorigin.io/config-suffix": suffix}
+    pod["spec"]["containers"][0]["env"].append(
+        {
+            "name": "CONFIG_SUFFIX",
+            "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['matrixorigin.io/config-suffix']"}},
+        }
+    )
+    return pod
+
+
+def test_the_go_operators_pod_reads_the_key_its_config_suffix_names() -> None:
+    """Upstream's start.sh reads ``config.toml-$CONFIG_SUFFIX``: the plain key is not read."""
+    cm = component_config_map(
+        Component.CN, "c", spec={"image": "x:2.0.0", "scalingConfig": {"storeDrainEnabled": True}}
+    )
+    text = cm["data"].pop(layout.CONFIG_FILE)
+    cm["data"]["config.toml-abc1234"] = text
+    cm["data"][layout.CONFIG_FILE] = "not = [valid"
+    read = _read(Component.CN, _suffixed(set_pod(Component.CN, "c", 0), "abc1234"), cm)
+    assert isinstance(read, ProcessConfig) and read.init_work_state is WorkState.DRAINING
+
+
+def test_a_suffix_without_its_key_means_no_config() -> None:
+    cm = component_config_map(Component.CN, "c")
+    read = _read(Component.CN, _suffixed(set_pod(Component.CN, "c", 0), "0000000"), cm)
+    assert isinstance(read, Problem) and read.reason == "InvalidConfig"
+    assert "config.toml-0000000" in read.message

@@ -17,8 +17,10 @@ import random
 from dataclasses import dataclass, field
 
 import pytest
+from lightkube.resources.core_v1 import Event
 
 from mo_operator.controllers.adoption.guard import CONDITION as ADOPTED
+from mo_operator.controllers.adoption.guard import REFUSED
 from mo_operator.controllers.adoption.optin import ADOPT_ANNOTATION
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.resource import Resource
@@ -27,6 +29,7 @@ from .adoption_probe import SET_OBJECTS, OperatorChaos, Probe, assert_ours, clai
 from .harness import OperatorRunner, World, condition, eventually
 from .upstream_cluster import CLONESETS, KRUISE_STATEFULSETS, build
 
+EVENTS = Resource.of(Event)
 SEED = int(os.environ.get("MO_TEST_CHAOS_SEED", "20261126"))
 WORKLOADS: tuple[tuple[Resource, str], ...] = (
     (KRUISE_STATEFULSETS, "mo-log"),
@@ -103,6 +106,50 @@ async def test_without_opt_in_nothing_is_taken_over_and_each_set_says_how(
         assert await world.get(res, name) is not None, f"{name} was taken over without an opt-in"
     assert await world.get(r.STATEFULSETS, "mo-log") is None
     assert await world.get(r.DEPLOYMENTS, "mo-proxy") is None
+
+
+async def test_an_unsafe_set_is_refused_with_a_warning_and_released_once_safe(
+    world: World, operator_runner: OperatorRunner
+) -> None:
+    await build(world, operator_runner)
+    # A Kruise feature we cannot carry over: a reserved ordinal (upstream's log failover).
+    await world.client.patch(
+        KRUISE_STATEFULSETS, "mo-log", {"spec": {"reserveOrdinals": [3]}}, world.namespace
+    )
+    await _annotate_cluster(world)
+    await operator_runner.start()
+
+    async def refused() -> dict[str, object] | None:
+        found = condition(await world.get(r.LOGSETS, "mo"), ADOPTED)
+        return dict(found) if found.get("reason") == REFUSED else None
+
+    found = await eventually(refused, timeout=60, message="the LogSet says why it is not taken over")
+    assert "reserveOrdinals [3]" in str(found["message"]), found
+
+    async def warned() -> list[dict[str, object]]:
+        events = (await world.client.list(EVENTS, world.namespace)).items
+        return [
+            e
+            for e in events
+            if e.get("reason") == REFUSED
+            and e.get("type") == "Warning"
+            and (e.get("involvedObject") or {}).get("kind") == "LogSet"
+        ]
+
+    await eventually(warned, timeout=30, message="a Warning Event says the takeover is refused")
+    queued = condition(await world.get(r.DNSETS, "mo"), ADOPTED)
+    assert "LogSet mo is taken over first" in str(queued.get("message")), queued
+    for res, name in WORKLOADS:
+        assert await world.get(res, name) is not None, f"{name} was released while the LogSet is refused"
+
+    await world.client.patch(
+        KRUISE_STATEFULSETS, "mo-log", {"spec": {"reserveOrdinals": None}}, world.namespace
+    )
+
+    async def released() -> bool:
+        return await world.get(KRUISE_STATEFULSETS, "mo-log") is None
+
+    await eventually(released, timeout=60, message="the LogSet is released once safe")
 
 
 @pytest.mark.timeout(360)

@@ -55,7 +55,7 @@ Cluster = SimulatedCluster | ClusterProcess
 
 
 class World:
-    """One scenario's cluster, namespace, user client and kubectl."""
+    """One scenario's (or benchmark's) cluster, namespaces, user client and kubectl."""
 
     def __init__(
         self,

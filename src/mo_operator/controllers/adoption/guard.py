@@ -101,41 +101,38 @@ class KruiseGuard:
 
     async def _held(self, ctx: Context, recorded: Mapping[str, Any] | None) -> Action:
         """Opted in, still Kruise's: release the set when its turn comes, else wait for it."""
-        step = await self._next(ctx)
-        if step is None or (step.component, step.set_name) != (self.component, ctx.name):
-            ahead = f"{step.component.kind} {step.set_name}" if step else "the sets before it"
-            message = f"queued: {ahead} is taken over first"
+        turn = await self._turn(ctx)
+        if isinstance(turn, str):
+            message = f"queued: {turn} is taken over first"
             ctx.set_condition(CONDITION, False, TAKING_OVER, message)
             ctx.requeue(self.env.settings.busy_poll_seconds)
             return _wait(message)
-        if step.kind is StepKind.REFUSED:
-            ctx.set_condition(CONDITION, False, REFUSED, f"not safe to take over now: {step.message}")
+        if turn.kind is StepKind.REFUSED:
+            ctx.set_condition(CONDITION, False, REFUSED, f"not safe to take over now: {turn.message}")
             ctx.requeue(self.env.settings.poll_seconds)
-            return _wait(step.message)
-        ctx.set_condition(CONDITION, False, TAKING_OVER, step.message)
+            return _wait(turn.message)
+        ctx.set_condition(CONDITION, False, TAKING_OVER, turn.message)
         ctx.requeue(self.env.settings.busy_poll_seconds)
-        if step.kind is StepKind.RELEASE and recorded is not None and recorded.get("status") == "False":
-            return self._take(step)
+        if turn.kind is StepKind.RELEASE and recorded is not None and recorded.get("status") == "False":
+            return self._take(turn)
         return _wait(
-            step.message
+            turn.message
         )  # the condition is written first: a restart then knows the set is under way
 
-    async def _next(self, ctx: Context) -> Step | None:
-        """The namespace's next step, reading only the one Kruise workload it may need."""
+    async def _turn(self, ctx: Context) -> Step | str:
+        """This set's own step once its turn has come, else the set that goes first.
+        Only this set's Kruise workload is read, and only when its turn has come."""
         found = members(self.env, ctx.namespace)
-        if not any(_same(m, self.component, ctx.name) for m in found):
-            found.append(
-                Member(self.component, ctx.obj, set_pods(self.env, self.component, ctx.name, ctx.namespace))
-            )
-        rolling = [state(self.env, m.component, m.obj, m.pods, None) for m in found if not m.held]
-        step = next_step(rolling)
+        step = next_step([state(self.env, m.component, m.obj, m.pods, None) for m in found if not m.held])
         if step is not None:
-            return step
+            return f"{step.component.kind} {step.set_name}"
         first = next((m for m in found if m.held), None)
-        if first is None or not _same(first, self.component, ctx.name):
-            return Step(StepKind.RELEASE, first.component, name_of(first.obj), "") if first else None
+        if first is not None and not _same(first, self.component, ctx.name):
+            return first.label
+        pods = set_pods(self.env, self.component, ctx.name, ctx.namespace)
         workload = await read_workload(self.env, self.component, ctx.name, ctx.namespace)
-        return set_step(state(self.env, self.component, ctx.obj, first.pods, workload))
+        own = set_step(state(self.env, self.component, ctx.obj, pods, workload))
+        return own if own is not None else f"{self.component.kind} {ctx.name}"
 
     def _take(self, step: Step) -> Action:
         env = self.env

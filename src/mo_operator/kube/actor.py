@@ -289,7 +289,8 @@ class ActorReconciler:
             self._held.discard(key)
             return False
         trouble = warnings | self.warning_reasons
-        hold = self.status_window.wait(key, urgent(current, ctx.status, trouble))
+        is_urgent = urgent(current, ctx.status, trouble)
+        hold = self.status_window.wait(key, is_urgent)
         if hold > 0:
             ctx.requeue(hold)
             self._held.add(key)
@@ -297,7 +298,7 @@ class ActorReconciler:
         self._held.discard(key)
         meta = cached["metadata"]
         answer = await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
-        self.status_window.wrote(key)
+        self.status_window.wrote(key, is_urgent)
         made = (answer.get("metadata") or {}).get("resourceVersion") if isinstance(answer, Mapping) else None
         self._written[key] = _WrittenStatus(
             str(meta.get("uid") or ""),

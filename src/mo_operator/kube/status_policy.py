@@ -11,11 +11,18 @@ changing status, a condition other than ``Synced`` turning True (a roll
 complete: the next component's turn), a reason named as trouble. Anything
 else (``Synced`` going back and forth, a roll starting, a reason or message
 that moves on, a count, an embedded child's detail) is written at most once
-per ``window`` seconds per object: a reconcile inside the window writes
-nothing and asks to be requeued when it closes. That requeue recomputes the
-status from the cache, so the last state is never lost, only written late
-by less than one window. A reconcile that finds nothing to change writes
-nothing, whatever the window.
+per window per object: a reconcile inside the window writes nothing and asks
+to be requeued when it closes. That requeue recomputes the status from the
+cache, so the last state is never lost, only written late by less than one
+window. A reconcile that finds nothing to change writes nothing, whatever
+the window.
+
+The window is ``window`` seconds after an urgent write or a quiet spell, and
+doubles with each non-urgent write that follows another within two windows,
+up to ``MAX_WINDOW_FACTOR`` times ``window``: a slow convergence (a loaded
+API server, a cluster waiting minutes for its pods) costs a few progress
+writes per object, not one per window, while what anyone waits for is
+still written at once.
 
 **Announcing.** One Event per meaningful transition, not per condition
 touched: a condition whose reason is trouble is always announced; of the
@@ -51,6 +58,12 @@ a step about every second) into a few writes; what a user or another
 controller waits for is urgent and never waits for it."""
 
 
+MAX_WINDOW_FACTOR = 6
+"""How far consecutive non-urgent writes stretch the window (``window`` times this at
+most: 30 s at the default), so progress details lag a long convergence by less than
+that."""
+
+
 def _by_type(status: Mapping[str, Any]) -> dict[str, Condition]:
     return {str(c.get("type")): c for c in status.get("conditions") or ()}
 
@@ -75,13 +88,15 @@ def urgent(before: Mapping[str, Any], after: Mapping[str, Any], warnings: Collec
 
 
 class StatusWindow:
-    """Per object, when its status was last written (to space out non-urgent writes)
-    and whether it has served (past its first convergence, every transition is news)."""
+    """Per object, when its status was last written and how far the window has grown
+    (to space out non-urgent writes), and whether it has served (past its first
+    convergence, every transition is news)."""
 
     def __init__(self, window: float = DEFAULT_WINDOW, clock: Callable[[], float] = time.monotonic) -> None:
         self.window = window
         self._clock = clock
-        self._last: dict[Hashable, float] = {}
+        self._last: dict[Hashable, tuple[float, float]] = {}
+        """When each object was last written, and its window since."""
         self._ready_at: dict[Hashable, int] = {}
 
     def wait(self, key: Hashable, is_urgent: bool) -> float:
@@ -91,10 +106,17 @@ class StatusWindow:
         last = self._last.get(key)
         if last is None:
             return 0.0
-        return max(0.0, last + self.window - self._clock())
+        return max(0.0, last[0] + last[1] - self._clock())
 
-    def wrote(self, key: Hashable) -> None:
-        self._last[key] = self._clock()
+    def wrote(self, key: Hashable, is_urgent: bool = True) -> None:
+        """``key``'s status was written: the next window is the base one after an
+        urgent write or a quiet spell (no write for two windows), else twice the last."""
+        now = self._clock()
+        last = self._last.get(key)
+        window = self.window
+        if not is_urgent and last is not None and now - last[0] < 2 * last[1]:
+            window = min(2 * last[1], self.window * MAX_WINDOW_FACTOR)
+        self._last[key] = (now, window)
 
     def forget(self, key: Hashable) -> None:
         """The object is gone: hold nothing for it."""

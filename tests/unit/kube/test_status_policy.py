@@ -81,6 +81,26 @@ def test_the_window_spaces_writes_of_one_object_only() -> None:
     assert window.wait("a", is_urgent=False) == 0.0
 
 
+def test_consecutive_non_urgent_writes_stretch_the_window_up_to_a_bound() -> None:
+    clock = Clock()
+    window = StatusWindow(2.0, clock)
+    window.wrote("a", is_urgent=True)
+    held = []
+    for _ in range(6):
+        held.append(window.wait("a", is_urgent=False))
+        clock.now += held[-1]
+        window.wrote("a", is_urgent=False)
+    assert held == [2.0, 4.0, 8.0, 12.0, 12.0, 12.0], "doubling, at most MAX_WINDOW_FACTOR windows"
+    assert window.wait("a", is_urgent=True) == 0.0, "what anyone waits for never waits"
+    window.wrote("a", is_urgent=True)
+    assert window.wait("a", is_urgent=False) == 2.0, "an urgent write starts again from one window"
+    window.wrote("a", is_urgent=False)
+    window.wrote("a", is_urgent=False)
+    clock.now += 100
+    window.wrote("a", is_urgent=False)
+    assert window.wait("a", is_urgent=False) == 2.0, "after a quiet spell, one window again"
+
+
 def test_one_event_per_transition_and_every_warning() -> None:
     before = status(cond("Ready", "False", "Creating"), cond("UpToDate", "False", "Applying"))
     both_up = status(cond("Ready", "True", "AllReady"), cond("UpToDate", "True", "RolloutComplete"))

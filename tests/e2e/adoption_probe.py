@@ -106,7 +106,7 @@ def is_ready(pod: Obj) -> bool:
     return is_true((pod.get("status") or {}).get("conditions"), "Ready")
 
 
-async def claims(world: World) -> dict[str, str]:
+async def claim_uids(world: World) -> dict[str, str]:
     """Every volume claim's uid, by name."""
     return {c["metadata"]["name"]: c["metadata"]["uid"] for c in await world.list(r.PVCS)}
 

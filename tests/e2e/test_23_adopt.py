@@ -21,106 +21,33 @@ import os
 import random
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from mo_operator.cli.adopt import REFUSED, adopt
 from mo_operator.controllers.adoption.guard import CONDITION as ADOPTED
-from mo_operator.controllers.cnset import pods as cnpods
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.conditions import is_true
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import buckets, labels
-from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 
 from . import upstream_shapes as shapes
+from .adoption_probe import SET_OBJECTS, OperatorChaos, Probe, assert_ours, claim_uids, set_states
 from .harness import OperatorRunner, World, condition, eventually
 from .upstream_cluster import (
     CLONESETS,
     KRUISE_STATEFULSETS,
-    SETS,
     build,
     upstream_claim_finalizers,
     upstream_tomls,
 )
 
 Obj = dict[str, Any]
-ENDPOINTS = Resource("", "v1", "Endpoints", "endpoints", True)
 SEED = int(os.environ.get("MO_TEST_CHAOS_SEED", "20261125"))
-REPLICAS = {Component.LOG: 3, Component.TN: 1, Component.CN: 2, Component.PROXY: 1}
 TOML_DIFFERENCES: dict[Component, dict[str, object]] = {}
 """Per component, the dotted TOML keys where our rendering differs from the Go operator's,
 and our value (docs/migrating.md says why)."""
-
-
-@dataclass
-class Probe:
-    """What a client would see, every 100 ms, and what went wrong in any sample."""
-
-    world: World
-    failures: list[str] = field(default_factory=list)
-    samples: int = 0
-    drain_seen: set[str] = field(default_factory=set)
-    """CN pods seen draining (annotation set) while still running."""
-    went_undrained: set[str] = field(default_factory=set)
-
-    async def run(self) -> None:
-        while True:
-            with contextlib.suppress(ConnectionError, OSError):
-                await self.sample()
-            await asyncio.sleep(0.1)
-
-    async def sample(self) -> None:
-        world, ns = self.world, self.world.namespace
-        self.samples += 1
-        pods = await world.pods(**{labels.CLUSTER: "mo"})
-        endpoints = await world.get(ENDPOINTS, "mo-proxy")
-        ready_addresses = [
-            a for s in (endpoints or {}).get("subsets") or () for a in s.get("addresses") or ()
-        ]
-        problems = []
-        if not ready_addresses:
-            problems.append("the proxy Service has no ready endpoint")
-        keeper = world.cluster.mo.hakeeper(ns, "mo") if world.cluster.mo else None
-        if keeper is None or not keeper.available:
-            problems.append("the log service has no quorum")
-        ready = {
-            p["metadata"]["name"] for p in pods if _ready(p) and not p["metadata"].get("deletionTimestamp")
-        }
-        working = [
-            s
-            for s in (keeper.stores[Component.CN].values() if keeper else ())
-            if s.work_state is WorkState.WORKING and s.pod[1] in ready
-        ]
-        if not working:
-            problems.append("no ready CN is Working in HAKeeper")
-        for component, set_name in SETS:
-            mine = [
-                p
-                for p in pods
-                if p["metadata"]["labels"].get(labels.INSTANCE) == set_name
-                and p["metadata"]["labels"].get(labels.COMPONENT) == component.kind
-            ]
-            up = sum(1 for p in mine if p["metadata"]["name"] in ready)
-            floor = REPLICAS[component] - (1 if component in (Component.LOG, Component.TN) else 0)
-            if up < floor:
-                problems.append(f"{component.kind}: {up} ready pods, fewer than {floor}")
-        self._drains(pods)
-        if problems:
-            self.failures.append(f"sample {self.samples}: {'; '.join(problems)}")
-
-    def _drains(self, pods: list[Obj]) -> None:
-        for pod in pods:
-            if pod["metadata"]["labels"].get(labels.COMPONENT) != "CNSet":
-                continue
-            name = pod["metadata"]["name"]
-            if labels.STORE_DRAINING_START in (pod["metadata"].get("annotations") or {}):
-                self.drain_seen.add(name)
-            if pod["metadata"].get("deletionTimestamp") and name not in self.drain_seen:
-                self.went_undrained.add(name)
 
 
 def _echo(lines: list[str]) -> Callable[[str], None]:
@@ -131,14 +58,6 @@ def _echo(lines: list[str]) -> Callable[[str], None]:
         print(line)
 
     return echo
-
-
-def _ready(pod: Obj) -> bool:
-    return is_true((pod.get("status") or {}).get("conditions"), "Ready")
-
-
-async def _claims(world: World) -> dict[str, str]:
-    return {c["metadata"]["name"]: c["metadata"]["uid"] for c in await world.list(r.PVCS)}
 
 
 async def test_dry_run_prints_the_plan_and_refuses_an_unsafe_cluster(
@@ -168,7 +87,7 @@ async def test_dry_run_prints_the_plan_and_refuses_an_unsafe_cluster(
 
 async def test_takeover_keeps_quorum_clients_and_data(world: World, operator_runner: OperatorRunner) -> None:
     await build(world, operator_runner)
-    claims = await _claims(world)
+    claims = await claim_uids(world)
     upstream = await upstream_tomls(world)
     claim = await _bucket_claim(world)
     assert claim["metadata"]["finalizers"] == upstream_claim_finalizers(world.namespace)
@@ -199,9 +118,9 @@ async def test_takeover_keeps_quorum_clients_and_data(world: World, operator_run
     assert not probe.went_undrained, f"CNs removed without a drain: {probe.went_undrained}"
     assert old_cn <= probe.drain_seen
 
-    await _assert_ours(world)
+    await assert_ours(world)
     await _assert_same_toml(world, upstream)
-    after = await _claims(world)
+    after = await claim_uids(world)
     assert {k: v for k, v in after.items() if k in claims} == claims, "no claim was deleted or replaced"
     await operator_runner.quiet()
     client = operator_runner.client
@@ -264,7 +183,7 @@ async def _delete_cluster_and_claim(world: World, claim: str) -> None:
     await world.kubectl("delete", "matrixonecluster", "mo", "--wait=false")
 
     async def cluster_gone() -> bool:
-        left = [await world.get(res, name) for res, name in _SETS]
+        left = [await world.get(res, name) for res, name in SET_OBJECTS]
         left.append(await world.get(r.MATRIXONE_CLUSTERS, "mo"))
         pods = await world.list(r.PODS, **{labels.CLUSTER: "mo"})
         return all(x is None for x in left) and not pods
@@ -286,104 +205,9 @@ async def _gone(world: World, res: Resource, name: str) -> bool:
     return await world.get(res, name) is None
 
 
-_SETS = ((r.LOGSETS, "mo"), (r.DNSETS, "mo"), (r.CNSETS, "mo-tp"), (r.PROXYSETS, "mo"))
-
-
-async def _set_states(world: World) -> str:
-    """Each set's conditions, for the message of a failed takeover."""
-    lines = []
-    for res, name in _SETS:
-        obj = await world.get(res, name) or {}
-        for c in (obj.get("status") or {}).get("conditions") or ():
-            lines.append(f"{res.kind} {name} {c['type']}={c['status']} {c.get('reason')}: {c.get('message')}")
-    for pod in await world.pods(**{labels.CLUSTER: "mo"}):
-        meta = pod["metadata"]
-        owners = [ref["kind"] for ref in meta.get("ownerReferences") or ()]
-        drain = (meta.get("annotations") or {}).get(labels.STORE_DRAINING_START)
-        lines.append(
-            f"pod {meta['name']} owners={owners} ready={_ready(pod)} deleting={bool(meta.get('deletionTimestamp'))}"
-            f" finalizers={meta.get('finalizers')} draining_since={drain}"
-        )
-    return "\n".join(lines)
-
-
 async def _held(world: World) -> Obj | None:
     logset = await world.get(r.LOGSETS, "mo")
     return logset if condition(logset, ADOPTED).get("reason") == "HeldByKruise" else None
-
-
-async def _assert_ours(world: World) -> None:
-    """What a cluster our operator created looks like: our workloads, our config, no Kruise."""
-    assert await world.get(KRUISE_STATEFULSETS, "mo-log") is None
-    assert await world.get(CLONESETS, "mo-tp-cn") is None
-    for name in ("mo-log", "mo-dn"):
-        sts = await world.get(r.STATEFULSETS, name)
-        assert sts is not None and sts["status"].get("currentRevision") == sts["status"].get("updateRevision")
-    pods = await world.pods(**{labels.CLUSTER: "mo"})
-    names = sorted(p["metadata"]["name"] for p in pods)
-    assert [n for n in names if not n.startswith("mo-proxy-")] == [
-        "mo-dn-0",
-        "mo-log-0",
-        "mo-log-1",
-        "mo-log-2",
-        "mo-tp-cn-0",
-        "mo-tp-cn-1",
-    ], names
-    for pod in pods:
-        refs = pod["metadata"].get("ownerReferences") or []
-        kinds = {ref["kind"] for ref in refs if ref.get("controller")}
-        assert kinds <= {"StatefulSet", "CNSet", "ReplicaSet"} and kinds, (pod["metadata"]["name"], refs)
-        assert all(ref["apiVersion"].split("/")[0] != "apps.kruise.io" for ref in refs)
-        if pod["metadata"]["labels"][labels.COMPONENT] == "CNSet":
-            assert cnpods.TEMPLATE_HASH in pod["metadata"]["labels"]
-    config_maps = {c["metadata"]["name"] for c in await world.list(r.CONFIGMAPS)}
-    for stale in ("mo-log-config", "mo-dn-config", "mo-tp-cn-config", "mo-proxy-config"):
-        assert stale not in config_maps, f"the Go operator's ConfigMap {stale} was not collected"
-    for res, name in ((r.LOGSETS, "mo"), (r.DNSETS, "mo"), (r.CNSETS, "mo-tp"), (r.PROXYSETS, "mo")):
-        obj = await world.wait_settled(res, name)
-        assert condition(obj, ADOPTED).get("status") != "False", (name, obj["status"])
-
-
-class OperatorChaos:
-    """The operator as a child process, SIGKILLed and restarted ``kills`` times, each a
-    seeded moment after the takeover made a step (a pod of the namespace came or went),
-    so every kill lands mid-takeover however fast the machine is; the last operator it
-    starts keeps running."""
-
-    def __init__(self, world: World, runner: OperatorRunner, rng: random.Random, kills: int) -> None:
-        self.world = world
-        self.runner = runner
-        self.rng = rng
-        self.planned = kills
-        self.kills = 0
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="operator-chaos")
-
-    async def _pods(self) -> frozenset[str]:
-        return frozenset(p["metadata"]["uid"] for p in await self.world.pods())
-
-    async def _loop(self) -> None:
-        await self.runner.spawn("--no-leader-elect")
-        seen = await self._pods()
-        while self.kills < self.planned:
-            now = await self._pods()
-            if now == seen:
-                await asyncio.sleep(0.1)
-                continue
-            seen = now
-            await asyncio.sleep(self.rng.uniform(0.0, 1.0))
-            await self.runner.kill()
-            self.kills += 1
-            await self.runner.spawn("--no-leader-elect")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        await self.runner.kill()
 
 
 async def _spawn_adopt(world: World) -> asyncio.subprocess.Process:
@@ -400,7 +224,7 @@ async def test_takeover_survives_sigkills_of_the_operator_and_the_command(
 ) -> None:
     await build(world, operator_runner, version="2.0.0")
     rng = random.Random(SEED)
-    claims = await _claims(world)
+    claims = await claim_uids(world)
     probe = Probe(world)
     probing = asyncio.create_task(probe.run())
     chaos = OperatorChaos(world, operator_runner, rng, kills=4)
@@ -414,9 +238,7 @@ async def test_takeover_survives_sigkills_of_the_operator_and_the_command(
         await first.wait()
         second = await _spawn_adopt(world)
         out, _ = await asyncio.wait_for(second.communicate(), 300)
-        assert second.returncode == 0, (
-            f"{out.decode()}\n{await world.workloads()}\n{await _set_states(world)}"
-        )
+        assert second.returncode == 0, f"{out.decode()}\n{await world.workloads()}\n{await set_states(world)}"
     finally:
         await chaos.stop()
         probing.cancel()
@@ -427,8 +249,8 @@ async def test_takeover_survives_sigkills_of_the_operator_and_the_command(
     assert not probe.went_undrained, f"CNs removed without a drain: {probe.went_undrained}"
 
     await operator_runner.start()
-    await _assert_ours(world)
-    after = await _claims(world)
+    await assert_ours(world)
+    after = await claim_uids(world)
     assert {k: v for k, v in after.items() if k in claims} == claims, "no claim was deleted or replaced"
     await operator_runner.quiet()
     client, op = operator_runner.client, operator_runner.operator

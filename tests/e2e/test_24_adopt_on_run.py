@@ -25,7 +25,7 @@ from mo_operator.controllers.adoption.optin import ADOPT_ANNOTATION
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.resource import Resource
 
-from .adoption_probe import SET_OBJECTS, OperatorChaos, Probe, assert_ours, claims, set_states
+from .adoption_probe import SET_OBJECTS, OperatorChaos, Probe, assert_ours, claim_uids, set_states
 from .harness import OperatorRunner, World, condition, eventually
 from .upstream_cluster import CLONESETS, KRUISE_STATEFULSETS, build
 
@@ -157,7 +157,7 @@ async def test_an_annotated_cluster_is_taken_over_by_the_running_operator(
     world: World, operator_runner: OperatorRunner
 ) -> None:
     await build(world, operator_runner)
-    before = await claims(world)
+    before = await claim_uids(world)
     mo = world.cluster.mo
     assert mo is not None and mo.open_sessions(world.namespace, "mo", 20) == 20
     await _annotate_cluster(world)
@@ -182,7 +182,7 @@ async def test_an_annotated_cluster_is_taken_over_by_the_running_operator(
     assert order.overlaps == [], order.overlaps[:5]
 
     await assert_ours(world)
-    after = await claims(world)
+    after = await claim_uids(world)
     assert {k: v for k, v in after.items() if k in before} == before, "no claim was deleted or replaced"
     await operator_runner.quiet()
     client, op = operator_runner.client, operator_runner.operator
@@ -199,7 +199,7 @@ async def test_the_takeover_on_run_survives_sigkills_of_the_operator(
 ) -> None:
     """Opted in by the operator's flag this time; killed at seeded moments of the takeover."""
     await build(world, operator_runner)
-    before = await claims(world)
+    before = await claim_uids(world)
     probe, order = Probe(world), Order(world)
     tasks = [asyncio.create_task(probe.run()), asyncio.create_task(order.run())]
     chaos = OperatorChaos(world, operator_runner, random.Random(SEED), kills=4, args=("--adopt-kruise",))
@@ -224,7 +224,7 @@ async def test_the_takeover_on_run_survives_sigkills_of_the_operator(
 
     await operator_runner.start()
     await assert_ours(world)
-    after = await claims(world)
+    after = await claim_uids(world)
     assert {k: v for k, v in after.items() if k in before} == before, "no claim was deleted or replaced"
     await operator_runner.quiet()
     client, op = operator_runner.client, operator_runner.operator

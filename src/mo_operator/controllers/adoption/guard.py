@@ -123,9 +123,12 @@ class KruiseGuard:
         """This set's own step once its turn has come, else the set that goes first.
         Only this set's Kruise workload is read, and only when its turn has come."""
         found = members(self.env, ctx.namespace)
-        step = next_step([state(self.env, m.component, m.obj, m.pods, None) for m in found if not m.held])
+        released = [m for m in found if not m.held]
+        step = next_step([state(self.env, m.component, m.obj, m.pods, None) for m in released])
         if step is not None:
             return f"{step.component.kind} {step.set_name}"
+        if released:  # done, but its Adopted=True not written yet: the sets' conditions go in order too
+            return released[0].label
         first = next((m for m in found if m.held), None)
         if first is not None and not _same(first, self.component, ctx.name):
             return first.label

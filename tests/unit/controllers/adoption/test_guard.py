@@ -185,9 +185,8 @@ async def test_a_later_set_waits_its_turn_without_reading_its_workload() -> None
     assert client.calls == []
 
 
-async def test_released_and_rolled_the_set_is_ours_and_says_so() -> None:
-    logset = _set("LogSet", adopted="False")
-    sts = {
+def _rolled_sts() -> Obj:
+    return {
         "kind": "StatefulSet",
         "metadata": {"name": "mo-log", "namespace": "ns", "generation": 1},
         "spec": {"replicas": 3},
@@ -199,7 +198,11 @@ async def test_released_and_rolled_the_set_is_ours_and_says_so() -> None:
             "readyReplicas": 3,
         },
     }
-    guard, inner = _guard(logset, sts, *_log_pods("apps/v1"))
+
+
+async def test_released_and_rolled_the_set_is_ours_and_says_so() -> None:
+    logset = _set("LogSet", adopted="False")
+    guard, inner = _guard(logset, _rolled_sts(), *_log_pods("apps/v1"))
     ctx = context(logset)
     assert await guard.observe(ctx) is None
     assert inner.observed == 1
@@ -223,3 +226,18 @@ async def test_a_set_never_run_by_kruise_gets_no_adoption_condition() -> None:
     ctx = context(logset)
     await guard.observe(ctx)
     assert inner.observed == 1 and condition(ctx, CONDITION) is None
+
+
+async def test_the_next_set_waits_until_the_one_before_says_it_is_taken_over() -> None:
+    """The LogSet's roll is done, but its Adopted=True is not written yet: the DNSet still waits."""
+    logset = _set("LogSet", annotated=True, adopted="False")
+    dnset = _set("DNSet", annotated=True, adopted="False", replicas=1)
+    env = make_env(
+        FakeCaches(logset, dnset, _rolled_sts(), *_log_pods("apps/v1"), _pod(Component.TN, 0, KRUISE_API))
+    )
+    cast(RecordingClient, env.client).refuse = AssertionError("the DNSet's turn has not come")
+    ctx = context(dnset)
+    action = await KruiseGuard(Inner(), env, Component.TN).observe(ctx)
+    assert action is not None
+    queued = condition(ctx, CONDITION)
+    assert queued is not None and "queued: LogSet mo" in queued["message"]

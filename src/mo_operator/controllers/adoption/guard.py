@@ -76,7 +76,10 @@ class KruiseGuard:
         try:
             return await self._held(ctx, recorded)
         except Forbidden as e:
-            message = f"the operator may not read or delete the Kruise workload ({e}); grant it or run `mo-operator adopt`"
+            message = (
+                f"the operator may not read or delete the Kruise workload ({e}): "
+                "grant it (docs/migrating.md) or run `mo-operator adopt`"
+            )
             ctx.set_condition(CONDITION, False, REFUSED, message)
             ctx.requeue(self.env.settings.poll_seconds)
             return _wait(message)
@@ -113,11 +116,10 @@ class KruiseGuard:
             return _wait(turn.message)
         ctx.set_condition(CONDITION, False, TAKING_OVER, turn.message)
         ctx.requeue(self.env.settings.busy_poll_seconds)
+        # The condition is written before the release: a restart then knows the set is under way.
         if turn.kind is StepKind.RELEASE and recorded is not None and recorded.get("status") == "False":
             return self._take(turn)
-        return _wait(
-            turn.message
-        )  # the condition is written first: a restart then knows the set is under way
+        return _wait(turn.message)
 
     async def _turn(self, ctx: Context) -> Step | str:
         """This set's own step once its turn has come, else the set that goes first.

@@ -9,6 +9,7 @@ from mo_operator.controllers.adoption.kruise import ADVANCED_STATEFULSETS
 from mo_operator.controllers.adoption.optin import ADOPT_ANNOTATION
 from mo_operator.controllers.common.env import Settings
 from mo_operator.kube.actor import Action, Context
+from mo_operator.kube.errors import Forbidden
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
@@ -241,3 +242,17 @@ async def test_the_next_set_waits_until_the_one_before_says_it_is_taken_over() -
     assert action is not None
     queued = condition(ctx, CONDITION)
     assert queued is not None and "queued: LogSet mo" in queued["message"]
+
+
+async def test_an_install_without_the_kruise_permissions_says_so_instead_of_failing() -> None:
+    logset = _set("LogSet", annotated=True, adopted="False")
+    guard, inner = _guard(logset, *_log_pods(KRUISE_API))
+    cast(RecordingClient, guard.env.client).refuse = Forbidden(
+        403, "Forbidden", "statefulsets.apps.kruise.io is forbidden"
+    )
+    ctx = context(logset)
+    action = await guard.observe(ctx)
+    assert action is not None and inner.observed == 0
+    refused = condition(ctx, CONDITION)
+    assert refused is not None and refused["reason"] == "TakeoverRefused"
+    assert "may not read or delete the Kruise workload" in refused["message"]

@@ -1,6 +1,6 @@
 """Planned writes: what an actor's ``observe`` decided, run later as its action.
 
-Observation and action are separate (seed 000): ``observe`` reads the cache
+Observation and action are separate (the operator's design): ``observe`` reads the cache
 once and fills a ``Writes`` plan; the Actor framework runs it only when it
 is not empty. The plan's ``description`` becomes the ``Synced=False`` message
 while it runs, so ``kubectl describe`` says what the controller is doing.

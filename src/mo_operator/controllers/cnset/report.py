@@ -73,7 +73,7 @@ class Serving:
             self.roll,
             seen.replicas,
             READINESS,
-            pending=bool(seen.plan),
+            pending=seen.plan.writes_workload,
             unavailable="HAKeeper does not answer" if seen.state is None and live else None,
             detail=detail or None,
         )

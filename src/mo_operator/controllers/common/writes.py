@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 Step = Callable[[], Awaitable[object]]
 
+WORKLOAD_KINDS = frozenset({"StatefulSet", "Deployment", "Pod"})
+"""What runs a set's pods: a plan that writes one of these may reshape them."""
+
 
 def _describe(obj: Mapping[str, Any]) -> str:
     return f"{obj.get('kind')} {(obj.get('metadata') or {}).get('name')}"
@@ -41,6 +44,8 @@ class Writes:
     def __init__(self, client: Client) -> None:
         self.client = client
         self.steps: list[tuple[str, Step]] = []
+        self.kinds: set[str] = set()
+        """The kinds the plan writes (not those of ``call`` steps)."""
 
     def __bool__(self) -> bool:
         return bool(self.steps)
@@ -55,14 +60,25 @@ class Writes:
         more = len(self.steps) - len(shown)
         return "; ".join(shown) + (f" and {more} more" if more > 0 else "")
 
-    def add(self, what: str, step: Step) -> None:
+    @property
+    def writes_workload(self) -> bool:
+        """The plan writes what runs the set's pods, so they may change: a set is
+        not up to date while that happens. ConfigMaps, Services and annotations
+        on other objects leave the pods as they are."""
+        return not WORKLOAD_KINDS.isdisjoint(self.kinds)
+
+    def add(self, what: str, step: Step, kind: str | None = None) -> None:
         self.steps.append((what, step))
+        if kind is not None:
+            self.kinds.add(kind)
 
     def apply(self, obj: Mapping[str, Any], resource: Resource | None = None) -> None:
         """Server-side apply ``obj`` with our field manager, taking over fields
         others changed (drift in a field we own is corrected, not fought)."""
         res = resource or resource_of_object(obj)
-        self.add(f"apply {_describe(obj)}", lambda: self.client.apply(obj, resource=res, force=True))
+        self.add(
+            f"apply {_describe(obj)}", lambda: self.client.apply(obj, resource=res, force=True), res.kind
+        )
 
     def create(self, obj: Mapping[str, Any], resource: Resource | None = None) -> None:
         """Create ``obj``; AlreadyExists counts as done. Objects are named
@@ -76,7 +92,7 @@ class Writes:
             except AlreadyExists:
                 return None
 
-        self.add(f"create {_describe(obj)}", step)
+        self.add(f"create {_describe(obj)}", step, res.kind)
 
     def sync(self, caches: Caches, desired: Iterable[tuple[Resource, Mapping[str, Any]]]) -> None:
         """Apply each (stamped) desired object the cache does not already hold as desired."""
@@ -108,7 +124,7 @@ class Writes:
                 missing_ok=True,
             )
 
-        self.add(f"delete {resource.kind} {name}", step)
+        self.add(f"delete {resource.kind} {name}", step, resource.kind)
 
     def patch(
         self,
@@ -122,7 +138,9 @@ class Writes:
         patch_type: str = "merge",
     ) -> None:
         """A merge patch (or ``strategic``, for lists keyed by name or type on
-        built-in kinds); a missing object is skipped (it went meanwhile)."""
+        built-in kinds); a missing object is skipped (it went meanwhile). A pod's
+        patch marks it (annotations, gates) and does not count as a workload write:
+        a pod's spec is fixed once it runs."""
 
         async def step() -> object:
             try:
@@ -132,7 +150,8 @@ class Writes:
             except NotFound:
                 return None
 
-        self.add(what or f"patch {resource.kind} {name}", step)
+        kind = None if resource.kind == "Pod" else resource.kind
+        self.add(what or f"patch {resource.kind} {name}", step, kind)
 
     def call(self, what: str, step: Step) -> None:
         """Any other side effect (e.g. a MatrixOne admin call), in order with the writes."""

@@ -54,7 +54,7 @@ class LogSetActor:
         keep = [name_of(d) for _, d in wanted]
         collect_configs(self.env, obj, COMPONENT, pods, keep, plan, rolled=roll.complete)
         state = await self._hakeeper(ctx, roll)
-        self._status(ctx, spec, roll, pods, state, pending=bool(plan))
+        self._status(ctx, spec, roll, pods, state, pending=plan.writes_workload)
         if ctx.status.get("discovery") and not plan:
             await failover(self.env, ctx, spec, pods, state, plan)
         return plan or None

@@ -81,6 +81,9 @@ class DNSetActor(PodSetActor):
         service = headless_service(obj, headless, given.labels, given.selector, HEADLESS_PORTS)
         return [(r.SERVICES, stamped(service)), (r.STATEFULSETS, stamped(workload))]
 
+    def first_fields(self, ctx: Context, selector: Mapping[str, str]) -> Mapping[str, Any]:
+        return {"availableStores": [], "failedStores": []}
+
     def report(
         self, ctx: Context, pods: Sequence[Mapping[str, Any]], roll: Rollout, selector: Mapping[str, str]
     ) -> None:

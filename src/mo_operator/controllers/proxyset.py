@@ -59,13 +59,21 @@ class ProxySetActor(PodSetActor):
         )
         return [(r.SERVICES, stamped(svc)), (r.DEPLOYMENTS, stamped(workload))]
 
+    def first_fields(self, ctx: Context, selector: Mapping[str, str]) -> Mapping[str, Any]:
+        return _fields(ctx, 0, 0, selector)
+
     def report(
         self, ctx: Context, pods: Sequence[Mapping[str, Any]], roll: Rollout, selector: Mapping[str, str]
     ) -> None:
         """Where clients connect (the proxy's Service) and how many proxies serve."""
-        status = ctx.status
-        status["host"] = names.service_host(COMPONENT, ctx.name, ctx.namespace)
-        status["port"] = ports.PROXY_SQL
-        status["replicas"] = roll.replicas
-        status["readyReplicas"] = roll.ready
-        status["labelSelector"] = str(selector_from_labels(selector))
+        ctx.status.update(_fields(ctx, roll.replicas, roll.ready, selector))
+
+
+def _fields(ctx: Context, replicas: int, ready: int, selector: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "host": names.service_host(COMPONENT, ctx.name, ctx.namespace),
+        "port": ports.PROXY_SQL,
+        "replicas": replicas,
+        "readyReplicas": ready,
+        "labelSelector": str(selector_from_labels(selector)),
+    }

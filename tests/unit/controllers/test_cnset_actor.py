@@ -48,6 +48,16 @@ def _annotations_written(calls: list[Any], pod: str) -> Obj:
     return out
 
 
+async def test_a_set_waiting_for_its_log_service_reports_every_field_it_will() -> None:
+    _, waiting = await round_of(CNSetActor(pool_env(FakeCaches(), LockingAdmin())), cnset(2))
+    _, started = await round_of(CNSetActor(pool_env(FakeCaches(logset()), LockingAdmin())), cnset(2))
+    assert _ready(waiting)["reason"] == "WaitingForLogSet"
+    assert set(waiting.status) == set(started.status)
+    assert {c["type"] for c in waiting.status["conditions"]} == {
+        c["type"] for c in started.status["conditions"]
+    }
+
+
 async def test_a_new_set_creates_its_config_services_and_pods_and_waits_for_them() -> None:
     actor = CNSetActor(pool_env(FakeCaches(logset()), LockingAdmin()))
     calls, ctx = await round_of(actor, cnset(2))

@@ -163,6 +163,18 @@ async def test_a_logset_writes_its_configs_services_and_statefulset_then_nothing
     assert again == [], "a round over what the last one wrote writes nothing"
 
 
+async def test_a_new_logset_reports_every_field_and_condition_but_discovery_at_once() -> None:
+    _, first = await one_round(a_logset(recorded=False))
+    calls, _ = await one_round(a_logset())
+    cached = [*running(applied(calls)[-1]), *applied(calls)[:-1]]
+    _, ready = await one_round(a_logset(), *cached, hakeeper=FakeHAKeeper(HAKeeperPhase.RUNNING))
+    conditions = {c["type"] for c in first.status["conditions"]}
+    assert set(first.status) | {"discovery"} == set(ready.status)
+    assert conditions | {"Failover"} == {c["type"] for c in ready.status["conditions"]}
+    assert _reason(first, "UpToDate")[:2] == ("False", "NotStarted")
+    assert _reason(first)[:2] == ("False", "Bootstrapping")
+
+
 async def test_a_logset_on_s3_claims_its_path_before_it_runs_anything() -> None:
     obj = a_logset(sharedStorage={"s3": {"path": "bucket/mo"}})
     calls, _ = await one_round(obj)

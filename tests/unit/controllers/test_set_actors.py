@@ -64,6 +64,32 @@ async def test_a_set_waits_for_its_log_service_without_writing(kind: str) -> Non
     assert _ready(ctx)["status"] == "False" and _ready(ctx)["reason"] == "WaitingForLogSet"
 
 
+def _shape(ctx: Any) -> tuple[set[str], set[str]]:
+    """The top-level fields and the condition types of a round's status."""
+    return set(ctx.status), {c["type"] for c in ctx.status.get("conditions") or ()}
+
+
+@pytest.mark.parametrize("kind", sorted(ACTORS))
+async def test_a_waiting_set_reports_every_field_and_condition_it_will(kind: str) -> None:
+    _, waiting = await one_round(kind, a_set(kind))
+    _, running = await one_round(kind, a_set(kind), logset())
+    assert _shape(waiting) == _shape(running), "what follows changes values, nothing appears"
+    up_to_date = condition(waiting, "UpToDate")
+    assert up_to_date is not None and (up_to_date["status"], up_to_date["reason"]) == ("False", "NotStarted")
+
+
+@pytest.mark.parametrize("kind", sorted(ACTORS))
+async def test_a_set_that_reported_keeps_its_fields_while_it_waits(kind: str) -> None:
+    _, running = await one_round(kind, a_set(kind), logset())
+    known = {**a_set(kind), "status": copy.deepcopy(running.status)}
+    _, waiting = await one_round(kind, known)
+    up_to_date = condition(waiting, "UpToDate")
+    assert up_to_date is not None and up_to_date["reason"] != "NotStarted"
+    assert {k: v for k, v in waiting.status.items() if k != "conditions"} == {
+        k: v for k, v in running.status.items() if k != "conditions"
+    }
+
+
 @pytest.mark.parametrize("kind", sorted(ACTORS))
 async def test_a_new_set_writes_its_config_service_and_workload_then_nothing_more(kind: str) -> None:
     obj = a_set(kind)

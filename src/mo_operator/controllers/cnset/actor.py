@@ -64,13 +64,14 @@ from ..common.env import Env
 from ..common.podset import SetInput, collect_configs, served_input, sync_desired, wait_for_log_service
 from ..common.services import client_service, headless_service
 from ..common.statefulsets import stall
+from ..common.status import NOT_STARTED, first_status
 from ..common.writes import Writes
 from . import pods as cnpods
 from . import pooling
 from .claims import sync_cache_claims
 from .drain import drain_enabled, progress_drains, start_drain, undrain, with_drain_default
 from .observed import Desired, Observed
-from .report import Pooling, Serving, serving_rollout
+from .report import Pooling, Serving, first_fields, serving_rollout
 from .scaling import CNPod, decide, strategy_of
 from .stats import sync_stats
 from .stores import cordoned, hakeeper_state, store_of, sync_stores
@@ -112,6 +113,8 @@ class CNSetActor:
         spec = admitted("CNSet", obj)["spec"]
         service = wait_for_log_service(ctx, self.env, obj, spec)
         if service is None:
+            selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
+            first_status(ctx, first_fields(ctx, selector), *NOT_STARTED)
             return None
         given = served_input(obj, COMPONENT, spec, service, config_spec=with_drain_default(spec))
         template = self._template(given)

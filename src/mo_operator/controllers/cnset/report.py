@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.kube.actor import Context
 from mo_operator.kube.objects import is_deleting, labels_of, name_of
 from mo_operator.kube.selectors import selector_from_labels
 from mo_operator.matrixone import labels, names, ports
@@ -147,3 +148,15 @@ def _set_status(
     status["labelSelector"] = str(selector_from_labels(selector))
     status["host"] = names.service_host(COMPONENT, seen.ctx.name, seen.ctx.namespace)
     status["port"] = ports.CN_SQL
+
+
+def first_fields(ctx: Context, selector: Mapping[str, str]) -> Obj:
+    """What a set reports with no pod yet: ``_set_status``'s fields and ``readyReplicas``."""
+    return {
+        "stores": [],
+        "replicas": 0,
+        "readyReplicas": 0,
+        "labelSelector": str(selector_from_labels(selector)),
+        "host": names.service_host(COMPONENT, ctx.name, ctx.namespace),
+        "port": ports.CN_SQL,
+    }

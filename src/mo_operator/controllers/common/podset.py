@@ -68,7 +68,7 @@ from .meta import name_of, namespace_of, set_labels
 from .podtemplate import PodTemplateInput, pod_template, restart_stamp
 from .prometheus import sync_metric_service
 from .statefulsets import Rollout
-from .status import Readiness, report_rollout
+from .status import NOT_STARTED, Readiness, first_status, report_rollout
 from .writes import Writes
 
 Obj = dict[str, Any]
@@ -287,6 +287,7 @@ class PodSetActor(ABC):
         spec = admitted(self.kind, obj)["spec"]
         service = wait_for_log_service(ctx, self.env, obj, spec)
         if service is None:
+            self._first_status(ctx)
             return None
         given = served_input(obj, self.component, spec, service)
         desired = [(r.CONFIGMAPS, stamped(given.config)), *self.desired(given)]
@@ -295,17 +296,26 @@ class PodSetActor(ABC):
         keep = [name_of(d) for _, d in desired]
         collect_configs(self.env, obj, self.component, pods, keep, plan, rolled=roll.complete)
         self.report(ctx, pods, roll, given.selector)
-        report_rollout(ctx, roll, int(spec["replicas"]), self.readiness, pending=bool(plan))
+        report_rollout(ctx, roll, int(spec["replicas"]), self.readiness, pending=plan.writes_workload)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
         """Owned objects go by owner reference; nothing else to release."""
         return True
 
+    def _first_status(self, ctx: Context) -> None:
+        """Waiting for its log service, the set still reports every field it will."""
+        selector = labels.sub_resource_labels(self.component, ctx.name, ctx.namespace)
+        first_status(ctx, self.first_fields(ctx, selector), *NOT_STARTED)
+
     @abstractmethod
     def desired(self, given: SetInput) -> Desired:
         """The set's objects besides its config (written first, since its pods mount
         it), stamped, in the order they are written."""
+
+    @abstractmethod
+    def first_fields(self, ctx: Context, selector: Mapping[str, str]) -> Mapping[str, Any]:
+        """The kind's own status fields with no pod yet."""
 
     @abstractmethod
     def report(

@@ -20,6 +20,8 @@ from .meta import name_of
 from .statefulsets import Rollout
 
 UP_TO_DATE = "UpToDate"
+NOT_STARTED = ("NotStarted", "no workload yet: the set waits for what it runs against")
+"""``UpToDate`` of a set that has not started its workload (reason, message)."""
 
 
 def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> None:
@@ -44,6 +46,19 @@ def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> Non
         ctx.set_condition(UP_TO_DATE, False, "RollingUpdate", roll.summary())
     else:
         ctx.set_condition(UP_TO_DATE, True, "RolloutComplete", f"{roll.replicas} pods run the current spec")
+
+
+def first_status(ctx: Context, fields: Mapping[str, Any], reason: str, message: str) -> None:
+    """Give a set that has not reported yet every field and the ``UpToDate`` condition it
+    will report, at the values known before it runs anything (``fields``; ``UpToDate``
+    False for ``reason``): what follows changes values, which the status window may
+    coalesce, where a field or condition appearing is written at once. A set that has
+    reported keeps what it said."""
+    if any(c.get("type") == UP_TO_DATE for c in ctx.status.get("conditions") or ()):
+        return
+    for key, value in fields.items():
+        ctx.status.setdefault(key, value)
+    ctx.set_condition(UP_TO_DATE, False, reason, message)
 
 
 def _kept(ctx: Context, roll: Rollout) -> bool:

@@ -18,7 +18,7 @@ from ..common.env import Env
 from ..common.meta import name_of
 from ..common.podset import STATEFUL, Desired, collect_configs, sync_workload
 from ..common.statefulsets import Rollout
-from ..common.status import Readiness, report_rollout, store_status
+from ..common.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
 from ..common.writes import Writes
 from .bootstrap import bootstrap_members
 from .desired import COMPONENT, desired
@@ -43,6 +43,7 @@ class LogSetActor:
         logset = admitted("LogSet", obj)
         spec = logset["spec"]
         plan = Writes(self.env.client)
+        self._first_status(ctx, spec)
         members = bootstrap_members(obj, spec, plan)
         if members is None:
             return plan  # record the decision first; the update brings us back
@@ -139,6 +140,15 @@ class LogSetActor:
             return None
 
     # ----------------------------------------------------------------- status
+    def _first_status(self, ctx: Context, spec: Mapping[str, Any]) -> None:
+        """Every field and condition a LogSet reports, before it runs anything, except
+        ``discovery``: its dependents wait for that to appear."""
+        if ctx.status.get("conditions"):
+            return
+        first_status(ctx, {"availableStores": [], "failedStores": []}, *NOT_STARTED)
+        counted = f"0/{int(spec['replicas'])} log stores ready"
+        ctx.set_condition("Ready", False, "Bootstrapping", f"waiting for HAKeeper to bootstrap ({counted})")
+
     def _status(
         self,
         ctx: Context,

@@ -1,14 +1,17 @@
 """Which planned writes count as writing a set's workload: those that may reshape
-its pods, so it is not up to date while they run."""
+its pods, so it is not up to date while they run; and that a plan does not apply
+again what it just applied while the cache has not shown it yet."""
 
 from __future__ import annotations
 
+import logging
+from types import SimpleNamespace
 from typing import Any, cast
 
 from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.writes import Writes
+from mo_operator.controllers.common.writes import Unseen, Writes
 
-from .controller_fakes import RecordingClient
+from .controller_fakes import FakeCaches, RecordingClient
 
 
 def _obj(kind: str) -> dict[str, Any]:
@@ -45,3 +48,37 @@ def test_a_statefulset_deployment_or_pod_write_is_a_workload_write() -> None:
 
 async def _nothing() -> None:
     return None
+
+
+def _workload(replicas: int) -> dict[str, Any]:
+    return {**_obj("StatefulSet"), "spec": {"replicas": replicas}}
+
+
+async def _run(plan: Writes) -> list[Any]:
+    await plan(cast(Any, SimpleNamespace(log=logging.getLogger("test"))))
+    return cast(RecordingClient, plan.client).calls
+
+
+async def test_an_apply_the_cache_has_not_shown_yet_is_not_made_again() -> None:
+    caches = FakeCaches()
+    first = _plan()
+    first.sync(cast(Any, caches), [(r.STATEFULSETS, _workload(1))])
+    assert len(await _run(first)) == 1
+    again = _plan()
+    again.sync(cast(Any, caches), [(r.STATEFULSETS, _workload(1))])
+    assert not again, "its event is on its way"
+    changed = _plan()
+    changed.sync(cast(Any, caches), [(r.STATEFULSETS, _workload(2))])
+    assert changed and changed.writes_workload, "a different desired state is applied at once"
+
+
+def test_an_apply_whose_event_never_came_is_made_again_after_the_ttl() -> None:
+    now = [0.0]
+    unseen = Unseen(ttl=5.0, clock=lambda: now[0])
+    key = ("StatefulSet", "ns", "x")
+    unseen.note(key, _workload(1), None)
+    assert unseen.awaited(key, _workload(1), None)
+    assert not unseen.awaited(key, _workload(1), {"metadata": {"resourceVersion": "7"}}), "the cache moved on"
+    unseen.note(key, _workload(1), None)
+    now[0] = 6.0
+    assert not unseen.awaited(key, _workload(1), None)

@@ -106,7 +106,7 @@ class WebUIActor:
         roll = rollout(dep, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
         if roll.complete and not plan:
             self._collect_configs(obj, config["metadata"]["name"], pods, plan)
-        report_rollout(ctx, roll, int(spec.get("replicas") or 0), READINESS, pending=bool(plan))
+        report_rollout(ctx, roll, int(spec.get("replicas") or 0), READINESS, pending=plan.writes_workload)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,14 @@ REPLICAS = {Component.LOG: 3, Component.TN: 1, Component.CN: 2, Component.PROXY:
 SET_OBJECTS = ((r.LOGSETS, "mo"), (r.DNSETS, "mo"), (r.CNSETS, "mo-tp"), (r.PROXYSETS, "mo"))
 
 
+async def sample_forever(sample: Callable[[], Awaitable[None]]) -> None:
+    """``sample`` every 100 ms until cancelled, riding out an API server that is away."""
+    while True:
+        with contextlib.suppress(ConnectionError, OSError):
+            await sample()
+        await asyncio.sleep(0.1)
+
+
 @dataclass
 class Probe:
     """What a client would see, every 100 ms, and what went wrong in any sample."""
@@ -47,10 +56,7 @@ class Probe:
     went_undrained: set[str] = field(default_factory=set)
 
     async def run(self) -> None:
-        while True:
-            with contextlib.suppress(ConnectionError, OSError):
-                await self.sample()
-            await asyncio.sleep(0.1)
+        await sample_forever(self.sample)
 
     async def sample(self) -> None:
         world, ns = self.world, self.world.namespace
@@ -109,6 +115,22 @@ def is_ready(pod: Obj) -> bool:
 async def claim_uids(world: World) -> dict[str, str]:
     """Every volume claim's uid, by name."""
     return {c["metadata"]["name"]: c["metadata"]["uid"] for c in await world.list(r.PVCS)}
+
+
+async def assert_claims_kept_and_resync_quiet(
+    world: World, runner: OperatorRunner, claims: dict[str, str]
+) -> None:
+    """After a takeover: every claim of ``claims`` (name to uid) is still there with
+    its uid, and a resync of the settled operator makes no write."""
+    after = await claim_uids(world)
+    assert {k: v for k, v in after.items() if k in claims} == claims, "no claim was deleted or replaced"
+    await runner.quiet()
+    client, op = runner.client, runner.operator
+    assert client is not None and op is not None
+    writes = sum(client.writes.values())
+    op.resync()
+    await op.wait_idle()
+    assert sum(client.writes.values()) == writes, dict(client.writes)
 
 
 async def set_states(world: World) -> str:

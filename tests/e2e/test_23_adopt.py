@@ -33,7 +33,15 @@ from mo_operator.matrixone import buckets, labels
 from mo_operator.matrixone.component import Component
 
 from . import upstream_shapes as shapes
-from .adoption_probe import SET_OBJECTS, OperatorChaos, Probe, assert_ours, claim_uids, set_states
+from .adoption_probe import (
+    SET_OBJECTS,
+    OperatorChaos,
+    Probe,
+    assert_claims_kept_and_resync_quiet,
+    assert_ours,
+    claim_uids,
+    set_states,
+)
 from .harness import OperatorRunner, World, condition, eventually
 from .upstream_cluster import (
     CLONESETS,
@@ -120,15 +128,7 @@ async def test_takeover_keeps_quorum_clients_and_data(world: World, operator_run
 
     await assert_ours(world)
     await _assert_same_toml(world, upstream)
-    after = await claim_uids(world)
-    assert {k: v for k, v in after.items() if k in claims} == claims, "no claim was deleted or replaced"
-    await operator_runner.quiet()
-    client = operator_runner.client
-    assert client is not None and operator_runner.operator is not None
-    before = sum(client.writes.values())
-    operator_runner.operator.resync()
-    await operator_runner.operator.wait_idle()
-    assert sum(client.writes.values()) == before, dict(client.writes)
+    await assert_claims_kept_and_resync_quiet(world, operator_runner, claims)
     await _delete_cluster_and_claim(world, claim["metadata"]["name"])
 
 
@@ -250,12 +250,4 @@ async def test_takeover_survives_sigkills_of_the_operator_and_the_command(
 
     await operator_runner.start()
     await assert_ours(world)
-    after = await claim_uids(world)
-    assert {k: v for k, v in after.items() if k in claims} == claims, "no claim was deleted or replaced"
-    await operator_runner.quiet()
-    client, op = operator_runner.client, operator_runner.operator
-    assert client is not None and op is not None
-    before = sum(client.writes.values())
-    op.resync()
-    await op.wait_idle()
-    assert sum(client.writes.values()) == before, dict(client.writes)
+    await assert_claims_kept_and_resync_quiet(world, operator_runner, claims)

@@ -25,7 +25,16 @@ from mo_operator.controllers.adoption.optin import ADOPT_ANNOTATION
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.resource import Resource
 
-from .adoption_probe import SET_OBJECTS, OperatorChaos, Probe, assert_ours, claim_uids, set_states
+from .adoption_probe import (
+    SET_OBJECTS,
+    OperatorChaos,
+    Probe,
+    assert_claims_kept_and_resync_quiet,
+    assert_ours,
+    claim_uids,
+    sample_forever,
+    set_states,
+)
 from .harness import OperatorRunner, World, condition, eventually
 from .upstream_cluster import CLONESETS, KRUISE_STATEFULSETS, build
 
@@ -50,10 +59,7 @@ class Order:
     overlaps: list[str] = field(default_factory=list)
 
     async def run(self) -> None:
-        while True:
-            with contextlib.suppress(ConnectionError, OSError):
-                await self.sample()
-            await asyncio.sleep(0.1)
+        await sample_forever(self.sample)
 
     async def sample(self) -> None:
         under_way = []
@@ -182,15 +188,7 @@ async def test_an_annotated_cluster_is_taken_over_by_the_running_operator(
     assert order.overlaps == [], order.overlaps[:5]
 
     await assert_ours(world)
-    after = await claim_uids(world)
-    assert {k: v for k, v in after.items() if k in before} == before, "no claim was deleted or replaced"
-    await operator_runner.quiet()
-    client, op = operator_runner.client, operator_runner.operator
-    assert client is not None and op is not None
-    writes = sum(client.writes.values())
-    op.resync()
-    await op.wait_idle()
-    assert sum(client.writes.values()) == writes, dict(client.writes)
+    await assert_claims_kept_and_resync_quiet(world, operator_runner, before)
 
 
 @pytest.mark.timeout(420)
@@ -224,12 +222,4 @@ async def test_the_takeover_on_run_survives_sigkills_of_the_operator(
 
     await operator_runner.start()
     await assert_ours(world)
-    after = await claim_uids(world)
-    assert {k: v for k, v in after.items() if k in before} == before, "no claim was deleted or replaced"
-    await operator_runner.quiet()
-    client, op = operator_runner.client, operator_runner.operator
-    assert client is not None and op is not None
-    writes = sum(client.writes.values())
-    op.resync()
-    await op.wait_idle()
-    assert sum(client.writes.values()) == writes, dict(client.writes)
+    await assert_claims_kept_and_resync_quiet(world, operator_runner, before)

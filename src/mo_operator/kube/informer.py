@@ -36,15 +36,15 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import gc
 import logging
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .backoff import Backoff
 from .cache import CachedObject, IndexFunc, Store, object_key
+from .collector import collector_paused
 from .errors import ApiError, Gone
 from .frozen import FrozenDict
 from .listwatch import ListerWatcher
@@ -281,7 +281,7 @@ class SharedInformer:
                 # unpaginated, as client-go's pager does (FullListIfExpired).
                 items, token, limit = [], None, None
                 continue
-            with _collector_paused():
+            with collector_paused():
                 items.extend(self._cacheable(raw) for raw in page.items)
             rv = page.resource_version
             token = page.continue_
@@ -401,25 +401,6 @@ class SharedInformer:
             fn(*args)
         except Exception:
             log.exception("informer %s: event handler failed", self.name)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a page is frozen into the cache.
-
-    Freezing a page allocates tens of thousands of containers, each allocation
-    counting towards the next collection, and the collections it triggers walk
-    a young generation made of nothing but acyclic JSON: about a tenth of a
-    cold start's CPU (``bench/operator_cold_start.py``). The block never awaits,
-    so nothing else runs while the collector is off."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 class _Stalled(Exception):

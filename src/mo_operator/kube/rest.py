@@ -27,6 +27,7 @@ from lightkube.config.client_adapter import ConnectionParams
 from lightkube.config.kubeconfig import SingleConfig
 
 from .backoff import Backoff
+from .collector import collector_paused
 from .errors import ApiConnectionError, ApiError
 from .metrics import REST_CLIENT_LATENCY, REST_CLIENT_RATE_LIMITER_DURATION, REST_CLIENT_REQUESTS
 from .ratelimit import TokenBucket
@@ -123,7 +124,7 @@ class RestTransport:
                 continue
             self._observe(verb, resource, str(response.status_code), started)
             if response.is_success:
-                return _decoder.decode(response.content) if response.content else None
+                return decode_body(response.content)
             error = error_from_response(response)
             if attempt > self.max_retries or not _should_retry(error, idempotent):
                 raise error
@@ -166,6 +167,16 @@ class RestTransport:
         self.requests_made[(verb, resource)] += 1
         REST_CLIENT_REQUESTS.labels(verb, resource, code).inc()
         REST_CLIENT_LATENCY.labels(verb, resource).observe(time.perf_counter() - started)
+
+
+def decode_body(content: bytes) -> Any:
+    """A response body's JSON (None if empty), decoded with the cyclic
+    collector paused: a list page is hundreds of thousands of acyclic objects
+    (see ``collector.py``)."""
+    if not content:
+        return None
+    with collector_paused():
+        return _decoder.decode(content)
 
 
 def _should_retry(error: ApiError, idempotent: bool) -> bool:

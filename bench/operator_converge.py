@@ -61,6 +61,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import dataclasses
+import json
 import os
 import time
 from collections.abc import Sequence
@@ -89,6 +91,7 @@ from operator_support import (
     operator_settings,
     target,
 )
+from support_status_writes import extra_status_writes, status_write_diffs
 
 
 def cpu_seconds(pid: int | None) -> float | None:
@@ -178,7 +181,11 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     ) as load:
         converge = load.converge_seconds
         operator_writes = load.operator.total_writes()
-        writes = write_figures(list(load.operator.seen.writes), args.clusters)
+        seen = list(load.operator.seen.writes)
+        writes = write_figures(seen, args.clusters)
+        diffs = status_write_diffs(seen, args.clusters)
+        if args.status_diffs:
+            dump_status_diffs(seen, args.status_diffs)
         dropped_at_ready = load.operator.operator.recorder.dropped
         cp_cpu = cpu_seconds(load.world.cluster.pid)
         operator_cpu = time.process_time() - cpu_before
@@ -199,7 +206,14 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         log(f"ideal took {best:.1f}s")
     extra = {"clusters": args.clusters, **common(args)}
     measured = Measured(converge, base, best, operator_writes, objects, writes, dropped, dropped_at_ready)
-    return figures(measured, extra, cp_cpu, operator_cpu, concurrency)
+    return [*figures(measured, extra, cp_cpu, operator_cpu, concurrency), {**diffs, **extra}]
+
+
+def dump_status_diffs(writes: Sequence[Write], path: Path) -> None:
+    """Each extra status write (``support_status_writes``), one JSON line, to read one by one."""
+    with path.open("w") as out:
+        for e in extra_status_writes(writes):
+            out.write(json.dumps(dataclasses.asdict(e), default=str) + "\n")
 
 
 @dataclass(frozen=True)
@@ -322,6 +336,13 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--no-ideal", dest="ideal", action="store_false", help="skip the ideal reference (half the run time)"
+    )
+    p.add_argument(
+        "--status-diffs",
+        type=Path,
+        default=None,
+        help="write each status write beyond an object's first and Ready ones, with what it changed, "
+        "as JSON lines to this file",
     )
     add_operator_arguments(p)
     return p

@@ -8,7 +8,13 @@ import pytest
 
 from mo_operator.controllers.common.configmaps import invalid_config_is_terminal
 from mo_operator.controllers.common.statefulsets import Rollout
-from mo_operator.controllers.common.status import Readiness, report_rollout
+from mo_operator.controllers.common.status import (
+    NOT_STARTED,
+    Readiness,
+    first_status,
+    report_rollout,
+    store_status,
+)
 from mo_operator.kube.actor import Context, TerminalError
 from mo_operator.matrixone.config.tomlconfig import ConfigError
 
@@ -72,6 +78,69 @@ def test_pending_writes_are_not_up_to_date() -> None:
     ctx = _ctx()
     report_rollout(ctx, Rollout(1, 1, 1, True), 1, WORDING, pending=True)
     assert _condition(ctx, "UpToDate")["reason"] == "RollingUpdate", "a workload with pods starts a roll"
+
+
+def test_a_first_start_says_applying_until_its_pods_are_up() -> None:
+    """No pod is replaced while a set brings up the workload it made: one unchanged
+    UpToDate from the start to Ready, whatever status write came in between."""
+    ctx = _ctx()
+    first_status(ctx, {}, *NOT_STARTED)
+    report_rollout(ctx, Rollout(0, 0, 0, False), 3, WORDING, pending=True)
+    applying = dict(_condition(ctx, "UpToDate"))
+    assert applying["reason"] == "Applying"
+    for roll in (Rollout(3, 0, 3, False), Rollout(3, 2, 3, False)):
+        report_rollout(ctx, roll, 3, WORDING, pending=False)
+        assert _condition(ctx, "UpToDate") == applying, roll
+    report_rollout(ctx, Rollout(3, 3, 3, True), 3, WORDING, pending=False)
+    assert _condition(ctx, "UpToDate")["reason"] == "RolloutComplete"
+    report_rollout(ctx, Rollout(3, 2, 3, False), 3, WORDING, pending=False)
+    assert _condition(ctx, "UpToDate")["reason"] == "RollingUpdate", "a set that ran rolls again"
+
+
+def test_a_start_whose_pods_came_before_its_first_write_is_still_a_start() -> None:
+    """The status window held the write saying Applying: the next round, from NotStarted
+    with the workload made, says Applying too, not a roll."""
+    ctx = _ctx()
+    first_status(ctx, {}, *NOT_STARTED)
+    report_rollout(ctx, Rollout(1, 0, 1, False), 1, WORDING, pending=False)
+    assert _condition(ctx, "UpToDate")["reason"] == "Applying"
+
+
+def test_a_stalled_start_says_so() -> None:
+    ctx = _ctx()
+    first_status(ctx, {}, *NOT_STARTED)
+    report_rollout(ctx, Rollout(1, 0, 1, False, stalled="pod p-0: ErrImagePull"), 1, WORDING, pending=False)
+    assert _condition(ctx, "UpToDate")["reason"] == "RolloutStalled"
+
+
+def _pod(name: str, *, ready: bool, waiting: str | None = None) -> dict[str, object]:
+    statuses = [{"name": "main", "state": {"waiting": {"reason": waiting}}}] if waiting else []
+    return {
+        "metadata": {"name": name},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "containerStatuses": statuses,
+        },
+    }
+
+
+def test_a_store_starting_for_the_first_time_has_not_failed() -> None:
+    status: dict[str, object] = {}
+    starting = [_pod("s-0", ready=True), _pod("s-1", ready=False, waiting="ContainerCreating")]
+    store_status(status, starting, 0.0)
+    assert [s["podName"] for s in status["availableStores"]] == ["s-0"]  # type: ignore[index]
+    assert status["failedStores"] == []
+
+
+def test_a_store_that_went_down_or_cannot_start_has_failed() -> None:
+    status: dict[str, object] = {}
+    store_status(status, [_pod("s-0", ready=True), _pod("s-1", ready=False, waiting="ErrImagePull")], 0.0)
+    assert [s["podName"] for s in status["failedStores"]] == ["s-1"]  # type: ignore[index]
+    store_status(status, [_pod("s-0", ready=False), _pod("s-1", ready=False, waiting="ErrImagePull")], 60.0)
+    failed = status["failedStores"]
+    assert [(s["podName"], s["phase"]) for s in failed] == [("s-0", "Down"), ("s-1", "Down")]  # type: ignore[index]
+    assert failed[0]["lastTransition"] != failed[1]["lastTransition"], "each since it went down"  # type: ignore[index]
+    assert status["availableStores"] == []
 
 
 def test_writes_of_the_same_generation_do_not_flip_a_complete_roll() -> None:

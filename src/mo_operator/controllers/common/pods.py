@@ -84,6 +84,15 @@ def _container_problem(status: Mapping[str, Any]) -> str | None:
     return None
 
 
+def failing(pod: Mapping[str, Any]) -> bool:
+    """The pod says why it cannot become ready (no node, a container that crashes or
+    cannot start), as opposed to one still starting."""
+    scheduled = condition(pod, "PodScheduled")
+    if scheduled is not None and scheduled.get("status") == "False":
+        return True
+    return any(_container_problem(s) for s in status_of(pod).get("containerStatuses") or ())
+
+
 def problem(pod: Mapping[str, Any]) -> str:
     """Why the pod is not ready, as specifically as its status says."""
     status = status_of(pod)

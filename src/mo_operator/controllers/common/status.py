@@ -22,6 +22,8 @@ from .statefulsets import Rollout
 UP_TO_DATE = "UpToDate"
 NOT_STARTED = ("NotStarted", "no workload yet: the set waits for what it runs against")
 """``UpToDate`` of a set that has not started its workload (reason, message)."""
+APPLYING = ("Applying", "applying the current spec to the workload")
+"""``UpToDate`` of a set making its workload, and bringing its pods up for the first time."""
 
 
 def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> None:
@@ -31,21 +33,35 @@ def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> Non
     same generation (a claim's annotation, old ConfigMaps collected): flipping then
     would announce a roll that does not happen. A workload that already has pods
     starts a roll as soon as it is rewritten, and says so at once: the turn from
-    True to False is what the Event announces, so its reason must name the roll."""
+    True to False is what the Event announces, so its reason must name the roll.
+
+    A set bringing up the workload it made (``UpToDate`` was ``NotStarted`` or
+    ``Applying``) says ``Applying`` until its pods are all up: no pod is being
+    replaced, so there is no roll to name, and its progress is counted in ``Ready``.
+    One unchanged condition for the whole start leaves the status window nothing to
+    write between the set starting and the set Ready."""
     if pending and _kept(ctx, roll):
         pending = False
-    if pending and roll.replicas > 0:
+    known = _reason(ctx, UP_TO_DATE)
+    starting = known in (NOT_STARTED[0], APPLYING[0])
+    if pending and roll.replicas > 0 and known != APPLYING[0]:
         ctx.set_condition(
             UP_TO_DATE, False, "RollingUpdate", f"applying the current spec to the workload; {roll.summary()}"
         )
-    elif pending:
-        ctx.set_condition(UP_TO_DATE, False, "Applying", "applying the current spec to the workload")
     elif roll.stalled:
         ctx.set_condition(UP_TO_DATE, False, "RolloutStalled", roll.stalled)
+    elif pending or (starting and not roll.complete):
+        ctx.set_condition(UP_TO_DATE, False, *APPLYING)
     elif not roll.complete:
         ctx.set_condition(UP_TO_DATE, False, "RollingUpdate", roll.summary())
     else:
         ctx.set_condition(UP_TO_DATE, True, "RolloutComplete", f"{roll.replicas} pods run the current spec")
+
+
+def _reason(ctx: Context, ctype: str) -> str | None:
+    """The reason ``ctype`` gives in the status as known so far."""
+    known = next((c for c in ctx.status.get("conditions") or () if c.get("type") == ctype), None)
+    return None if known is None else str(known.get("reason"))
 
 
 def first_status(ctx: Context, fields: Mapping[str, Any], reason: str, message: str) -> None:
@@ -128,7 +144,15 @@ def report_rollout(
 
 
 def store_status(status: dict[str, Any], pods: Sequence[Mapping[str, Any]], now: float) -> None:
-    """``availableStores``/``failedStores`` from the pods (upstream's FailoverStatus)."""
+    """``availableStores``/``failedStores`` from the pods (upstream's FailoverStatus).
+
+    A store is failed when it went down (it was listed before, up or down) or its pod
+    says why it cannot come up (``pods.failing``: a crash loop, an image that does not
+    pull, no node). A pod still starting for the first time is neither: it has not
+    failed, and listing it would make every set's first start report, and write, a
+    failure that never happened. Its absence from both lists, with ``Ready`` counting
+    the stores ready, says it is on its way. The failover decision reads the pods
+    themselves, not these lists."""
     available: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
     previous = {
@@ -137,11 +161,13 @@ def store_status(status: dict[str, Any], pods: Sequence[Mapping[str, Any]], now:
     }
     for pod in sorted(pods, key=name_of):
         up = podutil.is_ready(pod)
+        before = previous.get(name_of(pod))
+        if not up and before is None and not podutil.failing(pod):
+            continue
         phase = "Up" if up else "Down"
-        before = previous.get(name_of(pod)) or {}
-        since = before.get("lastTransition") if before.get("phase") == phase else podutil.format_time(now)
+        since = (before or {}).get("lastTransition") if (before or {}).get("phase") == phase else None
         (available if up else failed).append(
-            {"podName": name_of(pod), "phase": phase, "lastTransition": since}
+            {"podName": name_of(pod), "phase": phase, "lastTransition": since or podutil.format_time(now)}
         )
     status["availableStores"] = available
     status["failedStores"] = failed

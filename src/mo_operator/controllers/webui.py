@@ -100,7 +100,7 @@ class WebUIActor:
             (r.DEPLOYMENTS, stamped(workload)),
         ]
         plan = Writes(self.env.client)
-        plan.sync(self.env.caches, desired)
+        plan.sync(self.env, desired)
         pods = self.env.caches.list(r.PODS, namespace, selector)
         dep = self.env.caches.get(r.DEPLOYMENTS, namespace, names.workload_name(COMPONENT, name))
         roll = rollout(dep, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)

@@ -62,7 +62,7 @@ async def test_every_component_gets_a_metric_service_under_the_service_scheme(
 ) -> None:
     env = make_env(FakeCaches())
     plan = writes(env)
-    sync_metric_service(env.caches, owner(component.kind), component, SERVICE, plan)
+    sync_metric_service(env, owner(component.kind), component, SERVICE, plan)
     [(verb, kind, written, svc)] = await run(plan)
     assert (verb, kind, written) == ("apply", "Service", name)
     assert ANNOTATIONS.items() <= svc["metadata"]["annotations"].items()
@@ -84,7 +84,7 @@ async def test_an_up_to_date_metric_service_is_not_written() -> None:
     )
     env = make_env(FakeCaches(existing))
     plan = writes(env)
-    sync_metric_service(env.caches, cn, Component.CN, SERVICE, plan)
+    sync_metric_service(env, cn, Component.CN, SERVICE, plan)
     assert not plan
 
 
@@ -103,7 +103,7 @@ async def test_an_owned_metric_service_is_deleted_when_not_wanted(spec: Obj) -> 
     }
     env = make_env(FakeCaches(existing))
     plan = writes(env)
-    sync_metric_service(env.caches, cn, Component.CN, spec, plan)
+    sync_metric_service(env, cn, Component.CN, spec, plan)
     [(verb, kind, name, kw)] = await run(plan)
     assert (verb, kind, name, kw["uid"]) == ("delete", "Service", "mo-cn-metric", "svc-uid")
 
@@ -116,5 +116,5 @@ async def test_a_metric_service_of_someone_else_is_left_alone() -> None:
     }
     env = make_env(FakeCaches(foreign))
     plan = writes(env)
-    sync_metric_service(env.caches, owner("CNSet"), Component.CN, {}, plan)
+    sync_metric_service(env, owner("CNSet"), Component.CN, {}, plan)
     assert not plan

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.writes import Unseen, Writes
+from mo_operator.controllers.common.unseen import Unseen
+from mo_operator.controllers.common.writes import Writes
 
 from .controller_fakes import FakeCaches, RecordingClient
 
@@ -59,16 +60,24 @@ async def _run(plan: Writes) -> list[Any]:
     return cast(RecordingClient, plan.client).calls
 
 
+def _env(caches: FakeCaches) -> Any:
+    return SimpleNamespace(caches=caches, unseen=Unseen())
+
+
 async def test_an_apply_the_cache_has_not_shown_yet_is_not_made_again() -> None:
     caches = FakeCaches()
+    env = _env(caches)
     first = _plan()
-    first.sync(cast(Any, caches), [(r.STATEFULSETS, _workload(1))])
+    first.sync(env, [(r.STATEFULSETS, _workload(1))])
     assert len(await _run(first)) == 1
     again = _plan()
-    again.sync(cast(Any, caches), [(r.STATEFULSETS, _workload(1))])
+    again.sync(env, [(r.STATEFULSETS, _workload(1))])
     assert not again, "its event is on its way"
+    other = _plan()
+    other.sync(_env(caches), [(r.STATEFULSETS, _workload(1))])
+    assert other, "another operator's record is its own"
     changed = _plan()
-    changed.sync(cast(Any, caches), [(r.STATEFULSETS, _workload(2))])
+    changed.sync(env, [(r.STATEFULSETS, _workload(2))])
     assert changed and changed.writes_workload, "a different desired state is applied at once"
 
 

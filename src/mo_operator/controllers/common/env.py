@@ -2,8 +2,8 @@
 the MatrixOne admin interface, the settings and the clock.
 
 One ``Env`` is built at start-up (``controllers/operator.py``) and handed to
-every actor, so the actors hold no connections or informers of their own and
-tests can build one around fakes.
+every actor, so the actors hold no connections, informers or records of their
+own writes, and tests can build one around fakes.
 
 The caches are the shared informers, scoped to what we manage: our kinds in
 full, and the built-in objects we create only when they carry
@@ -32,6 +32,7 @@ from mo_operator.matrixone.admin import MOAdminProvider
 from . import resources as r
 from .meta import logset_ref
 from .settings import Settings
+from .unseen import Unseen
 
 MANAGED_SELECTOR = labels.COMPONENT
 """Label selector (key exists) of every built-in object the operator creates."""
@@ -170,3 +171,5 @@ class Env:
     admin: MOAdminProvider
     settings: Settings = field(default_factory=Settings)
     clock: Callable[[], float] = time.time
+    unseen: Unseen = field(default_factory=Unseen)
+    """The applies this operator made that its caches have not shown yet (``Writes.sync``)."""

@@ -67,13 +67,13 @@ def sync_stateful(ctx: Context, env: Env, desired: Sequence[tuple[Resource, Obj]
             "volumeClaimTemplates": volumes.with_sizes(templates, expansion.template_sizes),
         }
         sts = stamped({**sts, "spec": spec})
-    plan.sync(env.caches, [d for i, d in enumerate(desired) if i != index])
+    plan.sync(env, [d for i, d in enumerate(desired) if i != index])
     if cached is not None and is_deleting(cached):
         return  # being replaced: its deletion brings us back to create the new one
     if cached is not None and volumes.must_replace(cached, sts):
         _replace(ctx, plan, sts, str(cached["metadata"].get("uid") or ""))
         return
-    plan.sync(env.caches, [(r.STATEFULSETS, sts)])
+    plan.sync(env, [(r.STATEFULSETS, sts)])
 
 
 def expand_claims(

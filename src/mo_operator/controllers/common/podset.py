@@ -91,7 +91,7 @@ class RolloutOf(Protocol):
 
 
 def _sync_plain(ctx: Context, env: Env, desired: Sequence[tuple[Resource, Obj]], plan: Writes) -> None:
-    plan.sync(env.caches, desired)
+    plan.sync(env, desired)
 
 
 @dataclass(frozen=True)
@@ -228,7 +228,7 @@ def sync_desired(
     """Plan the writes that make the cluster hold ``desired`` (through ``sync``, a
     workload's own when it has one) and the metric Service the spec asks for."""
     sync(ctx, env, desired, plan)
-    sync_metric_service(env.caches, ctx.obj, component, spec, plan)
+    sync_metric_service(env, ctx.obj, component, spec, plan)
 
 
 def sync_workload(

@@ -18,7 +18,7 @@ from mo_operator.matrixone.component import Component
 
 from . import resources as r
 from .desired import stamped
-from .env import Caches
+from .env import Env
 from .meta import is_controlled_by, is_deleting, set_labels, uid_of
 from .services import metric_service
 from .writes import Writes
@@ -50,7 +50,7 @@ def scrape_annotations() -> dict[str, str]:
 
 
 def sync_metric_service(
-    caches: Caches, owner: Mapping[str, Any], component: Component, spec: Mapping[str, Any], plan: Writes
+    env: Env, owner: Mapping[str, Any], component: Component, spec: Mapping[str, Any], plan: Writes
 ) -> None:
     """Plan the metric Service of ``owner`` when wanted, its deletion when not."""
     meta = owner["metadata"]
@@ -59,8 +59,8 @@ def sync_metric_service(
     if discovered_by_service(spec):
         selector = labels.sub_resource_labels(component, set_name, namespace)
         svc = metric_service(owner, name, set_labels(component, owner), selector, scrape_annotations())
-        plan.sync(caches, [(r.SERVICES, stamped(svc))])
+        plan.sync(env, [(r.SERVICES, stamped(svc))])
         return
-    cached = caches.get(r.SERVICES, namespace, name)
+    cached = env.caches.get(r.SERVICES, namespace, name)
     if cached is not None and is_controlled_by(cached, owner) and not is_deleting(cached):
         plan.delete(r.SERVICES, namespace, name, uid=uid_of(cached))

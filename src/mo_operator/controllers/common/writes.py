@@ -13,8 +13,6 @@ from stale decisions.
 from __future__ import annotations
 
 import logging
-import time
-import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -24,8 +22,9 @@ from mo_operator.kube.errors import AlreadyExists, NotFound
 from mo_operator.kube.resource import Resource, resource_of_object
 
 from .desired import up_to_date
-from .env import Caches
+from .env import Env
 from .meta import is_deleting, name_of, uid_of
+from .unseen import Key, Unseen, version
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +95,11 @@ class Writes:
 
         self.add(f"create {_describe(obj)}", step, res.kind)
 
-    def sync(self, caches: Caches, desired: Iterable[tuple[Resource, Mapping[str, Any]]]) -> None:
+    def sync(self, env: Env, desired: Iterable[tuple[Resource, Mapping[str, Any]]]) -> None:
         """Apply each (stamped) desired object the cache does not already hold as desired,
-        unless this process just applied exactly that and the cache has not caught up."""
-        unseen = _unseen_of(caches)
+        unless this process just applied exactly that and the cache has not caught up
+        (``env.unseen``)."""
+        caches, unseen = env.caches, env.unseen
         for res, want in desired:
             meta = want.get("metadata") or {}
             key = (res.kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
@@ -107,10 +107,10 @@ class Writes:
             if up_to_date(cached, want):
                 unseen.forget(key)
             elif not unseen.awaited(key, want, cached):
-                self._apply_noted(want, res, unseen, key, _version(cached))
+                self._apply_noted(want, res, unseen, key, version(cached))
 
     def _apply_noted(
-        self, obj: Mapping[str, Any], res: Resource, unseen: Unseen, key: _Key, before: str | None
+        self, obj: Mapping[str, Any], res: Resource, unseen: Unseen, key: Key, before: str | None
     ) -> None:
         async def step() -> object:
             answer = await self.client.apply(obj, resource=res, force=True)
@@ -179,58 +179,6 @@ class Writes:
         for what, step in self.steps:
             ctx.log.debug("%s", what)
             await step()
-
-
-_Key = tuple[str, str, str]
-
-
-class Unseen:
-    """What this process applied that its cache may not show yet: per object, the
-    object applied and the version the cache held before (None: none).
-
-    A reconcile queued by the events of a plan's first writes (its ConfigMaps) may
-    start before the cache holds the plan's last (its workload), and would apply that
-    again. An object whose cache still holds the version from before our apply, and
-    whose desired state is what we applied, is left alone: its own event is on its
-    way and queues the owner again. After ``ttl`` seconds without it, the object is
-    applied again, so a lost event costs a write, never convergence."""
-
-    def __init__(self, ttl: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.ttl = ttl
-        self._clock = clock
-        self._applied: dict[_Key, tuple[Mapping[str, Any], str | None, float]] = {}
-
-    def note(self, key: _Key, obj: Mapping[str, Any], before: str | None) -> None:
-        self._applied[key] = (obj, before, self._clock())
-
-    def forget(self, key: _Key) -> None:
-        self._applied.pop(key, None)
-
-    def awaited(self, key: _Key, want: Mapping[str, Any], cached: Mapping[str, Any] | None) -> bool:
-        """We applied ``want`` and the cache still shows what it showed before."""
-        applied = self._applied.get(key)
-        if applied is None:
-            return False
-        obj, before, at = applied
-        if obj == want and _version(cached) == before and self._clock() - at <= self.ttl:
-            return True
-        del self._applied[key]
-        return False
-
-
-_UNSEEN: weakref.WeakKeyDictionary[object, Unseen] = weakref.WeakKeyDictionary()
-
-
-def _unseen_of(caches: object) -> Unseen:
-    """The applies awaited in ``caches`` (one record per cache: what it has not shown yet)."""
-    found = _UNSEEN.get(caches)
-    if found is None:
-        found = _UNSEEN[caches] = Unseen()
-    return found
-
-
-def _version(obj: Mapping[str, Any] | None) -> str | None:
-    return None if obj is None else str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 async def delete_dependents_first(

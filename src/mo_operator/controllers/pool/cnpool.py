@@ -157,7 +157,7 @@ class CNPoolActor:
         )
         plan = Writes(self.env.client)
         desired = self._cnset(obj, spec, set_spec, current_name, revision, size.replicas, current)
-        plan.sync(self.env.caches, [(r.CNSETS, desired)])
+        plan.sync(self.env, [(r.CNSETS, desired)])
         orphans = self._reclaim_orphans(ctx, all_pods, {name_of(c) for c in claims}, plan)
         for pod in live(current_pods):
             if name_of(pod) in orphans:

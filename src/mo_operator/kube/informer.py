@@ -177,6 +177,7 @@ class SharedInformer:
         self._progress = False  # something arrived since the last failure
         self.relists = 0
         self.restarts: dict[str, int] = {}
+        self._objects_gauge = INFORMER_OBJECTS.labels(name)  # set on every change: look the child up once
 
     # ------------------------------------------------------------- handlers
     def add_event_handler(
@@ -292,7 +293,7 @@ class SharedInformer:
             self.relists += 1
             INFORMER_RELISTS.labels(self.name).inc()
         self._replace(items)
-        INFORMER_OBJECTS.labels(self.name).set(len(self.store))
+        self._objects_gauge.set(len(self.store))
         self._rv = rv
         self._synced.set()
 
@@ -375,7 +376,7 @@ class SharedInformer:
     # --------------------------------------------------- store + dispatch
     def _upsert(self, obj: Obj) -> None:
         new, old = self.store.upsert(obj)
-        INFORMER_OBJECTS.labels(self.name).set(len(self.store))
+        self._objects_gauge.set(len(self.store))
         for h in self._handlers:
             if old is None:
                 if h.on_add is not None:
@@ -390,7 +391,7 @@ class SharedInformer:
         old = self.store.remove(key)
         if old is None:
             return
-        INFORMER_OBJECTS.labels(self.name).set(len(self.store))
+        self._objects_gauge.set(len(self.store))
         gone: CachedObject = final if final is not None else Tombstone(key, old)
         for h in self._handlers:
             if h.on_delete is not None:

@@ -19,7 +19,14 @@ instead (the operator's reaction without the write's own round trip);
 ``spec_change_operator_reaction_p99`` is the operator's own share: from the
 user's request answered to the answering write sent; what the server adds
 (the user's write, the answer's round trip) is beside it, so a figure over
-its goal says whether the operator or the server took the time.
+its goal says whether the operator or the server took the time. That share
+is split (``spec_change_breakdown``, p50 and p99 of each part) into the
+watch's delivery (request answered to the operator's informer handing on
+the new generation), the queue (to the cluster's reconcile starting: the
+work queue, its rate limiter, a free worker) and the reconcile (to the
+answering write sent: reading the cache, rendering the children, comparing
+them with the cache, the status), seen by an event handler on the
+operator's informer and a ``ReconcileObserver``.
 
     python bench/operator_latency.py [--clusters 100] [--changes 200]
 """
@@ -34,6 +41,7 @@ from typing import Any
 
 from bench_support import print_figures
 from mo_operator.controllers.common import resources as r
+from mo_operator.kube.controller import Request
 from operator_support import (
     ClusterRef,
     Write,
@@ -44,6 +52,7 @@ from operator_support import (
     operator_settings,
     quiet,
 )
+from support_reconciles import Reconciles
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -59,6 +68,14 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     user: list[float] = []
     reaction: list[float] = []
     answer_write: list[float] = []
+    parts: dict[str, list[float]] = {"delivery": [], "queue": [], "reconcile": []}
+    delivered: dict[tuple[str, str, int], float] = {}
+    reconciles = Reconciles()
+
+    def seen(_old: Any, new: Any) -> None:
+        meta = new["metadata"]
+        delivered.setdefault((meta["namespace"], meta["name"], int(meta["generation"])), time.perf_counter())
+
     async with converged_load(
         args.clusters,
         settings=operator_settings(args),
@@ -67,6 +84,11 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         timeout=args.converge_timeout,
     ) as load:
         op = load.operator
+        for controller in op.controllers:
+            controller.observers.append(reconciles)
+        assert op.operator is not None
+        for informer in op.operator.caches.informers(r.MATRIXONE_CLUSTERS):
+            informer.add_event_handler(None, seen, None)
         if not await quiet(op, args.settle, timeout=60.0):
             log("the operator kept writing after convergence; measuring anyway")
         waiting: dict[tuple[str, str, int], asyncio.Future[Write]] = {}
@@ -90,7 +112,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             waiting[(ref.namespace, f"{ref.name}-tp", want)] = future
             patch = [{"op": "replace", "path": "/spec/cnGroups/0/replicas", "value": want}]
             t0 = time.perf_counter()
-            await load.world.client.patch(
+            patched = await load.world.client.patch(
                 r.MATRIXONE_CLUSTERS, ref.name, patch, ref.namespace, patch_type="json"
             )
             user.append(time.perf_counter() - t0)
@@ -99,11 +121,41 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             issued.append(w.issued - t0)
             reaction.append(w.issued - t0 - user[-1])
             answer_write.append(w.done - w.issued)
+            got = delivered.get((ref.namespace, ref.name, int(patched["metadata"]["generation"])))
+            began = reconciles.first_after(
+                "matrixonecluster", Request(ref.namespace, ref.name), got or w.issued
+            )
+            if got is not None and began is not None and began <= w.issued:
+                parts["delivery"].append(got - t0 - user[-1])
+                parts["queue"].append(began - got)
+                parts["reconcile"].append(w.issued - began)
             replicas[ref] = want
         log("done")
 
     extra = {"clusters": args.clusters, "changes": args.changes, **common(args)}
-    return latency_figures(Samples(done, issued, user, reaction, answer_write), extra)
+    return [
+        *latency_figures(Samples(done, issued, user, reaction, answer_write), extra),
+        breakdown(parts, extra),
+    ]
+
+
+def breakdown(parts: dict[str, list[float]], extra: dict[str, Any]) -> dict[str, Any]:
+    """The operator's share by part (p50 and p99 of each; parts of the same changes)."""
+    split = {
+        f"{part}_{name}": ms(percentile(values, p))
+        for part, values in parts.items()
+        if values
+        for name, p in (("p50", 50), ("p99", 99))
+    }
+    return {
+        "figure": "spec_change_breakdown",
+        "value": len(parts["reconcile"]),
+        "unit": "changes",
+        **split,
+        "note": "delivery: the user's request answered to the operator's informer handing the new generation on;"
+        " queue: to the cluster's reconcile starting; reconcile: to the answering write sent",
+        **extra,
+    }
 
 
 @dataclass(frozen=True)

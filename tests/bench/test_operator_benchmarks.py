@@ -106,7 +106,7 @@ def test_timeline_puts_each_dependent_after_the_logset_discovery() -> None:
     step = {name.removeprefix("step "): f["value"] for name, f in figures.items() if name.startswith("step ")}
     for kind in ("DNSet", "CNSet", "ProxySet"):
         assert step["LogSet_discovery_written"] <= step[f"{kind}_workload_applied"], kind
-        assert step[f"{kind}_workload_applied"] < step[f"pod_{kind}_ready"] <= step[f"{kind}_ready_written"]
-    assert step["LogSet_workload_applied"] < step["pod_LogSet_ready"] <= step["LogSet_discovery_written"]
+        assert step[f"{kind}_workload_applied"] < step[f"pod_{kind}_ready"], kind
+    assert step["LogSet_workload_applied"] < step["pod_LogSet_ready"]
     assert max(step.values()) == step["cluster_ready_seen"]
     assert 1.0 <= figures["floor_ratio"]["value"] <= 2.0

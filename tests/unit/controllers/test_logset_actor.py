@@ -141,11 +141,16 @@ def _reason(ctx: Any, ctype: str = "Ready") -> tuple[str, str, str]:
 
 async def test_a_new_logset_records_its_bootstrap_decision_before_anything_else() -> None:
     calls, _ = await one_round(a_logset(recorded=False))
-    [(verb, kind, name, patch)] = calls
+    (verb, kind, name, patch), *rest = calls
     assert (verb, kind, name) == ("patch", "LogSet", "mo")
     meta = patch["metadata"]
     assert labels.LOGSET_BOOTSTRAP in meta["annotations"]
     assert meta["resourceVersion"] == "1", "conditional: a decision is never recorded twice"
+    assert [(c[0], c[1]) for c in rest] == [("apply", kind) for kind, _ in WRITTEN], (
+        "the same plan goes on once the decision is recorded, without waiting for the update"
+    )
+    recorded, _ = await one_round(a_logset(recorded=True))
+    assert [c[3] for c in rest] == [c[3] for c in recorded], "the objects use the decision recorded"
 
 
 async def test_a_logset_writes_its_configs_services_and_statefulset_then_nothing_more() -> None:
@@ -171,7 +176,7 @@ async def test_a_new_logset_reports_every_field_and_condition_but_discovery_at_o
     conditions = {c["type"] for c in first.status["conditions"]}
     assert set(first.status) | {"discovery"} == set(ready.status)
     assert conditions | {"Failover"} == {c["type"] for c in ready.status["conditions"]}
-    assert _reason(first, "UpToDate")[:2] == ("False", "NotStarted")
+    assert _reason(first, "UpToDate")[:2] == ("False", "Applying"), "its first round writes the workload"
     assert _reason(first)[:2] == ("False", "Bootstrapping")
 
 

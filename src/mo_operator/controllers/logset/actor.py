@@ -45,8 +45,6 @@ class LogSetActor:
         plan = Writes(self.env.client)
         self._first_status(ctx, spec)
         members = bootstrap_members(obj, spec, plan)
-        if members is None:
-            return plan  # record the decision first; the update brings us back
         selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
         wanted = desired(obj, spec, members, selector)
         if not self._holds_path(ctx, obj, spec, wanted, plan):

@@ -2,7 +2,10 @@
 
 It is made once and recorded on the LogSet (annotation ``logset.matrixorigin.io/bootstrap``)
 before any pod exists, because a HAKeeper cannot be re-bootstrapped with another
-membership; every later reconcile reads the record, never recomputes it.
+membership; every later reconcile reads the record, never recomputes it. The record is
+the first write of the plan that decides it: the rest of that plan (the S3 path's claim,
+the configs, the StatefulSet) runs only once the record is written, so the LogSet goes
+on in the same reconcile instead of waiting for its own update to come back.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ def log_shard_replicas(spec: Mapping[str, Any]) -> int:
 
 def bootstrap_members(
     obj: Mapping[str, Any], spec: Mapping[str, Any], plan: Writes
-) -> tuple[BootstrapReplica, ...] | None:
-    """The recorded bootstrap decision; None (and the write that records it) on first sight."""
+) -> tuple[BootstrapReplica, ...]:
+    """The recorded bootstrap decision; on first sight, the decision made now and the
+    conditional write that records it, planned before anything that may use it (a
+    conflict stops the plan there: another reconcile recorded one first)."""
     recorded = annotations_of(obj).get(labels.LOGSET_BOOTSTRAP)
     if recorded is not None:
         try:
@@ -59,4 +64,4 @@ def bootstrap_members(
         },
         what="record the HAKeeper bootstrap decision",
     )
-    return None
+    return members

@@ -67,20 +67,28 @@ async def child(kubeconfig: Path) -> dict[str, Any]:
         built = now()
         offset = now() - time.perf_counter()  # the observer stamps perf_counter
         task = op.launch()
-        synced = None
+        synced: list[float] = []
+
+        async def stamp_synced() -> None:
+            await operator.informers.wait_synced()
+            synced.append(now())
+
+        stamper = asyncio.create_task(stamp_synced())
+        # The observer stamps the first reconcile itself; this loop only notices
+        # it, waking every 5 ms (every millisecond cost the process 0.04 s of CPU
+        # a second, charged to the operator).
         while op.seen.first_reconcile is None:
             if task.done():
                 task.result()
-            if synced is None and operator.informers.has_synced():
-                synced = now()
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.005)
         first, cpu_first = op.seen.first_reconcile + offset, time.process_time() - cpu_kit
+        stamper.cancel()
         cached = sum(len(i.store) for i in operator.informers.informers)
         await op.stop()
     return {
         "imported": imported,
         "built": built,
-        "synced": synced or first,
+        "synced": synced[0] if synced else first,
         "first_reconcile": first,
         "cached": cached,
         "cpu_imported": cpu_imported,

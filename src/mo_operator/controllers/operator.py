@@ -195,7 +195,7 @@ class Operator:
 
     # ----------------------------------------------------------------- wiring
     def _actor_controller(
-        self, name: str, res: Resource, actor: Actor, owns: Iterable[Resource]
+        self, name: str, res: Resource, actor: Actor, owns: Iterable[Resource], *, adds_finalizer: bool = True
     ) -> Controller:
         caches = self.caches
         reconciler = ActorReconciler(
@@ -207,6 +207,7 @@ class Operator:
             finalizer=labels.finalizer(name),
             pause_annotation=PAUSE_ANNOTATION,
             warning_reasons=WARNING_REASONS,
+            adds_finalizer=adds_finalizer,
         )
         controller = Controller(name, reconciler, max_concurrent=self.config.workers)
         for informer in caches.informers(res):
@@ -258,11 +259,14 @@ class Operator:
         )
         self._watch(proxy, r.PODS, set_of_pod("ProxySet"))
         self._watch(proxy, r.LOGSETS, dependents_of_logset(self.caches, r.PROXYSETS))
+        # No finalizer: the cluster's children go by owner references, each by its own
+        # controller's finalizer, so the cluster's deletion waits for nothing of ours.
         self._actor_controller(
             "matrixonecluster",
             r.MATRIXONE_CLUSTERS,
             MatrixOneClusterActor(env),
             (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS, r.WEBUIS, r.SECRETS, r.RESTOREJOBS),
+            adds_finalizer=False,
         )
         webui = self._actor_controller(
             "webui", r.WEBUIS, WebUIActor(env), (r.DEPLOYMENTS, r.SERVICES, r.SECRETS)

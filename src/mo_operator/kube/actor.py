@@ -3,7 +3,9 @@
 does everything around it that every controller would otherwise repeat.
 
 - the finalizer is added before the first observe and removed when
-  ``finalize`` reports done;
+  ``finalize`` reports done; a kind with nothing to finalize (its children go by
+  owner references) is given none, and one it carries from elsewhere (an older
+  version, another operator of the same kind) is removed on deletion all the same;
 - ``status.observedGeneration`` and conditions are kept, written through
   ``/status`` only when they changed (``lastTransitionTime`` moves only when
   a condition's status does); a status written but not yet back through the
@@ -154,10 +156,14 @@ class ActorReconciler:
         progress_requeue: float = 2.0,
         warning_reasons: frozenset[str] = frozenset(),
         status_window: StatusWindow | None = None,
+        adds_finalizer: bool = True,
     ) -> None:
         """``warning_reasons``: condition reasons announced as Warning Events (the others
         as Normal ones). ``status_window``: how non-urgent status writes are spaced
-        (default: ``status_policy.DEFAULT_WINDOW``)."""
+        (default: ``status_policy.DEFAULT_WINDOW``). ``adds_finalizer``: False for a kind
+        whose deletion waits for nothing (``finalize`` has no work): an object then
+        costs no finalizer write and no round trip before its first observe, and
+        ``finalizer`` is only removed where found."""
         self.kind = kind
         self.actor = actor
         self.get = get
@@ -165,6 +171,7 @@ class ActorReconciler:
         self.recorder = recorder
         self.finalizer = finalizer
         self.pause_annotation = pause_annotation
+        self.adds_finalizer = adds_finalizer
         self.progress_requeue = progress_requeue
         self.warning_reasons = warning_reasons
         self._written: dict[tuple[str, str], _WrittenStatus] = {}
@@ -238,7 +245,7 @@ class ActorReconciler:
                 logger.info("finalized")
                 return None
             return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
-        if self.finalizer not in finalizers:
+        if self.adds_finalizer and self.finalizer not in finalizers:
             await self.writer.merge_patch(
                 req.namespace,
                 req.name,

@@ -205,6 +205,25 @@ async def test_actor_lifecycle_and_zero_writes_when_settled() -> None:
     assert actor.finalized and store["t"]["metadata"]["finalizers"] == []
 
 
+async def test_a_kind_without_a_finalizer_observes_at_once_and_removes_one_it_finds() -> None:
+    store = {
+        "t": {"metadata": {"name": "t", "namespace": "default", "generation": 1, "resourceVersion": "1"}}
+    }
+    r, actor, writer, _ = make(store)
+    r.adds_finalizer = False
+    req = Request("default", "t")
+    await r(req)
+    assert [kind for kind, _ in writer.writes] == ["status"], "observed in the first round, no finalizer"
+    assert not store["t"]["metadata"].get("finalizers")
+    store["t"]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    writes = len(writer.writes)
+    assert await r(req) is None
+    assert not actor.finalized and len(writer.writes) == writes, "nothing of ours to remove"
+    store["t"]["metadata"]["finalizers"] = ["example.com/thing", "other.io/keep"]  # from an older version
+    await r(req)
+    assert actor.finalized and store["t"]["metadata"]["finalizers"] == ["other.io/keep"]
+
+
 async def test_finalizing_an_object_the_cache_still_shows_after_it_went_is_done() -> None:
     """Our finalizer was removed and the object went; the cache has not seen it go,
     so the next round finalizes again and the patch answers 404: nothing to retry."""

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from mo_operator.api.defaulting import default
 from mo_operator.controllers.cluster.children import (
     NON_ROLLING,
     ROLE_CN,
@@ -16,6 +17,7 @@ from mo_operator.controllers.cluster.children import (
     ROLE_PROXY,
     ROLE_TN,
     Child,
+    Defaulted,
     cn_groups,
     desired_children,
     held,
@@ -388,3 +390,46 @@ def test_held_of_a_settled_child_changes_nothing() -> None:
     for child in children(cluster(proxy={"replicas": 1})):
         stored = stored_child(child.obj)
         assert held(child.obj, freeze(stored)) == child.obj, child.label
+
+
+# ------------------------------------------------------ remembered defaulting
+def test_remembered_defaulting_gives_what_defaulting_gives_and_a_copy_of_its_own() -> None:
+    memo = Defaulted()
+    small = by_label(children(cluster(logService=log_service(1))))["LogSet mo"]
+    stored = freeze(stored_child(small))
+    child = {**copy.deepcopy(small), "spec": log_service(3)}
+    first = memo.default("LogSet", copy.deepcopy(child), stored)
+    assert first == default("LogSet", copy.deepcopy(child), old=stored)
+    first["spec"]["replicas"] = 99
+    assert memo.default("LogSet", copy.deepcopy(child), stored)["spec"]["replicas"] == 3
+
+
+def test_remembered_defaulting_follows_a_new_stored_spec_and_ignores_status_writes() -> None:
+    memo = Defaulted()
+    small = by_label(children(cluster(logService=log_service(1))))["LogSet mo"]
+    child = {**copy.deepcopy(small), "spec": log_service(3)}
+    made_with_one = stored_child(small)
+    kept = memo.default("LogSet", copy.deepcopy(child), freeze(made_with_one))["spec"]["initialConfig"]
+    assert kept["logShardReplicas"] == 1
+    status_written = {
+        **copy.deepcopy(made_with_one),
+        "status": {"observedGeneration": 4, "availableStores": []},
+    }
+    status_written["metadata"]["resourceVersion"] = "10"
+    assert (
+        memo.default("LogSet", copy.deepcopy(child), freeze(status_written))["spec"]["initialConfig"] == kept
+    )
+    respecified = stored_child(small, initialConfig={"logShardReplicas": 3, "logShards": 1, "dnShards": 1})
+    respecified["metadata"]["generation"] = 5
+    again = memo.default("LogSet", copy.deepcopy(child), freeze(respecified))["spec"]["initialConfig"]
+    assert again["logShardReplicas"] == 3, "a stored child's new generation is a new input"
+    unnamed = copy.deepcopy(respecified)
+    del unnamed["metadata"]["uid"]
+    assert memo.default("LogSet", copy.deepcopy(child), freeze(unnamed))["spec"]["initialConfig"] == again
+
+
+def test_remembered_defaulting_keeps_only_the_latest_children() -> None:
+    memo = Defaulted(size=2)
+    for replicas in (1, 2, 3):
+        memo.default("DNSet", {**cluster(), "kind": "DNSet", "spec": {"replicas": replicas}}, None)
+    assert len(memo._found) == 2

@@ -16,6 +16,9 @@ comparing it with the stored child settles instead of fighting the webhook.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -113,8 +116,48 @@ def _child(
     }
     if deps is not None:
         obj["deps"] = deps
-    stored: Obj = default(kind, obj, old=old)
-    return stored
+    return DEFAULTED.default(kind, obj, old)
+
+
+class Defaulted:
+    """Children as the defaulting webhook would store them, remembered.
+
+    Defaulting parses the child, and the stored child it updates, against the
+    schema: the larger part of a cluster's reconcile, which runs on every change
+    of any child's status although the children it renders rarely change. The
+    result is a function of the child and of the stored child's spec (its
+    create-only defaults), which a stored object's ``uid`` and ``generation``
+    name; a stored child without them is defaulted afresh. Only the children of the
+    clusters reconciled last are kept (``size``): a cache of every child would cost
+    the operator's memory what it saves in CPU."""
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._found: OrderedDict[tuple[str, bytes, tuple[str, int] | None], Obj] = OrderedDict()
+
+    def default(self, kind: str, obj: Obj, old: Mapping[str, Any] | None) -> Obj:
+        """``default(kind, obj, old=old)``, as a copy the caller may change."""
+        stored_as: tuple[str, int] | None = None
+        if old is not None:
+            meta = meta_of(old)
+            if not meta.uid or not meta.generation:
+                fresh: Obj = default(kind, obj, old=old)
+                return fresh
+            stored_as = (meta.uid, meta.generation)
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+        key = (kind, hashlib.sha256(text.encode()).digest(), stored_as)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = default(kind, obj, old=old)
+            while len(self._found) > self.size:
+                self._found.popitem(last=False)
+        else:
+            self._found.move_to_end(key)
+        return copy.deepcopy(found)
+
+
+DEFAULTED = Defaulted()
+"""The operator's: one process, one cluster controller."""
 
 
 def cn_groups(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:

@@ -8,12 +8,20 @@ of these is its own set of dicts and lists, and Python containers cost far
 more than the JSON they came from (a 2 KiB pod is about 12 KiB of dicts).
 
 ``SharedValues.freeze`` makes the same read-only copy as ``frozen.freeze``
-(short strings interned as there) and, building it bottom-up, hands out an
-already stored container whenever an equal one (same keys in the same order,
-the same values of the same JSON types) was stored before: ``bench/
-operator_memory.py`` measures the cache at half its former size. Sharing is
-safe only because cached values are frozen: nobody can change a part that
-another object also holds.
+and, building it bottom-up, hands out an already stored container whenever
+an equal one (same keys in the same order, the same values of the same JSON
+types) was stored before: ``bench/operator_memory.py`` measures the cache at
+half its former size. Sharing is safe only because cached values are frozen:
+nobody can change a part that another object also holds.
+
+Strings are interned whatever their length: unlike ``frozen.freeze``, which
+keeps long strings as they are, this sees every object of a fleet, and its
+long strings repeat too (the start script of every ConfigMap of a kind is
+the same text, 4.5 MiB of 1,000 clusters' cache when each kept its own).
+Hashing a string once to intern it is cheap next to decoding it. What no
+other object has, an object's uid and resourceVersion, is not interned: each
+would cost an entry of the interpreter's table of interned strings for
+nothing.
 
 The memo finds equal containers by a hash of their contents, children taken
 by identity (they were made unique first), and checks a hit for equality, so
@@ -31,7 +39,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .frozen import INTERN_MAX, FrozenDict, FrozenList
+from .frozen import FrozenDict, FrozenList
 
 _intern = sys.intern
 
@@ -44,6 +52,9 @@ with 4,096 as with 131,072)."""
 _UNIQUE_KEY = "resourceVersion"
 """A dict with this key is an object's metadata: never equal to another one."""
 
+_UNIQUE_VALUES = frozenset({"uid", "resourceVersion"})
+"""Metadata fields whose values no other object has: not worth interning."""
+
 
 class SharedValues:
     """A freezer that stores equal parts of the objects it freezes once."""
@@ -55,17 +66,36 @@ class SharedValues:
         self.hits = 0
         """How many containers were found already stored (for tests and benchmarks)."""
 
-    def __len__(self) -> int:
+    @property
+    def entries(self) -> int:
+        """Containers the memo holds. Not ``__len__``: a freezer with an empty memo
+        must still be truthy, or ``shared_values or SharedValues()`` would give
+        each informer a freezer of its own and nothing would be shared across kinds."""
         return len(self._young) + len(self._old)
 
     def freeze(self, obj: Any) -> Any:
         """A read-only deep copy of the JSON value ``obj``, sharing every part
         equal to one stored before; the value itself is a new container."""
         if isinstance(obj, dict):
-            return FrozenDict(self._dict_items(obj)[0])
+            meta = obj.get("metadata")
+            if type(meta) is not dict:
+                return FrozenDict(self._dict_items(obj)[0])
+            items = {}
+            for k, v in obj.items():
+                items[_intern(k)] = self._metadata(v) if k == "metadata" else self._value(v)[0]
+            return FrozenDict(items)
         if isinstance(obj, list | tuple):
             return FrozenList(self._list_items(obj)[0])
         return obj
+
+    def _metadata(self, meta: dict[str, Any]) -> FrozenDict:
+        """An object's metadata: never shared, and its uid and resourceVersion
+        (unique to the object) kept as they are rather than interned, which would
+        cost an entry of the interpreter's table of interned strings each."""
+        items: dict[str, Any] = {}
+        for k, v in meta.items():
+            items[_intern(k)] = v if k in _UNIQUE_VALUES else self._value(v)[0]
+        return FrozenDict(items)
 
     # ---------------------------------------------------------------- memo
     def _stored(self, digest: int, value: Any) -> Any:
@@ -88,8 +118,7 @@ class SharedValues:
         """The frozen, shared ``v`` and what stands for it in its parent's hash."""
         t = type(v)
         if t is str:
-            if len(v) <= INTERN_MAX:
-                v = _intern(v)
+            v = _intern(v)
             return v, v
         if t is dict or t is FrozenDict:
             items, digest = self._dict_items(v)

@@ -4,12 +4,18 @@ once across objects, never confusing JSON values Python calls equal."""
 from __future__ import annotations
 
 import copy
+import sys
 from typing import Any
 
 import pytest
+from lightkube.resources.apps_v1 import StatefulSet
+from lightkube.resources.core_v1 import Pod
 
-from mo_operator.kube.frozen import FrozenDict, FrozenList, freeze, thaw
+from mo_operator.kube.frozen import INTERN_MAX, FrozenDict, FrozenList, freeze, thaw
+from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.shared_values import SharedValues
+
+from .fakes import FakeListerWatcher, FakeServer
 
 
 def pod(name: str, rv: str = "1", *, ready: Any = True) -> dict[str, Any]:
@@ -81,9 +87,38 @@ def test_parts_unused_for_two_generations_leave_the_memo() -> None:
     for i in range(40):
         values.freeze({"b": {"unique": i}})
         values.freeze({"a": {"shared": True}})  # asked for all along: stays shared
-    assert len(values) <= 16
+    assert values.entries <= 16
     assert values.freeze({"a": {"shared": True}})["a"] is kept["a"]
     gone = values.freeze({"c": {"once": True}})["c"]
     for i in range(40):
         values.freeze({"b": {"unique": i + 100}})
     assert values.freeze({"c": {"once": True}})["c"] is not gone, "forgotten after two generations"
+
+
+def test_every_informer_of_a_factory_shares_one_freezer() -> None:
+    """Parts equal across kinds (a pod's containers, its StatefulSet's template) are
+    stored once only if the informers of every kind freeze through the same memo."""
+    factory = InformerFactory(lister_watcher=lambda res, namespace, selector: FakeListerWatcher(FakeServer()))
+    pods, sets = factory.informer(Pod), factory.informer(StatefulSet)
+    assert pods._values is sets._values
+
+
+def test_long_strings_are_stored_once() -> None:
+    values = SharedValues()
+    script = "#!/bin/sh\n" + "echo start\n" * INTERN_MAX
+
+    def config_map(name: str) -> dict[str, Any]:
+        return {"metadata": {"name": name, "resourceVersion": "1"}, "data": {"start.sh": "".join(script)}}
+
+    a, b = values.freeze(config_map("a")), values.freeze(config_map("b"))
+    assert a["data"]["start.sh"] is b["data"]["start.sh"]
+
+
+def test_uids_and_resource_versions_are_not_interned() -> None:
+    """They are unique: interning them would only grow the interpreter's table."""
+    frozen = SharedValues().freeze(pod(f"unique-{id(object())}", rv=str(10**12 + id(object()))))
+    for field in ("uid", "resourceVersion"):
+        kept = frozen["metadata"][field]
+        assert sys.intern("".join(list(kept))) is not kept, field
+    name = frozen["metadata"]["name"]
+    assert sys.intern("".join(list(name))) is name, "other metadata strings are"

@@ -1,5 +1,6 @@
 """What the operator's cache drops: managed fields, ``kubectl apply``'s copy of
-the object, and every pod spec field no controller reads."""
+the object, every pod spec field no controller reads, and the Service spec
+fields the API server assigns and the operator never sets."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from typing import Any
 
 import mo_operator.controllers as controllers
 from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.cache_transforms import CACHE_TRANSFORMS, POD_SPEC_READ
+from mo_operator.controllers.common import services
+from mo_operator.controllers.common.cache_transforms import (
+    CACHE_TRANSFORMS,
+    POD_SPEC_READ,
+    SERVICE_SPEC_ASSIGNED,
+)
+from mo_operator.controllers.common.desired import matches, stamped
 from mo_operator.kube.informer import LAST_APPLIED, strip_managed_fields
 
 POD: dict[str, Any] = {
@@ -74,3 +81,58 @@ def test_controllers_read_no_other_pod_spec_field() -> None:
                 reads.add((path.name, m.group("field")))
     assert reads, "the pattern still finds the known reads"
     assert {field for _, field in reads} <= set(POD_SPEC_READ), sorted(reads)
+
+
+OWNER = {
+    "apiVersion": "core.matrixorigin.io/v1alpha1",
+    "kind": "CNSet",
+    "metadata": {"name": "mo-tp", "namespace": "ns", "uid": "u-1"},
+}
+LABELS = {"matrixorigin.io/instance": "mo-tp"}
+
+
+def every_service_we_make() -> list[dict[str, Any]]:
+    client = {"serviceType": "NodePort", "nodePort": 31001, "serviceAnnotations": {"a": "b"}}
+    return [
+        services.headless_service(OWNER, "mo-tp-headless", LABELS, LABELS, [("service", 6001)]),
+        services.discovery_service(OWNER, "mo-log-discovery", LABELS, LABELS),
+        services.metric_service(OWNER, "mo-tp-metric", LABELS, LABELS, {"prometheus.io/scrape": "true"}),
+        services.client_service(OWNER, "mo-tp", LABELS, LABELS, "mysql", 6001, {}),
+        services.client_service(OWNER, "mo-tp-np", LABELS, LABELS, "mysql", 6001, client),
+    ]
+
+
+def as_served(service: dict[str, Any], cluster_ip: str) -> dict[str, Any]:
+    """``service`` as the API server stores it: its assigned fields added."""
+    spec = service["spec"]
+    assigned = {
+        "type": "ClusterIP",
+        "sessionAffinity": "None",
+        "internalTrafficPolicy": "Cluster",
+        "ipFamilyPolicy": "SingleStack",
+        "ipFamilies": ["IPv4"],
+        "clusterIP": cluster_ip,
+        "clusterIPs": [cluster_ip],
+    }
+    return {**service, "spec": {**assigned, **spec}, "status": {"loadBalancer": {}}}
+
+
+def test_no_service_we_make_sets_a_field_the_cache_drops() -> None:
+    for service in every_service_we_make():
+        assert not set(service["spec"]) & set(SERVICE_SPEC_ASSIGNED), service["metadata"]["name"]
+        assert service["spec"].get("clusterIP", "None") == "None", "only a headless one sets its IP"
+
+
+def test_a_cached_service_still_matches_its_desired_rendering_and_its_drift_shows() -> None:
+    transform = CACHE_TRANSFORMS[r.SERVICES]
+    for service in every_service_we_make():
+        desired = stamped(service)
+        served = as_served(desired, service["spec"].get("clusterIP", "10.96.0.7"))
+        cached = transform(served)
+        assert not set(cached["spec"]) & set(SERVICE_SPEC_ASSIGNED)
+        assert matches(desired, cached), service["metadata"]["name"]
+        drifted = transform({**served, "spec": {**served["spec"], "selector": {"other": "x"}}})
+        assert not matches(desired, drifted), "a change by another writer is still seen"
+    headless = transform(as_served(every_service_we_make()[0], "None"))
+    assert headless["spec"]["clusterIP"] == "None"
+    assert "clusterIP" not in transform(as_served(every_service_we_make()[3], "10.96.0.7"))["spec"]

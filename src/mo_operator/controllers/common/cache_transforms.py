@@ -9,13 +9,21 @@ label. What controllers do read of a pod is its metadata, its status and,
 of its spec, only the fields below; a controller that starts reading another
 pod spec field adds it here (``tests/unit/controllers/test_cache_transforms.py``
 checks the controllers' sources for reads of any other).
+
+Services are compared with their desired rendering by the subset check of
+``desired.py``, which looks only at the fields we set: a field the API server
+assigns and we never set (the cluster IP of a Service that is not headless,
+its IP families and policies) cannot make that check fail, so dropping it
+changes no decision, and no controller reads one (the test renders every
+kind of Service we make and checks none sets them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from mo_operator.kube.informer import Transform, keep_spec_fields
+from mo_operator.kube.informer import Transform, keep_spec_fields, strip_managed_fields
 from mo_operator.kube.resource import Resource
 
 from . import resources as r
@@ -23,5 +31,39 @@ from . import resources as r
 POD_SPEC_READ = ("volumes", "nodeName", "hostname", "subdomain")
 """Pod spec fields controllers read: mounted ConfigMaps, Secrets and claims; where it runs; its DNS name."""
 
-CACHE_TRANSFORMS: Mapping[Resource, Transform] = {r.PODS: keep_spec_fields(POD_SPEC_READ)}
+SERVICE_SPEC_ASSIGNED = (
+    "clusterIPs",
+    "ipFamilies",
+    "ipFamilyPolicy",
+    "internalTrafficPolicy",
+    "sessionAffinity",
+)
+"""Service spec fields the API server fills in and the operator never sets."""
+
+HEADLESS = "None"
+"""The one ``clusterIP`` we set (headless Services): kept, any other value is the server's."""
+
+Obj = dict[str, Any]
+
+
+def without_assigned_service_fields(obj: Obj) -> Obj:
+    """``obj`` (a Service) without the spec fields the server assigned and we never set."""
+    obj = strip_managed_fields(obj)
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return obj
+    kept = {
+        k: v
+        for k, v in spec.items()
+        if k not in SERVICE_SPEC_ASSIGNED and (k != "clusterIP" or v == HEADLESS)
+    }
+    if len(kept) == len(spec):
+        return obj
+    return {**obj, "spec": kept}
+
+
+CACHE_TRANSFORMS: Mapping[Resource, Transform] = {
+    r.PODS: keep_spec_fields(POD_SPEC_READ),
+    r.SERVICES: without_assigned_service_fields,
+}
 """Per resource, the transform its informers apply before caching (others: the default)."""

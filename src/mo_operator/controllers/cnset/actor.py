@@ -71,6 +71,7 @@ from . import pooling
 from .claims import sync_cache_claims
 from .drain import drain_enabled, progress_drains, start_drain, undrain, with_drain_default
 from .observed import Desired, Observed
+from .registration import Registration, unregistered
 from .report import Pooling, Serving, first_fields, serving_rollout
 from .scaling import CNPod, decide, strategy_of
 from .stats import sync_stats
@@ -88,6 +89,8 @@ class CNSetActor:
         self.env = env
         self._stats_due: dict[str, float] = {}
         """Pod uid → when its load annotations are next refreshed (``stats.py``)."""
+        self._registration = Registration()
+        """Since when each running CN has waited for its store (``registration.py``)."""
 
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
@@ -172,6 +175,14 @@ class CNSetActor:
         draining_now = self._retire(seen, decision.retire)
         drains_pending = await progress_drains(seen, decision.undrain)
         unsettled = sync_stores(seen, set(decision.retire) | draining_now)
+        look = self._registration.next_look(
+            (seen.ctx.namespace, seen.ctx.name),
+            unregistered(seen.pods, seen.state),
+            seen.now,
+            self.env.settings.busy_poll_seconds,
+        )
+        if look is not None:
+            seen.ctx.requeue(look)
         self._collect_configs(seen, want, rolled=decision.create == ())
         roll = serving_rollout(seen, want.digest, self.env.settings.rollout_stall_seconds)
         busy = bool(plan) or drains_pending or unsettled or not roll.complete

@@ -13,7 +13,9 @@ from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common import services
 from mo_operator.controllers.common.cache_transforms import (
     CACHE_TRANSFORMS,
+    CONTAINER_STATUS_UNREAD,
     POD_SPEC_READ,
+    POD_STATUS_UNREAD,
     SERVICE_SPEC_ASSIGNED,
 )
 from mo_operator.controllers.common.desired import matches, stamped
@@ -54,6 +56,61 @@ def test_a_cached_pod_keeps_its_metadata_status_and_the_spec_fields_read() -> No
         "matrixorigin.io/hakeeper-discovery": "mo-log-discovery:32001"
     }
     assert POD["spec"]["containers"], "the input is left as it was"
+
+
+def running_pod(name: str, ip: str, container_id: str) -> dict[str, Any]:
+    status = {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-26T20:21:11Z"}],
+        "hostIP": "172.18.0.2",
+        "hostIPs": [{"ip": "172.18.0.2"}],
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "startTime": "2026-11-26T20:21:11Z",
+        "qosClass": "BestEffort",
+        "containerStatuses": [
+            {
+                "name": "main",
+                "image": "matrixorigin/matrixone:2.0.0",
+                "imageID": "docker.io/matrixorigin/matrixone@sha256:0c08",
+                "containerID": container_id,
+                "ready": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": "2026-11-26T20:21:11Z"}},
+                "lastState": {},
+            }
+        ],
+    }
+    return {**POD, "metadata": {**POD["metadata"], "name": name}, "status": status}
+
+
+def test_a_cached_pod_keeps_the_status_fields_read_and_pods_share_what_remains() -> None:
+    a = CACHE_TRANSFORMS[r.PODS](running_pod("a", "10.0.0.1", "containerd://1"))
+    b = CACHE_TRANSFORMS[r.PODS](running_pod("b", "10.0.0.2", "containerd://2"))
+    assert set(a["status"]) == {"phase", "conditions", "containerStatuses"}
+    (main,) = a["status"]["containerStatuses"]
+    assert main["state"] == {"running": {"startedAt": "2026-11-26T20:21:11Z"}} and main["ready"] is True
+    assert not set(main) & set(CONTAINER_STATUS_UNREAD)
+    assert a["status"] == b["status"], "nothing of the pod's own is left: the memo can store it once"
+
+
+_UNREAD = "|".join((*POD_STATUS_UNREAD, *CONTAINER_STATUS_UNREAD))
+_UNREAD_NAMED = re.compile(f'"({_UNREAD})"')
+
+
+def test_no_source_reads_a_pod_status_field_the_cache_drops() -> None:
+    """A guard over the controllers' and MatrixOne's sources (what runs in the
+    operator; the simulated MatrixOne reads the API server, not this cache): no
+    string names a dropped field."""
+    root = Path(controllers.__file__).parent.parent
+    named = [
+        (path.name, m.group(1))
+        for folder in ("controllers", "matrixone")
+        for path in (root / folder).rglob("*.py")
+        if "simulated" not in path.parts and path.name != "cache_transforms.py"
+        for m in _UNREAD_NAMED.finditer(path.read_text())
+    ]
+    assert not named, named
 
 
 def test_other_kinds_lose_only_managed_fields_and_the_last_applied_copy() -> None:

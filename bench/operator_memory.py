@@ -10,9 +10,10 @@ claims). Then a fresh API server in its own process (nothing running pods)
 gets ``--clusters`` renamed copies of them (``--per-namespace`` clusters a
 namespace), created and their status written through the API.
 
-The measurement runs in a fresh child process, so nothing the benchmark
-itself allocated is in it: it builds the product's ``Operator`` (every
-controller wired, none started: the event handlers still queue each
+The measurement runs in a fresh child process that imports what ``mo-operator
+run`` imports and nothing of the benchmark's test kit (its world, control
+plane and simulator added about 5 MiB that no operator pod has): it builds the product's ``Operator`` with the product's admin provider
+(every controller wired, none started: the event handlers still queue each
 object's key, as at any start), starts its informers and waits until they
 have synced. Figures: the process's RSS after sync and its growth over the
 sync (what the operator's pod pays, allocator overhead and work queues
@@ -36,28 +37,37 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from bench_support import print_figures, rss_bytes
+from lightkube import KubeConfig
+
+import mo_operator.cli.run  # noqa: F401  (imported for its size: what an operator pod imports)
+from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
-from mo_operator.testing import OperatorRunner, World, joined_world
-from operator_support import REAL_KUBECONFIG, load_average, log, populate, run_child, target, template_cluster
+from mo_operator.controllers.operator import Operator
+from mo_operator.kube.client import ApiClient
+from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 
 MIB = 1024 * 1024
 
 
-async def synced_operator(world: World) -> tuple[OperatorRunner, float]:
+def rss_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+async def synced_operator(client: ApiClient) -> tuple[Operator, float]:
     """A product ``Operator`` (built, not started) whose informers have synced, and how
     long that took."""
-    op = OperatorRunner(world, settings=OperatorSettings(), record_writes=False)
-    informers = op.build().informers
+    op = Operator(client, RpcAdminProvider(), OperatorConfig(settings=OperatorSettings()))
     t0 = time.perf_counter()
-    await informers.start()
-    await informers.wait_synced()
+    await op.informers.start()
+    await op.informers.wait_synced()
     return op, time.perf_counter() - t0
 
 
-def cached_objects(op: OperatorRunner) -> int:
-    assert op.operator is not None
-    return sum(len(i.store) for i in op.operator.informers.informers)
+def cached_objects(op: Operator) -> int:
+    return sum(len(i.store) for i in op.informers.informers)
 
 
 def released_by_malloc_trim() -> int:
@@ -74,25 +84,28 @@ def released_by_malloc_trim() -> int:
 
 async def child(kubeconfig: Path) -> dict[str, Any]:
     """In a fresh process: RSS over a first sync, then tracemalloc over a second one."""
-    async with joined_world(kubeconfig) as world:
+    client = ApiClient(KubeConfig.from_file(str(kubeconfig)), field_manager="mo-operator", qps=None)
+    try:
         gc.collect()
         rss_before = rss_bytes()
-        op, seconds = await synced_operator(world)
+        op, seconds = await synced_operator(client)
         gc.collect()
         rss_after = rss_bytes()
         rss_trimmed = rss_after - released_by_malloc_trim()
         cached = cached_objects(op)
-        await op.stop()
+        await op.informers.stop()
         del op
         gc.collect()
         tracemalloc.start()
         baseline = tracemalloc.get_traced_memory()[0]
-        op, _ = await synced_operator(world)
+        op, _ = await synced_operator(client)
         gc.collect()
         retained = tracemalloc.get_traced_memory()[0] - baseline
         tracemalloc.stop()
         traced_cached = cached_objects(op)
-        await op.stop()
+        await op.informers.stop()
+    finally:
+        await client.close()
     return {
         "rss_before": rss_before,
         "rss_after": rss_after,
@@ -105,6 +118,18 @@ async def child(kubeconfig: Path) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    # The benchmark's side only: importing its support at the top would put the
+    # test kit in the measured child too.
+    from operator_support import (
+        REAL_KUBECONFIG,
+        load_average,
+        log,
+        populate,
+        run_child,
+        target,
+        template_cluster,
+    )
+
     log("converging one cluster to copy")
     template = await template_cluster()
     log(f"template: {len(template[1])} objects a cluster")
@@ -170,6 +195,8 @@ def main() -> None:
     if args.child:
         print(json.dumps(asyncio.run(child(Path(args.child)))))
         sys.exit(0)
+    from bench_support import print_figures
+
     print_figures(asyncio.run(run(args)))
 
 

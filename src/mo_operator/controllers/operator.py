@@ -7,6 +7,10 @@ takes its API client and its MatrixOne admin interface from the caller:
 ``mo-operator run`` passes a real client, the demo and the tests pass a
 client to the embedded control plane and the simulated MatrixOne.
 
+Each controller declares the caches its reconciles read besides those it
+watches (``reads``): it starts once all of them have synced, and a reconcile
+reading any other cache is refused in strict mode (``kube.reads``).
+
 Writes go through a fenced client when leader election is on, so a replica
 that stopped leading cannot write even from a reconcile already running.
 """
@@ -98,6 +102,20 @@ WARNING_REASONS = frozenset(
     }
 )
 """Condition reasons announced as Warning Events (trouble, not progress)."""
+TAKEOVER_READS: tuple[Resource, ...] = (
+    r.MATRIXONE_CLUSTERS,
+    r.LOGSETS,
+    r.DNSETS,
+    r.TNSETS,
+    r.CNSETS,
+    r.PROXYSETS,
+    r.PODS,
+    r.CONFIGMAPS,
+    r.STATEFULSETS,
+    r.DEPLOYMENTS,
+)
+"""What the Kruise takeover guard of every set reads: whether the set's cluster opted
+in, and the sets of the namespace with their pods, ConfigMaps and our workloads."""
 PAUSE_ANNOTATION = labels.SKIP_SYNC
 """``matrixorigin.io/skip-sync: "true"`` pauses reconciliation of an object (upstream's name)."""
 
@@ -195,8 +213,16 @@ class Operator:
 
     # ----------------------------------------------------------------- wiring
     def _actor_controller(
-        self, name: str, res: Resource, actor: Actor, owns: Iterable[Resource], *, adds_finalizer: bool = True
+        self,
+        name: str,
+        res: Resource,
+        actor: Actor,
+        owns: Iterable[Resource],
+        *,
+        reads: Iterable[Resource] = (),
+        adds_finalizer: bool = True,
     ) -> Controller:
+        """The controller of ``res``, watching it and ``owns``, reading ``reads`` besides."""
         caches = self.caches
         reconciler = ActorReconciler(
             kind=res.kind,
@@ -215,6 +241,7 @@ class Operator:
         for owned in owns:
             for informer in caches.informers(owned):
                 controller.owns(informer, res.api_version, res.kind)
+        self._reads(controller, *reads)
         self.controllers.append(controller)
         self._primary.append((controller, res))
         return controller
@@ -225,22 +252,36 @@ class Operator:
         for informer in self.caches.informers(res):
             controller.watches(informer, mapper)
 
+    def _reads(self, controller: Controller, *resources: Resource) -> None:
+        for res in resources:
+            controller.reads(*self.caches.informers(res))
+
     def _build(self) -> None:
         env = self.env
         stateful = (r.STATEFULSETS, r.SERVICES, r.CONFIGMAPS)
         logsets = self._actor_controller(
-            "logset", r.LOGSETS, KruiseGuard(LogSetActor(env), env, Component.LOG), stateful
+            "logset",
+            r.LOGSETS,
+            KruiseGuard(LogSetActor(env), env, Component.LOG),
+            stateful,
+            reads=TAKEOVER_READS,
         )
         self._watch(logsets, r.PODS, set_of_pod("LogSet"))
         self._watch(logsets, r.PVCS, set_of_pod("LogSet"))
         self._watch(logsets, r.STORAGECLASSES, sets_of_storage_class(self.caches, "LogSet"))
         self._watch(logsets, r.BUCKETCLAIMS, logsets_of_claim(self.caches))
         # upstream's controller name, so its finalizer is upstream's matrixorigin.io/BucketClaim
-        claims = self._actor_controller("BucketClaim", r.BUCKETCLAIMS, BucketClaimActor(env), (r.JOBS,))
+        claims = self._actor_controller(
+            "BucketClaim", r.BUCKETCLAIMS, BucketClaimActor(env), (r.JOBS,), reads=(r.PODS,)
+        )
         self._watch(claims, r.LOGSETS, claims_of_logset(self.caches))
         for name, res in (("dnset", r.DNSETS), ("tnset", r.TNSETS)):
             tn = self._actor_controller(
-                name, res, KruiseGuard(DNSetActor(env, res.kind), env, Component.TN), stateful
+                name,
+                res,
+                KruiseGuard(DNSetActor(env, res.kind), env, Component.TN),
+                stateful,
+                reads=TAKEOVER_READS,
             )
             self._watch(tn, r.PODS, set_of_pod("DNSet"))
             self._watch(tn, r.PVCS, set_of_pod("DNSet"))
@@ -248,14 +289,18 @@ class Operator:
             self._watch(tn, r.LOGSETS, dependents_of_logset(self.caches, res))
         cn_owns = (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS)
         cn = self._actor_controller(
-            "cnset", r.CNSETS, KruiseGuard(CNSetActor(env), env, Component.CN), cn_owns
+            "cnset", r.CNSETS, KruiseGuard(CNSetActor(env), env, Component.CN), cn_owns, reads=TAKEOVER_READS
         )
         self._watch(cn, r.LOGSETS, dependents_of_logset(self.caches, r.CNSETS))
         self._watch(cn, r.PVCS, set_of_pod("CNSet"))
         self._watch(cn, r.STORAGECLASSES, sets_of_storage_class(self.caches, "CNSet"))
         proxy_owns = (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS)
         proxy = self._actor_controller(
-            "proxyset", r.PROXYSETS, KruiseGuard(ProxySetActor(env), env, Component.PROXY), proxy_owns
+            "proxyset",
+            r.PROXYSETS,
+            KruiseGuard(ProxySetActor(env), env, Component.PROXY),
+            proxy_owns,
+            reads=TAKEOVER_READS,
         )
         self._watch(proxy, r.PODS, set_of_pod("ProxySet"))
         self._watch(proxy, r.LOGSETS, dependents_of_logset(self.caches, r.PROXYSETS))
@@ -266,6 +311,7 @@ class Operator:
             r.MATRIXONE_CLUSTERS,
             MatrixOneClusterActor(env),
             (r.LOGSETS, r.DNSETS, r.CNSETS, r.PROXYSETS, r.WEBUIS, r.SECRETS, r.RESTOREJOBS),
+            reads=(r.BACKUPS,),
             adds_finalizer=False,
         )
         webui = self._actor_controller(
@@ -273,25 +319,30 @@ class Operator:
         )
         self._watch(webui, r.PODS, set_of_pod("WebUI"))
         self._watch(webui, r.SECRETS, consoles_of_credential)
-        for name, res, job_actor in (
-            ("backupjob", r.BACKUPJOBS, BackupJobActor(env)),
-            ("restorejob", r.RESTOREJOBS, RestoreJobActor(env)),
+        for name, res, job_actor, job_reads in (
+            ("backupjob", r.BACKUPJOBS, BackupJobActor(env), (r.BACKUPS, r.CNSETS, r.MATRIXONE_CLUSTERS)),
+            ("restorejob", r.RESTOREJOBS, RestoreJobActor(env), (r.BACKUPS,)),
         ):
-            job_controller = self._actor_controller(name, res, job_actor, (r.JOBS,))
+            job_controller = self._actor_controller(name, res, job_actor, (r.JOBS,), reads=job_reads)
             self._watch(job_controller, r.PODS, set_of_pod(res.kind))
         # CN pools, with upstream's controller (and so finalizer) names
         pools = self._actor_controller("cn-pool-manager", r.CNPOOLS, CNPoolActor(env), (r.CNSETS,))
         self._watch(pools, r.PODS, pool_of_pod)
         self._watch(pools, r.CNCLAIMS, pool_of_claim)
-        cn_claims = self._actor_controller("cn-claim-manager", r.CNCLAIMS, CNClaimActor(env), ())
+        cn_claims = self._actor_controller(
+            "cn-claim-manager", r.CNCLAIMS, CNClaimActor(env), (), reads=(r.CNSETS,)
+        )
         self._watch(cn_claims, r.PODS, claims_of_pod(self.caches))
         self._watch(cn_claims, r.CNPOOLS, claims_waiting_in_namespace(self.caches))
-        self._actor_controller("cn-claimset-manager", r.CNCLAIMSETS, CNClaimSetActor(env), (r.CNCLAIMS,))
+        self._actor_controller(
+            "cn-claimset-manager", r.CNCLAIMSETS, CNClaimSetActor(env), (r.CNCLAIMS,), reads=(r.PODS,)
+        )
         store_finalizer = Controller(
             "cnstore", CNStoreFinalizer(env, self.recorder), max_concurrent=self.config.workers
         )
         for informer in self.caches.informers(r.PODS):
             store_finalizer.for_(informer, predicate=deletion_started)
+        self._reads(store_finalizer, r.LOGSETS)
         self.controllers.append(store_finalizer)
 
     # ---------------------------------------------------------------- running

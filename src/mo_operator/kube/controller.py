@@ -6,6 +6,12 @@ controller owner of a changed object, ``Watches(kind, mapper)`` enqueues
 whatever the mapper returns. Predicates filter update events (as
 controller-runtime's GenerationChangedPredicate and friends); creates and
 deletes always pass, so nothing is missed after a restart or a relist.
+
+A controller starts its workers once every cache it reads has synced: the
+sources it watches, and the caches its reconciles read besides (``reads``).
+Reconciles run inside a ``reads.reading`` scope of those caches, so a read of
+one that has not synced (or, ``strict_reads`` on, one not declared) raises
+``CacheNotSynced`` and the key is requeued instead of acted on.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from .metrics import (
     RECONCILE_TOTAL,
 )
 from .objects import meta_of
+from .reads import CacheNotSynced, Syncable, UndeclaredRead, reading, scope_of
 from .workqueue import QueueShutDown, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -148,9 +155,18 @@ class Controller:
         self._workers: list[asyncio.Task[None]] = []
         self.reconciles = 0
         self.observers: list[ReconcileObserver] = []
+        self.caches: list[object] = []
+        """Every cache this controller watches or reads: what it waits for to start."""
+        self.strict_reads = False
+        """Refuse reads of caches not in ``caches`` (tests), besides reads of unsynced ones."""
+        self.started_at: float | None = None
+        """``time.monotonic()`` when the workers started."""
+        self._scope = scope_of(name, (), strict=False)
 
     # ---------------------------------------------------------------- wiring
     def watch(self, source: EventSource, mapper: Mapper, predicate: UpdatePredicate | None = None) -> None:
+        self._declare(source)
+
         def enqueue(obj: Obj) -> None:
             for req in mapper(obj):
                 self.queue.add(req)
@@ -181,6 +197,26 @@ class Controller:
         self.watch(source, mapper, predicate)
         return self
 
+    def reads(self, *sources: object) -> Controller:
+        """Caches the reconciles read without watching them: the controller starts
+        once these have synced too."""
+        for source in sources:
+            self._declare(source)
+        return self
+
+    def _declare(self, source: object) -> None:
+        if all(source is not known for known in self.caches):
+            self.caches.append(source)
+
+    def has_synced(self) -> bool:
+        return all(c.has_synced() for c in self.caches if isinstance(c, Syncable))
+
+    async def wait_synced(self) -> None:
+        """Until every cache this controller watches or reads has synced."""
+        for cache in self.caches:
+            if isinstance(cache, Syncable):
+                await cache.wait_synced()
+
     @property
     def idle(self) -> bool:
         """Nothing queued and nothing being reconciled (delayed requeues aside)."""
@@ -188,7 +224,10 @@ class Controller:
 
     # --------------------------------------------------------------- running
     def start(self) -> None:
+        """Start the workers (the caller waits for ``wait_synced`` first)."""
         MAX_CONCURRENT_RECONCILES.labels(self.name).set(self.max_concurrent)
+        self.started_at = time.monotonic()
+        self._scope = scope_of(self.name, self.caches, strict=self.strict_reads)
         self._workers = [
             asyncio.create_task(self._worker(), name=f"{self.name}-worker-{i}")
             for i in range(self.max_concurrent)
@@ -223,9 +262,21 @@ class Controller:
         for observer in self.observers:
             observer.started(self.name, req)
         try:
-            result = await self.reconcile(req)
+            with reading(self._scope):
+                result = await self.reconcile(req)
         except asyncio.CancelledError:
             raise
+        except CacheNotSynced as e:
+            RECONCILE_TOTAL.labels(self.name, "requeue").inc()
+            log.log(
+                logging.ERROR if isinstance(e, UndeclaredRead) else logging.INFO,
+                "reconcile of %s requeued: %s",
+                req,
+                e,
+                extra={"controller": self.name, "object": str(req), "reconcileID": rid},
+            )
+            self.queue.add_rate_limited(req)
+            return
         except Exception as e:
             RECONCILE_ERRORS.labels(self.name).inc()
             RECONCILE_TOTAL.labels(self.name, "error").inc()

@@ -1,7 +1,8 @@
-"""The manager: starts the shared informers, waits for their caches to sync,
-then starts the controllers — only while leading when leader election is on —
-serves the probes and metrics, and shuts down gracefully (in-flight
-reconciles finish within a timeout, the lease is released).
+"""The manager: starts the shared informers, then each controller once the
+caches it reads have synced (controller-runtime's order: a controller of few
+kinds need not wait for the largest list) — only while leading when leader
+election is on — serves the probes and metrics, and shuts down gracefully
+(in-flight reconciles finish within a timeout, the lease is released).
 
 A stop request is honoured at every stage, including the ones that may last
 forever (``before_start`` hooks waiting for the API to serve what the
@@ -100,9 +101,6 @@ class Manager:
         for hook in self.before_start:
             await hook()
         await self.informers.start()
-        while not await self.informers.wait_synced(timeout=5.0):
-            log.info("waiting for informer caches to sync")
-        log.info("informer caches synced")
 
     async def _unless_stopped(self, work: Awaitable[None]) -> bool:
         """Await ``work`` unless a stop is requested first (then cancel it and
@@ -116,18 +114,32 @@ class Manager:
                 t.cancel()
             await asyncio.gather(task, stop, return_exceptions=True)
         if task.cancelled():
-            log.info("stopped before the informer caches synced")
+            log.info("stopped before the informers started")
             return False
         task.result()  # raises what the hooks or the informers raised
         return True
 
     async def _lead_until_stopped(self) -> None:
-        for controller in self.controllers:
-            controller.start()
-        for hook in self.on_leading:
-            await hook()
+        starting = [
+            asyncio.create_task(self._start_when_synced(c), name=f"start-{c.name}") for c in self.controllers
+        ]
         try:
+            for hook in self.on_leading:
+                await hook()
             await self._stop.wait()
         finally:
+            for task in starting:
+                task.cancel()
+            await asyncio.gather(*starting, return_exceptions=True)
             await asyncio.gather(*(c.stop(self.shutdown_timeout) for c in self.controllers))
             log.info("controllers stopped")
+
+    async def _start_when_synced(self, controller: Controller) -> None:
+        while not controller.has_synced():
+            try:
+                async with asyncio.timeout(5.0):
+                    await controller.wait_synced()
+            except TimeoutError:
+                log.info("controller %s waiting for its caches to sync", controller.name)
+        controller.start()
+        log.info("controller %s started: its caches synced", controller.name)

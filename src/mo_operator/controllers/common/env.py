@@ -24,6 +24,7 @@ from mo_operator.kube.cache import IndexFunc
 from mo_operator.kube.informer import SharedInformer
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.objects import labels_of, namespace_of
+from mo_operator.kube.reads import check_read
 from mo_operator.kube.resource import Resource
 from mo_operator.kube.selectors import as_selector
 from mo_operator.matrixone import labels
@@ -100,7 +101,9 @@ class Caches:
 
     Scoped to some namespaces, a resource has one informer per namespace
     (each lists and watches only its namespace, which is all the RBAC of a
-    namespaced install allows); reads route to the right one.
+    namespaced install allows); reads route to the right one. Every read is
+    checked (``kube.reads.check_read``): a reconcile reading a cache that has
+    not synced raises instead of deciding from a partial list.
     """
 
     def __init__(self, informers: InformerFactory, namespaces: Iterable[str] = ()) -> None:
@@ -132,7 +135,10 @@ class Caches:
     def get(self, res: Resource, namespace: str, name: str) -> Mapping[str, Any] | None:
         scopes = self._informers[res]
         informer = scopes.get(namespace) if None not in scopes else scopes[None]
-        return informer.get(namespace or None, name) if informer is not None else None
+        if informer is None:
+            return None
+        check_read(informer, str(res))
+        return informer.get(namespace or None, name)
 
     def list(
         self, res: Resource, namespace: str | None = None, match_labels: Mapping[str, str] | None = None
@@ -140,26 +146,29 @@ class Caches:
         """Cached objects in ``namespace`` (all when None) carrying every label of ``match_labels``."""
         selector = None if match_labels is None else {"matchLabels": dict(match_labels)}
         scopes = self._informers[res]
+        if namespace is not None and None not in scopes:
+            one = scopes.get(namespace)
+            informers: builtins.list[SharedInformer] = [] if one is None else [one]
+        else:
+            informers = builtins.list(scopes.values())
+        for informer in informers:
+            check_read(informer, str(res))
         indexed = LABEL_INDEXES.get(res)
         if match_labels is not None and indexed is not None and indexed in match_labels:
-            informers = scopes.values() if namespace is None or None in scopes else [scopes.get(namespace)]
             rest = as_selector(selector)
             return [
                 o
                 for informer in informers
-                if informer is not None
                 for o in informer.store.by_index(label_index_name(indexed), match_labels[indexed])
                 if (namespace is None or namespace_of(o) == namespace) and rest.matches_object(o)
             ]
-        if namespace is not None and None not in scopes:
-            informer = scopes.get(namespace)
-            return list(informer.store.list(namespace, selector)) if informer is not None else []
-        return [o for informer in scopes.values() for o in informer.store.list(namespace, selector)]
+        return [o for informer in informers for o in informer.store.list(namespace, selector)]
 
     def by_index(self, res: Resource, index: str, value: str) -> builtins.list[Mapping[str, Any]]:
-        return [
-            o for informer in self._informers[res].values() for o in informer.store.by_index(index, value)
-        ]
+        informers = builtins.list(self._informers[res].values())
+        for informer in informers:
+            check_read(informer, str(res))
+        return [o for informer in informers for o in informer.store.by_index(index, value)]
 
 
 @dataclass

@@ -1,0 +1,91 @@
+"""Every controller declares each cache its reconciles read (``Controller.reads``
+besides its watches): it starts once those have synced, so a cache it reads
+without declaring could still be empty when it acts. With strict reads on, a
+read of an undeclared cache fails the reconcile and is logged as an error;
+this runs every controller of the operator through a cluster with a console,
+a CN pool and a claim, from creation to Ready, a resync and the deletion,
+and fails on any such read."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.operator import Operator
+from mo_operator.kube.controller import Controller
+from mo_operator.testing.runner import OperatorRunner
+from mo_operator.testing.waiting import eventually
+from mo_operator.testing.world import World, open_world
+
+GROUP_VERSION = "core.matrixorigin.io/v1alpha1"
+SELECTOR = {"matchLabels": {"pool": "default"}}
+
+
+def _pool(world: World) -> dict[str, Any]:
+    template = world.for_cluster({"kind": "CNSet", "spec": {"image": "matrixorigin/matrixone:2.0.0"}})["spec"]
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "CNPool",
+        "metadata": {"name": "pool", "namespace": world.namespace},
+        "spec": {
+            "template": template,
+            "podLabels": {"pool": "default"},
+            "deps": {"logSet": {"metadata": {"name": "mo"}}},
+            "strategy": {"updateStrategy": {}, "scaleStrategy": {"maxIdle": 1}},
+        },
+    }
+
+
+def _claim(world: World) -> dict[str, Any]:
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "CNClaim",
+        "metadata": {"name": "claim", "namespace": world.namespace},
+        "spec": {"selector": SELECTOR, "cnLabels": [{"key": "role", "values": ["app"]}]},
+    }
+
+
+def _undeclared(records: list[logging.LogRecord]) -> list[str]:
+    return [rec.getMessage() for rec in records if "does not declare" in rec.getMessage()]
+
+
+async def test_no_controller_reads_a_cache_it_does_not_declare(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="mo_operator.kube.controller")
+    async with open_world(tmp_path) as world:
+        runner = OperatorRunner(world)
+        operator: Operator = runner.build()
+        controllers: list[Controller] = operator.controllers
+        for controller in controllers:
+            controller.strict_reads = True
+        runner.launch()
+        try:
+            await world.apply(world.cluster_manifest("mo", proxy={"replicas": 1}, webui={"replicas": 1}))
+            await world.apply(_pool(world))
+            await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+            await world.wait_ready(r.CNPOOLS, "pool", timeout=60)
+            await world.apply(_claim(world))
+
+            async def bound() -> bool:
+                claim = await world.get(r.CNCLAIMS, "claim")
+                return ((claim or {}).get("status") or {}).get("phase") == "Bound"
+
+            await eventually(bound, timeout=60)
+            assert runner.resync()
+            await runner.wait_idle()
+            for res, name in ((r.CNCLAIMS, "claim"), (r.CNPOOLS, "pool"), (r.MATRIXONE_CLUSTERS, "mo")):
+                await world.kubectl("delete", res.plural, name, "--wait=false")
+
+            async def gone() -> bool:
+                return await world.get(r.MATRIXONE_CLUSTERS, "mo") is None and not await world.list(r.CNSETS)
+
+            await eventually(gone, timeout=60)
+        finally:
+            await runner.stop()
+    assert all(c.started_at is not None for c in controllers)
+    assert _undeclared(caplog.records) == []

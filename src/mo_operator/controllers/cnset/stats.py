@@ -16,12 +16,17 @@ upstream, each CN's annotations are refreshed at most every
 each move would only churn the pod), except a pod that has none yet; the
 next refresh time is kept in memory, so a restarted operator refreshes at
 once. On scale-in every CN's load is read regardless, to pick who leaves.
+
+The refresh times of every CN set live in one mapping, so a set's reconcile
+must not forget another's: only times that have passed are dropped (a passed
+time means the same as none), which also forgets the pods that are gone.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from itertools import takewhile
 from typing import Any
 
 from mo_operator.kube.objects import mapping_at, status_of
@@ -62,14 +67,22 @@ def stats_annotations(load: CNLoad, started: str | None) -> dict[str, str]:
     }
 
 
+def _forget_passed(due: dict[str, float], now: float) -> None:
+    """Drop the refresh times that have passed. Each time is set to the clock plus
+    the same period at the end of ``due``, so the passed ones come first and the
+    walk stops at the first time still to come."""
+    passed = list(takewhile(lambda item: item[1] <= now, due.items()))
+    for uid, _ in passed:
+        del due[uid]
+
+
 async def sync_stats(seen: Observed, due: dict[str, float], *, read_all: bool) -> dict[str, int]:
     """Read the load of the registered CNs whose refresh is ``due`` (all of them with
     ``read_all``) and record it on their pods when it changed; the sessions per pod
-    name read. ``due`` maps a pod's uid to its next refresh time."""
+    name read. ``due`` maps a pod's uid to its next refresh time, for the pods of
+    every CN set."""
     sessions: dict[str, int] = {}
-    live = {str(p["metadata"].get("uid")) for p in seen.pods}
-    for uid in [u for u in due if u not in live]:
-        del due[uid]
+    _forget_passed(due, seen.now)
     if seen.state is None:
         return sessions
     for pod in seen.pods:
@@ -88,6 +101,7 @@ async def sync_stats(seen: Observed, due: dict[str, float], *, read_all: bool) -
         sessions[name_of(pod)] = load.sessions
         if not refresh:
             continue
+        due.pop(uid, None)  # to the end: the mapping stays in order of time
         due[uid] = seen.now + STATS_SECONDS
         want = stats_annotations(load, started_at(pod))
         if any(have.get(k) != v for k, v in want.items()):

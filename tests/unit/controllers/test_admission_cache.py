@@ -1,6 +1,7 @@
-"""``admitted`` remembers its answer per object: an unchanged object is not validated
-and defaulted again, a changed one is, the answer handed out is always a private
-mutable copy, and the memory is bounded."""
+"""``admitted`` remembers its answer per object: an object whose body (all but metadata
+and status) is unchanged is not validated and defaulted again, one with a changed body
+is, the answer handed out is always a private mutable copy carrying the object's
+current metadata and status, and the memory is bounded."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from mo_operator.api.defaulting import default
 from mo_operator.controllers.common import admission
 from mo_operator.controllers.common.admission import AdmissionCache, admitted
 from mo_operator.kube.actor import TerminalError
-from mo_operator.kube.frozen import freeze
+from mo_operator.kube.frozen import freeze, thaw
 
 Obj = dict[str, Any]
 
@@ -29,6 +30,16 @@ def logset(name: str = "mo", rv: str = "1", replicas: int = 1, uid: str | None =
             "volume": {"size": "1Gi"},
             "sharedStorage": {"s3": {"path": f"bucket/ns/{name}"}},
         },
+    }
+
+
+def cnset() -> Obj:
+    return {
+        "apiVersion": "core.matrixorigin.io/v1alpha1",
+        "kind": "CNSet",
+        "metadata": {"name": "tp", "namespace": "ns", "uid": "uid-tp", "resourceVersion": "1"},
+        "spec": {"replicas": 1, "image": "matrixorigin/matrixone:2.0.0"},
+        "deps": {"logSet": {"metadata": {"name": "mo"}}},
     }
 
 
@@ -54,6 +65,46 @@ def test_a_changed_object_is_validated_and_defaulted_again() -> None:
         cache.admitted("LogSet", freeze(logset(rv="3", replicas=-1)))
     assert invalid.value.reason == "InvalidSpec"
     assert "spec.replicas" in invalid.value.message
+
+
+def with_status(obj: Obj, rv: str, **status: Any) -> Obj:
+    return {**obj, "metadata": {**obj["metadata"], "resourceVersion": rv}, "status": status}
+
+
+def test_a_status_write_is_answered_from_memory_with_the_new_status() -> None:
+    cache = AdmissionCache()
+    first = freeze(with_status(logset(), "1", availableStores=[]))
+    cache.admitted("LogSet", first)
+    # its spec the same frozen value, as the informer cache shares what a status write left alone
+    written = freeze(with_status(first, "2", availableStores=[{"podName": "mo-log-0"}]))
+    answer = cache.admitted("LogSet", written)
+    assert cache.misses == 1
+    assert answer["status"] == {"availableStores": [{"podName": "mo-log-0"}]}, "the status of now"
+    assert answer["metadata"]["resourceVersion"] == "2", "the metadata of now"
+    assert answer["spec"]["initialConfig"]["logShardReplicas"] == 1, "defaulted"
+    assert answer == default("LogSet", thaw(written)), "the same answer as without memory"
+
+
+def test_a_label_or_annotation_change_is_answered_from_memory_with_the_new_metadata() -> None:
+    cache = AdmissionCache()
+    cache.admitted("LogSet", freeze(logset()))
+    labelled = logset(rv="2")
+    labelled["metadata"].update(labels={"team": "db"}, annotations={"note": "x"})
+    answer = cache.admitted("LogSet", freeze(labelled))
+    assert cache.misses == 1, "validation reads neither"
+    assert answer["metadata"]["labels"] == {"team": "db"}
+    assert answer["metadata"]["annotations"] == {"note": "x"}
+
+
+def test_a_change_outside_metadata_and_status_is_validated_again() -> None:
+    cache = AdmissionCache()
+    cache.admitted("CNSet", freeze(cnset()))
+    moved = cnset()
+    moved["deps"] = {"logSet": {"metadata": {}}}
+    with pytest.raises(TerminalError) as invalid:
+        cache.admitted("CNSet", freeze(moved))
+    assert "deps.logSet.metadata.name" in invalid.value.message
+    assert cache.misses == 2
 
 
 def test_a_callers_own_dict_edited_in_place_is_not_mistaken_for_the_old_one() -> None:

@@ -9,9 +9,18 @@ Event naming the fields, never a crash or a half-built cluster.
 
 Validation and defaulting are pure functions of the object, and most
 reconciles look at an object that has not changed since the last one (a
-child changed, a poll came due), so the answer is remembered per object
-(``AdmissionCache``): a reconcile of an unchanged object costs one copy of
-the remembered answer instead of a pydantic validation and a defaulting.
+child changed, a poll came due, the operator wrote its status), so the
+answer is remembered per object (``AdmissionCache``): a reconcile of an object
+whose spec has not changed costs one copy of the remembered answer instead of
+a pydantic validation and a defaulting.
+
+The answer is remembered for the object's *body*: every top-level field but
+``metadata`` and ``status`` (``spec``, and ``deps``, ``overlay``... of the
+kinds that have them). Nothing else decides it: of the metadata, validation
+reads only the name, part of the cache's key; defaulting never writes there;
+a status is what the operator itself wrote through the status subresource,
+which the API server checks against the same schema. The answer handed out
+carries the object's current metadata and status, never remembered ones.
 """
 
 from __future__ import annotations
@@ -35,32 +44,42 @@ CACHE_SIZE = 2048
 """Objects whose admission is remembered (the least recently admitted are forgotten first)."""
 
 
+_LIVE = ("metadata", "status")
+"""What the answer takes from the object at each call instead of from memory."""
+
+
+def _body(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in _LIVE}
+
+
 @dataclass(frozen=True)
 class _Admission:
-    source: Mapping[str, Any]
-    """The object as it was admitted (frozen: a caller's later edit of its own dict cannot match)."""
+    body: Mapping[str, Any]
+    """The body admitted (frozen: a caller's later edit of its own dict cannot match)."""
     defaulted: Mapping[str, Any] | None
-    """Frozen (its short strings interned, as in the informer cache); callers get a mutable copy."""
+    """The defaulted body, frozen (its short strings interned, as in the informer cache);
+    callers get a mutable copy."""
     invalid: str | None
 
 
 def _admit(kind: str, obj: Mapping[str, Any]) -> _Admission:
     plain = thaw(obj)
     errors = validate_create(kind, plain)
-    source = freeze(obj)  # no copy for an object from the cache: it is frozen already
+    body = freeze(_body(obj))  # the parts of an object from the cache are frozen already: not copied
     if errors:
         shown = "; ".join(str(e) for e in errors[:MAX_REPORTED])
         more = len(errors) - MAX_REPORTED
-        return _Admission(source, None, shown + (f" (and {more} more)" if more > 0 else ""))
-    return _Admission(source, freeze(default(kind, plain)), None)
+        return _Admission(body, None, shown + (f" (and {more} more)" if more > 0 else ""))
+    return _Admission(body, freeze(_body(default(kind, plain))), None)
 
 
 class AdmissionCache:
     """``admitted`` answers by object, at most ``size`` of them, least recently used out first.
 
     One entry per object (kind, namespace, name, uid); it answers only for an object
-    equal to the one it was computed from (the same cached object, by identity, or
-    equal content), so a changed object (a new resourceVersion) is admitted again.
+    whose body is equal to the one it was computed from (parts shared with the cached
+    object, as the informer cache shares a spec a status write left alone, compare by
+    identity), so a changed spec is admitted again and a changed status is not.
     """
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
@@ -80,7 +99,7 @@ class AdmissionCache:
         meta = meta_of(obj)
         key = (kind, meta.namespace, meta.name, meta.uid)
         entry = self._entries.get(key)
-        if entry is not None and (entry.source is obj or entry.source == obj):
+        if entry is not None and entry.body == _body(obj):
             self._entries.move_to_end(key)
         else:
             self.misses += 1
@@ -92,6 +111,9 @@ class AdmissionCache:
             raise TerminalError("InvalidSpec", entry.invalid)
         assert entry.defaulted is not None
         copy: Obj = thaw(entry.defaulted)
+        for part in _LIVE:
+            if obj.get(part) is not None:
+                copy[part] = thaw(obj[part])
         return copy
 
 

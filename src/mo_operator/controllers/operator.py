@@ -138,6 +138,19 @@ def set_of_pod(component_kind: str) -> Callable[[Mapping[str, Any]], Iterable[Re
     return mapper
 
 
+def existing_only(
+    caches: Caches, res: Resource, mapper: Callable[[Mapping[str, Any]], Iterable[Request]]
+) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
+    """``mapper``'s requests for the objects of ``res`` in the cache: the pods of a DNSet
+    and of a TNSet carry the same labels, and each kind's controller would otherwise
+    reconcile, for nothing, the sets of the other kind."""
+
+    def only(obj: Mapping[str, Any]) -> Iterable[Request]:
+        return [req for req in mapper(obj) if caches.get(res, req.namespace, req.name) is not None]
+
+    return only
+
+
 def sets_of_storage_class(
     caches: Caches, component_kind: str
 ) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
@@ -283,9 +296,10 @@ class Operator:
                 stateful,
                 reads=TAKEOVER_READS,
             )
-            self._watch(tn, r.PODS, set_of_pod("DNSet"))
-            self._watch(tn, r.PVCS, set_of_pod("DNSet"))
-            self._watch(tn, r.STORAGECLASSES, sets_of_storage_class(self.caches, "DNSet"))
+            self._watch(tn, r.PODS, existing_only(self.caches, res, set_of_pod("DNSet")))
+            self._watch(tn, r.PVCS, existing_only(self.caches, res, set_of_pod("DNSet")))
+            of_class = sets_of_storage_class(self.caches, "DNSet")
+            self._watch(tn, r.STORAGECLASSES, existing_only(self.caches, res, of_class))
             self._watch(tn, r.LOGSETS, dependents_of_logset(self.caches, res))
         cn_owns = (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS)
         cn = self._actor_controller(

@@ -1,6 +1,7 @@
 """What the operator's cache drops: managed fields, ``kubectl apply``'s copy of
-the object, every pod spec field no controller reads, and the Service spec
-fields the API server assigns and the operator never sets."""
+the object, every pod spec field no controller reads, the Service spec
+fields the API server assigns and the operator never sets, and the text of
+ConfigMaps (a digest that compares as the text did)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from mo_operator.controllers.common.cache_transforms import (
     POD_SPEC_READ,
     POD_STATUS_UNREAD,
     SERVICE_SPEC_ASSIGNED,
+    TextDigest,
 )
+from mo_operator.controllers.common.configmaps import hashed_config_map
 from mo_operator.controllers.common.desired import matches, stamped
 from mo_operator.kube.informer import LAST_APPLIED, strip_managed_fields
 
@@ -193,3 +196,44 @@ def test_a_cached_service_still_matches_its_desired_rendering_and_its_drift_show
     headless = transform(as_served(every_service_we_make()[0], "None"))
     assert headless["spec"]["clusterIP"] == "None"
     assert "clusterIP" not in transform(as_served(every_service_we_make()[3], "10.96.0.7"))["spec"]
+
+
+def config_map(data: dict[str, str]) -> dict[str, Any]:
+    return stamped(hashed_config_map(OWNER, "mo-tp-cn-config", LABELS, data))
+
+
+def test_a_cached_config_map_keeps_digests_that_compare_as_its_text_did() -> None:
+    transform = CACHE_TRANSFORMS[r.CONFIGMAPS]
+    config = "[cn]\nrole = 'TP'\n" * 40
+    desired = config_map({"config.toml": config, "start.sh": "exec mo-service"})
+    cached = transform(desired)
+    assert all(type(v) is TextDigest for v in cached["data"].values())
+    assert matches(desired, cached)
+    edited = transform({**desired, "data": {**desired["data"], "config.toml": config + "x"}})
+    assert not matches(desired, edited), "another writer's edit still shows"
+    dropped = transform({**desired, "data": {"start.sh": "exec mo-service"}})
+    assert not matches(desired, dropped), "so does a value removed"
+    extra = transform({**desired, "data": {**desired["data"], "other": "theirs"}})
+    assert matches(desired, extra), "a key another writer added is not ours to compare, as before"
+    assert cached["data"]["config.toml"] == TextDigest(config) and hash(TextDigest(config)) == hash(
+        cached["data"]["config.toml"]
+    )
+    assert cached["data"]["config.toml"] != TextDigest(config + "x")
+
+
+_DATA_READ = re.compile(r"""(?:\.get\(|\[|mapping_at\([^,]+,\s*)"data"[\])]""")
+
+
+def test_only_secrets_have_their_data_read() -> None:
+    """A guard over what runs in the operator: the sources that read any object's
+    ``data`` are those that read Secrets (ConfigMaps keep only digests)."""
+    root = Path(controllers.__file__).parent.parent
+    readers = {
+        path.relative_to(root).as_posix()
+        for folder in ("controllers", "matrixone")
+        for path in (root / folder).rglob("*.py")
+        if "simulated" not in path.parts
+        and path.name != "cache_transforms.py"
+        and _DATA_READ.search(path.read_text())
+    }
+    assert readers == {"controllers/webui.py", "controllers/cluster/actor.py"}, readers

@@ -22,10 +22,20 @@ assigns and we never set (the cluster IP of a Service that is not headless,
 its IP families and policies) cannot make that check fail, so dropping it
 changes no decision, and no controller reads one (the test renders every
 kind of Service we make and checks none sets them).
+
+ConfigMaps' data is the one part of them that is large and unique (config
+files naming their cluster), and no controller reads it back: it is only
+compared with its desired rendering. The cache keeps a ``TextDigest`` in
+place of each value, equal to exactly the text it was made from, so the
+subset check compares as it did (a value another writer changed still
+differs) and 6,000 ConfigMaps cache 2.2 MiB less. A controller that starts
+reading ConfigMap data from the cache must read it from the API instead (the
+test lists the sources that read any ``data``: Secrets only).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,6 +90,43 @@ def pod_as_read(obj: Obj) -> Obj:
     return {**obj, "status": kept}
 
 
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+class TextDigest:
+    """What the cache keeps of a ConfigMap value: equal to the same text (or to a
+    digest of it) and to nothing else, and not a ``str``, so that a reader
+    expecting the text fails instead of reading a hash."""
+
+    __slots__ = ("_digest",)
+
+    def __init__(self, text: str) -> None:
+        self._digest = _digest(text)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TextDigest):
+            return self._digest == other._digest
+        if isinstance(other, str):
+            return self._digest == _digest(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._digest)
+
+    def __repr__(self) -> str:
+        return f"TextDigest({self._digest.hex()})"
+
+
+def config_map_as_compared(obj: Obj) -> Obj:
+    """``obj`` (a ConfigMap) with a digest in place of each value of its ``data``."""
+    obj = strip_managed_fields(obj)
+    data = obj.get("data")
+    if not isinstance(data, dict) or not data:
+        return obj
+    return {**obj, "data": {k: TextDigest(v) if isinstance(v, str) else v for k, v in data.items()}}
+
+
 def without_assigned_service_fields(obj: Obj) -> Obj:
     """``obj`` (a Service) without the spec fields the server assigned and we never set."""
     obj = strip_managed_fields(obj)
@@ -99,5 +146,6 @@ def without_assigned_service_fields(obj: Obj) -> Obj:
 CACHE_TRANSFORMS: Mapping[Resource, Transform] = {
     r.PODS: pod_as_read,
     r.SERVICES: without_assigned_service_fields,
+    r.CONFIGMAPS: config_map_as_compared,
 }
 """Per resource, the transform its informers apply before caching (others: the default)."""

@@ -55,7 +55,9 @@ def clean(obj: Mapping[str, Any]) -> tuple[Obj, Obj | None]:
         spec.pop("nodeName", None)  # bound to a node that may not exist there
     if body.get("kind") == "PersistentVolumeClaim":
         spec.pop("volumeName", None)
-    if body.get("kind") == "Service":
+    if body.get("kind") == "Service" and spec.get("clusterIP") != "None":
+        # the server allocates a copy its own address; a headless Service's "None"
+        # is its spec, which a copy without it could never be applied back to
         spec.pop("clusterIP", None)
         spec.pop("clusterIPs", None)
     return body, status

@@ -32,6 +32,12 @@ REAL_KUBECONFIG = os.environ.get("MO_TEST_KUBECONFIG")
 (started here from ``KUBEBUILDER_ASSETS``, or an existing cluster)."""
 
 
+NAMESPACE_TEARDOWN_SECONDS = 300.0
+"""How long the namespaces of a run on a real server may take to go, plus a second
+each: there the namespace controller deletes every kind of each one in turn, and
+a benchmark's world holds thousands of objects in dozens of namespaces."""
+
+
 def log(message: str) -> None:
     """Progress on stderr (stdout carries the figures)."""
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
@@ -52,7 +58,13 @@ async def target(*, simulator: bool = True) -> AsyncIterator[World]:
         async with open_world(
             Path(d), REAL_KUBECONFIG, apart=True, simulator=simulator, finalize_wait=0.0
         ) as world:
-            yield world
+            try:
+                yield world
+            finally:
+                if REAL_KUBECONFIG:  # before the kit's own teardown, which waits a minute or so
+                    log(f"deleting {len(world.namespaces)} namespaces")
+                    await world.remove_our_objects(wait=0.0)
+                    await world.delete_namespaces(NAMESPACE_TEARDOWN_SECONDS + len(world.namespaces))
 
 
 def client_of(world: World, field_manager: str) -> ApiClient:

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .allocator import release_freed_memory
 from .backoff import Backoff
 from .cache import CachedObject, IndexFunc, Store, object_key
 from .collector import collector_paused
@@ -293,6 +294,8 @@ class SharedInformer:
             self.relists += 1
             INFORMER_RELISTS.labels(self.name).inc()
         self._replace(items)
+        del items
+        release_freed_memory()
         self._objects_gauge.set(len(self.store))
         self._rv = rv
         self._synced.set()

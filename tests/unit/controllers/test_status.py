@@ -106,6 +106,18 @@ def test_a_start_whose_pods_came_before_its_first_write_is_still_a_start() -> No
     assert _condition(ctx, "UpToDate")["reason"] == "Applying"
 
 
+def test_a_start_counted_against_its_desired_replicas_is_still_a_start() -> None:
+    """A CNSet's roll counts its desired replicas before it has made a pod."""
+    ctx = _ctx()
+    first_status(ctx, {}, *NOT_STARTED)
+    report_rollout(ctx, Rollout(2, 0, 0, False), 2, WORDING, pending=True)
+    assert _condition(ctx, "UpToDate")["reason"] == "Applying"
+    taken_over = _ctx()
+    first_status(taken_over, {}, *NOT_STARTED)
+    report_rollout(taken_over, Rollout(2, 2, 0, False), 2, WORDING, pending=True)
+    assert _condition(taken_over, "UpToDate")["reason"] == "RollingUpdate", "serving pods are replaced"
+
+
 def test_a_stalled_start_says_so() -> None:
     ctx = _ctx()
     first_status(ctx, {}, *NOT_STARTED)

@@ -44,7 +44,10 @@ def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> Non
         pending = False
     known = _reason(ctx, UP_TO_DATE)
     starting = known in (NOT_STARTED[0], APPLYING[0])
-    if pending and roll.replicas > 0 and known != APPLYING[0]:
+    # a set that ran (or has reported nothing) rewriting its workload, or one finding
+    # pods that serve already (taken over from elsewhere): pods are replaced
+    rolls = not starting or (known == NOT_STARTED[0] and roll.ready > 0)
+    if pending and roll.replicas > 0 and rolls:
         ctx.set_condition(
             UP_TO_DATE, False, "RollingUpdate", f"applying the current spec to the workload; {roll.summary()}"
         )

@@ -227,9 +227,26 @@ async def test_cn_groups_no_longer_named_are_deleted_if_this_cluster_controls_th
         {**foreign["metadata"]["ownerReferences"][0], "uid": "uid-other"}
     ]
     assert foreign["metadata"]["labels"] == {labels.CLUSTER: "mo"}
-    calls, _ = await observe(obj, [*settled_world(obj), gone, foreign])
+    calls, ctx = await observe(obj, [*settled_world(obj), gone, foreign])
     assert [(verb, kind, name) for verb, kind, name, _ in calls] == [("delete", "CNSet", "mo-old")]
     assert calls[0][3]["uid"] == "uid-old"
+    assert calls[0][3]["propagation_policy"] == "Foreground"  # gone only once its pods are
+    current = condition(ctx, UP_TO_DATE)
+    assert current is not None and (current["status"], current["reason"]) == ("False", "RemovingSets")
+    assert "CNSet mo-old" in current["message"]
+
+
+async def test_a_removed_group_being_deleted_keeps_the_cluster_not_up_to_date_until_it_is_gone() -> None:
+    obj = cluster()
+    going = stored(kids(cluster())[2].obj)
+    going["metadata"].update(name="mo-old", uid="uid-old", deletionTimestamp="2026-01-01T00:00:00Z")
+    calls, ctx = await observe(obj, [*settled_world(obj), going])
+    assert calls == []  # already being deleted: nothing to write
+    current = condition(ctx, UP_TO_DATE)
+    assert current is not None and (current["status"], current["reason"]) == ("False", "RemovingSets")
+    _, ctx = await observe(obj, settled_world(obj))
+    current = condition(ctx, UP_TO_DATE)
+    assert current is not None and current["status"] == "True"
 
 
 async def test_a_proxy_or_console_the_spec_drops_is_deleted() -> None:

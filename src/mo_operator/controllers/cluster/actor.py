@@ -120,8 +120,8 @@ class MatrixOneClusterActor:
                     plan.apply(with_finalizer(want, cached), child.resource)
             if any(not settled(cached_children[c.label], stamped(c.obj)) for c in group):
                 unsettled_roles.append(role)
-        self._delete_orphans(obj, children, plan)
-        self._status(ctx, spec, children, cached_children, held_children)
+        leaving = self._delete_orphans(obj, children, plan)
+        self._status(ctx, spec, children, cached_children, held_children, leaving)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
@@ -180,20 +180,33 @@ class MatrixOneClusterActor:
         )
         return None
 
-    def _delete_orphans(self, obj: Mapping[str, Any], children: Sequence[Child], plan: Writes) -> None:
-        """Children the spec no longer asks for: CN groups it no longer names, the proxy
-        or web console it dropped (only those this cluster controls)."""
+    def _delete_orphans(self, obj: Mapping[str, Any], children: Sequence[Child], plan: Writes) -> list[str]:
+        """Delete the children the spec no longer asks for (CN groups it no longer
+        names, the proxy or web console it dropped; only those this cluster
+        controls), and name those still there.
+
+        They go in the foreground: a removed CN group stays, being deleted, until
+        the garbage collector has removed its pods (each drained first), so the
+        cluster reports the removal as under way until nothing of the group runs,
+        on a real API server whose collector acts seconds later as on one that
+        acts at once."""
         namespace = obj["metadata"].get("namespace") or ""
         wanted = {(c.resource.kind, c.name) for c in children}
+        leaving: list[str] = []
         for res in (r.CNSETS, r.PROXYSETS, r.WEBUIS):
             for child in self.env.caches.list(res, namespace, labels.cluster_labels(obj["metadata"]["name"])):
-                if (
-                    (res.kind, name_of(child)) in wanted
-                    or not is_controlled_by(child, obj)
-                    or is_deleting(child)
-                ):
+                if (res.kind, name_of(child)) in wanted or not is_controlled_by(child, obj):
                     continue
-                plan.delete(res, namespace, name_of(child), uid=child["metadata"]["uid"])
+                leaving.append(f"{res.kind} {name_of(child)}")
+                if not is_deleting(child):
+                    plan.delete(
+                        res,
+                        namespace,
+                        name_of(child),
+                        uid=child["metadata"]["uid"],
+                        propagation_policy="Foreground",
+                    )
+        return leaving
 
     # ---------------------------------------------------------------- status
     def _status(
@@ -203,6 +216,7 @@ class MatrixOneClusterActor:
         children: Sequence[Child],
         cached: Mapping[str, Mapping[str, Any] | None],
         held_children: Sequence[Child],
+        leaving: Sequence[str],
     ) -> None:
         status = ctx.status
         namespace, name = ctx.namespace, ctx.name
@@ -257,7 +271,7 @@ class MatrixOneClusterActor:
             "cn": f"{ready_groups}/{len(groups)} groups ready",
         }
         self._ready(ctx, by_role, cached)
-        self._up_to_date(ctx, children, cached, held_children)
+        self._up_to_date(ctx, children, cached, held_children, leaving)
         _volume_expansion(ctx, children, cached)
 
     def _ready(
@@ -282,6 +296,7 @@ class MatrixOneClusterActor:
         children: Sequence[Child],
         cached: Mapping[str, Mapping[str, Any] | None],
         held_children: Sequence[Child],
+        leaving: Sequence[str],
     ) -> None:
         for child in children:
             found = cached[child.label]
@@ -297,6 +312,11 @@ class MatrixOneClusterActor:
                 ctx.set_condition(
                     UP_TO_DATE, False, "Rolling", f"{_describe(child, found, UP_TO_DATE)}{waiting}"
                 )
+            return
+        if leaving:
+            ctx.set_condition(
+                UP_TO_DATE, False, "RemovingSets", f"{', '.join(leaving)}: being removed, pods first"
+            )
             return
         ctx.set_condition(UP_TO_DATE, True, "RolloutComplete", "every set runs the current spec")
 

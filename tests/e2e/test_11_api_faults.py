@@ -57,6 +57,7 @@ async def _inject(world: World, rng: random.Random, stop: asyncio.Event, done: l
         done.append(fault)
 
 
+@pytest.mark.timeout(300)  # fifteen faults, API server restarts among them, and five waits to settle
 async def test_api_faults_during_a_scenario_lose_nothing(
     world: World, operator_runner: OperatorRunner
 ) -> None:

@@ -4,6 +4,7 @@ kube-apiserver), and the test-only fault hooks and request log work."""
 from __future__ import annotations
 
 import asyncio
+import ssl
 from pathlib import Path
 
 import aiohttp
@@ -105,3 +106,30 @@ async def test_request_log_counts_writes_by_manager(raw: Raw, control_plane: Con
     assert [(w.verb, w.resource, w.name, w.code) for w in writes] == [("create", "configmaps", "", 201)]
     code, body = await raw.get("/localcluster/requests")
     assert code == 200 and any(r["verb"] == "get" and r["name"] == "x" for r in body["items"])
+
+
+async def test_a_connection_that_outlives_the_server_is_answered_by_nothing(tmp_path: Path) -> None:
+    """A client that connected while the server stopped, its TLS handshake not yet
+    done (an informer reconnecting after the stop dropped its watch), must not be
+    served by the stopped server's store, which no longer sees a write: as when a
+    kube-apiserver process is gone, that connection is closed."""
+    cp = ControlPlane(data_dir=tmp_path / "data", simulate_workloads=False)
+    await cp.start(tmp_path / "kc")
+    host, port, token = cp.server.host, cp.server.port, cp.server.token
+    reader, writer = await asyncio.open_connection(host, port)  # accepted; no handshake yet
+    await cp.stop()
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        await writer.start_tls(context)
+        writer.write(
+            f"GET {NS}/configmaps HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+        )
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readline(), 10)
+    except (ConnectionError, ssl.SSLError):
+        status_line = b""
+    finally:
+        writer.close()
+    assert not status_line.startswith(b"HTTP/1.1 200"), status_line

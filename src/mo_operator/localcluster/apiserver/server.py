@@ -78,6 +78,8 @@ class ApiServer:
         self.handlers = ResourceHandlers(self)
         self.active_watches = 0
         self._runner: web.AppRunner | None = None
+        self._stopped = False
+        """Set at the start of ``stop``: from then on this server answers nothing."""
 
     # ------------------------------------------------------------ identity
     def _load_or_make_token(self) -> str:
@@ -105,6 +107,7 @@ class ApiServer:
 
     # ------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        self._stopped = False
         for rt_crd in self.store.list("customresourcedefinitions.apiextensions.k8s.io"):
             if not rt_crd["metadata"].get("deletionTimestamp") or rt_crd["metadata"].get("finalizers"):
                 self.registry.set_custom(rt_crd)
@@ -135,6 +138,7 @@ class ApiServer:
         log.info("API server listening on %s", self.url)
 
     async def stop(self) -> None:
+        self._stopped = True
         self.store.drop_watchers()
         await self.lifecycle.stop()
         await self.admission.close()
@@ -177,6 +181,14 @@ class ApiServer:
     # ------------------------------------------------------------ HTTP plumbing
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if self._stopped:
+            # A connection whose TLS handshake was still under way when the server
+            # stopped is unknown to aiohttp's shutdown and outlives it; a stopped
+            # kube-apiserver's process has no connection left, so drop it and let
+            # the client reconnect to whatever listens now.
+            if request.transport is not None:
+                request.transport.abort()
+            raise web.HTTPServiceUnavailable()
         path = request.path
         user_agent = request.headers.get("User-Agent", "")
         started = time.time()

@@ -209,3 +209,19 @@ class FakeListerWatcher:
                 await self.server.wait_poke()
         finally:
             session.closed = True
+
+
+class SyncedByEvent:
+    """A fake informer side that has synced once its test sets ``synced``."""
+
+    synced: asyncio.Event
+
+    def has_synced(self) -> bool:
+        return self.synced.is_set()
+
+    async def wait_synced(self, timeout: float | None = None) -> bool:
+        try:
+            await asyncio.wait_for(self.synced.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True

@@ -13,8 +13,10 @@ from mo_operator.kube.manager import Manager
 from mo_operator.kube.reads import check_read
 from mo_operator.testing.waiting import eventually
 
+from .fakes import SyncedByEvent
 
-class Cache:
+
+class Cache(SyncedByEvent):
     """An event source that syncs when told to."""
 
     def __init__(self, name: str) -> None:
@@ -24,16 +26,6 @@ class Cache:
 
     def add_event_handler(self, on_add: Any, on_update: Any, on_delete: Any) -> None:
         self.handlers.append(on_add)
-
-    def has_synced(self) -> bool:
-        return self.synced.is_set()
-
-    async def wait_synced(self, timeout: float | None = None) -> bool:
-        try:
-            await asyncio.wait_for(self.synced.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
 
     def add(self, name: str) -> None:
         for on_add in self.handlers:

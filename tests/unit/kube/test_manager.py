@@ -11,8 +11,10 @@ import pytest
 
 from mo_operator.kube.manager import Manager
 
+from .fakes import SyncedByEvent
 
-class Informers:
+
+class Informers(SyncedByEvent):
     """Informers that sync only when told to."""
 
     def __init__(self) -> None:
@@ -22,16 +24,6 @@ class Informers:
 
     async def start(self) -> None:
         self.started = True
-
-    async def wait_synced(self, timeout: float | None = None) -> bool:
-        try:
-            await asyncio.wait_for(self.synced.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
-
-    def has_synced(self) -> bool:
-        return self.synced.is_set()
 
     async def stop(self) -> None:
         self.stopped = True

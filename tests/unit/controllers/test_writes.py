@@ -1,16 +1,22 @@
 """Which planned writes count as writing a set's workload: those that may reshape
-its pods, so it is not up to date while they run; and that a plan does not apply
-again what it just applied while the cache has not shown it yet."""
+its pods, so it is not up to date while they run; that a plan does not apply
+again what it just applied while the cache has not shown it yet; and which of
+its writes go out together."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any, cast
+
+import pytest
 
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.unseen import Unseen
 from mo_operator.controllers.common.writes import Writes
+from mo_operator.kube.errors import Conflict
 
 from .controller_fakes import FakeCaches, RecordingClient
 
@@ -91,3 +97,77 @@ def test_an_apply_whose_event_never_came_is_made_again_after_the_ttl() -> None:
     unseen.note(key, _workload(1), None)
     now[0] = 6.0
     assert not unseen.awaited(key, _workload(1), None)
+
+
+class GatedClient:
+    """Applies that finish only when the test opens their gate, recording the order
+    in which they start and end; ``fail`` names an object whose apply raises."""
+
+    def __init__(self, fail: str | None = None) -> None:
+        self.gates: dict[str, asyncio.Event] = {}
+        self.log: list[str] = []
+        self.calls = self.log
+        self.fail = fail
+
+    async def apply(self, obj: Mapping[str, Any], *, resource: Any, force: bool = False) -> Any:
+        name = obj["metadata"]["name"]
+        self.log.append(f"start {name}")
+        if name == self.fail:
+            raise Conflict("refused")
+        try:
+            await self.gates.setdefault(name, asyncio.Event()).wait()
+        except asyncio.CancelledError:
+            self.log.append(f"cancelled {name}")
+            raise
+        self.log.append(f"end {name}")
+        return dict(obj)
+
+
+def _named(kind: str, name: str) -> dict[str, Any]:
+    return {**_obj(kind), "metadata": {"name": name, "namespace": "ns"}}
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Until ``condition`` holds, letting the plan's tasks run (no time passes)."""
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the plan did not get there")
+
+
+async def test_configs_and_services_go_out_together_and_the_workload_after_them() -> None:
+    client = GatedClient()
+    plan = Writes(cast(Any, client))
+    plan.apply(_named("ConfigMap", "config"), r.CONFIGMAPS)
+    plan.apply(_named("Service", "headless"), r.SERVICES)
+    plan.apply(_named("StatefulSet", "sts"), r.STATEFULSETS)
+    plan.apply(_named("Service", "metrics"), r.SERVICES)
+    running = asyncio.ensure_future(_run(plan))
+    await _until(lambda: len(client.log) == 2)
+    assert client.log == ["start config", "start headless"], "both in flight at once"
+    client.gates["headless"].set()
+    await _until(lambda: len(client.log) == 3)
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert "start sts" not in client.log, "the workload waits for the config it mounts"
+    client.gates["config"].set()
+    await _until(lambda: "start sts" in client.log)
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert "start metrics" not in client.log, "what follows a workload waits for it"
+    client.gates["sts"].set()
+    client.gates.setdefault("metrics", asyncio.Event()).set()
+    await running
+    assert client.log[-2:] == ["start metrics", "end metrics"]
+
+
+async def test_an_error_in_a_batch_cancels_the_rest_and_stops_the_plan() -> None:
+    client = GatedClient(fail="headless")
+    plan = Writes(cast(Any, client))
+    plan.apply(_named("ConfigMap", "config"), r.CONFIGMAPS)
+    plan.apply(_named("Service", "headless"), r.SERVICES)
+    plan.apply(_named("StatefulSet", "sts"), r.STATEFULSETS)
+    with pytest.raises(Conflict):
+        await _run(plan)
+    assert client.log == ["start config", "start headless", "cancelled config"]

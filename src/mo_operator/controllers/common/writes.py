@@ -5,13 +5,18 @@ once and fills a ``Writes`` plan; the Actor framework runs it only when it
 is not empty. The plan's ``description`` becomes the ``Synced=False`` message
 while it runs, so ``kubectl describe`` says what the controller is doing.
 Writes run in the order planned (ConfigMaps before the workload that mounts
-them); an error stops the plan and the reconcile retries with backoff,
-recomputing everything from the cache, so a half-run plan is never resumed
-from stale decisions.
+them), except that applies and creates in a row of anything but a workload go
+out together: each is a whole desired object, none reads another, and one
+round trip for a set's configs and Services instead of one each is most of
+the time the operator adds to a new set's convergence. An error stops the plan
+(writes of its batch still in flight are cancelled) and the reconcile retries
+with backoff, recomputing everything from the cache, so a half-run plan is
+never resumed from stale decisions.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
@@ -30,6 +35,8 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 Step = Callable[[], Awaitable[object]]
+Planned = tuple[str, Step, bool]
+"""What a step does, the step, and whether it may go out with its neighbours."""
 
 WORKLOAD_KINDS = frozenset({"StatefulSet", "Deployment", "Pod"})
 """What runs a set's pods: a plan that writes one of these may reshape them."""
@@ -44,7 +51,7 @@ class Writes:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        self.steps: list[tuple[str, Step]] = []
+        self.steps: list[Planned] = []
         self.kinds: set[str] = set()
         """The kinds the plan writes (not those of ``call`` steps)."""
 
@@ -57,7 +64,7 @@ class Writes:
     @property
     def description(self) -> str:
         """What the framework shows as the Synced=False message while the plan runs."""
-        shown = [what for what, _ in self.steps[:3]]
+        shown = [what for what, _, _ in self.steps[:3]]
         more = len(self.steps) - len(shown)
         return "; ".join(shown) + (f" and {more} more" if more > 0 else "")
 
@@ -68,16 +75,23 @@ class Writes:
         on other objects leave the pods as they are."""
         return not WORKLOAD_KINDS.isdisjoint(self.kinds)
 
-    def add(self, what: str, step: Step, kind: str | None = None) -> None:
-        self.steps.append((what, step))
+    def add(self, what: str, step: Step, kind: str | None = None, *, together: bool = False) -> None:
+        """``together``: the step may run at the same time as the ``together`` steps
+        planned right before and after it."""
+        self.steps.append((what, step, together))
         if kind is not None:
             self.kinds.add(kind)
+
+    def _put(self, what: str, step: Step, kind: str) -> None:
+        """A whole object written: with its neighbours unless it runs pods, which go
+        after everything planned before them (the ConfigMaps they mount)."""
+        self.add(what, step, kind, together=kind not in WORKLOAD_KINDS)
 
     def apply(self, obj: Mapping[str, Any], resource: Resource | None = None) -> None:
         """Server-side apply ``obj`` with our field manager, taking over fields
         others changed (drift in a field we own is corrected, not fought)."""
         res = resource or resource_of_object(obj)
-        self.add(
+        self._put(
             f"apply {_describe(obj)}", lambda: self.client.apply(obj, resource=res, force=True), res.kind
         )
 
@@ -93,7 +107,7 @@ class Writes:
             except AlreadyExists:
                 return None
 
-        self.add(f"create {_describe(obj)}", step, res.kind)
+        self._put(f"create {_describe(obj)}", step, res.kind)
 
     def sync(self, env: Env, desired: Iterable[tuple[Resource, Mapping[str, Any]]]) -> None:
         """Apply each (stamped) desired object the cache does not already hold as desired,
@@ -117,7 +131,7 @@ class Writes:
             unseen.note(key, obj, before)
             return answer
 
-        self.add(f"apply {_describe(obj)}", step, res.kind)
+        self._put(f"apply {_describe(obj)}", step, res.kind)
 
     def delete(
         self,
@@ -176,9 +190,36 @@ class Writes:
         self.add(what, step)
 
     async def __call__(self, ctx: Context) -> None:
-        for what, step in self.steps:
-            ctx.log.debug("%s", what)
-            await step()
+        for batch in self._batches():
+            for what, _, _ in batch:
+                ctx.log.debug("%s", what)
+            if len(batch) == 1:
+                await batch[0][1]()
+            else:
+                await _all_or_none([step for _, step, _ in batch])
+
+    def _batches(self) -> list[list[Planned]]:
+        """The steps in order, runs of ``together`` steps as one batch."""
+        batches: list[list[Planned]] = []
+        for planned in self.steps:
+            if batches and planned[2] and batches[-1][-1][2]:
+                batches[-1].append(planned)
+            else:
+                batches.append([planned])
+        return batches
+
+
+async def _all_or_none(steps: Iterable[Step]) -> None:
+    """Run ``steps`` at once; the first error cancels those still running and is raised
+    as it is (callers tell a conflict from a refusal by its type)."""
+    tasks = [asyncio.ensure_future(step()) for step in steps]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def delete_dependents_first(

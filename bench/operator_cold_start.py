@@ -77,7 +77,9 @@ async def child(kubeconfig: Path) -> dict[str, Any]:
         return time.time() - kit
 
     async with joined_world(kubeconfig) as world:
-        op = OperatorRunner(world, settings=OperatorSettings(), qps=ApiSettings().qps, record_writes=False)
+        op = OperatorRunner(
+            world, settings=OperatorSettings(), qps=ApiSettings().qps, record_writes=False, strict_reads=False
+        )
         operator = op.build()
         firsts = FirstReconciles()
         for controller in operator.controllers:

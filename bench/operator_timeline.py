@@ -284,7 +284,11 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         namespaces = await world.add_namespaces(args.clusters)
         clusters = layout(args.clusters, namespaces)
         op = OperatorRunner(
-            world, settings=operator_settings(args), qps=args.qps, status_window=args.status_window
+            world,
+            settings=operator_settings(args),
+            qps=args.qps,
+            status_window=args.status_window,
+            strict_reads=False,
         )
         reconciles = Reconciles()
         watcher = Watcher(world)

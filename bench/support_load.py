@@ -64,7 +64,11 @@ async def converged_load(
         namespaces = await world.add_namespaces(count)
         clusters = layout(count, namespaces)
         op = OperatorRunner(
-            world, settings=settings or OperatorSettings(), qps=qps, status_window=status_window
+            world,
+            settings=settings or OperatorSettings(),
+            qps=qps,
+            status_window=status_window,
+            strict_reads=False,
         )
         watcher = Watcher(world)
         try:

@@ -11,6 +11,7 @@ from typing import Any
 from mo_operator.kube.controller import Controller, Request
 from mo_operator.kube.manager import Manager
 from mo_operator.kube.reads import check_read
+from mo_operator.testing.runner import CONTROLLER_LOG, UndeclaredReads
 from mo_operator.testing.waiting import eventually
 
 from .fakes import SyncedByEvent
@@ -107,6 +108,8 @@ async def test_strict_reads_refuse_a_cache_the_controller_does_not_declare() -> 
     controller = Controller("c", reader(seen, undeclared))
     controller.for_(source)
     controller.strict_reads = True
+    reported = UndeclaredReads()
+    CONTROLLER_LOG.addHandler(reported)
     controller.start()
     try:
         source.add("a")
@@ -114,6 +117,10 @@ async def test_strict_reads_refuse_a_cache_the_controller_does_not_declare() -> 
         assert seen == []
     finally:
         await controller.stop()
+        CONTROLLER_LOG.removeHandler(reported)
+    assert reported.reads[:1] == ["controller c read undeclared, which it does not declare"], (
+        "the test kit's runner names the read, to fail the scenario by it"
+    )
     declared = Controller("d", reader(seen, undeclared)).reads(undeclared)
     declared.for_(source)
     declared.strict_reads = True

@@ -16,6 +16,8 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from mo_operator.controllers.common import resources as r
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
@@ -131,6 +133,10 @@ async def assert_clean_end_state(world: World, cn_groups: Mapping[str, int], ver
     assert set(keeper.stores[Component.CN]) == cn_uuids
 
 
+# Seven waits to settle (120 s each), the end check's and the teardown's: a run on a
+# real server takes 20 to 50 s plus 16 s of teardown, and a slow one must fail on
+# the wait that names what did not settle, not on the test's own clock.
+@pytest.mark.timeout(300)
 async def test_killing_the_operator_at_random_loses_and_duplicates_nothing(
     world: World, operator_runner: OperatorRunner
 ) -> None:
@@ -179,6 +185,7 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+@pytest.mark.timeout(300)
 async def test_killing_the_operator_during_backup_restore_and_deletion(
     world: World, operator_runner: OperatorRunner
 ) -> None:

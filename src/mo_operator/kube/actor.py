@@ -294,6 +294,7 @@ class ActorReconciler:
         key = (req.namespace, req.name)
         if ctx.status == current:
             self._held.discard(key)
+            self.status_window.unchanged(key)
             return False
         trouble = warnings | self.warning_reasons
         is_urgent = urgent(current, ctx.status, trouble)

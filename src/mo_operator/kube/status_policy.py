@@ -11,9 +11,13 @@ changing status, a condition other than ``Synced`` turning True (a roll
 complete: the next component's turn), a reason named as trouble. Anything
 else (``Synced`` going back and forth, a roll starting, a reason or message
 that moves on, a count, an embedded child's detail) is written at most once
-per window per object: a reconcile inside the window writes nothing and asks
-to be requeued when it closes. That requeue recomputes the status from the
-cache, so the last state is never lost, only written late by less than one
+per window per object, and only once it has stood for ``settle`` seconds: a
+reconcile that finds such a change writes nothing and asks to be requeued
+when it may. The change that ends a quiet spell usually starts a burst (a
+set's wait for its LogSet ending is followed, a moment later, by its pods
+being Ready), so waiting for the rest of it folds the burst into one write,
+or into the urgent one that ends it. That requeue recomputes the status from
+the cache, so the last state is never lost, only written late by at most a
 window. A reconcile that finds nothing to change writes nothing, whatever
 the window.
 
@@ -92,11 +96,21 @@ class StatusWindow:
     (to space out non-urgent writes), and whether it has served (past its first
     convergence, every transition is news)."""
 
-    def __init__(self, window: float = DEFAULT_WINDOW, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        window: float = DEFAULT_WINDOW,
+        clock: Callable[[], float] = time.monotonic,
+        settle: float | None = None,
+    ) -> None:
+        """``settle``: how long a non-urgent change stands before it is written (one
+        window unless given)."""
         self.window = window
+        self.settle = window if settle is None else settle
         self._clock = clock
         self._last: dict[Hashable, tuple[float, float]] = {}
         """When each object was last written, and its window since."""
+        self._changed: dict[Hashable, float] = {}
+        """When each object's unwritten non-urgent change was first seen."""
         self._ready_at: dict[Hashable, int] = {}
 
     def wait(self, key: Hashable, is_urgent: bool) -> float:
@@ -106,7 +120,13 @@ class StatusWindow:
         last = self._last.get(key)
         if last is None:
             return 0.0
-        return max(0.0, last[0] + last[1] - self._clock())
+        now = self._clock()
+        seen = self._changed.setdefault(key, now)
+        return max(0.0, last[0] + last[1] - now, seen + self.settle - now)
+
+    def unchanged(self, key: Hashable) -> None:
+        """``key``'s status is as written after all: a change seen later starts anew."""
+        self._changed.pop(key, None)
 
     def wrote(self, key: Hashable, is_urgent: bool = True) -> None:
         """``key``'s status was written: the next window is the base one after an
@@ -117,10 +137,12 @@ class StatusWindow:
         if not is_urgent and last is not None and now - last[0] < 2 * last[1]:
             window = min(2 * last[1], self.window * MAX_WINDOW_FACTOR)
         self._last[key] = (now, window)
+        self._changed.pop(key, None)
 
     def forget(self, key: Hashable) -> None:
         """The object is gone: hold nothing for it."""
         self._last.pop(key, None)
+        self._changed.pop(key, None)
         self._ready_at.pop(key, None)
 
     def has_served(

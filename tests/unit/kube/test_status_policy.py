@@ -68,7 +68,7 @@ def test_what_is_urgent() -> None:
 
 def test_the_window_spaces_writes_of_one_object_only() -> None:
     clock = Clock()
-    window = StatusWindow(2.0, clock)
+    window = StatusWindow(2.0, clock, settle=0.0)
     assert window.wait("a", is_urgent=False) == 0.0, "nothing written yet"
     window.wrote("a")
     clock.now += 0.5
@@ -245,11 +245,41 @@ async def test_a_burst_of_changes_is_one_write_per_window_carrying_the_last_stat
         assert result.requeue_after <= 2.0
     assert len(server.status_writes) == 1, "inside the window nothing is written"
     assert r.holding, "not converged: a write is owed"
-    clock.now += 1.0  # the window closed; the requeue comes back
+    clock.now += 1.0
+    await r(req)
+    assert len(server.status_writes) == 1, "the window closed, but the first change has not stood 2 s"
+    clock.now += 0.5  # the requeue comes back
     await r(req)
     assert len(server.status_writes) == 2
     assert not r.holding
     assert _ready(server.status_writes[-1])["message"] == "2/3", "the last state, not an intermediate one"
+
+
+async def test_a_change_after_a_quiet_spell_waits_for_the_rest_of_its_burst() -> None:
+    r, server, actor, clock = world(window=2.0)
+    req = Request("default", "t")
+    await r(req)
+    clock.now += 60.0  # long past the window: a set waiting for its LogSet
+    actor.message = "the LogSet is up: 0/3"
+    result = await r(req)
+    assert result is not None and result.requeue_after == 2.0, "held until it has stood a window"
+    assert len(server.status_writes) == 1
+    clock.now += 1.0
+    actor.ready, actor.message = True, "3/3"
+    await r(req)
+    assert len(server.status_writes) == 2, "the burst ended in the urgent write, which carries it"
+    assert _ready(server.status_writes[-1])["message"] == "3/3"
+    assert not r.holding
+    clock.now += 60.0
+    actor.message = "3/3, one restarted"
+    await r(req)
+    actor.message = "3/3"
+    assert await r(req) is None, "the change went back before it stood: nothing owed"
+    assert not r.holding
+    clock.now += 0.5
+    actor.message = "3/3, again"
+    result = await r(req)
+    assert result is not None and result.requeue_after == 2.0, "a change seen after that starts anew"
 
 
 async def test_an_urgent_change_is_written_at_once_inside_the_window() -> None:

@@ -5,17 +5,20 @@ apply at once; a settled cluster makes no write at all."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from mo_operator.controllers.cluster.actor import MatrixOneClusterActor, settled
 from mo_operator.controllers.cluster.children import Child, desired_children
 from mo_operator.controllers.common.admission import admitted
 from mo_operator.controllers.common.desired import stamped
 from mo_operator.controllers.common.status import UP_TO_DATE
+from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
 
-from .controller_fakes import FakeCaches, condition, context, make_env, run
+from .controller_fakes import FakeCaches, RecordingClient, condition, context, make_env, run
 
 Obj = dict[str, Any]
 API = "core.matrixorigin.io/v1alpha1"
@@ -131,6 +134,33 @@ async def test_a_new_cluster_creates_its_credential_and_every_child() -> None:
     ]
     ready = condition(ctx, "Ready")
     assert ready is not None and ready["reason"] == "LogServiceNotReady"
+
+
+class SlowApplies(RecordingClient):
+    """Applies that take a few turns of the loop, saying when each starts and ends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: list[str] = []
+
+    async def apply(self, obj: Mapping[str, Any], *, resource: Resource, force: bool = False) -> Obj:
+        self.order.append(f"start {resource.kind}")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        self.order.append(f"end {resource.kind}")
+        return await super().apply(obj, resource=resource, force=force)
+
+
+async def test_the_log_service_is_made_first_and_the_other_sets_together_after_it() -> None:
+    obj = cluster()
+    env = make_env(FakeCaches(obj))
+    client = SlowApplies()
+    env.client = cast(Any, client)
+    plan = await MatrixOneClusterActor(env).observe(context(obj))
+    assert plan is not None
+    await run(plan)
+    assert client.order[:2] == ["start LogSet", "end LogSet"], "its sets find it when they first look"
+    assert client.order[2:5] == ["start DNSet", "start CNSet", "start ProxySet"], "then the rest at once"
 
 
 async def test_children_are_made_with_their_own_controllers_finalizer() -> None:

@@ -171,3 +171,23 @@ async def test_an_error_in_a_batch_cancels_the_rest_and_stops_the_plan() -> None
     with pytest.raises(Conflict):
         await _run(plan)
     assert client.log == ["start config", "start headless", "cancelled config"]
+
+
+async def test_what_is_planned_after_then_goes_after_everything_before_it() -> None:
+    client = GatedClient()
+    plan = Writes(cast(Any, client))
+    plan.apply(_named("ConfigMap", "logset"), r.CONFIGMAPS)
+    plan.then()
+    plan.apply(_named("ConfigMap", "dnset"), r.CONFIGMAPS)
+    plan.apply(_named("ConfigMap", "cnset"), r.CONFIGMAPS)
+    running = asyncio.ensure_future(_run(plan))
+    await _until(lambda: len(client.log) == 1)
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert client.log == ["start logset"]
+    client.gates["logset"].set()
+    await _until(lambda: len(client.log) == 4)
+    assert client.log[1:] == ["end logset", "start dnset", "start cnset"], "after it, and together"
+    client.gates.setdefault("dnset", asyncio.Event()).set()
+    client.gates.setdefault("cnset", asyncio.Event()).set()
+    await running

@@ -120,6 +120,8 @@ class MatrixOneClusterActor:
                     plan.apply(with_finalizer(want, cached), child.resource)
             if any(not settled(cached_children[c.label], stamped(c.obj)) for c in group):
                 unsettled_roles.append(role)
+            if role == ROLE_LOG:
+                plan.then()  # the sets find their LogSet there when they first look
         leaving = self._delete_orphans(obj, children, plan)
         self._status(ctx, spec, children, cached_children, held_children, leaving)
         return plan or None

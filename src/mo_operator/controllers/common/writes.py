@@ -54,6 +54,8 @@ class Writes:
         self.steps: list[Planned] = []
         self.kinds: set[str] = set()
         """The kinds the plan writes (not those of ``call`` steps)."""
+        self._cuts: set[int] = set()
+        """Indexes of steps that go only after every step before them (``then``)."""
 
     def __bool__(self) -> bool:
         return bool(self.steps)
@@ -81,6 +83,12 @@ class Writes:
         self.steps.append((what, step, together))
         if kind is not None:
             self.kinds.add(kind)
+
+    def then(self) -> None:
+        """What is planned from here on goes after everything planned so far: for an
+        object others look for as soon as theirs exist (a cluster's LogSet, which
+        its sets report waiting for until they see it)."""
+        self._cuts.add(len(self.steps))
 
     def _put(self, what: str, step: Step, kind: str) -> None:
         """A whole object written: with its neighbours unless it runs pods, which go
@@ -201,8 +209,8 @@ class Writes:
     def _batches(self) -> list[list[Planned]]:
         """The steps in order, runs of ``together`` steps as one batch."""
         batches: list[list[Planned]] = []
-        for planned in self.steps:
-            if batches and planned[2] and batches[-1][-1][2]:
+        for index, planned in enumerate(self.steps):
+            if batches and planned[2] and batches[-1][-1][2] and index not in self._cuts:
                 batches[-1].append(planned)
             else:
                 batches.append([planned])

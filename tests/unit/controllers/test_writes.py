@@ -61,8 +61,12 @@ def _workload(replicas: int) -> dict[str, Any]:
     return {**_obj("StatefulSet"), "spec": {"replicas": replicas}}
 
 
-async def _run(plan: Writes) -> list[Any]:
+async def _execute(plan: Writes) -> None:
     await plan(cast(Any, SimpleNamespace(log=logging.getLogger("test"))))
+
+
+async def _run(plan: Writes) -> list[Any]:
+    await _execute(plan)
     return cast(RecordingClient, plan.client).calls
 
 
@@ -106,7 +110,6 @@ class GatedClient:
     def __init__(self, fail: str | None = None) -> None:
         self.gates: dict[str, asyncio.Event] = {}
         self.log: list[str] = []
-        self.calls = self.log
         self.fail = fail
 
     async def apply(self, obj: Mapping[str, Any], *, resource: Any, force: bool = False) -> Any:
@@ -136,6 +139,12 @@ async def _until(condition: Callable[[], bool]) -> None:
     raise AssertionError("the plan did not get there")
 
 
+async def _let_run() -> None:
+    """Some turns of the loop, for a step that must not start to have had its chance."""
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
 async def test_configs_and_services_go_out_together_and_the_workload_after_them() -> None:
     client = GatedClient()
     plan = Writes(cast(Any, client))
@@ -143,18 +152,16 @@ async def test_configs_and_services_go_out_together_and_the_workload_after_them(
     plan.apply(_named("Service", "headless"), r.SERVICES)
     plan.apply(_named("StatefulSet", "sts"), r.STATEFULSETS)
     plan.apply(_named("Service", "metrics"), r.SERVICES)
-    running = asyncio.ensure_future(_run(plan))
+    running = asyncio.ensure_future(_execute(plan))
     await _until(lambda: len(client.log) == 2)
     assert client.log == ["start config", "start headless"], "both in flight at once"
     client.gates["headless"].set()
     await _until(lambda: len(client.log) == 3)
-    for _ in range(10):
-        await asyncio.sleep(0)
+    await _let_run()
     assert "start sts" not in client.log, "the workload waits for the config it mounts"
     client.gates["config"].set()
     await _until(lambda: "start sts" in client.log)
-    for _ in range(10):
-        await asyncio.sleep(0)
+    await _let_run()
     assert "start metrics" not in client.log, "what follows a workload waits for it"
     client.gates["sts"].set()
     client.gates.setdefault("metrics", asyncio.Event()).set()
@@ -169,7 +176,7 @@ async def test_an_error_in_a_batch_cancels_the_rest_and_stops_the_plan() -> None
     plan.apply(_named("Service", "headless"), r.SERVICES)
     plan.apply(_named("StatefulSet", "sts"), r.STATEFULSETS)
     with pytest.raises(Conflict):
-        await _run(plan)
+        await _execute(plan)
     assert client.log == ["start config", "start headless", "cancelled config"]
 
 
@@ -180,10 +187,9 @@ async def test_what_is_planned_after_then_goes_after_everything_before_it() -> N
     plan.then()
     plan.apply(_named("ConfigMap", "dnset"), r.CONFIGMAPS)
     plan.apply(_named("ConfigMap", "cnset"), r.CONFIGMAPS)
-    running = asyncio.ensure_future(_run(plan))
+    running = asyncio.ensure_future(_execute(plan))
     await _until(lambda: len(client.log) == 1)
-    for _ in range(10):
-        await asyncio.sleep(0)
+    await _let_run()
     assert client.log == ["start logset"]
     client.gates["logset"].set()
     await _until(lambda: len(client.log) == 4)

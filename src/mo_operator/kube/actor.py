@@ -246,16 +246,17 @@ class ActorReconciler:
                 return None
             return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
         if self.adds_finalizer and self.finalizer not in finalizers:
-            await self.writer.merge_patch(
-                req.namespace,
-                req.name,
-                {
-                    "metadata": {
-                        "finalizers": [*finalizers, self.finalizer],
-                        "resourceVersion": meta["resourceVersion"],
-                    }
-                },
-            )
+            with contextlib.suppress(NotFound):  # deleted meanwhile: nothing left to guard
+                await self.writer.merge_patch(
+                    req.namespace,
+                    req.name,
+                    {
+                        "metadata": {
+                            "finalizers": [*finalizers, self.finalizer],
+                            "resourceVersion": meta["resourceVersion"],
+                        }
+                    },
+                )
             return None  # the update event brings us back with the finalizer in place
         try:
             action = await self.actor.observe(ctx)
@@ -305,7 +306,13 @@ class ActorReconciler:
             return False
         self._held.discard(key)
         meta = cached["metadata"]
-        answer = await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
+        try:
+            answer = await self.writer.patch_status(meta.get("namespace") or "", meta["name"], ctx.status)
+        except NotFound:
+            # Deleted since the cache showed it (a finalizer just removed): its deletion
+            # event ends the matter, and a retry would only fail the same way.
+            ctx.log.debug("gone before its status was written")
+            return False
         self.status_window.wrote(key, is_urgent)
         made = (answer.get("metadata") or {}).get("resourceVersion") if isinstance(answer, Mapping) else None
         self._written[key] = _WrittenStatus(

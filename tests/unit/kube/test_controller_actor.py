@@ -248,6 +248,40 @@ async def test_finalizing_an_object_the_cache_still_shows_after_it_went_is_done(
     assert actor.finalized and len(writer.writes) == 1
 
 
+async def test_a_status_write_answered_not_found_ends_the_round_without_retry() -> None:
+    """The object went (its finalizer removed by someone else) between the cache read
+    and our status write: the round is over, with no error to retry and no Event."""
+    store = {
+        "t": {"metadata": {"name": "t", "namespace": "default", "generation": 1, "resourceVersion": "1"}}
+    }
+    r, actor, writer, rec = make(store)
+    r.adds_finalizer = False
+    actor.pending = 0
+
+    async def gone(namespace: str, name: str, status: Obj) -> Obj:
+        writer.writes.append(("status", status))
+        raise ApiError(404, "NotFound", 'things "t" not found')
+
+    writer.patch_status = gone  # type: ignore[method-assign]
+    assert await r(Request("default", "t")) is None
+    assert [kind for kind, _ in writer.writes] == ["status"] and rec.events == []
+
+
+async def test_adding_the_finalizer_to_an_object_already_gone_is_no_error() -> None:
+    store = {
+        "t": {"metadata": {"name": "t", "namespace": "default", "generation": 1, "resourceVersion": "1"}}
+    }
+    r, actor, writer, _ = make(store)
+
+    async def gone(namespace: str, name: str, patch: Obj) -> Obj:
+        writer.writes.append(("patch", patch))
+        raise ApiError(404, "NotFound", 'things "t" not found')
+
+    writer.merge_patch = gone  # type: ignore[method-assign]
+    assert await r(Request("default", "t")) is None
+    assert [kind for kind, _ in writer.writes] == ["patch"] and actor.pending == 1, "not observed"
+
+
 async def test_terminal_error_sets_a_condition_and_one_event() -> None:
     store = {
         "t": {

@@ -20,7 +20,7 @@ from mo_operator.testing import runner
 from mo_operator.testing.cleanup import NAMESPACES, OUR_FINALIZERS, PERSISTENT_VOLUMES
 from mo_operator.testing.manifests import GROUP_VERSION, SIMULATED_STORAGE_CLASS, VERSION
 from mo_operator.testing.timings import FAST_SIMULATOR, MO_SETTINGS, OPERATOR_SETTINGS
-from mo_operator.testing.waiting import condition, eventually, is_ready
+from mo_operator.testing.waiting import Unmet, condition, eventually, is_ready
 from mo_operator.testing.world import World
 
 from .rbac import refused
@@ -45,6 +45,7 @@ __all__ = [
     "Check",
     "Obj",
     "OperatorRunner",
+    "Unmet",
     "World",
     "condition",
     "eventually",

@@ -23,7 +23,7 @@ from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 
-from .harness import GROUP_VERSION, OperatorRunner, World, eventually
+from .harness import GROUP_VERSION, OperatorRunner, Unmet, World, eventually
 from .test_09_operator_kill import OPERATOR_ARGS, SEED, Chaos
 
 Obj = dict[str, Any]
@@ -206,9 +206,23 @@ async def _phases_are(world: World, expected: Mapping[str, int]) -> bool:
     return await _phases(world) == dict(expected)
 
 
-async def _is_idle(world: World, name: str) -> bool:
+async def _is_idle(world: World, name: str) -> bool | Unmet:
     pod = (await _pool_pods(world)).get(name)
-    return pod is not None and _phase(pod) == "Idle"
+    if pod is not None and _phase(pod) == "Idle":
+        return True
+    if pod is None:
+        return Unmet(f"no pod {name}")
+    meta = pod["metadata"]
+    store = _store(world, _uuid(pod)) if labels.CN_UUID in meta["labels"] else None
+    held = (
+        ""
+        if store is None
+        else f", store {store.work_state.value} {store.labels} with {store.sessions} sessions"
+    )
+    return Unmet(
+        f"pod {name} v{meta['resourceVersion']} labelled {meta['labels']}, "
+        f"annotated {meta.get('annotations') or {}}{held}"
+    )
 
 
 async def _none_deleting(world: World) -> bool:

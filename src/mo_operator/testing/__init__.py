@@ -10,8 +10,8 @@ needs to run the operator against a cluster and look at it as a user would.
   watched through the runtime's observation points (``observation``);
 - ``manifests``: cluster manifests of a ``Shape``, placed on the simulated
   nodes when real;
-- ``waiting``: ``eventually`` and the one ``is_ready`` (observedGeneration
-  included);
+- ``waiting``: ``eventually``, ``Unmet`` (a "not yet" that says what it saw)
+  and the one ``is_ready`` (observedGeneration included);
 - ``timings``: the fast timings scenarios run with.
 
 It sits on the top layer, beside the CLI: it knows the whole product and
@@ -34,7 +34,7 @@ from .manifests import (
 from .observation import Observation, Write
 from .runner import OperatorRunner
 from .timings import FAST_SIMULATOR, MO_SETTINGS, OPERATOR_SETTINGS
-from .waiting import condition, eventually, is_ready, is_settled, observed
+from .waiting import Unmet, condition, eventually, is_ready, is_settled, observed
 from .world import World, joined_world, open_world, remove_crds_and_simulated_nodes
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "Observation",
     "OperatorRunner",
     "Shape",
+    "Unmet",
     "Unreachable",
     "World",
     "Write",

@@ -41,6 +41,22 @@ async def eventually(
         raise AssertionError(f"not true after {timeout}s: {message or check} (last: {last!r})") from None
 
 
+class Unmet:
+    """A check's "not yet", with what it saw: falsy for ``eventually``, and the
+    words its timeout reports (a bare ``False`` tells nothing of where things stuck)."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self, seen: str) -> None:
+        self.seen = seen
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return self.seen
+
+
 def transient(e: Exception) -> bool:
     """An API error a client rides out: the server is away, overloaded or throttling."""
     if isinstance(e, (ConnectionError, OSError, ApiConnectionError, TimeoutError)):

@@ -19,12 +19,14 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import aiohttp
 from lightkube.config.kubeconfig import KubeConfig
 
 from mo_operator.controllers.common.settings import OperatorConfig
@@ -51,6 +53,13 @@ from .world import World
 
 CONTROLLER_LOG = logging.getLogger("mo_operator.kube.controller")
 """Where a controller reports a reconcile requeued for an undeclared read."""
+
+
+def _free_port() -> int:
+    """A port free on the loopback now, for a child to bind a moment later."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 class UndeclaredReads(logging.Handler):
@@ -105,6 +114,8 @@ class OperatorRunner:
         self.client: ApiClient | None = None
         self._task: asyncio.Task[None] | None = None
         self.process: asyncio.subprocess.Process | None = None
+        self._probe_port = 0
+        """Where the child operator serves its probes (``wait_serving``)."""
         self.webhooks: WebhookServer | None = None
 
     def build(self, **config: Any) -> Operator:
@@ -243,8 +254,26 @@ class OperatorRunner:
         """Run ``mo-operator run`` as a child process against the world's cluster."""
         if self.process is not None and self.process.returncode is None:
             raise RuntimeError("this runner's operator still runs: kill it first (two would both write)")
+        self._probe_port = _free_port()
         self.process = await asyncio.create_subprocess_exec(*self._run_args(identity), *extra)
         return self.process
+
+    async def wait_serving(self, timeout: float = 60.0) -> bool:
+        """Wait until the child operator's caches have synced (its ``/readyz`` answers
+        200, as a kubelet's readiness probe would see it); False if it exited first.
+        Raises ``TimeoutError`` after ``timeout`` seconds."""
+        process, url = self.process, f"http://127.0.0.1:{self._probe_port}/readyz"
+        if process is None:
+            return False
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=1.0)) as session:
+            async with asyncio.timeout(timeout):
+                while process.returncode is None:
+                    with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                        async with session.get(url) as response:
+                            if response.status == 200:
+                                return True
+                    await asyncio.sleep(0.05)
+        return False
 
     def _run_args(self, identity: str | None) -> list[str]:
         """``mo-operator run`` with the world's cluster, simulated MatrixOne and timings."""
@@ -260,7 +289,7 @@ class OperatorRunner:
             "--kubeconfig",
             str(self.world.kubeconfig),
             "--health-probe-bind-address",
-            "0",
+            f"127.0.0.1:{self._probe_port}",
             "--metrics-bind-address",
             "0",
             "--no-webhooks",

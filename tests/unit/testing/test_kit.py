@@ -22,6 +22,7 @@ from mo_operator.testing import (
     SIMULATED_STORAGE_CLASS,
     OperatorRunner,
     Shape,
+    Unmet,
     Unreachable,
     World,
     cluster_manifest,
@@ -107,6 +108,14 @@ async def test_eventually_fails_with_the_last_answer_and_stops_on_a_real_error()
 
     with pytest.raises(KeyError):
         await eventually(broken, timeout=1)
+
+
+async def test_an_unmet_check_is_not_true_and_its_timeout_says_what_it_saw() -> None:
+    assert not Unmet("pod p labelled Draining")
+    with pytest.raises(AssertionError, match=r"p is Idle \(last: pod p labelled Draining\)$"):
+        await eventually(
+            lambda: Unmet("pod p labelled Draining"), timeout=0.05, interval=0.01, message="p is Idle"
+        )
 
 
 def test_a_spawned_operator_runs_with_the_worlds_cluster_and_the_runners_timings() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import re
 import signal
-import socket
 import time
 
 import aiohttp
@@ -20,6 +19,7 @@ import aiohttp
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.settings import LEASE_NAME
 from mo_operator.kube.resource import Resource
+from mo_operator.testing import free_port
 
 from .harness import REAL_KUBECONFIG, OperatorRunner, World, eventually
 
@@ -30,17 +30,11 @@ _WRITE_VERBS = ("create", "update", "patch", "apply", "delete")
 _METRIC = re.compile(r"^rest_client_requests_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$", re.M)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Replica:
     def __init__(self, world: World, identity: str) -> None:
         self.runner = OperatorRunner(world)
         self.identity = identity
-        self.port = _free_port()
+        self.port = free_port()
 
     async def start(self) -> None:
         await self.runner.spawn(

@@ -71,7 +71,9 @@ def start_from_environment(target_env: str) -> RealControlPlane | None:
     return plane
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port free on the loopback now (bound, then released), for a process to bind
+    a moment later."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -127,7 +129,7 @@ class RealControlPlane:
     def _start(self, timeout: float) -> None:
         assert self.workdir is not None
         deadline = time.monotonic() + timeout
-        etcd_port, peer_port = _free_port(), _free_port()
+        etcd_port, peer_port = free_port(), free_port()
         etcd_url = f"http://127.0.0.1:{etcd_port}"
         self._spawn(
             "etcd",
@@ -164,7 +166,7 @@ class RealControlPlane:
         )
         tokens = certs / "tokens.csv"
         tokens.write_text(f'{self.token},admin,admin-uid,"system:masters"\n')
-        port = _free_port()
+        port = free_port()
         self.url = f"https://127.0.0.1:{port}"
         self._spawn(
             "kube-apiserver",
@@ -206,7 +208,7 @@ class RealControlPlane:
                     "--use-service-account-credentials=false",
                     f"--service-cluster-ip-range={SERVICE_CIDR}",
                     "--bind-address=127.0.0.1",
-                    f"--secure-port={_free_port()}",
+                    f"--secure-port={free_port()}",
                     "--concurrent-statefulset-syncs=10",
                     "--concurrent-gc-syncs=20",
                     "--kube-api-qps=200",
@@ -221,7 +223,7 @@ class RealControlPlane:
                     f"--kubeconfig={self.kubeconfig_path}",
                     "--leader-elect=false",
                     "--bind-address=127.0.0.1",
-                    f"--secure-port={_free_port()}",
+                    f"--secure-port={free_port()}",
                     "--kube-api-qps=200",
                     "--kube-api-burst=400",
                 ],

@@ -18,6 +18,8 @@ It sits on the top layer, beside the CLI: it knows the whole product and
 nothing imports it but tests and benchmarks.
 """
 
+from mo_operator.localcluster.envtest import free_port
+
 from .cleanup import NAMESPACES, OUR_FINALIZERS, PERSISTENT_VOLUMES
 from .cluster_process import ClusterProcess, Unreachable
 from .concurrency import bounded
@@ -60,6 +62,7 @@ __all__ = [
     "cluster_manifest",
     "condition",
     "eventually",
+    "free_port",
     "is_ready",
     "is_settled",
     "joined_world",

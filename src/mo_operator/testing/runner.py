@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-import socket
 import sys
 import time
 import uuid
@@ -39,6 +38,7 @@ from mo_operator.kube.reads import UndeclaredRead
 from mo_operator.kube.status_policy import StatusWindow
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.localcluster.envtest import free_port
 from mo_operator.webhooks import (
     api_claim_lookup,
     configuration_names,
@@ -53,13 +53,6 @@ from .world import World
 
 CONTROLLER_LOG = logging.getLogger("mo_operator.kube.controller")
 """Where a controller reports a reconcile requeued for an undeclared read."""
-
-
-def _free_port() -> int:
-    """A port free on the loopback now, for a child to bind a moment later."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class UndeclaredReads(logging.Handler):
@@ -254,7 +247,7 @@ class OperatorRunner:
         """Run ``mo-operator run`` as a child process against the world's cluster."""
         if self.process is not None and self.process.returncode is None:
             raise RuntimeError("this runner's operator still runs: kill it first (two would both write)")
-        self._probe_port = _free_port()
+        self._probe_port = free_port()
         self.process = await asyncio.create_subprocess_exec(*self._run_args(identity), *extra)
         return self.process
 

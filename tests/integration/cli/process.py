@@ -8,7 +8,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -19,12 +18,6 @@ import aiohttp
 STOP_SECONDS = 10.0
 """How long a signalled process may take to exit: "a few seconds", with room
 for a loaded CI machine (a pod's grace period is 30 s)."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:

@@ -25,8 +25,9 @@ from mo_operator.controllers.common import resources as r
 from mo_operator.kube.adapters import LEASES
 from mo_operator.kube.client import ApiClient
 from mo_operator.localcluster.controlplane import ControlPlane
+from mo_operator.testing import free_port
 
-from .process import STOP_SECONDS, Command, eventually, free_port, http_get
+from .process import STOP_SECONDS, Command, eventually, http_get
 
 IDENTITY = "cli-test"
 HANG = 1_000_000

@@ -15,8 +15,9 @@ from conftest import Kubectl
 from mo_operator.api.install import install_crds
 from mo_operator.kube.client import ApiClient
 from mo_operator.localcluster.controlplane import ControlPlane
+from mo_operator.testing import free_port
 
-from .process import Command, eventually, free_port, run_with_webhook_url
+from .process import Command, eventually, run_with_webhook_url
 
 CNSET = Path(__file__).resolve().parents[2] / "unit" / "api" / "manifests" / "cnset.yaml"
 

@@ -30,8 +30,9 @@ from lightkube.resources.core_v1 import Namespace, ServiceAccountToken
 from lightkube.resources.rbac_authorization_v1 import ClusterRole, ClusterRoleBinding
 
 from mo_operator.localcluster.controlplane import ControlPlane
+from mo_operator.testing import free_port
 
-from .process import Command, free_port, run_with_webhook_url
+from .process import Command, run_with_webhook_url
 
 WEBHOOKS_GROUP = "admissionregistration.k8s.io"
 ALLOWED_GROUPS = [

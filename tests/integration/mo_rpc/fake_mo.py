@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Self
@@ -44,13 +43,6 @@ from mo_operator.matrixone.rpc.frame import (
 ERR_INTERNAL = 20101
 ERR_NO_HAKEEPER = 20417
 ERR_SHARD_NOT_FOUND = 20437
-
-
-def free_port() -> int:
-    """A port nobody listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class FakeServer:

@@ -22,8 +22,9 @@ from mo_operator.matrixone.rpc import logservice_pb as pb
 from mo_operator.matrixone.rpc import query_pb as q
 from mo_operator.matrixone.rpc.errors import ConnectionLost, NoHAKeeper, ProtocolError, Unreachable
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
+from mo_operator.testing import free_port
 
-from .fake_mo import FakeCluster, FakeQueryService, free_port, start_cluster
+from .fake_mo import FakeCluster, FakeQueryService, start_cluster
 
 TIMEOUT = 0.5
 

@@ -222,7 +222,7 @@ def _from_stored(kind: str, new: Obj, old: Obj) -> None:
 def _defaulted(kind: str, obj: Any, ctx: _Context, stored: Obj | None) -> tuple[Any, bool]:
     """The defaulted object, and whether it was valid enough to default."""
     info = kind_info(kind)
-    if info is None or not isinstance(obj, dict) or too_deep_at(obj) is not None:
+    if info is None or not isinstance(obj, Mapping) or too_deep_at(obj) is not None:
         return obj, False
     schema = kind_schema(info.model)
     out = prune_nulls(obj, schema)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -33,7 +34,7 @@ def too_deep_at(obj: Any) -> str | None:
         value, path, depth = stack.pop()
         if depth > MAX_DEPTH:
             return path
-        if isinstance(value, dict):
+        if isinstance(value, Mapping):
             stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
@@ -68,7 +69,7 @@ def prune_nulls(obj: Any, schema: Schema | None) -> Any:
     "Defaulting and Nullable" rules), so ``version: null`` reads as "no version".
     Free-form parts (no schema below them) keep their nulls.
     """
-    if isinstance(obj, dict):
+    if isinstance(obj, Mapping):
         out = {}
         for k, v in obj.items():
             sub = field_schema(schema, k)

@@ -29,12 +29,13 @@ from lightkube.config.kubeconfig import SingleConfig
 from .backoff import Backoff
 from .collector import collector_paused
 from .errors import ApiConnectionError, ApiError
+from .frozen import as_json
 from .metrics import REST_CLIENT_LATENCY, REST_CLIENT_RATE_LIMITER_DURATION, REST_CLIENT_REQUESTS
 from .ratelimit import TokenBucket
 
 Params = Mapping[str, str | None]
 
-_encoder = msgspec.json.Encoder()
+_encoder = msgspec.json.Encoder(enc_hook=as_json)
 _decoder = msgspec.json.Decoder()
 _MAX_RETRY_AFTER = 60.0
 _NEVER_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)

@@ -37,14 +37,15 @@ no entries on them.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from .frozen import FrozenDict, FrozenList
 
 _intern = sys.intern
 
-GENERATION_SIZE = 1 << 15
-"""Memo entries a generation holds (two generations: at most about 6 MiB of memo).
+GENERATION_SIZE = 1 << 12
+"""Memo entries a generation holds (two generations: at most about 1 MiB of memo).
 The parts that repeat are asked for again with every object of their kind, so a
 generation far smaller than the cache keeps them (1,000 clusters share as much
 with 4,096 as with 131,072)."""
@@ -76,38 +77,44 @@ class SharedValues:
     def freeze(self, obj: Any) -> Any:
         """A read-only deep copy of the JSON value ``obj``, sharing every part
         equal to one stored before; the value itself is a new container."""
-        if isinstance(obj, dict):
+        if isinstance(obj, Mapping):
             meta = obj.get("metadata")
-            if type(meta) is not dict:
-                return FrozenDict(self._dict_items(obj)[0])
-            items = {}
+            if not isinstance(meta, Mapping):
+                fields, frozen, _ = self._dict_items(obj)
+                return FrozenDict.of(fields, frozen)
+            keys: list[str] = []
+            values: list[Any] = []
             for k, v in obj.items():
-                items[_intern(k)] = self._metadata(v) if k == "metadata" else self._value(v)[0]
-            return FrozenDict(items)
+                keys.append(_intern(k))
+                values.append(self._metadata(v) if k == "metadata" else self._value(v)[0])
+            return FrozenDict.of(tuple(keys), tuple(values))
         if isinstance(obj, list | tuple):
             return FrozenList(self._list_items(obj)[0])
         return obj
 
-    def _metadata(self, meta: dict[str, Any]) -> FrozenDict:
+    def _metadata(self, meta: Mapping[str, Any]) -> FrozenDict:
         """An object's metadata: never shared, and its uid and resourceVersion
         (unique to the object) kept as they are rather than interned, which would
         cost an entry of the interpreter's table of interned strings each."""
-        items: dict[str, Any] = {}
+        keys: list[str] = []
+        values: list[Any] = []
         for k, v in meta.items():
-            items[_intern(k)] = v if k in _UNIQUE_VALUES else self._value(v)[0]
-        return FrozenDict(items)
+            keys.append(_intern(k))
+            values.append(v if k in _UNIQUE_VALUES else self._value(v)[0])
+        return FrozenDict.of(tuple(keys), tuple(values))
 
     # ---------------------------------------------------------------- memo
-    def _stored(self, digest: int, value: Any) -> Any:
-        """The stored container equal to ``value`` (``value`` itself, now stored, if none)."""
+    def _found(self, digest: int) -> Any:
+        """The container stored under ``digest`` (None if none): a candidate, to be
+        checked for equality, since different contents may share a digest."""
         found = self._young.get(digest)
         if found is None:
             found = self._old.get(digest)
             if found is not None:
                 self._young[digest] = found  # still in use: keep it a generation longer
-        if found is not None and type(found) is type(value) and found == value:
-            self.hits += 1
-            return found
+        return found
+
+    def _store(self, digest: int, value: Any) -> Any:
         if len(self._young) >= self.generation_size:
             self._old, self._young = self._young, {}
         self._young[digest] = value
@@ -115,41 +122,62 @@ class SharedValues:
 
     # ------------------------------------------------------------ building
     def _value(self, v: Any) -> tuple[Any, Any]:
-        """The frozen, shared ``v`` and what stands for it in its parent's hash."""
+        """The frozen, shared ``v`` and what stands for it in its parent's hash.
+
+        A stored container is checked against the parts before one is built: most
+        parts are found, and their children, already shared, compare by identity."""
         t = type(v)
         if t is str:
             v = _intern(v)
             return v, v
-        if t is dict or t is FrozenDict:
-            items, digest = self._dict_items(v)
-            shared = FrozenDict(items) if digest is None else self._stored(digest, FrozenDict(items))
-            return shared, id(shared)
+        if t is dict:
+            return self._object(v)
         if t is list or t is tuple or t is FrozenList:
             elements, digest = self._list_items(v)
-            shared = self._stored(digest, FrozenList(elements))
-            return shared, id(shared)
+            found = self._found(digest)
+            if type(found) is FrozenList and found == elements:
+                self.hits += 1
+                return found, id(found)
+            made = self._store(digest, FrozenList(elements))
+            return made, id(made)
         if t is bool or t is float:
             return v, (t, v)  # True == 1 == 1.0, but they are different JSON values
-        if isinstance(v, dict):
-            return self._value(dict(v))
+        if t is int or v is None:
+            return v, v
+        if isinstance(v, Mapping):
+            return self._object(v)
         if isinstance(v, list):
             return self._value(list(v))
         return v, v
 
-    def _dict_items(self, d: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
-        """The frozen items of ``d`` and their hash (None: not to be shared)."""
-        items: dict[str, Any] = {}
+    def _object(self, d: Mapping[str, Any]) -> tuple[FrozenDict, int]:
+        keys, values, digest = self._dict_items(d)
+        if digest is None:
+            made = FrozenDict.of(keys, values)
+            return made, id(made)
+        found = self._found(digest)
+        if found is not None and type(found) is not FrozenList and found.same(keys, values):
+            self.hits += 1
+            return found, id(found)
+        made = self._store(digest, FrozenDict.of(keys, values))
+        return made, id(made)
+
+    def _dict_items(self, d: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[Any, ...], int | None]:
+        """The keys of ``d``, their frozen values and their hash (None: not to be shared)."""
+        keys: list[str] = []
+        values: list[Any] = []
         parts: list[Any] = []
         for k, v in d.items():
             if type(k) is str:
                 k = _intern(k)
             frozen, part = self._value(v)
-            items[k] = frozen
+            keys.append(k)
+            values.append(frozen)
             parts.append(k)
             parts.append(part)
-        if _UNIQUE_KEY in items:
-            return items, None
-        return items, hash(tuple(parts))
+        if _UNIQUE_KEY in keys:
+            return tuple(keys), tuple(values), None
+        return tuple(keys), tuple(values), hash(tuple(parts))
 
     def _list_items(self, values: list[Any] | tuple[Any, ...]) -> tuple[list[Any], int]:
         elements: list[Any] = []

@@ -5,16 +5,18 @@ label-selector lists (client-go ``tools/cache/thread_safe_store.go`` and
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
 import pytest
 
+from mo_operator.kube import frozen as frozen_module
 from mo_operator.kube.cache import NAMESPACE_INDEX, OWNER_INDEX, Store, object_key
-from mo_operator.kube.frozen import FrozenDict, FrozenList, freeze, thaw
+from mo_operator.kube.frozen import FrozenDict, FrozenList, as_json, freeze, thaw
 
 
 def obj(
@@ -73,10 +75,42 @@ def test_frozen_values_refuse_every_mutation() -> None:
 def test_frozen_values_compare_and_encode_like_plain_json() -> None:
     plain: dict[str, Any] = {"spec": {"containers": [{"name": "c", "args": ["a", "b"]}]}, "n": 1, "z": None}
     f: Any = freeze(plain)
-    assert f == plain and f["spec"]["containers"] == plain["spec"]["containers"]
-    assert isinstance(f, dict) and isinstance(f["spec"]["containers"], list)
-    assert json.loads(json.dumps(f)) == plain
-    assert msgspec.json.decode(msgspec.json.encode(f)) == plain
+    assert f == plain and plain == f and f["spec"]["containers"] == plain["spec"]["containers"]
+    assert f != {**plain, "n": 2} and f != {"spec": plain["spec"], "n": 1}
+    assert isinstance(f, Mapping) and isinstance(f["spec"]["containers"], list)
+    assert json.loads(json.dumps(f, default=as_json)) == plain
+    assert msgspec.json.decode(msgspec.json.encode(f, enc_hook=as_json)) == plain
+    with pytest.raises(TypeError):
+        json.dumps(f)  # never silently encoded as something else
+
+
+def test_frozen_objects_read_like_dicts_and_share_their_keys() -> None:
+    f: Any = freeze({"a": 1, "b": {"c": None}})
+    assert list(f) == ["a", "b"] and list(f.items()) == [("a", 1), ("b", {"c": None})]
+    assert len(f) == 2 and "a" in f and "z" not in f and f.get("z", 3) == 3 and f["b"].get("c", 4) is None
+    assert ("a", 1) in f.items() and list(f.values()) == [1, {"c": None}] and f.keys() - {"a"} == {"b"}
+    assert (
+        {**f, "a": 2} == {"a": 2, "b": {"c": None}} and (f | {"z": 0})["z"] == 0 and ({"z": 0} | f)["a"] == 1
+    )
+    assert repr(f) == "{'a': 1, 'b': {'c': None}}"
+    with pytest.raises(KeyError):
+        f["z"]
+    g: Any = freeze({"a": 2, "b": {}})
+    assert g._shape is f._shape and g != f
+    assert freeze({"b": {"c": None}, "a": 1}) == f, "equal as JSON objects whatever their key order"
+
+
+def test_a_shape_goes_with_the_last_object_of_it() -> None:
+    keys = ("only-in-this-test", "and-this")
+    first: Any = freeze(dict.fromkeys(keys, 1))
+    second: Any = freeze(dict.fromkeys(keys, 2))
+    assert first._shape is second._shape and keys in frozen_module._shapes
+    del first
+    assert keys in frozen_module._shapes
+    del second
+    gc.collect()
+    assert keys not in frozen_module._shapes
+    assert freeze(dict.fromkeys(keys, 3))["and-this"] == 3, "a shape made again after its last object went"
 
 
 def test_thaw_and_deepcopy_give_independent_mutable_copies() -> None:

@@ -16,6 +16,7 @@ from lightkube import KubeConfig
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 
 from mo_operator.kube.client import ApiClient
+from mo_operator.kube.informer import PAGE_SIZE
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.resource import Resource
 
@@ -153,7 +154,7 @@ async def test_client_lister_watcher_lists_then_watches_with_bookmarks() -> None
         assert a is not None and a["kind"] == "ConfigMap" and "managedFields" not in a["metadata"]
         first, watch = requests[0], requests[1]
         assert first.url.path == "/api/v1/namespaces/ns/configmaps"
-        assert first.url.params["labelSelector"] == "app=web" and first.url.params["limit"] == "500"
+        assert first.url.params["labelSelector"] == "app=web" and first.url.params["limit"] == str(PAGE_SIZE)
         assert (
             watch.url.params["resourceVersion"] == "7" and watch.url.params["allowWatchBookmarks"] == "true"
         )

@@ -65,6 +65,6 @@ async def test_each_page_is_released_before_the_next_one_is_fetched() -> None:
         assert len(informer.store) == 100
         assert lister.alive_when_asked == [0, 0, 0, 0]
         cached = informer.get("ns", "p42")
-        assert type(cached) is FrozenDict and cached["spec"]["containers"][0]["image"] == "busybox"
+        assert isinstance(cached, FrozenDict) and cached["spec"]["containers"][0]["image"] == "busybox"
     finally:
         await informer.stop()

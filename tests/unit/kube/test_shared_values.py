@@ -43,7 +43,7 @@ def test_a_frozen_copy_equals_the_input_and_is_read_only() -> None:
     frozen = SharedValues().freeze(copy.deepcopy(raw))
     assert frozen == raw
     assert thaw(frozen) == raw
-    assert type(frozen) is FrozenDict and type(frozen["spec"]["containers"]) is FrozenList
+    assert isinstance(frozen, FrozenDict) and type(frozen["spec"]["containers"]) is FrozenList
     with pytest.raises(TypeError):
         frozen["spec"]["containers"][0]["image"] = "other"
 

@@ -100,7 +100,7 @@ def _checked(kind: str, obj: Any, *, old: Any = None) -> tuple[Obj | None, list[
         return None, [
             FieldError("kind", f'Unsupported value: "{kind}": not a kind of core.matrixorigin.io/v1alpha1')
         ]
-    if not isinstance(obj, dict):
+    if not isinstance(obj, Mapping):
         return None, [FieldError(ROOT, "must be of type object")]
     if (deep := too_deep_at(obj)) is not None:
         return None, [FieldError(deep or ROOT, "must not be nested this deeply")]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.api.defaulting import default
-from mo_operator.kube.frozen import thaw
+from mo_operator.kube.frozen import as_json, thaw
 from mo_operator.kube.objects import mapping_at, meta_of, spec_of
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels, layout, names
@@ -144,7 +144,7 @@ class Defaulted:
                 fresh: Obj = default(kind, obj, old=old)
                 return fresh
             stored_as = (meta.uid, meta.generation)
-        text = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=as_json)
         key = (kind, hashlib.sha256(text.encode()).digest(), stored_as)
         found = self._found.get(key)
         if found is None:

@@ -19,6 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.kube.frozen import as_json
 from mo_operator.kube.objects import annotations_of, labels_of, meta_of, spec_of
 from mo_operator.matrixone import identity, labels, layout, names
 from mo_operator.matrixone.component import Component
@@ -112,7 +113,7 @@ def cache_claim(
 
 def cn_labels_json(spec: Mapping[str, Any]) -> str:
     """The ``matrixone.cloud/cn-label`` annotation: the set's cnLabels as JSON."""
-    return json.dumps(spec.get("cnLabels") or [], separators=(",", ":"), sort_keys=True)
+    return json.dumps(spec.get("cnLabels") or [], separators=(",", ":"), sort_keys=True, default=as_json)
 
 
 def index_of(pod: Mapping[str, Any]) -> int:

@@ -36,8 +36,14 @@ Obj = dict[str, Any]
 
 def content_hash(value: Any) -> str:
     """A short stable hash of a JSON value (keys sorted)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=_encodable)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _encodable(value: Any) -> Any:
+    """What a value ``json`` cannot encode hashes as: a mapping (a cached, frozen
+    part) as the object it is, anything else as its text."""
+    return dict(value.items()) if isinstance(value, Mapping) else str(value)
 
 
 def stamped(desired: Mapping[str, Any]) -> Obj:
@@ -52,7 +58,7 @@ def stamped(desired: Mapping[str, Any]) -> Obj:
 
 
 def _empty(value: Any) -> bool:
-    return value is None or (isinstance(value, (list, dict)) and not value)
+    return value is None or (isinstance(value, list | Mapping) and not value)
 
 
 def matches(want: Any, have: Any) -> bool:

@@ -14,7 +14,7 @@ import enum
 import functools
 import json
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -30,6 +30,8 @@ class _Unkeyable(TypeError):
 
 def _plain(value: Any) -> Any:
     """The JSON form of a non-JSON argument (tagged with its type, so that it equals only its like)."""
+    if isinstance(value, Mapping):
+        return dict(value.items())  # a frozen part of a cached object is the JSON object it holds
     if isinstance(value, enum.Enum):
         return [type(value).__qualname__, value.name]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -40,7 +40,7 @@ def _named_tables(value: Any) -> list[Table] | None:
     """``value`` as a list of tables that have a ``name`` key (e.g. ``fileservice``), else None."""
     if not isinstance(value, list) or not value:
         return None
-    if not all(isinstance(item, dict) and "name" in item for item in value):
+    if not all(isinstance(item, Mapping) and "name" in item for item in value):
         return None
     return value
 

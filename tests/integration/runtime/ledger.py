@@ -148,11 +148,16 @@ async def eventually(condition: Callable[[], bool], timeout: float = 10.0, what:
 async def converged(
     cp: ControlPlane, informer: SharedInformer, ledger: Ledger, namespace: str, timeout: float = 10.0
 ) -> dict[str, str]:
-    """Wait until cache, handler view and server agree; return that state."""
+    """Wait until the informer has seen the server's last write and cache,
+    handler view and server agree; return that state. Agreement alone is not
+    enough: an object created and deleted while the watch was stalled is absent
+    from both before its two events arrive."""
 
     def agree() -> bool:
         server = server_state(cp, namespace)
-        return cache_state(informer) == server and ledger.live == server
+        seen = informer.last_resource_version
+        caught_up = seen.isdigit() and int(seen) >= cp.server.store.rv
+        return caught_up and cache_state(informer) == server and ledger.live == server
 
     await eventually(agree, timeout, "cache, handlers and server to agree")
     return server_state(cp, namespace)
@@ -161,7 +166,7 @@ async def converged(
 def assert_exactly_once(ledger: Ledger, writer: TrackedWriter) -> None:
     """Every write was delivered once and nothing else was (history kept)."""
     assert ledger.violations == []
-    assert sorted(ledger.upserts) == sorted(writer.upserts)
+    assert sorted(ledger.upserts) == sorted(writer.upserts), (ledger.upserts, writer.upserts)
     assert ledger.deletes == writer.deletes
     assert ledger.tombstones == []
 

@@ -179,7 +179,18 @@ async def test_a_drained_reclaimed_pod_returns_to_idle() -> None:
             },
         )
     ]
+    assert readiness(calls) == {"pool-abc-cn-0": ("True", "Idle")}, "its gate turns with its phase"
     assert not unsettled
+
+
+def test_a_pod_back_from_a_drain_is_kept_over_a_newer_spare_while_its_gate_catches_up() -> None:
+    back = pool_pod(0, IDLE, ready=False)  # Ready waits on the gate the drain held False
+    back["status"]["conditions"].append({"type": "ContainersReady", "status": "True"})
+    newer, broken = pool_pod(3, IDLE), pool_pod(4, IDLE, ready=False)
+    assert decide_pooling(pooling.members([back, newer, broken]), 1).retire == (
+        "pool-abc-cn-4",
+        "pool-abc-cn-3",
+    )
 
 
 async def test_a_reclaimed_pod_waits_for_its_sessions_and_the_minimum_delay() -> None:

@@ -104,6 +104,7 @@ class PoolMember:
     index: int
     phase: str
     ready: bool
+    """Its containers are ready (see ``members``)."""
     deleting: bool = False
 
 
@@ -113,6 +114,9 @@ class PoolingDecision:
     """Indices of pods to create."""
     retire: tuple[str, ...] = ()
     """Pods to remove: Terminating ones, spare ones named in podsToDelete, then the surplus."""
+
+
+IDLE_MESSAGE = "the CN is registered and waits for a claim"
 
 
 def _keep_order(pod: PoolMember) -> tuple[bool, bool, int]:
@@ -150,10 +154,16 @@ def decide_pooling(
 
 
 def members(pods: Sequence[Mapping[str, Any]]) -> list[PoolMember]:
-    return [
-        PoolMember(name_of(p), cnpods.index_of(p), phase_of(p), podutil.is_ready(p), is_deleting(p))
-        for p in pods
-    ]
+    return [PoolMember(name_of(p), cnpods.index_of(p), phase_of(p), _serves(p), is_deleting(p)) for p in pods]
+
+
+def _serves(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod's containers are ready. Not its Ready condition alone: that
+    also waits on the pool's own readiness gate, which a pod just back from a drain
+    has False until the kubelet sees the gate turn, and a shrinking pool would
+    then remove the warm pod that came back instead of a newer spare."""
+    containers = podutil.condition(pod, "ContainersReady")
+    return podutil.is_ready(pod) or (containers is not None and containers.get("status") == "True")
 
 
 # ------------------------------------------------------------------- writes
@@ -227,14 +237,14 @@ async def sync_pool_stores(seen: Observed, retiring: Collection[str]) -> bool:
                 )
             else:
                 set_phase(pod, labels.POOL_PHASE_IDLE, plan)
-                _readiness(pod, True, "Idle", "the CN is registered and waits for a claim", now, plan)
+                _readiness(pod, True, "Idle", IDLE_MESSAGE, now, plan)
         elif phase == labels.POOL_PHASE_IDLE:
             if store is None:  # HAKeeper forgot it: not claimable until it registers again
                 unsettled = True
                 set_phase(pod, labels.POOL_PHASE_UNKNOWN, plan)
                 _readiness(pod, False, "NotRegistered", "the CN is not registered in HAKeeper", now, plan)
             else:
-                _readiness(pod, True, "Idle", "the CN is registered and waits for a claim", now, plan)
+                _readiness(pod, True, "Idle", IDLE_MESSAGE, now, plan)
         elif phase == labels.POOL_PHASE_BOUND:
             if store is not None and store.work_state is WorkState.WORKING:
                 _readiness(pod, True, "Bound", "the CN is claimed and Working", now, plan)
@@ -298,6 +308,8 @@ async def _reclaim_drained(
         return False
     phase = labels.POOL_PHASE_TERMINATING if leave else labels.POOL_PHASE_IDLE
     set_phase(pod, phase, plan, annotations={labels.RECLAIMED_AT: None})
+    if not leave:
+        _readiness(pod, True, "Idle", IDLE_MESSAGE, now, plan)
     ctx.log.info("reclaimed CN %s drained: %s", name_of(pod), phase)
     return True
 

@@ -104,7 +104,7 @@ class FrozenDict(Mapping[str, Any]):
     the same order (the labels, conditions, ports and owner references of a
     fleet come in a few shapes), and its values sit in the object itself: each
     ``FrozenDict`` is an instance of the subclass for its number of keys, whose
-    slots hold the values (``_layout``). A ``dict`` of up to five keys is about
+    slots hold the values (``_Layout``). A ``dict`` of up to five keys is about
     200 bytes; this is 40 bytes and 8 per key.
     """
 
@@ -123,7 +123,7 @@ class FrozenDict(Mapping[str, Any]):
     @staticmethod
     def of(keys: tuple[str, ...], values: tuple[Any, ...]) -> FrozenDict:
         """A frozen object of ``keys`` (distinct) and their ``values``, without a ``dict`` built first."""
-        layout = _layouts.get(len(values)) or _layout(len(values))
+        layout = _layouts.get(len(values)) or _new_layout(len(values))
         made: FrozenDict = layout.make(_shape_of(keys), *values)
         return made
 
@@ -232,11 +232,10 @@ class _Layout:
 _layouts: dict[int, _Layout] = {}
 
 
-def _layout(size: int) -> _Layout:
-    found = _layouts.get(size)
-    if found is None:
-        found = _layouts[size] = _Layout(size)
-    return found
+def _new_layout(size: int) -> _Layout:
+    """The layout for ``size`` keys, made the first time a frozen object has that many."""
+    made = _layouts[size] = _Layout(size)
+    return made
 
 
 class FrozenList(list[Any]):

@@ -19,6 +19,7 @@ from .cnset_fakes import (
     cnset,
     logset,
     round_of,
+    running,
     settled,
     uuid_of,
     with_annotations,
@@ -121,11 +122,36 @@ async def test_scale_in_drains_the_least_busy_cn_instead_of_deleting_it() -> Non
 
 
 def _draining(scene: Any, index: int, **annotations: str) -> list[Obj]:
+    """The scene's pods with pod ``index`` draining as ``start_drain`` left it: marked,
+    its store Draining in HAKeeper, its readiness gate False."""
     pods = list(scene.pods)
-    pods[index] = with_annotations(
-        pods[index], **{labels.STORE_DRAINING_START: DRAINING_SINCE, **annotations}
-    )
+    pods[index] = _marked(pods[index], **annotations)
+    pods[index]["status"] = running(pods[index], ready=False)["status"]
+    uuid = uuid_of(pods[index])
+    scene.admin.stores[uuid] = replace(scene.admin.stores[uuid], work_state=WorkState.DRAINING)
     return pods
+
+
+def _marked(pod: Obj, **annotations: str) -> Obj:
+    return with_annotations(pod, **{labels.STORE_DRAINING_START: DRAINING_SINCE, **annotations})
+
+
+async def test_a_drain_cut_short_after_its_mark_is_finished_by_the_next_round() -> None:
+    scene = await settled(3)
+    pods = list(scene.pods)
+    pods[2] = _marked(pods[2])
+    uuid = uuid_of(pods[2])
+    scene.admin.sessions[uuid] = 2
+    calls, _ = await round_of(scene.actor(*pods), cnset(2))
+    assert scene.admin.changes() == [("set_cn_work_state", uuid, WorkState.DRAINING)]
+    [gate] = [c[3]["status"]["conditions"][0] for c in calls if c[2] == "tp-cn-2" and "status" in c[3]]
+    assert (gate["status"], gate["reason"]) == ("False", "Draining")
+    assert ("delete", "Pod", "tp-cn-2") not in _writes(calls), "its sessions have not moved yet"
+
+    scene.admin.calls.clear()
+    pods[2] = running(pods[2], sessions=2, ready=False)
+    calls, _ = await round_of(scene.actor(*pods), cnset(2))
+    assert calls == [] and scene.admin.changes() == [], "held Draining: nothing more to write"
 
 
 async def test_a_drained_cn_on_mo_1_2_is_marked_restarting_in_the_lock_service_first() -> None:

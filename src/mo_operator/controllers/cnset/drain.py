@@ -33,9 +33,11 @@ from ..common.writes import Writes
 from . import pods as cnpods
 from .locks import locks_moved, marked, migrates_locks
 from .observed import Observed
-from .stores import store_condition
+from .stores import store_condition, store_of
 
 DEFAULT_MIN_DRAIN_SECONDS = 15
+DRAINING = "Draining"
+"""The readiness gate's reason while the CN drains."""
 
 
 def drain_enabled(spec: Mapping[str, Any]) -> bool:
@@ -52,7 +54,9 @@ def with_drain_default(spec: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def start_drain(admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes) -> None:
-    uuid = cnpods.store_uuid(pod)
+    """Mark the pod draining, then take its CN out of service. The mark goes first: a
+    round cut short after it (the operator killed, HAKeeper not answering) leaves the
+    rest to ``progress_drains``, which holds every marked CN Draining."""
     plan.patch(
         r.PODS,
         pod["metadata"]["namespace"],
@@ -60,7 +64,16 @@ def start_drain(admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes
         {"metadata": {"annotations": {labels.STORE_DRAINING_START: podutil.format_time(now)}}},
         what=f"start draining CN {name_of(pod)}",
     )
+    _set_draining(admin, pod, plan)
+    _gate_draining(pod, now, plan)
+
+
+def _set_draining(admin: MOAdmin, pod: Mapping[str, Any], plan: Writes) -> None:
+    uuid = cnpods.store_uuid(pod)
     plan.call(f"set CN {name_of(pod)} Draining", lambda: admin.set_cn_work_state(uuid, WorkState.DRAINING))
+
+
+def _gate_draining(pod: Mapping[str, Any], now: float, plan: Writes) -> None:
     plan.patch(
         r.PODS,
         pod["metadata"]["namespace"],
@@ -68,7 +81,7 @@ def start_drain(admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes
         {
             "status": {
                 "conditions": [
-                    store_condition(pod, False, "Draining", "the CN is draining before it leaves", now)
+                    store_condition(pod, False, DRAINING, "the CN is draining before it leaves", now)
                 ]
             }
         },
@@ -76,6 +89,18 @@ def start_drain(admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes
         patch_type="strategic",
         what=f"take CN {name_of(pod)} out of service",
     )
+
+
+def _hold_draining(seen: Observed, pod: Mapping[str, Any]) -> None:
+    """A marked CN whose store HAKeeper does not hold Draining is set Draining again,
+    and one whose readiness gate does not say Draining is taken out of service again:
+    else its sessions stay and it leaves only at the drain timeout."""
+    store = store_of(seen.state, pod)
+    if store is not None and store.work_state is not WorkState.DRAINING:
+        _set_draining(seen.admin, pod, seen.plan)
+    gate = podutil.condition(pod, labels.CN_STORE_READINESS)
+    if gate is not None and (gate.get("status"), gate.get("reason")) != ("False", DRAINING):
+        _gate_draining(pod, seen.now, seen.plan)
 
 
 def undrain(
@@ -129,6 +154,7 @@ async def progress_drains(seen: Observed, undrained: Collection[str]) -> bool:
             seen.plan.delete(r.PODS, pod["metadata"]["namespace"], name_of(pod), uid=pod["metadata"]["uid"])
             seen.ctx.log.info("CN %s %s: removing it", name_of(pod), why)
         else:
+            _hold_draining(seen, pod)
             pending = True
     return pending
 

@@ -28,6 +28,14 @@ API server, a cluster waiting minutes for its pods) costs a few progress
 writes per object, not one per window, while what anyone waits for is
 still written at once.
 
+**Back-pressure.** The settle time stretches with the number of objects of
+the kind holding a change: beyond ``HELD_AT_BASE`` of them, in proportion,
+up to ``MAX_WINDOW_FACTOR`` times. Progress writes of one kind then go out
+at about ``HELD_AT_BASE`` per settle time however many objects converge at
+once (a fleet created together), where each would otherwise write its own
+at the base pace and load the API server that every pod start and every
+``Ready`` also waits on. One cluster converging alone keeps the base pace.
+
 **Announcing.** One Event per meaningful transition, not per condition
 touched: a condition whose reason is trouble is always announced; of the
 others, one Event per write names the most significant change (``Ready``
@@ -66,6 +74,12 @@ MAX_WINDOW_FACTOR = 6
 """How far consecutive non-urgent writes stretch the window (``window`` times this at
 most: 30 s at the default), so progress details lag a long convergence by less than
 that."""
+
+
+HELD_AT_BASE = 4
+"""Objects of one kind that may hold a progress change at the base settle time (a
+few clusters converging together); with more, each holds its change proportionally
+longer."""
 
 
 def _by_type(status: Mapping[str, Any]) -> dict[str, Condition]:
@@ -122,7 +136,12 @@ class StatusWindow:
             return 0.0
         now = self._clock()
         seen = self._changed.setdefault(key, now)
-        return max(0.0, last[0] + last[1] - now, seen + self.settle - now)
+        return max(0.0, last[0] + last[1] - now, seen + self._settle() - now)
+
+    def _settle(self) -> float:
+        """The settle time, stretched by the crowd of objects holding a change."""
+        crowd = len(self._changed) / HELD_AT_BASE
+        return self.settle * min(float(MAX_WINDOW_FACTOR), max(1.0, crowd))
 
     def unchanged(self, key: Hashable) -> None:
         """``key``'s status is as written after all: a change seen later starts anew."""

@@ -12,7 +12,13 @@ from typing import Any
 
 from mo_operator.kube.actor import ActorReconciler, Context
 from mo_operator.kube.controller import Request
-from mo_operator.kube.status_policy import StatusWindow, announcements, urgent
+from mo_operator.kube.status_policy import (
+    HELD_AT_BASE,
+    MAX_WINDOW_FACTOR,
+    StatusWindow,
+    announcements,
+    urgent,
+)
 
 Obj = dict[str, Any]
 
@@ -99,6 +105,28 @@ def test_consecutive_non_urgent_writes_stretch_the_window_up_to_a_bound() -> Non
     clock.now += 100
     window.wrote("a", is_urgent=False)
     assert window.wait("a", is_urgent=False) == 2.0, "after a quiet spell, one window again"
+
+
+def test_a_crowd_of_objects_holding_changes_stretches_the_settle_time() -> None:
+    clock = Clock()
+    window = StatusWindow(2.0, clock)
+    for key in range(100):
+        window.wrote(key)
+    clock.now += 10
+    assert [window.wait(key, is_urgent=False) for key in range(HELD_AT_BASE)] == [2.0] * HELD_AT_BASE, (
+        "a few objects: the base settle time"
+    )
+    crowd = 3 * HELD_AT_BASE
+    held = [window.wait(key, is_urgent=False) for key in range(HELD_AT_BASE, crowd)]
+    assert held[-1] == 6.0, "three times the crowd, three times the settle"
+    assert window.wait(0, is_urgent=False) == 6.0, "an object already holding waits with the crowd"
+    assert window.wait(0, is_urgent=True) == 0.0, "what anyone waits for never waits"
+    for key in range(1, crowd):
+        window.unchanged(key)
+    assert window.wait(0, is_urgent=False) == 2.0, "the crowd gone, the base settle time again"
+    for key in range(100):
+        window.wait(key, is_urgent=False)
+    assert window.wait(0, is_urgent=False) == 2.0 * MAX_WINDOW_FACTOR, "bounded"
 
 
 def test_one_event_per_transition_and_every_warning() -> None:

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .collector import long_lived_frozen
 from .controller import Controller
 from .leader import LeaderElector
 from .probes import ProbeServer
@@ -78,25 +79,29 @@ class Manager:
                 )
             await self.probes.start()
         try:
-            if not await self._unless_stopped(self._prepare()):
-                return
-            if self.elector is None:
-                await self._lead_until_stopped()
-            else:
-                leading = asyncio.create_task(self.elector.run(self._lead_until_stopped))
-                stop = asyncio.create_task(self._stop.wait())
-                try:
-                    done, _ = await asyncio.wait({leading, stop}, return_when=asyncio.FIRST_COMPLETED)
-                    if leading in done and not self._stop.is_set():
-                        self.lost_leadership = True
-                finally:  # also when run() itself is cancelled: never leave the elector behind
-                    leading.cancel()
-                    stop.cancel()
-                    await asyncio.gather(leading, stop, return_exceptions=True)
+            with long_lived_frozen():
+                await self._run_until_stopped()
         finally:
             await self.informers.stop()
             if self.probes is not None:
                 await self.probes.stop()
+
+    async def _run_until_stopped(self) -> None:
+        if not await self._unless_stopped(self._prepare()):
+            return
+        if self.elector is None:
+            await self._lead_until_stopped()
+        else:
+            leading = asyncio.create_task(self.elector.run(self._lead_until_stopped))
+            stop = asyncio.create_task(self._stop.wait())
+            try:
+                done, _ = await asyncio.wait({leading, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if leading in done and not self._stop.is_set():
+                    self.lost_leadership = True
+            finally:  # also when run() itself is cancelled: never leave the elector behind
+                leading.cancel()
+                stop.cancel()
+                await asyncio.gather(leading, stop, return_exceptions=True)
 
     async def _prepare(self) -> None:
         for hook in self.before_start:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import gc
 import json
+import weakref
 from collections.abc import Iterator
 
 import pytest
 
-from mo_operator.kube.collector import collector_paused
+from mo_operator.kube.collector import collector_paused, long_lived_frozen
 from mo_operator.kube.rest import decode_body
 
 PAGE = json.dumps(
@@ -63,3 +64,59 @@ def test_an_outer_pause_or_a_disabled_collector_stays_off() -> None:
 
 def test_an_empty_body_decodes_to_none() -> None:
     assert decode_body(b"") is None
+
+
+class _Node:
+    """A tracked object that can be part of a cycle."""
+
+    other: _Node | None = None
+
+
+def _cycle() -> weakref.ref[_Node]:
+    """A cycle of two objects nothing else holds once this returns; a weak
+    reference to one of them says whether a collection freed it."""
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+def test_the_survivors_of_a_full_collection_are_frozen_and_young_cycles_still_go() -> None:
+    clock = [0.0]
+    with long_lived_frozen(refresh_seconds=60, clock=lambda: clock[0]):
+        cached = [{"name": i} for i in range(1000)]
+        gc.collect()
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(cached), "what survived the full collection is set aside"
+        young = _cycle()
+        gc.collect()
+        assert young() is None, "a cycle made since is still found"
+        assert gc.get_freeze_count() >= frozen
+    assert gc.get_freeze_count() == 0, "handed back when the block ends"
+    assert not [c for c in gc.callbacks if "Freezer" in type(c).__name__]
+    del cached
+
+
+def test_after_the_refresh_time_one_full_collection_looks_at_everything_again() -> None:
+    clock = [0.0]
+    with long_lived_frozen(refresh_seconds=60, clock=lambda: clock[0]):
+        holder = [_cycle()]
+        node = holder[0]()
+        gc.collect()
+        assert gc.get_freeze_count() > 0
+        del node  # released while frozen: no collection looks at it
+        gc.collect()
+        assert holder[0]() is not None
+        clock[0] = 61.0
+        gc.collect()  # the refresh is due: the frozen objects are handed back
+        assert gc.get_freeze_count() == 0
+        gc.collect()
+        assert holder[0]() is None, "the released cycle is found"
+        assert gc.get_freeze_count() > 0, "and the survivors are frozen again"
+
+
+def test_two_operators_in_one_process_share_one_freezer() -> None:
+    with long_lived_frozen(), long_lived_frozen():
+        gc.collect()
+        assert gc.get_freeze_count() > 0
+        assert len([c for c in gc.callbacks if "Freezer" in type(c).__name__]) == 1
+    assert gc.get_freeze_count() == 0

@@ -33,7 +33,7 @@ from ..common.writes import Writes
 from . import pods as cnpods
 from .locks import locks_moved, marked, migrates_locks
 from .observed import Observed
-from .stores import store_condition, store_of
+from .stores import gate_changes, store_condition, store_of
 
 DEFAULT_MIN_DRAIN_SECONDS = 15
 DRAINING = "Draining"
@@ -98,8 +98,7 @@ def _hold_draining(seen: Observed, pod: Mapping[str, Any]) -> None:
     store = store_of(seen.state, pod)
     if store is not None and store.work_state is not WorkState.DRAINING:
         _set_draining(seen.admin, pod, seen.plan)
-    gate = podutil.condition(pod, labels.CN_STORE_READINESS)
-    if gate is not None and (gate.get("status"), gate.get("reason")) != ("False", DRAINING):
+    if gate_changes(pod, False, DRAINING):
         _gate_draining(pod, seen.now, seen.plan)
 
 

@@ -83,7 +83,7 @@ def sync_stores(seen: Observed, retiring: set[str]) -> bool:
             continue
         condition, settled = _sync_store(seen, pod)
         unsettled |= not settled
-        if _gate_changes(pod, *condition[:2]):
+        if gate_changes(pod, *condition[:2]):
             seen.plan.patch(
                 r.PODS,
                 pod["metadata"]["namespace"],
@@ -105,7 +105,7 @@ def sync_stores(seen: Observed, retiring: set[str]) -> bool:
     return unsettled
 
 
-def _gate_changes(pod: Mapping[str, Any], status: bool, reason: str) -> bool:
+def gate_changes(pod: Mapping[str, Any], status: bool, reason: str) -> bool:
     """Whether the pod's readiness gate must be written to say ``status`` for ``reason``.
 
     A gate condition the pod does not carry yet already holds it not ready, so a

@@ -99,18 +99,18 @@ def test_the_survivors_of_a_full_collection_are_frozen_and_young_cycles_still_go
 def test_after_the_refresh_time_one_full_collection_looks_at_everything_again() -> None:
     clock = [0.0]
     with long_lived_frozen(refresh_seconds=60, clock=lambda: clock[0]):
-        holder = [_cycle()]
-        node = holder[0]()
+        cycle = _cycle()
+        node = cycle()
         gc.collect()
         assert gc.get_freeze_count() > 0
         del node  # released while frozen: no collection looks at it
         gc.collect()
-        assert holder[0]() is not None
+        assert cycle() is not None
         clock[0] = 61.0
         gc.collect()  # the refresh is due: the frozen objects are handed back
         assert gc.get_freeze_count() == 0
         gc.collect()
-        assert holder[0]() is None, "the released cycle is found"
+        assert cycle() is None, "the released cycle is found"
         assert gc.get_freeze_count() > 0, "and the survivors are frozen again"
 
 

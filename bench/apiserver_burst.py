@@ -17,16 +17,17 @@ import asyncio
 import time
 from typing import Any
 
-from lightkube import AsyncClient, KubeConfig
+from lightkube import KubeConfig
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap
 
 from bench_support import control_plane_process, print_figures, rss_bytes
+from mo_operator.kube.keepalive import lightkube_client
 
 
 async def run(objects: int, concurrency: int) -> list[dict[str, Any]]:
     async with control_plane_process(real=False) as cp:  # it measures the embedded server itself
-        client = AsyncClient(KubeConfig.from_file(str(cp.kubeconfig)), field_manager="bench")
+        client = lightkube_client(KubeConfig.from_file(str(cp.kubeconfig)), field_manager="bench")
         rss_before = rss_bytes(cp.pid)
         seen: list[int] = []
         done = asyncio.Event()

@@ -70,7 +70,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lightkube import AsyncClient, KubeConfig
+from lightkube import KubeConfig
 from lightkube.codecs import from_dict
 from lightkube.generic_resource import create_namespaced_resource
 
@@ -78,6 +78,7 @@ from bench_support import print_figures
 from converge_ideal import ideal
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.events import LOST
+from mo_operator.kube.keepalive import lightkube_client
 from mo_operator.kube.metrics import REGISTRY
 from operator_support import (
     SMALL,
@@ -122,7 +123,7 @@ async def baseline(objects: Sequence[Captured], namespaces: Sequence[str], concu
             body = dict(c.body)
             body["metadata"] = {**body["metadata"], "namespace": rename[body["metadata"]["namespace"]]}
             models.append(from_dict(body))
-        client = AsyncClient(KubeConfig.from_file(str(world.kubeconfig)), field_manager="bench-baseline")
+        client = lightkube_client(KubeConfig.from_file(str(world.kubeconfig)), field_manager="bench-baseline")
         sem = asyncio.Semaphore(concurrency)
 
         async def create(model: Any) -> None:

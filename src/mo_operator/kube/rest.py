@@ -30,6 +30,7 @@ from .backoff import Backoff
 from .collector import collector_paused
 from .errors import ApiConnectionError, ApiError
 from .frozen import as_json
+from .keepalive import keepalive_transport
 from .metrics import REST_CLIENT_LATENCY, REST_CLIENT_RATE_LIMITER_DURATION, REST_CLIENT_REQUESTS
 from .ratelimit import TokenBucket
 
@@ -75,6 +76,7 @@ class RestTransport:
         self._sleep = sleep
         self._limiter = rate_limiter or (TokenBucket(qps, burst) if qps else None)
         # lightkube annotates the transport as the sync kind but hands it to httpx's AsyncClient.
+        transport = transport or keepalive_transport(config)
         params = ConnectionParams(timeout=httpx2.Timeout(timeout), transport=cast(Any, transport))
         self._http: httpx2.AsyncClient = lightkube_http_client(config, params)
         self._http.headers["User-Agent"] = user_agent

@@ -50,9 +50,11 @@ class ControlPlane:
 
     def client(self) -> Any:
         """A lightkube AsyncClient for this control plane."""
-        from lightkube import AsyncClient, KubeConfig
+        from lightkube import KubeConfig
 
-        return AsyncClient(KubeConfig.from_dict(self.server.kubeconfig()), field_manager="localcluster")
+        from mo_operator.kube.keepalive import lightkube_client
+
+        return lightkube_client(KubeConfig.from_dict(self.server.kubeconfig()), field_manager="localcluster")
 
     async def stop(self) -> None:
         if self.simulator is not None:

@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from mo_operator.kube import keepalive
 from mo_operator.localcluster.controlplane import ControlPlane
 
 from .raw_http import RawClient
@@ -52,7 +53,7 @@ class Raw(RawClient):
 
 @pytest.fixture
 async def raw(control_plane: ControlPlane) -> AsyncIterator[Raw]:
-    async with aiohttp.ClientSession() as session:
+    async with keepalive.keepalive_session() as session:
         yield Raw(control_plane, session)
 
 

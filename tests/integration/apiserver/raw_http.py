@@ -10,6 +10,8 @@ from typing import Any, NamedTuple
 
 import aiohttp
 
+from mo_operator.kube import keepalive
+
 JSON = "application/json"
 
 
@@ -63,8 +65,8 @@ class RawClient:
         if body is not None:
             data = body if isinstance(body, (bytes, str)) else json.dumps(body)
             h["Content-Type"] = content_type
-        async with self.session.request(
-            method, self.base + path, data=data, params=params, headers=h, ssl=self.ssl
+        async with keepalive.request(
+            self.session, method, self.base + path, data=data, params=params, headers=h, ssl=self.ssl
         ) as resp:
             text = await resp.text()
         try:

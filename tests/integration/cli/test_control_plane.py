@@ -9,9 +9,11 @@ import signal
 import sys
 from pathlib import Path
 
-from lightkube import AsyncClient, KubeConfig
+from lightkube import KubeConfig
 from lightkube.resources.core_v1 import Namespace, Node
 from lightkube.resources.storage_v1 import StorageClass
+
+from mo_operator.kube.keepalive import lightkube_client
 
 
 async def test_controllers_only_serves_a_cluster_without_nodes(tmp_path: Path) -> None:
@@ -31,7 +33,7 @@ async def test_controllers_only_serves_a_cluster_without_nodes(tmp_path: Path) -
         assert proc.stdout is not None
         line = await asyncio.wait_for(proc.stdout.readline(), 30)
         assert b"kubeconfig written to" in line, line
-        client = AsyncClient(KubeConfig.from_file(str(kubeconfig)))
+        client = lightkube_client(KubeConfig.from_file(str(kubeconfig)))
         try:
             assert [n async for n in client.list(Node)] == []
             assert [c async for c in client.list(StorageClass)] == []

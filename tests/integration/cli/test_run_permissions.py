@@ -18,17 +18,18 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 import yaml
 from aiohttp import web
-from lightkube import AsyncClient, KubeConfig, codecs
+from lightkube import KubeConfig, codecs
 from lightkube.core.exceptions import ApiError
 from lightkube.models.authentication_v1 import TokenRequestSpec
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace, ServiceAccountToken
 from lightkube.resources.rbac_authorization_v1 import ClusterRole, ClusterRoleBinding
 
+from mo_operator.kube import keepalive
+from mo_operator.kube.keepalive import lightkube_client
 from mo_operator.localcluster.controlplane import ControlPlane
 from mo_operator.testing import free_port
 
@@ -66,7 +67,7 @@ def forbidden(user: str, verb: str, resource: str, name: str) -> dict[str, Any]:
 async def rbac_proxy(cp: ControlPlane, port: int) -> web.AppRunner:
     """Plain HTTP on ``port``: writes of webhook configurations are refused for
     ``EMBEDDED_USER``, everything else goes on to the embedded server as admin."""
-    session = aiohttp.ClientSession()
+    session = keepalive.keepalive_session()
 
     async def handle(request: web.Request) -> web.StreamResponse:
         parts = request.path.strip("/").split("/")
@@ -75,7 +76,8 @@ async def rbac_proxy(cp: ControlPlane, port: int) -> web.AppRunner:
             return web.json_response(body, status=403)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "authorization")}
         headers["Authorization"] = f"Bearer {cp.server.token}"
-        async with session.request(
+        async with keepalive.request(
+            session,
             request.method,
             cp.server.url + request.path_qs,
             headers=headers,
@@ -120,7 +122,7 @@ async def real_identity(tmp_path: Path) -> AsyncIterator[tuple[Path, str]]:
     if not admin_path:
         pytest.skip("needs a real API server: MO_TEST_KUBECONFIG (or KUBEBUILDER_ASSETS)")
     name = f"mo-perm-{secrets.token_hex(3)}"
-    admin = AsyncClient(KubeConfig.from_file(admin_path))
+    admin = lightkube_client(KubeConfig.from_file(admin_path))
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",

@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 import yaml
 from lightkube import KubeConfig
 
+from mo_operator.kube import keepalive
 from mo_operator.kube.client import ApiClient
 from mo_operator.localcluster.controlplane import ControlPlane
 
@@ -77,7 +77,7 @@ async def pair(real_kubeconfig: Path) -> AsyncIterator[tuple[Target, Target]]:
     await cp.start()
     server = cp.server
     url, real_tls, real_token = _real_access(real_kubeconfig)
-    async with aiohttp.ClientSession() as session:
+    async with keepalive.keepalive_session() as session:
         embedded = Target(
             "embedded",
             server.url,

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from lightkube import AsyncClient, KubeConfig
 
+from mo_operator.kube.keepalive import lightkube_client
 from mo_operator.localcluster.controlplane import ControlPlane
 from mo_operator.localcluster.simulator.config import SIMULATED_LABEL, SimulatorConfig
 from mo_operator.localcluster.simulator.core.cache import Caches
@@ -318,7 +319,7 @@ async def two_sides(**options: Any) -> AsyncIterator[tuple[Side, Side]]:
     plane = ControlPlane(simulator_options={"mode": "full", **settings})
     await plane.start()
     embedded_client = plane.client()
-    real_client = AsyncClient(KubeConfig.from_file(REAL_KUBECONFIG), field_manager="simdiff")
+    real_client = lightkube_client(KubeConfig.from_file(REAL_KUBECONFIG), field_manager="simdiff")
     kubelets_config = SimulatorConfig(mode="kubelet", **settings)
     sides: list[Side] = []
     try:

@@ -15,6 +15,7 @@ import aiohttp
 import pytest
 
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
+from mo_operator.kube import keepalive
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.localcluster.apiserver.patching.json_patch import apply_json_patch
@@ -73,7 +74,7 @@ class Served:
 
     async def post(self, path: str, body: Obj) -> Obj:
         url = f"https://127.0.0.1:{self.server.port}{path}"
-        async with self.session.post(url, json=body, ssl=self.ssl) as resp:
+        async with keepalive.request(self.session, "POST", url, json=body, ssl=self.ssl) as resp:
             assert resp.status == 200, await resp.text()
             answer: Obj = await resp.json()
         assert answer["apiVersion"] == "admission.k8s.io/v1" and answer["kind"] == "AdmissionReview"
@@ -101,7 +102,7 @@ async def served() -> AsyncIterator[Served]:
     register(server, default_args=DEFAULT_ARGS)
     await server.start()
     try:
-        async with aiohttp.ClientSession() as session:
+        async with keepalive.keepalive_session() as session:
             yield Served(server, certs, session)
     finally:
         await server.stop()

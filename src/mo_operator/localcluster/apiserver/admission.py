@@ -15,6 +15,9 @@ from typing import Any
 
 import aiohttp
 
+from mo_operator.kube import keepalive
+from mo_operator.kube.keepalive import keepalive_session
+
 from .encoding.jsonutil import clone, dumps, loads
 from .errors import StatusError, internal
 from .objects import AdmissionRequest, ObjectAPI
@@ -175,11 +178,16 @@ class Admission:
         if ca:
             ctx.load_verify_locations(cadata=base64.b64decode(ca).decode())
         if self._session is None:
-            self._session = aiohttp.ClientSession()
+            self._session = keepalive_session()
         timeout = float(wh.get("timeoutSeconds") or 10)
         async with asyncio.timeout(timeout):
-            async with self._session.post(
-                url, data=dumps(review), ssl=ctx, headers={"Content-Type": "application/json"}
+            async with keepalive.request(
+                self._session,
+                "POST",
+                url,
+                data=dumps(review),
+                ssl=ctx,
+                headers={"Content-Type": "application/json"},
             ) as resp:
                 if resp.status != 200:
                     raise RuntimeError(f"webhook answered HTTP {resp.status}")

@@ -24,6 +24,7 @@ from typing import Any
 
 from lightkube import AsyncClient, KubeConfig
 
+from mo_operator.kube.keepalive import lightkube_client
 from mo_operator.localcluster.controlplane import ControlPlane
 from mo_operator.localcluster.simulator.config import SimulatorConfig
 from mo_operator.localcluster.simulator.simulator import Simulator
@@ -90,7 +91,7 @@ class SimulatedCluster:
             self.simulator = self.control_plane.simulator
         else:
             self.kubeconfig = self.attach_to
-            self._client = AsyncClient(
+            self._client = lightkube_client(
                 KubeConfig.from_file(str(self.attach_to)), field_manager="localcluster"
             )
             self.simulator = Simulator(

@@ -28,6 +28,8 @@ import aiohttp
 import yaml
 from aiohttp import web
 
+from mo_operator.kube import keepalive
+from mo_operator.kube.keepalive import keepalive_session
 from mo_operator.matrixone.admin import (
     AdminError,
     CNLoad,
@@ -231,12 +233,12 @@ class RemoteAdminProvider:
 
     async def call(self, method: str, body: Obj) -> Any:
         if self._session is None:
-            self._session = aiohttp.ClientSession(
+            self._session = keepalive_session(
                 headers={"Authorization": f"Bearer {self.token}"},
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
             )
         try:
-            async with self._session.post(f"{self.url}/v1/{method}", json=body) as resp:
+            async with keepalive.request(self._session, "POST", f"{self.url}/v1/{method}", json=body) as resp:
                 answer = await resp.json(content_type=None)
         except (aiohttp.ClientError, TimeoutError, ValueError) as e:
             raise AdminError(f"{method}: the simulated MatrixOne at {self.url} did not answer: {e}") from e

@@ -6,8 +6,9 @@
 #   docker build -t mo-operator:0.1.0 .
 #
 # Stage 1 builds the wheel of this package; stage 2 installs it with its
-# dependencies (binary wheels from PyPI) into a clean slim image, so neither
-# build tooling nor the source tree ships.
+# dependencies (binary wheels from PyPI, at the versions constraints.txt pins,
+# the ones CI tested) into a clean slim image, so neither build tooling nor the
+# source tree ships.
 
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -25,8 +26,10 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 # --compile: the bytecode is written now, because at run time nothing may be
 # written next to the code (the root filesystem is read-only).
+COPY constraints.txt /tmp/constraints.txt
 RUN --mount=type=bind,from=build,source=/dist,target=/dist \
-    python -m pip install --compile /dist/*.whl \
+    python -m pip install --compile --constraint /tmp/constraints.txt /dist/*.whl \
+ && rm /tmp/constraints.txt \
  && groupadd --system --gid 65532 nonroot \
  && useradd --system --uid 65532 --gid 65532 --no-create-home \
         --home-dir /nonexistent --shell /usr/sbin/nologin nonroot

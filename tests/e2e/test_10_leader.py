@@ -27,7 +27,7 @@ LEASES = Resource("coordination.k8s.io", "v1", "Lease", "leases", True)
 LEASE_DURATION = 3.0
 ARGS = ("--lease-duration", str(LEASE_DURATION), "--renew-deadline", "2", "--retry-period", "0.3")
 _WRITE_VERBS = ("create", "update", "patch", "apply", "delete")
-_METRIC = re.compile(r"^rest_client_requests_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$", re.M)
+_METRIC = re.compile(r"^api_client_requests_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$", re.M)
 
 
 class Replica:

@@ -44,6 +44,7 @@ from .adoption import KruiseGuard
 from .adoption.guard import REFUSED as TAKEOVER_REFUSED
 from .backup import BackupJobActor, RestoreJobActor
 from .bucketclaim import BucketClaimActor
+from .build_info import BUILD_INFO  # noqa: F401  (registered on import)
 from .cluster import MatrixOneClusterActor
 from .cnset import CNSetActor, CNStoreFinalizer
 from .common import resources as r

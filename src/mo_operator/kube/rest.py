@@ -8,7 +8,9 @@ after the advertised delay — the server asked us to come back; other 5xx
 and dropped connections only for idempotent requests, since a POST or a JSON
 patch may already have been applied; a connection that could not even be
 opened is retried for everything. Each attempt passes the rate limiter and
-is counted in ``REST_CLIENT_*`` by verb, resource and code.
+is counted in ``REST_CLIENT_*`` as client-go counts it: by HTTP method, status
+code and host, and in ``API_CLIENT_REQUESTS`` by the client's verb, resource
+and code.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncio
 import collections
 import contextvars
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
@@ -31,7 +34,12 @@ from .collector import collector_paused
 from .errors import ApiConnectionError, ApiError
 from .frozen import as_json
 from .keepalive import keepalive_transport
-from .metrics import REST_CLIENT_LATENCY, REST_CLIENT_RATE_LIMITER_DURATION, REST_CLIENT_REQUESTS
+from .metrics import (
+    API_CLIENT_REQUESTS,
+    REST_CLIENT_LATENCY,
+    REST_CLIENT_RATE_LIMITER_DURATION,
+    REST_CLIENT_REQUESTS,
+)
 from .ratelimit import TokenBucket
 
 Params = Mapping[str, str | None]
@@ -81,6 +89,8 @@ class RestTransport:
         self._http: httpx2.AsyncClient = lightkube_http_client(config, params)
         self._http.headers["User-Agent"] = user_agent
         self._stream_timeout = httpx2.Timeout(timeout, read=None)
+        self._host = urllib.parse.urlsplit(config.cluster.server).netloc or "none"
+        """The ``host`` label: client-go's (the base URL's host:port, ``none`` without one)."""
         self.requests_made: collections.Counter[tuple[str, str]] = collections.Counter()
         """Attempts by (verb, resource) from this client alone (the metrics are process-wide):
         lets a test compare what the operator did with what its RBAC grants."""
@@ -108,7 +118,7 @@ class RestTransport:
         attempt = 0
         while True:
             attempt += 1
-            await self._rate_limit(verb)
+            await self._rate_limit(method)
             guard = SEND_GUARD.get()
             if guard is not None:
                 guard()
@@ -119,13 +129,13 @@ class RestTransport:
             try:
                 response = await self._http.send(request)
             except httpx2.TransportError as e:
-                self._observe(verb, resource, "<error>", started)
+                self._observe(verb, resource, method, "<error>", started)
                 if attempt > self.max_retries or not (idempotent or isinstance(e, _NEVER_SENT)):
                     raise ApiConnectionError(f"{method} {path}: {type(e).__name__}: {e}") from e
                 backoff = backoff or self._retry_backoff()
                 await self._sleep(backoff.next())
                 continue
-            self._observe(verb, resource, str(response.status_code), started)
+            self._observe(verb, resource, method, str(response.status_code), started)
             if response.is_success:
                 return decode_body(response.content)
             error = error_from_response(response)
@@ -141,15 +151,15 @@ class RestTransport:
         """Open a streaming GET (a watch) without a read timeout and without
         retries: the caller resumes on its own terms. Non-2xx answers are
         read and raised as ``ApiError``; the caller closes the response."""
-        await self._rate_limit(verb)
+        await self._rate_limit("GET")
         request = self._http.build_request("GET", path, params=_clean(params), timeout=self._stream_timeout)
         started = time.perf_counter()
         try:
             response = await self._http.send(request, stream=True)
         except httpx2.TransportError:
-            self._observe(verb, resource, "<error>", started)
+            self._observe(verb, resource, "GET", "<error>", started)
             raise
-        self._observe(verb, resource, str(response.status_code), started)
+        self._observe(verb, resource, "GET", str(response.status_code), started)
         if not response.is_success:
             try:
                 await response.aread()
@@ -158,18 +168,19 @@ class RestTransport:
             raise error_from_response(response)
         return response
 
-    async def _rate_limit(self, verb: str) -> None:
+    async def _rate_limit(self, method: str) -> None:
         if self._limiter is None:
             return
         delay = self._limiter.reserve()
-        REST_CLIENT_RATE_LIMITER_DURATION.labels(verb).observe(delay)
+        REST_CLIENT_RATE_LIMITER_DURATION.labels(method, self._host).observe(delay)
         if delay > 0:
             await self._sleep(delay)
 
-    def _observe(self, verb: str, resource: str, code: str, started: float) -> None:
+    def _observe(self, verb: str, resource: str, method: str, code: str, started: float) -> None:
         self.requests_made[(verb, resource)] += 1
-        REST_CLIENT_REQUESTS.labels(verb, resource, code).inc()
-        REST_CLIENT_LATENCY.labels(verb, resource).observe(time.perf_counter() - started)
+        REST_CLIENT_REQUESTS.labels(code, method, self._host).inc()
+        API_CLIENT_REQUESTS.labels(verb, resource, code).inc()
+        REST_CLIENT_LATENCY.labels(method, self._host).observe(time.perf_counter() - started)
 
 
 def decode_body(content: bytes) -> Any:

@@ -15,6 +15,7 @@ import base64
 import json
 import logging
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from .jsonpatch_diff import diff
+from .metrics import WEBHOOK_IN_FLIGHT, WEBHOOK_LATENCY, WEBHOOK_REQUESTS
 from .webhook_certs import CertSource
 
 log = logging.getLogger(__name__)
@@ -104,7 +106,7 @@ class WebhookServer:
         return [*self._mutating, *self._validating]
 
     async def start(self) -> None:
-        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app = web.Application(client_max_size=16 * 1024 * 1024, middlewares=[self._measure])
         for path in self._mutating:
             app.router.add_post(path, self._serve_mutating)
         for path in self._validating:
@@ -145,6 +147,32 @@ class WebhookServer:
                 log.exception("webhook certificate rotation failed; keeping the current certificate")
 
     # ---------------------------------------------------------------- serving
+    @web.middleware
+    async def _measure(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        """Count and time each admission request by the path it was sent to, as
+        controller-runtime does; other paths (probes, strays) are not counted, so
+        no client can grow the label set."""
+        path = request.path
+        if path not in self._mutating and path not in self._validating:
+            return await handler(request)
+        started = time.perf_counter()
+        in_flight = WEBHOOK_IN_FLIGHT.labels(path)
+        in_flight.inc()
+        code = "500"
+        try:
+            response = await handler(request)
+            code = str(response.status)
+            return response
+        except web.HTTPException as e:
+            code = str(e.status)
+            raise
+        finally:
+            in_flight.dec()
+            WEBHOOK_REQUESTS.labels(path, code).inc()
+            WEBHOOK_LATENCY.labels(path).observe(time.perf_counter() - started)
+
     async def _read(self, request: web.Request) -> tuple[Obj, AdmissionRequest]:
         review = await request.json()
         if not isinstance(review, dict):

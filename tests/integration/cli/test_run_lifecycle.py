@@ -116,7 +116,7 @@ async def test_missing_crds_are_named_once_and_installing_them_starts_the_operat
         assert hint in warning
 
     async def polled_a_few_times() -> bool:
-        pattern = r'rest_client_requests_total\{code="404",resource="discovery",verb="get"\}'
+        pattern = r'rest_client_requests_total\{code="404",host="[^"]+",method="GET"\}'
         return await operator.metric(pattern) >= 5
 
     await eventually(polled_a_few_times, 30, "the operator looked for the CRDs five times")

@@ -89,7 +89,7 @@ class Harness:
 def count(verb: str, resource: str, code: str) -> float:
     return (
         REGISTRY.get_sample_value(
-            "rest_client_requests_total", {"verb": verb, "resource": resource, "code": code}
+            "api_client_requests_total", {"verb": verb, "resource": resource, "code": code}
         )
         or 0.0
     )
@@ -105,6 +105,9 @@ async def test_get_builds_urls_and_authenticates_through_lightkube_config() -> N
     assert req.headers["authorization"] == "Bearer secret-token"
     assert req.headers["user-agent"].startswith("mo-operator")
     assert count("get", "deployments.apps", "200") == before + 1
+    assert REGISTRY.get_sample_value(
+        "rest_client_requests_total", {"code": "200", "method": "GET", "host": "k8s.test"}
+    ), "client-go's labels"
     await h.client.get(Namespace, "default")
     assert h.requests[1].url.path == "/api/v1/namespaces/default"
 
@@ -268,7 +271,8 @@ async def test_client_side_rate_limit_spaces_requests_after_the_burst() -> None:
     for _ in range(4):
         await h.client.get(ConfigMap, "a")
     assert h.sleeps == pytest.approx([0.1, 0.2])
-    assert REGISTRY.get_sample_value("rest_client_rate_limiter_duration_seconds_count", {"verb": "get"})
+    waited = {"verb": "GET", "host": "k8s.test"}
+    assert REGISTRY.get_sample_value("rest_client_rate_limiter_duration_seconds_count", waited)
 
 
 async def test_writes_carry_field_manager_dry_run_and_content_types() -> None:

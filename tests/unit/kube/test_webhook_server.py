@@ -106,3 +106,53 @@ def test_json_patch_diff_round_trip() -> None:
     assert {"op": "remove", "path": "/gone"} in ops
     assert {"op": "add", "path": "/b/e~0", "value": None} in ops
     assert diff(new, new) == []
+
+
+async def test_admission_requests_are_counted_and_timed_by_path_and_code() -> None:
+    from mo_operator.kube.metrics import REGISTRY
+
+    certs = GeneratedCerts(["127.0.0.1"])
+    server = WebhookServer(certs, host="127.0.0.1", port=0)
+
+    async def validate(req: AdmissionRequest) -> Denial | None:
+        return Denial("no") if (req.object or {}).get("data") else None
+
+    server.add_validating("/validate-counted", validate)
+    await server.start()
+
+    def requests(code: str) -> float:
+        found = REGISTRY.get_sample_value(
+            "controller_runtime_webhook_requests_total", {"webhook": "/validate-counted", "code": code}
+        )
+        return found or 0.0
+
+    try:
+        await _post(server, certs, "/validate-counted", review({"metadata": {"name": "x"}}))
+        await _post(
+            server, certs, "/validate-counted", review({"metadata": {"name": "x"}, "data": {"a": "b"}})
+        )
+        ctx = ssl.create_default_context(cadata=certs.ca_bundle.decode())
+        async with (
+            aiohttp.ClientSession() as s,
+            s.post(f"https://127.0.0.1:{server.port}/validate-counted", data=b"[1]", ssl=ctx) as r,
+        ):
+            assert r.status == 400
+            await r.read()
+        async with (
+            aiohttp.ClientSession() as s,
+            s.get(f"https://127.0.0.1:{server.port}/stray", ssl=ctx) as r,
+        ):
+            assert r.status == 404
+    finally:
+        await server.stop()
+    assert requests("200") == 2, "a denial is an answered request"
+    assert requests("400") == 1
+    timed = {"webhook": "/validate-counted"}
+    assert REGISTRY.get_sample_value("controller_runtime_webhook_latency_seconds_count", timed) == 3
+    assert REGISTRY.get_sample_value("controller_runtime_webhook_requests_in_flight", timed) == 0
+    assert (
+        REGISTRY.get_sample_value(
+            "controller_runtime_webhook_requests_total", {"webhook": "/stray", "code": "404"}
+        )
+        is None
+    )

@@ -1,0 +1,24 @@
+"""``mo_operator_build_info{version}``: always 1, so that a query can tell which
+operator release each replica runs (``max by (version)``), and an alert or a
+dashboard can join on it, as ``*_build_info`` series do elsewhere."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from prometheus_client import Info
+
+from mo_operator.kube.metrics import REGISTRY
+
+
+def operator_version() -> str:
+    """The installed distribution's version, ``unknown`` when run from a tree
+    that was never installed."""
+    try:
+        return metadata.version("mo-operator")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+BUILD_INFO = Info("mo_operator_build", "The operator's release.", registry=REGISTRY)
+BUILD_INFO.info({"version": operator_version()})

@@ -15,12 +15,13 @@ import asyncio
 from collections.abc import Callable
 
 import click
-from lightkube.config.kubeconfig import KubeConfig
 
 from mo_operator.controllers.adoption.preflight import SetPlan
 from mo_operator.controllers.adoption.survey import refusals, survey
 from mo_operator.controllers.adoption.takeover import TakeoverTimeout, take_over
 from mo_operator.kube.client import ApiClient
+
+from .kubeconfig import load_kubeconfig
 
 REFUSED = 1
 TIMED_OUT = 2
@@ -64,8 +65,9 @@ def _print_plan(plans: list[SetPlan], namespace: str, echo: Callable[[str], None
 
 
 def run_adopt(kubeconfig: str | None, namespace: str, dry_run: bool, timeout: float) -> int:
+    config = load_kubeconfig(kubeconfig)
+
     async def go() -> int:
-        config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
         client = ApiClient(config, field_manager="mo-operator-adopt")
         try:
             return await adopt(client, namespace, dry_run=dry_run, timeout=timeout)

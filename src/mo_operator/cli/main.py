@@ -12,7 +12,8 @@ import click
 
 from mo_operator.controllers.common.settings import OperatorConfig
 
-from .logging_setup import setup_logging
+from .errors import CliError, address_in_use, one_line_errors
+from .logging_setup import LEVELS, known_level, setup_logging
 from .shutdown import Shutdown
 
 DEFAULTS = OperatorConfig()
@@ -20,11 +21,19 @@ DEFAULTS = OperatorConfig()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--log-level", default="INFO", show_default=True, help="Logging level.")
+@click.option("--log-level", default="INFO", show_default=True, help=f"Logging level: {', '.join(LEVELS)}.")
 @click.option("--log-json", is_flag=True, help="Log one JSON object per line.")
 def main(log_level: str, log_json: bool) -> None:
     """The MatrixOne operator for Kubernetes."""
-    setup_logging(log_level, json_format=log_json)
+    configure_logging(log_level, log_json)
+
+
+@one_line_errors
+def configure_logging(level: str, json_format: bool) -> None:
+    """Logging as asked; an unknown level is said in one line (in the format asked)."""
+    setup_logging(level if known_level(level) else "INFO", json_format=json_format)
+    if not known_level(level):
+        raise CliError(f"--log-level {level!r} is not a level: use one of {', '.join(LEVELS)}")
 
 
 @main.command("control-plane")
@@ -57,6 +66,7 @@ def main(log_level: str, log_json: bool) -> None:
     hidden=True,
     help="Fast simulator timings and room for thousands of pods (benchmarks).",
 )
+@one_line_errors
 def control_plane(
     kubeconfig: str, port: int, data_dir: str | None, no_simulator: bool, controllers_only: bool, fast: bool
 ) -> None:
@@ -95,13 +105,16 @@ def control_plane(
         finally:
             await stop()
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except OSError as e:
+        raise address_in_use(e, {port: "--port"}) or e from None
 
 
 @main.command("run")
 @click.option(
     "--kubeconfig",
-    type=click.Path(dir_okay=False, exists=True),
+    type=click.Path(dir_okay=False),
     default=None,
     help="Kubeconfig of the cluster to manage (default: in-cluster, then $KUBECONFIG, then ~/.kube/config).",
 )
@@ -273,17 +286,22 @@ def control_plane(
 )
 def run_command(run_log_level: str | None, run_log_json: bool, **options: Any) -> None:
     """Run the operator against a cluster (in-cluster or by kubeconfig)."""
+    if run_log_level or run_log_json:
+        configure_logging(run_log_level or "INFO", run_log_json)
+    _run(options)
+
+
+@one_line_errors
+def _run(options: dict[str, Any]) -> None:
     from .run import RunOptions, run
 
-    if run_log_level or run_log_json:
-        setup_logging(run_log_level or "INFO", json_format=run_log_json)
     sys.exit(run(RunOptions.from_flags(options)))
 
 
 @main.command("adopt")
 @click.option(
     "--kubeconfig",
-    type=click.Path(dir_okay=False, exists=True),
+    type=click.Path(dir_okay=False),
     default=None,
     help="Kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG, then ~/.kube/config).",
 )
@@ -297,6 +315,7 @@ def run_command(run_log_level: str | None, run_log_json: bool, **options: Any) -
     show_default=True,
     help="Seconds the takeover may wait on one step that makes no progress.",
 )
+@one_line_errors
 def adopt_command(kubeconfig: str | None, namespace: str, dry_run: bool, timeout: float) -> None:
     """Take over sets the Go operator runs with OpenKruise, without downtime (docs/migrating.md)."""
     from .adopt import run_adopt
@@ -317,14 +336,22 @@ def adopt_command(kubeconfig: str | None, namespace: str, dry_run: bool, timeout
     "--exit-when-ready", is_flag=True, help="Exit 0 once the example is Ready (non-zero on timeout)."
 )
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for Ready.")
-def demo(kubeconfig: str, exit_when_ready: bool, timeout: float) -> None:
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Show the operator's and the control plane's logs (at --log-level) above the progress table.",
+)
+@one_line_errors
+def demo(kubeconfig: str, exit_when_ready: bool, timeout: float, verbose: bool) -> None:
     """Start an embedded control plane with the operator and an example cluster."""
     import logging
 
     from .demo import run_demo
 
-    root = logging.getLogger()
-    root.setLevel(max(root.level, logging.WARNING))  # the progress table says what INFO lines would
+    if not verbose:
+        root = logging.getLogger()
+        root.setLevel(max(root.level, logging.WARNING))  # the progress table says what INFO lines would
 
     sys.exit(asyncio.run(run_demo(kubeconfig, exit_when_ready=exit_when_ready, timeout=timeout)))
 
@@ -344,6 +371,7 @@ def demo(kubeconfig: str, exit_when_ready: bool, timeout: float) -> None:
     default=None,
     help="Write one CRD file per kind into this directory (what deploy/crds holds).",
 )
+@one_line_errors
 def crds(check_dir: str | None, write_dir: str | None) -> None:
     """Print the CustomResourceDefinitions of every MatrixOne kind."""
     from mo_operator.api.crdgen import crds_yaml, stale_crd_files, write_crds

@@ -27,8 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lightkube.config.kubeconfig import KubeConfig
-
 from mo_operator.api.install import install_crds
 from mo_operator.controllers.common.settings import (
     ApiSettings,
@@ -49,6 +47,8 @@ from mo_operator.matrixone.advertised_admin import advertised_admin
 from mo_operator.webhooks import api_claim_lookup, inject_ca_bundle, install_webhook_configurations, register
 
 from . import diagnostics
+from .errors import address_in_use
+from .kubeconfig import load_kubeconfig
 from .operator_config import OperatorConfigError, UpstreamOperatorConfig, load_operator_config
 from .shutdown import Interrupted, Shutdown
 
@@ -234,8 +234,8 @@ async def run_operator(options: RunOptions) -> int:
         log.warning(
             "defaultArgs are given by the defaulting webhook: with --no-webhooks they are not applied"
         )
+    config = load_kubeconfig(options.kubeconfig)
     shutdown = Shutdown().install()
-    config = KubeConfig.from_file(options.kubeconfig) if options.kubeconfig else KubeConfig.from_env()
     leader = options.config.leader
     identity = leader.identity or default_identity()
     options = dataclasses.replace(
@@ -293,4 +293,20 @@ async def run_operator(options: RunOptions) -> int:
 
 
 def run(options: RunOptions) -> int:
-    return asyncio.run(run_operator(options))
+    """The operator's exit code; a port taken by another process is a ``CliError``
+    naming the flag."""
+    try:
+        return asyncio.run(run_operator(options))
+    except OSError as e:
+        ports = {
+            options.webhook_port if options.webhooks else 0: "--webhook-port",
+            **{
+                at[1]: flag
+                for flag, text in (
+                    ("--metrics-bind-address", options.metrics_bind_address),
+                    ("--health-probe-bind-address", options.health_probe_bind_address),
+                )
+                if (at := bind_address(text)) is not None
+            },
+        }
+        raise address_in_use(e, ports) or e from None

@@ -5,6 +5,7 @@ on SIGTERM as on Ctrl-C."""
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import sys
 from pathlib import Path
@@ -15,13 +16,16 @@ import yaml
 from .process import Command
 
 
-async def test_the_demo_brings_the_example_cluster_to_ready(tmp_path: Path) -> None:
+async def test_the_demo_brings_the_example_cluster_to_ready_showing_the_operators_logs_when_verbose(
+    tmp_path: Path,
+) -> None:
     kubeconfig = tmp_path / "demo.kubeconfig"
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "mo_operator.cli.main",
         "demo",
+        "--verbose",
         "--exit-when-ready",
         "--timeout",
         "90",
@@ -36,6 +40,7 @@ async def test_the_demo_brings_the_example_cluster_to_ready(tmp_path: Path) -> N
     assert proc.returncode == 0, text
     assert "MatrixOneCluster mo is Ready" in text
     assert f"export KUBECONFIG={kubeconfig}" in text
+    assert re.search(r"^\S+Z INFO mo_operator\.", err.decode(), re.M), "the operator's own log lines"
     config = yaml.safe_load(kubeconfig.read_text())
     assert config["clusters"][0]["cluster"]["server"].startswith("https://127.0.0.1:")
 
@@ -59,6 +64,7 @@ async def test_sigterm_stops_the_demo_and_everything_it_started(tmp_path: Path, 
         spawned = children(demo.proc.pid)
         assert await demo.signal_and_wait(signal.SIGTERM) == 0, demo.output
         assert demo.said("Traceback") == [], demo.output
+        assert demo.said(r" INFO mo_operator\.") == [], "without --verbose the progress table says it"
         assert [pid for pid in spawned if Path(f"/proc/{pid}").exists()] == []
     finally:
         await demo.kill()

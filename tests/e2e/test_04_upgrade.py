@@ -34,8 +34,12 @@ async def test_an_upgrade_rolls_in_dependency_order_one_pod_at_a_time(
 
     first_seen: dict[str, float] = {}
     log_unready_max = 0
+    phases: list[str] = []
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
+        phase = ((await world.get(r.MATRIXONE_CLUSTERS, "mo") or {}).get("status") or {}).get("phase")
+        if not phases or phases[-1] != phase:
+            phases.append(str(phase))
         pods = await world.pods(**{labels.CLUSTER: "mo"})
         log_unready = sum(
             1
@@ -57,6 +61,16 @@ async def test_an_upgrade_rolls_in_dependency_order_one_pod_at_a_time(
     assert log_unready_max <= 1, "the log service lost more than one store at a time"
     cluster = await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
     assert condition(cluster, "UpToDate")["reason"] == "RolloutComplete"
+    assert "Upgrading" in phases and set(phases) <= {"Ready", "Upgrading"}, f"the phase went {phases}"
+
+    wide = (await world.kubectl("get", "mo", "mo", "-o", "wide")).stdout
+    header, row = wide.splitlines()[:2]
+    assert header.split()[:5] == ["NAME", "READY", "VERSION", "PHASE", "UP-TO-DATE"], wide
+    assert row.split()[:5] == ["mo", "4/4", "2.1.0", "Ready", "True"], wide
+    assert "DESIRED" in header and "MESSAGE" in header, wide
+    sets = (await world.kubectl("get", "log,cn", "-o", "wide")).stdout
+    assert "READY   UP-TO-DATE   VERSION" in sets and " 3/3 " in sets and " 2/2 " in sets, sets
+    assert " 2.1.0 " in sets and "IMAGE" in sets and "MESSAGE" in sets, sets
 
 
 async def test_a_failing_version_halts_the_roll_and_a_fix_resumes_it(

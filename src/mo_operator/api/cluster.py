@@ -6,7 +6,7 @@ from typing import Annotated
 
 from .base import APIModel, opt, req
 from .cnset import CNSetSpec
-from .common import ConditionalStatus, PullPolicy
+from .common import ConditionalStatus, PullPolicy, SummaryStatus
 from .dnset import DNSetSpec, DNSetStatus
 from .fields import CRDHint, Int64, Quantity
 from .k8s import LocalObjectReference, Resource
@@ -109,10 +109,14 @@ class CNGroupsStatus(APIModel):
     groups: list[CNGroupStatus] | None = opt("Each group's state.")
 
 
-class MatrixOneClusterStatus(ConditionalStatus):
+class MatrixOneClusterStatus(ConditionalStatus, SummaryStatus):
     """Observed state of a MatrixOneCluster."""
 
-    phase: str | None = opt("Ready or NotReady, for people; programs should read the conditions.")
+    phase: str | None = opt(
+        "Ready, NotReady, or Upgrading while a change rolls through a cluster that was Ready (it stays "
+        "Upgrading until the roll completes, whatever the sets' readiness meanwhile); for people, "
+        "programs should read the conditions."
+    )
     credential_ref: LocalObjectReference | None = opt(
         "Secret with the initial database credential (keys username and password)."
     )

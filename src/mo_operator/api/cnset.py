@@ -12,6 +12,7 @@ from .common import (
     ObjectByMeta,
     PodSet,
     RollingUpdateStrategy,
+    RolloutStatus,
     ServiceTypeField,
     SharedStorageCache,
     Volume,
@@ -102,7 +103,7 @@ class CNStore(APIModel):
     state: str | None = opt("Unknown, Draining or Up.")
 
 
-class CNSetStatus(ConditionalStatus):
+class CNSetStatus(ConditionalStatus, RolloutStatus):
     """Observed state of a CNSet."""
 
     stores: list[CNStore] | None = opt("The CN stores of the set.")

@@ -270,6 +270,26 @@ class ConditionalStatus(APIModel):
     conditions: ConditionList | None = opt("Current conditions, at most one per type (Ready, Synced, ...).")
 
 
+class SummaryStatus(APIModel):
+    """What ``kubectl get`` shows of an object, one field per column: its ready members
+    as ``2/3``, the MatrixOne version it runs, and what is not fine."""
+
+    readiness: str | None = opt('Members ready over members desired, as kubectl shows it: "2/3".')
+    version: str | None = opt(
+        "The MatrixOne version (image tag) the pods run; while a roll is under way, every version "
+        "running, most pods first, comma-separated."
+    )
+    message: str | None = opt(
+        "The first condition that is not fine, as reason and message; empty when all are."
+    )
+
+
+class RolloutStatus(SummaryStatus):
+    """A set's summary, and how many of its pods run its current spec."""
+
+    updated_replicas: Int32 | None = opt("Pods that run the set's current spec.")
+
+
 class FailoverStatus(APIModel):
     """The stores of a set, split by health."""
 

@@ -4,7 +4,15 @@ kinds have the same schema, and a cluster spec accepts ``tn`` and ``dn``."""
 from __future__ import annotations
 
 from .base import opt, req
-from .common import ConditionalStatus, FailoverStatus, LogSetRef, PodSet, SharedStorageCache, Volume
+from .common import (
+    ConditionalStatus,
+    FailoverStatus,
+    LogSetRef,
+    PodSet,
+    RolloutStatus,
+    SharedStorageCache,
+    Volume,
+)
 from .k8s import Resource
 
 __all__ = ["DNSet", "DNSetDeps", "DNSetSpec", "DNSetStatus", "TNSet"]
@@ -19,7 +27,7 @@ class DNSetSpec(PodSet):
     shared_storage_cache: SharedStorageCache | None = opt("Sizes of the caches of shared storage.")
 
 
-class DNSetStatus(ConditionalStatus, FailoverStatus):
+class DNSetStatus(ConditionalStatus, RolloutStatus, FailoverStatus):
     """Observed state of a DNSet (TNSet)."""
 
 

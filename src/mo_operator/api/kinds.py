@@ -91,9 +91,21 @@ _AGE = PrinterColumn("Age", "date", ".metadata.creationTimestamp", "Time since t
 _READY = PrinterColumn(
     "Ready", "string", '.status.conditions[?(@.type=="Ready")].status', "Whether the object is Ready."
 )
-_IMAGE = PrinterColumn("Image", "string", ".spec.image", "Image of the main container.")
-_REPLICAS = PrinterColumn("Replicas", "integer", ".spec.replicas", "Desired number of pods.")
-_SET_COLUMNS = (_IMAGE, _REPLICAS, _READY, _AGE)
+_READINESS = PrinterColumn("Ready", "string", ".status.readiness", 'Pods ready over pods desired ("2/3").')
+_UPDATED = PrinterColumn(
+    "Up-To-Date", "integer", ".status.updatedReplicas", "Pods that run the current spec."
+)
+_VERSION = PrinterColumn(
+    "Version",
+    "string",
+    ".status.version",
+    "MatrixOne version (image tag) the pods run; several during a roll.",
+)
+_IMAGE = PrinterColumn("Image", "string", ".spec.image", "Image the set asks for.", priority=1)
+_MESSAGE = PrinterColumn(
+    "Message", "string", ".status.message", "The first condition that is not fine.", priority=1
+)
+_SET_COLUMNS = (_READINESS, _UPDATED, _VERSION, _AGE, _IMAGE, _MESSAGE)
 
 
 _CLUSTER_KINDS = (
@@ -102,12 +114,25 @@ _CLUSTER_KINDS = (
         "matrixoneclusters",
         MatrixOneCluster,
         (
-            PrinterColumn("Log", "integer", ".spec.logService.replicas", "Log service replicas."),
-            PrinterColumn("DN", "integer", ".spec.dn.replicas", "TN replicas (legacy dn field)."),
-            PrinterColumn("TN", "integer", ".spec.tn.replicas", "TN replicas."),
-            PrinterColumn("Version", "string", ".spec.version", "MatrixOne version."),
-            PrinterColumn("Phase", "string", ".status.phase", "Ready or NotReady."),
+            PrinterColumn("Ready", "string", ".status.readiness", 'Sets Ready over sets ("4/5").'),
+            PrinterColumn(
+                "Version",
+                "string",
+                ".status.version",
+                "MatrixOne version the pods run; several during a roll.",
+            ),
+            PrinterColumn("Phase", "string", ".status.phase", "Ready, NotReady or Upgrading."),
+            PrinterColumn(
+                "Up-To-Date",
+                "string",
+                '.status.conditions[?(@.type=="UpToDate")].status',
+                "Whether every set runs the current spec.",
+            ),
             _AGE,
+            PrinterColumn(
+                "Desired", "string", ".spec.version", "MatrixOne version the spec asks for.", priority=1
+            ),
+            _MESSAGE,
         ),
         short_names=("mo",),
     ),
@@ -118,13 +143,7 @@ _CLUSTER_KINDS = (
         "CNSet",
         "cnsets",
         CNSet,
-        (
-            _IMAGE,
-            _REPLICAS,
-            PrinterColumn("Available", "integer", ".status.readyReplicas", "Pods that are ready."),
-            _READY,
-            _AGE,
-        ),
+        _SET_COLUMNS,
         short_names=("cn",),
         scale=ScaleSubresource(),
     ),

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Literal
 
 from .base import APIModel, opt, req
-from .common import ConditionalStatus, FailoverStatus, PodSet, RetentionPolicy, SharedStorageProvider, Volume
+from .common import (
+    ConditionalStatus,
+    FailoverStatus,
+    PodSet,
+    RetentionPolicy,
+    RolloutStatus,
+    SharedStorageProvider,
+    Volume,
+)
 from .fields import Duration, Int32, Int64
 from .k8s import Resource
 
@@ -53,7 +61,7 @@ class LogSetDiscovery(APIModel):
     address: str | None = opt("Host name of the discovery service.")
 
 
-class LogSetStatus(ConditionalStatus, FailoverStatus):
+class LogSetStatus(ConditionalStatus, RolloutStatus, FailoverStatus):
     """Observed state of a LogSet."""
 
     discovery: LogSetDiscovery | None = opt("The HAKeeper discovery address, once the log service runs.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import opt, req
-from .common import ConditionalStatus, LogSetRef, PodSet, ServiceTypeField
+from .common import ConditionalStatus, LogSetRef, PodSet, RolloutStatus, ServiceTypeField
 from .fields import Int32, Int64
 from .k8s import Resource
 
@@ -28,7 +28,7 @@ class ProxySetSpec(PodSet):
     )
 
 
-class ProxySetStatus(ConditionalStatus):
+class ProxySetStatus(ConditionalStatus, RolloutStatus):
     """Observed state of a ProxySet."""
 
     host: str | None = opt("Host name of the proxy Service.")

@@ -10,6 +10,7 @@ from .common import (
     PodSet,
     PullPolicy,
     RollingUpdateStrategy,
+    RolloutStatus,
     ServiceTypeField,
 )
 from .k8s import Resource
@@ -35,7 +36,7 @@ class WebUIDeps(APIModel):
     cnset: ObjectByMeta | None = opt("The CNSet the console queries, as {metadata: {name, namespace}}.")
 
 
-class WebUIStatus(ConditionalStatus, FailoverStatus):
+class WebUIStatus(ConditionalStatus, RolloutStatus, FailoverStatus):
     """Observed state of a WebUI."""
 
 

@@ -106,7 +106,9 @@ class WebUIActor:
         roll = rollout(dep, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
         if roll.complete and not plan:
             self._collect_configs(obj, config["metadata"]["name"], pods, plan)
-        report_rollout(ctx, roll, int(spec.get("replicas") or 0), READINESS, pending=plan.writes_workload)
+        report_rollout(
+            ctx, roll, int(spec.get("replicas") or 0), READINESS, pending=plan.writes_workload, pods=pods
+        )
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:

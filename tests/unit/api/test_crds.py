@@ -184,23 +184,34 @@ def _columns(kind: str) -> dict[str, tuple[str, str]]:
     return {c["name"]: (c["type"], c["jsonPath"]) for c in _version(kind)["additionalPrinterColumns"]}
 
 
-def test_printer_columns_keep_upstreams_and_add_readiness() -> None:
+def _priorities(kind: str) -> dict[str, int]:
+    return {c["name"]: c.get("priority", 0) for c in _version(kind)["additionalPrinterColumns"]}
+
+
+def test_printer_columns_say_readiness_as_a_count_and_the_running_version() -> None:
+    """READY as ``2/3``, VERSION as the pods run it (the spec's in -o wide), UP-TO-DATE,
+    and the first thing not fine in -o wide; upstream's Log/DN columns went (DN was blank
+    for every cluster written with tn), and its Version was the spec's."""
     mo = _columns("MatrixOneCluster")
-    assert mo["Log"] == ("integer", ".spec.logService.replicas")
-    assert mo["DN"] == ("integer", ".spec.dn.replicas")
-    assert mo["TN"] == ("integer", ".spec.tn.replicas")
-    assert mo["Version"] == ("string", ".spec.version")
+    assert mo["Ready"] == ("string", ".status.readiness")
+    assert mo["Version"] == ("string", ".status.version")
+    assert mo["Desired"] == ("string", ".spec.version")
     assert mo["Phase"] == ("string", ".status.phase")
+    assert mo["Up-To-Date"] == ("string", '.status.conditions[?(@.type=="UpToDate")].status')
+    assert mo["Message"] == ("string", ".status.message")
+    assert {k for k, p in _priorities("MatrixOneCluster").items() if p} == {"Desired", "Message"}
     for kind in ("LogSet", "DNSet", "TNSet", "CNSet", "ProxySet", "WebUI"):
         columns = _columns(kind)
+        assert columns["Ready"] == ("string", ".status.readiness")
+        assert columns["Up-To-Date"] == ("integer", ".status.updatedReplicas")
+        assert columns["Version"] == ("string", ".status.version")
         assert columns["Image"] == ("string", ".spec.image")
-        assert columns["Replicas"] == ("integer", ".spec.replicas")
-        assert columns["Ready"] == ("string", '.status.conditions[?(@.type=="Ready")].status')
+        assert {k for k, p in _priorities(kind).items() if p} == {"Image", "Message"}
     assert _columns("BucketClaim")["Bind"] == ("string", ".status.bindTo")
     assert _columns("Backup")["At"] == ("string", ".meta.atTime")
     assert _columns("CNClaim")["Pod"] == ("string", ".spec.podName")
     for kind in KINDS:
-        assert list(_columns(kind))[-1] == "Age"
+        assert [name for name, p in _priorities(kind).items() if not p][-1] == "Age"
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

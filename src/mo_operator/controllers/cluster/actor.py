@@ -35,7 +35,7 @@ from ..common.admission import admitted
 from ..common.desired import stamped, up_to_date
 from ..common.env import Env
 from ..common.meta import child_metadata, is_controlled_by, is_deleting, name_of
-from ..common.status import UP_TO_DATE
+from ..common.status import UP_TO_DATE, not_fine, summarise
 from ..common.writes import Writes
 from .children import (
     ROLE_CN,
@@ -62,6 +62,7 @@ NOT_READY_REASONS = {
     ROLE_WEBUI: "WebUINotReady",
 }
 CREDENTIAL_USER = "dump"
+PHASE_READY, PHASE_NOT_READY, PHASE_UPGRADING = "Ready", "NotReady", "Upgrading"
 
 
 def settled(cached: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> bool:
@@ -223,6 +224,7 @@ class MatrixOneClusterActor:
         status = ctx.status
         namespace, name = ctx.namespace, ctx.name
         by_role = {role: [c for c in children if c.role == role] for role in ROLE_ORDER}
+        serving = status.get("phase") in (PHASE_READY, PHASE_UPGRADING)
 
         def child_status(child: Child) -> Obj:
             found = cached[child.label]
@@ -275,6 +277,10 @@ class MatrixOneClusterActor:
         self._ready(ctx, by_role, cached)
         self._up_to_date(ctx, children, cached, held_children, leaving)
         _volume_expansion(ctx, children, cached)
+        ready_sets = sum(_is_ready(cached[c.label]) for c in children)
+        summarise(ctx, f"{ready_sets}/{len(children)}", _versions(children, cached))
+        status["phase"] = phase_of(status, serving)
+        status["message"] = not_fine(status)
 
     def _ready(
         self,
@@ -287,10 +293,8 @@ class MatrixOneClusterActor:
             if not_ready:
                 message = "; ".join(_describe(c, cached[c.label], "Ready") for c in not_ready)
                 ctx.set_condition("Ready", False, NOT_READY_REASONS[role], message)
-                ctx.status["phase"] = "NotReady"
                 return
         ctx.set_condition("Ready", True, "AllSetsReady", "every set of the cluster is Ready")
-        ctx.status["phase"] = "Ready"
 
     def _up_to_date(
         self,
@@ -346,6 +350,35 @@ def _volume_expansion(
         ctx.set_condition(
             volumes.CONDITION, True, volumes.EXPANDED, "every set's volumes have the size asked"
         )
+
+
+def phase_of(status: Mapping[str, Any], serving: bool) -> str:
+    """``Upgrading`` while a change rolls through a cluster that was serving (``Ready``
+    or already ``Upgrading``), whatever its sets' readiness meanwhile: a planned
+    change shows one phase from start to end, not ``NotReady`` each time a pod is
+    replaced. A cluster that was not serving (being created, or broken) is ``Ready``
+    only once Ready with every set on the current spec, so that its first ``Ready``
+    is not followed by an ``Upgrading`` while its last set settles."""
+    current = condition_of({"status": status}, UP_TO_DATE)
+    rolling = current is not None and current.get("status") != "True"
+    if serving and rolling:
+        return PHASE_UPGRADING
+    ready = condition_of({"status": status}, "Ready")
+    if ready is not None and ready.get("status") == "True" and (serving or not rolling):
+        return PHASE_READY
+    return PHASE_NOT_READY
+
+
+def _versions(children: Sequence[Child], cached: Mapping[str, Mapping[str, Any] | None]) -> list[str]:
+    """The versions the MatrixOne sets run (not the web console's), in the order the
+    sets report them, each once."""
+    found: list[str] = []
+    for child in children:
+        if child.role == ROLE_WEBUI:
+            continue
+        reported = str(mapping_at(cached[child.label], "status").get("version") or "")
+        found.extend(v for v in reported.split(",") if v and v not in found)
+    return found
 
 
 def _is_ready(obj: Mapping[str, Any] | None) -> bool:

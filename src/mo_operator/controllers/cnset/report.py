@@ -17,7 +17,7 @@ from mo_operator.matrixone.component import Component
 
 from ..common import pods as podutil
 from ..common.statefulsets import Rollout, stall
-from ..common.status import UP_TO_DATE, Readiness, report_rollout
+from ..common.status import UP_TO_DATE, Readiness, not_fine, report_rollout, running_versions, summarise
 from . import pods as cnpods
 from . import pooling
 from .observed import Observed
@@ -75,6 +75,7 @@ class Serving:
             seen.replicas,
             READINESS,
             pending=seen.plan.writes_workload,
+            pods=live,
             unavailable="HAKeeper does not answer" if seen.state is None and live else None,
             detail=detail or None,
         )
@@ -122,6 +123,9 @@ class Pooling:
             "Pooling",
             "a pooling set never rolls its pods: its pool starts a new set for a new template",
         )
+        ready = int(ctx.status["readyReplicas"])
+        summarise(ctx, f"{min(ready, replicas)}/{replicas}", running_versions(live), updated=len(live))
+        ctx.status["message"] = not_fine(ctx.status)
 
 
 def _pooled_phase(seen: Observed, pod: Mapping[str, Any]) -> str:

@@ -296,7 +296,9 @@ class PodSetActor(ABC):
         keep = [name_of(d) for _, d in desired]
         collect_configs(self.env, obj, self.component, pods, keep, plan, rolled=roll.complete)
         self.report(ctx, pods, roll, given.selector)
-        report_rollout(ctx, roll, int(spec["replicas"]), self.readiness, pending=plan.writes_workload)
+        report_rollout(
+            ctx, roll, int(spec["replicas"]), self.readiness, pending=plan.writes_workload, pods=pods
+        )
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:

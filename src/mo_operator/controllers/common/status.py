@@ -1,19 +1,29 @@
-"""Conditions every set reports besides ``Ready`` and ``Synced``.
+"""Conditions every set reports besides ``Ready`` and ``Synced``, and the summary
+``kubectl get`` prints.
 
 ``UpToDate`` says whether every pod runs the current spec: False while a
 change rolls (with how far it got) or when the roll stopped (with the pod
 and why). The MatrixOneCluster waits for it before rolling the next
 component, which is how an upgrade goes log → TN → CN → proxy and halts
 where a new pod fails.
+
+The summary (``readiness`` as ``2/3``, ``updatedReplicas``, the ``version`` the
+pods run and the first ``message`` that is not fine) is in every status from
+its first write, so that its values changing are progress the status window
+coalesces, never a field appearing that must be written at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.kube.actor import Context
+from mo_operator.kube.objects import is_deleting
+from mo_operator.matrixone import layout
+from mo_operator.matrixone.version import image_tag
 
 from . import pods as podutil
 from .meta import name_of
@@ -77,7 +87,47 @@ def first_status(ctx: Context, fields: Mapping[str, Any], reason: str, message: 
         return
     for key, value in fields.items():
         ctx.status.setdefault(key, value)
+    replicas = int((ctx.obj.get("spec") or {}).get("replicas") or 0)
+    summarise(ctx, f"0/{replicas}", (), updated=0)
     ctx.set_condition(UP_TO_DATE, False, reason, message)
+    ctx.status["message"] = not_fine(ctx.status)
+
+
+def pod_version(pod: Mapping[str, Any]) -> str:
+    """The image tag its MatrixOne container runs, as the kubelet reports it (its first
+    container's, if none is ``main``); empty before the container started."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    main = next((c for c in statuses if c.get("name") == layout.MAIN_CONTAINER), None)
+    chosen = main or (statuses[0] if statuses else {})
+    return image_tag(str(chosen.get("image") or ""))
+
+
+def running_versions(pods: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The versions the live pods run, most pods first (ties by version)."""
+    counted = Counter(v for p in pods if not is_deleting(p) and (v := pod_version(p)))
+    return [v for v, _ in sorted(counted.items(), key=lambda item: (-item[1], item[0]))]
+
+
+def not_fine(status: Mapping[str, Any]) -> str:
+    """``reason: message`` of the first condition that is not fine: ``UpToDate`` (a
+    roll says most), then ``Ready``, then any other False one; empty when all are."""
+    conditions = [c for c in status.get("conditions") or () if c.get("status") != "True"]
+    order = {UP_TO_DATE: 0, "Ready": 1}
+    conditions.sort(key=lambda c: order.get(str(c.get("type")), 2))
+    if not conditions:
+        return ""
+    first = conditions[0]
+    return f"{first.get('reason')}: {first.get('message') or ''}".rstrip(": ")
+
+
+def summarise(ctx: Context, readiness: str, versions: Sequence[str], *, updated: int | None = None) -> None:
+    """The summary fields ``kubectl get`` prints; ``message`` is set by the caller once
+    its conditions are."""
+    ctx.status["readiness"] = readiness
+    ctx.status["version"] = ",".join(versions)
+    if updated is not None:
+        ctx.status["updatedReplicas"] = updated
+    ctx.status.setdefault("message", "")
 
 
 def _kept(ctx: Context, roll: Rollout) -> bool:
@@ -114,11 +164,14 @@ def report_rollout(
     readiness: Readiness,
     *,
     pending: bool,
+    pods: Iterable[Mapping[str, Any]] = (),
     waiting: tuple[str, str] | None = None,
     unavailable: str | None = None,
     detail: str | None = None,
 ) -> None:
-    """``Ready`` and ``UpToDate`` from the roll, and a recheck when a stall could begin.
+    """``Ready`` and ``UpToDate`` from the roll, the summary ``kubectl get`` prints
+    (``pods``: the set's, for the version they run), and a recheck when a stall
+    could begin.
 
     ``waiting`` (reason, message) says what the set waits for before its roll means
     anything; ``unavailable`` why its members cannot be counted (HAKeeper does not
@@ -142,6 +195,8 @@ def report_rollout(
         all_ready = f"{replicas} {readiness.all_members or readiness.members}"
         ctx.set_condition("Ready", True, readiness.all_ready, all_ready)
     set_rollout_conditions(ctx, roll, pending=pending)
+    summarise(ctx, f"{min(roll.ready, replicas)}/{replicas}", running_versions(pods), updated=roll.updated)
+    ctx.status["message"] = not_fine(ctx.status)
     if roll.recheck_after is not None:
         ctx.requeue(roll.recheck_after)
 

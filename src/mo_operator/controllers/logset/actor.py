@@ -173,7 +173,14 @@ class LogSetActor:
         )
         unavailable = f"HAKeeper does not answer ({counted})" if state is None and replicas > 0 else None
         report_rollout(
-            ctx, roll, replicas, READINESS, pending=pending, waiting=waiting, unavailable=unavailable
+            ctx,
+            roll,
+            replicas,
+            READINESS,
+            pending=pending,
+            pods=pods,
+            waiting=waiting,
+            unavailable=unavailable,
         )
         if waiting is not None or (unavailable is not None and not roll.stalled):
             ctx.requeue(self.env.settings.busy_poll_seconds)  # HAKeeper may answer any moment

@@ -47,6 +47,10 @@ def test_the_message_is_the_roll_first_then_readiness_then_anything_else() -> No
     other = {"conditions": [{"type": "Synced", "status": "False", "reason": "Failed", "message": ""}]}
     assert not_fine(other) == "Failed"
     assert not_fine(_status("True", "True")) == ""
+    applying = {
+        "conditions": [{"type": "Synced", "status": "False", "reason": "Progressing", "message": "x"}]
+    }
+    assert not_fine(applying) == "", "a round applying its writes is not trouble"
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.actor import Context
+from mo_operator.kube.actor import SYNCED, Context
 from mo_operator.kube.objects import is_deleting
 from mo_operator.matrixone import layout
 from mo_operator.matrixone.version import image_tag
@@ -30,6 +30,8 @@ from .meta import name_of
 from .statefulsets import Rollout
 
 UP_TO_DATE = "UpToDate"
+PROGRESSING = "Progressing"
+"""``Synced``'s reason while a round's writes are applied (``kube.actor``)."""
 NOT_STARTED = ("NotStarted", "no workload yet: the set waits for what it runs against")
 """``UpToDate`` of a set that has not started its workload (reason, message)."""
 APPLYING = ("Applying", "applying the current spec to the workload")
@@ -110,8 +112,14 @@ def running_versions(pods: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def not_fine(status: Mapping[str, Any]) -> str:
     """``reason: message`` of the first condition that is not fine: ``UpToDate`` (a
-    roll says most), then ``Ready``, then any other False one; empty when all are."""
-    conditions = [c for c in status.get("conditions") or () if c.get("status") != "True"]
+    roll says most), then ``Ready``, then any other False one; empty when all are.
+    ``Synced`` while the framework applies a round's writes (``Progressing``) is the
+    ordinary course of a reconcile, not trouble."""
+    conditions = [
+        c
+        for c in status.get("conditions") or ()
+        if c.get("status") != "True" and (c.get("type"), c.get("reason")) != (SYNCED, PROGRESSING)
+    ]
     order = {UP_TO_DATE: 0, "Ready": 1}
     conditions.sort(key=lambda c: order.get(str(c.get("type")), 2))
     if not conditions:

@@ -44,8 +44,8 @@ def _family(res: Resource) -> GaugeMetricFamily:
     )
 
 
-class ConditionCollector(Collector):
-    """Collects the condition gauges from the caches of the running operators."""
+class CachedCollector(Collector):
+    """A collector reading the caches of the operators running in this process."""
 
     def __init__(self) -> None:
         self._sources: list[Caches] = []
@@ -56,6 +56,20 @@ class ConditionCollector(Collector):
     def discard(self, caches: Caches) -> None:
         self._sources = [c for c in self._sources if c is not caches]
 
+    def cached(self, res: Resource) -> list[Any]:
+        """Every cached object of ``res``, from every source (a series is reported
+        once however many operators watch it: later sources replace earlier ones)."""
+        found: dict[tuple[str, str], Any] = {}
+        for caches in list(self._sources):
+            for obj in caches.list(res):
+                body = view(obj)
+                found[(body.meta.namespace, body.meta.name)] = obj
+        return list(found.values())
+
+
+class ConditionCollector(CachedCollector):
+    """Collects the condition gauges from the caches of the running operators."""
+
     def describe(self) -> Iterator[GaugeMetricFamily]:
         """The families without samples, so registering reads no cache."""
         for res in KINDS:
@@ -64,9 +78,8 @@ class ConditionCollector(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         for res in KINDS:
             values: dict[tuple[str, str, str], float] = {}
-            for caches in list(self._sources):
-                for obj in caches.list(res):
-                    values.update(_samples(obj))
+            for obj in self.cached(res):
+                values.update(_samples(obj))
             family = _family(res)
             for key, value in sorted(values.items()):
                 family.add_metric(list(key), value)

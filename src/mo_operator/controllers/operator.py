@@ -66,6 +66,7 @@ from .pool import (
     pool_of_pod,
 )
 from .proxyset import ProxySetActor
+from .state_metrics import STATE
 from .webui import WebUIActor
 
 log = logging.getLogger(__name__)
@@ -384,12 +385,14 @@ class Operator:
 
     async def run(self) -> None:
         """Run until ``stop()`` (or, with leader election, until leadership is lost);
-        the condition gauges report this operator's caches meanwhile."""
+        the condition and state gauges report this operator's caches meanwhile."""
         CONDITIONS.add(self.caches)
+        STATE.add(self.caches)
         try:
             await self.manager.run()
         finally:
             CONDITIONS.discard(self.caches)
+            STATE.discard(self.caches)
             await self.recorder.close(timeout=EVENT_FLUSH_SECONDS)
 
     def stop(self) -> None:

@@ -36,6 +36,9 @@ EXPECTED_TEMPLATES = (
     "certificate.yaml",
     "servicemonitor.yaml",
     "operator-config.yaml",
+    "grafana-dashboard.yaml",
+    "podmonitor.yaml",
+    "prometheusrule.yaml",
 )
 COMMENT = re.compile(r"{{-?\s*/\*.*?\*/\s*-?}}", re.DOTALL)
 ACTION = re.compile(r"{{-?\s*(.*?)\s*-?}}", re.DOTALL)

@@ -3,23 +3,15 @@ models today, and it documents every kind and every field of their specs."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 from mo_operator.api.kinds import KINDS
 
-TOOL = Path(__file__).parents[3] / "tools" / "gen_crd_reference.py"
+from .tools import load_tool
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_crd_reference", TOOL)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_crd_reference"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("gen_crd_reference")
 
 
 def test_the_crd_reference_is_current() -> None:

@@ -3,21 +3,13 @@ tools/gen_reasons.py harvests from the code today."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
-TOOL = Path(__file__).parents[3] / "tools" / "gen_reasons.py"
+from .tools import load_tool
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_reasons", TOOL)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_reasons"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("gen_reasons")
 
 
 def test_the_catalogue_in_the_troubleshooting_guide_is_current() -> None:

@@ -177,3 +177,15 @@ async def test_a_consoles_update_strategy_may_not_stop_every_roll(served: Served
     assert (
         "spec.updateStrategy.maxUnavailable: may not be 0 when maxSurge is 0" in response["status"]["message"]
     )
+
+
+async def test_a_version_of_thousands_of_digits_is_answered_naming_the_field(served: Served) -> None:
+    """Python refuses to convert a string of more than 4,300 digits to an int: a parser
+    that tried made the webhook answer an InternalError naming no field."""
+    cluster = example("matrixonecluster")
+    cluster["spec"]["version"] = "9" * 5000
+    _, cluster = await served.mutate("MatrixOneCluster", "CREATE", cluster)
+    response = await served.validate("MatrixOneCluster", "CREATE", cluster)
+    answer = response.get("warnings") or [response.get("status", {}).get("message", "")]
+    assert response.get("status", {}).get("reason") != "InternalError", response
+    assert any("spec.version" in text for text in answer), response

@@ -249,8 +249,10 @@ async def test_other_operations_are_admitted(served: Served) -> None:
     obj["spec"]["volume"]["size"] = "0"
     for operation in ("DELETE", "CONNECT"):
         assert (await served.validate("LogSet", operation, None, obj))["allowed"] is True
-    response = await served.validate("LogSet", "CREATE", None)
-    assert response["allowed"] is False and response["status"]["code"] == 400
+    status, text = await served.send(
+        route("LogSet").validate_path, json.dumps(review("LogSet", "CREATE", None)).encode()
+    )
+    assert (status, text) == (400, "request.object is required on CREATE\n")
 
 
 # --------------------------------------------------------------- the messages

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from mo_operator.kube.certs import KeyPair, make_ca, make_serving_cert
 
+from ..private_files import private_dir, write_private
 from .admission import Admission
 from .errors import StatusError, internal, not_found, unauthorized
 from .faults import Faults, RequestRecord
@@ -87,8 +88,7 @@ class ApiServer:
             return (self.data_dir / "token").read_text().strip()
         token = secrets.token_urlsafe(32)
         if self.data_dir is not None:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            (self.data_dir / "token").write_text(token)
+            write_private(private_dir(self.data_dir) / "token", token.encode())
         return token
 
     def _load_or_make_ca(self) -> KeyPair:
@@ -96,9 +96,8 @@ class ApiServer:
             return KeyPair((self.data_dir / "ca.crt").read_bytes(), (self.data_dir / "ca.key").read_bytes())
         ca = make_ca("localcluster-ca")
         if self.data_dir is not None:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            (self.data_dir / "ca.crt").write_bytes(ca.cert_pem)
-            (self.data_dir / "ca.key").write_bytes(ca.key_pem)
+            write_private(private_dir(self.data_dir) / "ca.crt", ca.cert_pem)
+            write_private(self.data_dir / "ca.key", ca.key_pem)
         return ca
 
     @property
@@ -128,8 +127,8 @@ class ApiServer:
         )
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         with tempfile.TemporaryDirectory() as d:
-            (Path(d) / "tls.crt").write_bytes(serving.cert_pem + self.ca.cert_pem)
-            (Path(d) / "tls.key").write_bytes(serving.key_pem)
+            write_private(Path(d) / "tls.crt", serving.cert_pem + self.ca.cert_pem)
+            write_private(Path(d) / "tls.key", serving.key_pem)
             ctx.load_cert_chain(str(Path(d) / "tls.crt"), str(Path(d) / "tls.key"))
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ctx, reuse_address=True)
         await site.start()
@@ -174,8 +173,7 @@ class ApiServer:
     def write_kubeconfig(self, path: str | Path) -> Path:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
-        p.chmod(0o600)
+        write_private(p, yaml.safe_dump(self.kubeconfig(), sort_keys=False).encode())
         return p
 
     # ------------------------------------------------------------ HTTP plumbing

@@ -20,7 +20,7 @@ async def test_the_demo_brings_the_example_cluster_to_ready(tmp_path: Path) -> N
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "mo_operator.cli.main",
+        "mo_operator.cli",
         "demo",
         "--exit-when-ready",
         "--timeout",

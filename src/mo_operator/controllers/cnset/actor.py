@@ -165,6 +165,7 @@ class CNSetActor:
             [self._member(p, want.digest, loads) for p in seen.pods],
             seen.replicas,
             strategy_of(spec, seen.replicas),
+            max_create=plan.room,
         )
         for index in decision.create:
             plan.create(self._new_pod(want, index), r.PODS)
@@ -227,7 +228,10 @@ class CNSetActor:
         its pool asks for, moves them along their pool phases, and never rolls."""
         plan = seen.plan
         decision = pooling.decide_pooling(
-            pooling.members(seen.pods), seen.replicas, seen.spec.get("podsToDelete") or ()
+            pooling.members(seen.pods),
+            seen.replicas,
+            seen.spec.get("podsToDelete") or (),
+            max_create=plan.room,
         )
         by_name = seen.by_name()
         for index in decision.create:

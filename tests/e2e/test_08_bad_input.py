@@ -46,6 +46,16 @@ BAD_CLUSTERS = [
     ),
     ("no version", {"version": None}, "spec.version"),
     (
+        "a group whose CNSet's Services would pass 63 characters",
+        {"cnGroups": [{"name": "g" * 60, "replicas": 1}]},
+        "spec.cnGroups[0].name: Invalid value",
+    ),
+    (
+        "a group whose CNSet's Services cannot be named",
+        {"cnGroups": [{"name": "x.y", "replicas": 1}]},
+        "spec.cnGroups[0].name: Invalid value",
+    ),
+    (
         "an unknown service type",
         {"cnGroups": [{"name": "tp", "replicas": 1, "serviceType": "ExternalName"}]},
         "serviceType",
@@ -120,6 +130,7 @@ async def test_what_slips_past_the_webhook_becomes_a_condition_not_a_crash(
         }
     )
     await world.apply(bad_logset)
+    await world.apply(world.cluster_manifest("dotted", cnGroups=[{"name": "x.y", "replicas": 1}]))
     await operator_runner.start()
 
     # A valid cluster converges next to them: the operator is alive and well.
@@ -128,6 +139,7 @@ async def test_what_slips_past_the_webhook_becomes_a_condition_not_a_crash(
         (r.CNSETS, "orphan", "deps"),
         (r.CNSETS, "weird", "spec.cnLabels[0].key"),
         (r.LOGSETS, "too-few", "logShardReplicas"),
+        (r.MATRIXONE_CLUSTERS, "dotted", "spec.cnGroups[0].name"),
     ):
         obj = await eventually(
             lambda res=res, name=name: _invalid(world, res, name), message=f"{name} reported"

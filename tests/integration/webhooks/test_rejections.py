@@ -70,7 +70,11 @@ async def test_invalid_objects_are_refused_naming_the_fields(
     groups["spec"]["cnGroups"].append({**groups["spec"]["cnGroups"][0], "name": "Not_A_Name"})
     stderr = await _refused(kubectl, _manifest(tmp_path, groups))
     assert (
-        _denied_by("MatrixOneCluster", "mo") + 'spec.cnGroups[1].name: Invalid value: "Not_A_Name": '
+        _denied_by("MatrixOneCluster", "mo") + '[spec.cnGroups[1].name: Invalid value: "Not_A_Name": '
+        in stderr
+    ), "a subdomain's rule, then its Services' (api/validation/derived.py)"
+    assert (
+        'it names the CNSet\'s Service "mo-Not_A_Name-cn", which must be a Service name (a DNS-1035 label)'
         in stderr
     )
 

@@ -17,6 +17,7 @@ from ..kinds import API_VERSION, kind_info
 from ..normalize import kind_schema, prune_nulls, too_deep_at
 from .cluster import cluster_errors
 from .deps import logset_ref_errors
+from .derived import derived_name_errors
 from .errors import ROOT, FieldError
 from .ignored import ignored_warnings
 from .immutable import update_errors
@@ -81,6 +82,13 @@ _SEMANTIC: Mapping[str, Callable[[Obj], list[FieldError]]] = {
 }
 
 
+def _semantic(kind: str, obj: Obj) -> list[FieldError]:
+    """The kind's rules, and those of the names derived from the object's name."""
+    check = _SEMANTIC.get(kind)
+    errs = derived_name_errors(kind, obj.get("metadata"))
+    return errs + check(obj) if check is not None else errs
+
+
 def _type_meta_errors(kind: str, obj: Obj) -> list[FieldError]:
     """apiVersion and kind, when given, must be this kind's."""
     errs = []
@@ -121,8 +129,7 @@ def validate_create(kind: str, obj: Any) -> list[FieldError]:
     defaulted, errs = _checked(kind, obj)
     if defaulted is None:
         return errs
-    check = _SEMANTIC.get(kind)
-    return check(defaulted) if check is not None else []
+    return _semantic(kind, defaulted)
 
 
 def _spec_only(obj: Obj) -> Obj:
@@ -141,14 +148,12 @@ def validate_update(kind: str, old: Any, new: Any) -> list[FieldError]:
     if new_defaulted is None:
         return errs
     old_defaulted, _ = _checked(kind, old, old=old)
-    check = _SEMANTIC.get(kind)
     if old_defaulted is None:
-        return check(new_defaulted) if check is not None else []
+        return _semantic(kind, new_defaulted)
     if _spec_only(old_defaulted) == _spec_only(new_defaulted):
         return []
-    if check is not None:
-        already = set(check(old_defaulted))
-        errs = [e for e in check(new_defaulted) if e not in already]
+    already = set(_semantic(kind, old_defaulted))
+    errs = [e for e in _semantic(kind, new_defaulted) if e not in already]
     return errs + update_errors(kind, old_defaulted, new_defaulted)
 
 

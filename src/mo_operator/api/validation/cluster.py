@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .derived import group_name_errors
 from .errors import FieldError, child, index
 from .names import dns1035_label, dns1123_subdomain
 from .podset import podset_errors
@@ -77,6 +78,9 @@ def cluster_errors(obj: dict[str, Any]) -> list[FieldError]:
     if "dn" in spec and "tn" in spec:
         errs.append(FieldError("spec.dn", "legacy component .spec.dn cannot be set when .spec.tn is set"))
     errs += _group_name_errors(spec)
+    name = (obj.get("metadata") or {}).get("name")
+    if isinstance(name, str) and name:
+        errs += group_name_errors(name, spec.get("cnGroups") or [], "spec.cnGroups")
     for path, component, check in _components(spec):
         errs += check(component, path)
         # A component without an image runs the cluster's ``version``.

@@ -45,6 +45,27 @@ BAD_CLUSTERS = [
         "logShardReplicas",
     ),
     ("no version", {"version": None}, "spec.version"),
+    # The limits (docs/webhooks.md): in the CRD schema, so the API server refuses them too.
+    (
+        "a hundred thousand CNs",
+        {"cnGroups": [{"name": "tp", "replicas": 100_000}]},
+        "spec.cnGroups[0].replicas",
+    ),
+    ("a hundred thousand log stores", {"logService": {"replicas": 100_000}}, "spec.logService.replicas"),
+    (
+        "a 64 KB image",
+        {"cnGroups": [{"name": "tp", "replicas": 1, "image": "x" * 65536}]},
+        "spec.cnGroups[0].image",
+    ),
+    (
+        "a 64 KB S3 path",
+        {"logService": {"sharedStorage": {"s3": {"path": "b/" + "p" * 65536}}}},
+        "spec.logService.sharedStorage.s3.path",
+    ),
+    ("a version of thousands of digits", {"version": "9" * 5000}, "spec.version"),
+    # What MatrixOne or the kubelet would refuse later.
+    ("an image repository that is none", {"imageRepository": "not a repo!"}, "spec.imageRepository"),
+    ("TN shards MatrixOne does not run", {"logService": {"initialConfig": {"dnShards": 2}}}, "dnShards"),
     (
         "a group whose CNSet's Services would pass 63 characters",
         {"cnGroups": [{"name": "g" * 60, "replicas": 1}]},

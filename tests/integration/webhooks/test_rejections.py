@@ -118,7 +118,7 @@ async def test_updates_that_break_update_rules_are_refused(
             "spec.volume.storageClassName: storageClassName is immutable",
         ),
         (("sharedStorage", "s3", "path"), "other", "spec.sharedStorage.s3: sharedStorage.s3 is immutable"),
-        (("initialConfig",), {"logShards": 2}, "spec.initialConfig: initialConfig is immutable"),
+        (("initialConfig",), {"logShardReplicas": 1}, "spec.initialConfig: initialConfig is immutable"),
     ]
     for fields, value, expected in cases:
         changed = load(_manifest(tmp_path, logset))

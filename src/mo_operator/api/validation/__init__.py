@@ -31,9 +31,10 @@ from .sets import (
     dnset_spec_errors,
     logset_spec_errors,
     proxyset_spec_errors,
+    shard_errors,
     webui_spec_errors,
 )
-from .versions import version_warnings
+from .versions import log_service_version, version_warnings
 
 __all__ = ["FieldError", "admission_warnings", "validate_create", "validate_update"]
 
@@ -41,7 +42,9 @@ Obj = dict[str, Any]
 
 
 def _logset(obj: Obj) -> list[FieldError]:
-    return logset_spec_errors(obj["spec"], "spec") + podset_errors(obj["spec"], "spec")
+    spec = obj["spec"]
+    errs = logset_spec_errors(spec, "spec") + podset_errors(spec, "spec")
+    return errs + shard_errors(spec, "spec", log_service_version("LogSet", obj))
 
 
 def _dnset(obj: Obj) -> list[FieldError]:

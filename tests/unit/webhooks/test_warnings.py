@@ -192,3 +192,32 @@ async def test_a_version_of_thousands_of_digits_is_answered_naming_the_field(ser
     answer = response.get("warnings") or [response.get("status", {}).get("message", "")]
     assert response.get("status", {}).get("reason") != "InternalError", response
     assert any("spec.version" in text for text in answer), response
+
+
+async def test_a_log_service_scaled_to_zero_is_admitted_with_a_warning_that_it_stops(served: Served) -> None:
+    """Upstream admits it ("should allow scale to zero"): the user is told it stops MatrixOne."""
+    cluster = example("matrixonecluster")
+    stored = default("MatrixOneCluster", example("matrixonecluster"))
+    cluster["spec"]["logService"]["replicas"] = 0
+    (warning,) = await _admitted(served, cluster, stored)
+    assert warning.startswith("spec.logService.replicas: 0 stops the log service") and "Stopped" in warning
+    logset = example("logset")
+    logset["spec"]["replicas"] = 0
+    assert (await _admitted(served, logset))[0].startswith("spec.replicas: 0 stops the log service")
+
+
+async def test_tns_beyond_the_tn_shards_are_admitted_with_a_warning_that_they_stand_by(
+    served: Served,
+) -> None:
+    """MatrixOne places one replica of each TN shard (one from 2.0 on); the other TNs
+    only take over when the active one's store expires (HAKeeper's tnservice checker)."""
+    cluster = example("matrixonecluster")
+    cluster["spec"]["tn"]["replicas"] = 3
+    (warning,) = await _admitted(served, cluster)
+    assert warning.startswith("spec.tn.replicas: MatrixOne runs one TN per TN shard (1,")
+    assert "2 more TNs only stand by" in warning
+    dnset = example("dnset")
+    dnset["spec"]["replicas"] = 2
+    assert "1 more TN only stands by" in (await _admitted(served, dnset))[0]
+    cluster = example("matrixonecluster")
+    assert await _admitted(served, cluster) == [], "one TN is what MatrixOne runs"

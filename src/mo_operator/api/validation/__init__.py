@@ -15,6 +15,7 @@ from typing import Any
 from ..defaulting import default
 from ..kinds import API_VERSION, kind_info
 from ..normalize import kind_schema, prune_nulls, too_deep_at
+from .capacity import capacity_warnings
 from .cluster import cluster_errors
 from .deps import logset_ref_errors
 from .derived import derived_name_errors
@@ -162,10 +163,15 @@ def validate_update(kind: str, old: Any, new: Any) -> list[FieldError]:
 
 def admission_warnings(kind: str, obj: Any, *, old: Any = None) -> list[str]:
     """What to tell the user about an object that is admitted: a version that is not
-    semantic (version-gated behaviour falls back, see :mod:`.versions`) and fields
-    set that the operator does not act on (:mod:`.ignored`). Empty for an object the
+    semantic (version-gated behaviour falls back, see :mod:`.versions`), replica counts
+    that do not do what they suggest (:mod:`.capacity`) and fields set that the
+    operator does not act on (:mod:`.ignored`). Empty for an object the
     schema refuses: its denial says what matters."""
     defaulted, errs = _checked(kind, obj, old=old)
     if defaulted is None or errs:
         return []
-    return version_warnings(kind, defaulted) + ignored_warnings(kind, defaulted)
+    return (
+        version_warnings(kind, defaulted)
+        + capacity_warnings(kind, defaulted)
+        + ignored_warnings(kind, defaulted)
+    )

@@ -25,6 +25,8 @@ from .desired import COMPONENT, desired
 from .repair import failover
 
 Obj = dict[str, Any]
+STOPPED = "Stopped"
+"""Ready's reason while ``replicas`` is 0 (the admission warning says what that means)."""
 READINESS = Readiness(
     members="log stores ready",
     not_ready="StoresNotReady",
@@ -175,7 +177,10 @@ class LogSetActor:
         report_rollout(
             ctx, roll, replicas, READINESS, pending=pending, waiting=waiting, unavailable=unavailable
         )
-        if waiting is not None or (unavailable is not None and not roll.stalled):
+        if replicas == 0:
+            # Upstream's way to stop a cluster: no store, so no log service and no MatrixOne.
+            ctx.set_condition("Ready", False, STOPPED, "replicas is 0: the log service is stopped")
+        elif waiting is not None or (unavailable is not None and not roll.stalled):
             ctx.requeue(self.env.settings.busy_poll_seconds)  # HAKeeper may answer any moment
         ctx.requeue(self.env.settings.poll_seconds)
 

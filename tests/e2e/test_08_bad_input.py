@@ -119,10 +119,26 @@ async def test_an_invalid_update_is_refused_and_the_cluster_keeps_running(
     assert result.returncode != 0 and "volume" in result.stderr and "decreased" in result.stderr, (
         result.stderr
     )
+    # Upstream refuses any change of initialConfig once the cluster exists; it was accepted.
+    reshard = _merge(manifest, {"spec": {"logService": {"initialConfig": {"logShardReplicas": 1}}}})
+    result = await world.kubectl("apply", "-f", "-", input=yaml.safe_dump(reshard), check=False)
+    assert (
+        result.returncode != 0
+        and "spec.logService.initialConfig: initialConfig is immutable" in result.stderr
+    ), result.stderr
     moved = _merge(manifest, {"spec": {"logService": {"sharedStorage": {"s3": {"path": "elsewhere/mo"}}}}})
     result = await world.kubectl("apply", "-f", "-", input=yaml.safe_dump(moved), check=False)
     assert result.returncode != 0 and "sharedStorage" in result.stderr, result.stderr
     assert (await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo"))["status"]["phase"] == "Ready"
+
+
+async def test_initial_config_is_immutable_from_the_start(world: World, operator: OperatorRunner) -> None:
+    """Before HAKeeper bootstrapped too: the LogSet's initialConfig is what it bootstraps from."""
+    manifest = world.cluster_manifest("mo")
+    await world.apply(manifest)
+    reshard = _merge(manifest, {"spec": {"logService": {"initialConfig": {"logShardReplicas": 1}}}})
+    result = await world.kubectl("apply", "-f", "-", input=yaml.safe_dump(reshard), check=False)
+    assert result.returncode != 0 and "initialConfig is immutable" in result.stderr, result.stderr
 
 
 async def test_what_slips_past_the_webhook_becomes_a_condition_not_a_crash(

@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 
 from conftest import Kubectl
-from mo_operator.api.kinds import LOGSET_BOOTSTRAP_ANNOTATION
 
 from .conftest import Webhooks, example_files, load
 
@@ -106,10 +105,7 @@ async def test_updates_that_break_update_rules_are_refused(
     logset = load(example_files()["logset"])
     logset["spec"]["volume"]["storageClassName"] = "standard"
     await kubectl.run("apply", "-f", str(_manifest(tmp_path, logset)))
-    # The operator records HAKeeper's bootstrap decision before any log pod exists;
-    # from then on initialConfig is fixed.
-    decision = '[{"ordinal":0,"replicaId":131072}]'
-    await kubectl.run("annotate", "logset", "mo", f"{LOGSET_BOOTSTRAP_ANNOTATION}={decision}")
+    # initialConfig is fixed from creation, as upstream's webhook fixes it.
     cases = [
         (("volume", "size"), "5Gi", "spec.volume.size: volume size cannot be decreased"),
         (

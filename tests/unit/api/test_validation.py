@@ -263,15 +263,29 @@ def _updated(name: str, mutate: Callable[[Obj], None]) -> tuple[Obj, Obj]:
     ("name", "path"),
     [("logset", "spec.initialConfig"), ("matrixonecluster", "spec.logService.initialConfig")],
 )
-def test_initial_config_may_change_until_the_bootstrap_is_decided(name: str, path: str) -> None:
-    """A LogSet made with a bad initialConfig (webhook off) must stay fixable: nothing
-    depends on the settings until the operator records the bootstrap decision."""
+def test_initial_config_is_immutable_from_creation_as_upstreams(name: str, path: str) -> None:
+    """Upstream's ValidateSpecUpdate refuses any change once the object exists (HAKeeper
+    bootstraps from it once; MatrixOne cannot apply a change): also before the operator
+    recorded the bootstrap, and on a cluster whose status does not show it yet."""
+    for old in (example(name), _bootstrapped(example(name))):
+        new = example(name)
+        _set(path, {"logShardReplicas": 1})(new)
+        assert FieldError(path, "initialConfig is immutable") in validate_update(new["kind"], old, new)
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [("logset", "spec.initialConfig"), ("matrixonecluster", "spec.logService.initialConfig")],
+)
+def test_an_initial_config_the_rules_refuse_may_be_corrected(name: str, path: str) -> None:
+    """A LogSet made with a bad initialConfig (webhook off) must stay fixable: the
+    reconcilers refused it too, so nothing was built from it."""
     old, new = example(name), example(name)
-    _set(path, {"logShardReplicas": 1, "logShards": 2, "dnShards": 2})(new)
+    _set(path, {"logShardReplicas": 5})(old)
+    _set(path, {"logShardReplicas": 1})(new)
     assert validate_update(new["kind"], old, new) == []
-    assert FieldError(path, "initialConfig is immutable") in validate_update(
-        new["kind"], _bootstrapped(old), new
-    )
+    _set(path, {"logShards": 1, "dnShards": 2})(old)
+    assert validate_update(new["kind"], old, new) == []
 
 
 # fmt: off

@@ -35,6 +35,7 @@ from aiohttp import web
 
 from .admission_review import AdmissionRequest, MalformedReview, parse_review
 from .connection_gate import ConnectionGate
+from .http_log import request_log
 from .jsonpatch_diff import diff
 from .webhook_certs import CertSource
 
@@ -145,6 +146,7 @@ class WebhookServer:
             handle_signals=False,
             keepalive_timeout=limits.request_seconds,
             lingering_time=_LINGER_SECONDS,
+            logger=request_log(f"{__name__}.requests"),
         )
         await self._runner.setup()
         server = self._runner.server

@@ -230,3 +230,20 @@ async def test_connections_past_the_limit_are_reset_at_once(served: Served) -> N
         assert time.monotonic() < deadline
         await asyncio.sleep(0.05)
     assert (await served.post(json.dumps(review()).encode()))[0] == 200
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [b"NOT HTTP AT ALL\r\n\r\n", b"POST /" + b"x" * 10_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"],
+    ids=["garbage", "long-line"],
+)
+async def test_a_request_aiohttp_cannot_parse_is_one_log_line(
+    served: Served, sent: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    reader, writer = await served.open()
+    writer.write(sent)
+    answer = await _closed_within(reader, 5)
+    assert answer.startswith((b"HTTP/1.0 400", b"HTTP/1.1 400")), answer[:100]
+    writer.close()
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR], caplog.text

@@ -19,6 +19,7 @@ import yaml
 from aiohttp import web
 
 from mo_operator.kube.certs import KeyPair, make_ca, make_serving_cert
+from mo_operator.kube.http_log import request_log
 
 from ..private_files import private_dir, write_private
 from .admission import Admission
@@ -32,6 +33,8 @@ from .routing import UnknownResource, parse_resource_path
 from .storage.store import Store
 from .storage.watch import BOOKMARK_INTERVAL, WatchSettings
 
+_MAX_HEADER_BYTES = 1 << 20
+"""Go's ``http.DefaultMaxHeaderBytes``, which kube-apiserver keeps."""
 log = logging.getLogger(__name__)
 
 KUBERNETES_VERSION = {
@@ -120,7 +123,17 @@ class ApiServer:
         self.lifecycle.start()
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self._runner = web.AppRunner(
+            app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=1.0,
+            # Go's net/http takes request lines and headers up to 1 MiB (MaxHeaderBytes):
+            # kube-apiserver answers a GET of a 64 KiB name 404, as it should.
+            max_line_size=_MAX_HEADER_BYTES,
+            max_field_size=_MAX_HEADER_BYTES,
+            logger=request_log(f"{__name__}.requests"),
+        )
         await self._runner.setup()
         serving = make_serving_cert(
             self.ca, [self.host, "localhost", "127.0.0.1", "kubernetes", "kubernetes.default.svc"]

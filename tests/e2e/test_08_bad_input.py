@@ -198,3 +198,51 @@ async def test_what_slips_past_the_webhook_becomes_a_condition_not_a_crash(
 async def _invalid(world: World, res: object, name: str) -> dict[str, object] | None:
     obj = await world.get(res, name)
     return obj if condition(obj, "Ready").get("reason") == "InvalidSpec" else None
+
+
+async def test_a_missing_secret_is_reported_and_its_pods_wait_for_it(
+    world: World, operator: OperatorRunner
+) -> None:
+    """A Secret the spec names that does not exist: the pods that need it do not start
+    (the simulator's kubelet plays a real one), the sets say so in ResolvedRefs and a
+    Warning Event, and creating the Secret lets the cluster come up. (The cluster went
+    Ready on the simulator, and nothing named the missing Secret.)"""
+    manifest = world.cluster_manifest("mo")
+    manifest["spec"]["logService"]["sharedStorage"]["s3"]["secretRef"] = {"name": "s3-keys"}
+    await world.apply(manifest)
+
+    async def reported() -> dict[str, object] | None:
+        logset = await world.get(r.LOGSETS, "mo")
+        return logset if condition(logset, "ResolvedRefs").get("reason") == "SecretNotFound" else None
+
+    logset = await eventually(reported, message="the LogSet names the missing Secret")
+    assert (
+        'Secret "s3-keys" (spec.sharedStorage.s3.secretRef)' in condition(logset, "ResolvedRefs")["message"]
+    )
+
+    async def waiting_pod() -> dict[str, object] | None:
+        for pod in await world.pods(**{labels.INSTANCE: "mo", labels.COMPONENT: "LogSet"}):
+            for status in pod.get("status", {}).get("containerStatuses") or []:
+                if status.get("state", {}).get("waiting", {}).get("reason") == "CreateContainerConfigError":
+                    return status
+        return None
+
+    status = await eventually(waiting_pod, message="a log pod waits for its environment")
+    assert status["state"]["waiting"]["message"] == 'secret "s3-keys" not found'
+    events = await world.kubectl("get", "events", "--field-selector", "reason=SecretNotFound", "-o", "yaml")
+    assert "s3-keys" in events.stdout and "Warning" in events.stdout
+    assert condition(await world.get(r.MATRIXONE_CLUSTERS, "mo"), "Ready").get("status") != "True"
+
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s3-keys"},
+        "stringData": {"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "key"},
+    }
+    await world.apply(world.for_cluster(secret))
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+
+    async def resolved() -> bool:
+        return condition(await world.get(r.LOGSETS, "mo"), "ResolvedRefs").get("status") == "True"
+
+    await eventually(resolved, message="the LogSet finds the Secret (its lookups are remembered 10 s)")

@@ -171,6 +171,8 @@ async def test_rules_through_the_configmap(cluster: Cluster) -> None:
     rules = RuleSet()
     rules.add(FailureRule(Effect.IMAGE_PULL_ERROR, image="*:missing"))
     await api.create(CONFIGMAP, rules_configmap(rules))
+    # Any other ConfigMap (the kubelets watch them all) leaves the rules alone.
+    await api.create(CONFIGMAP, {"metadata": {"name": "unrelated", "namespace": "localcluster-system"}})
     await api.create(
         POD,
         {

@@ -61,7 +61,15 @@ from ..common.admission import admitted
 from ..common.deps import Waiting, logset_ref, resolve
 from ..common.desired import stamped
 from ..common.env import Env
-from ..common.podset import SetInput, collect_configs, served_input, sync_desired, wait_for_log_service
+from ..common.podset import (
+    SetInput,
+    collect_configs,
+    served_input,
+    set_references,
+    sync_desired,
+    wait_for_log_service,
+)
+from ..common.references import report_references
 from ..common.services import client_service, headless_service
 from ..common.statefulsets import stall
 from ..common.status import NOT_STARTED, first_status
@@ -120,6 +128,7 @@ class CNSetActor:
             first_status(ctx, first_fields(ctx, selector), *NOT_STARTED)
             return None
         given = served_input(obj, COMPONENT, spec, service, config_spec=with_drain_default(spec))
+        await report_references(ctx, self.env.references, set_references(given))
         template = self._template(given)
         want = Desired(
             obj, service, given.selector, given.labels, given.config, template, cnpods.template_hash(template)

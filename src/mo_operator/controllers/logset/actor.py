@@ -17,6 +17,7 @@ from ..common.admission import admitted
 from ..common.env import Env
 from ..common.meta import name_of
 from ..common.podset import STATEFUL, Desired, collect_configs, sync_workload
+from ..common.references import report_references, spec_references
 from ..common.statefulsets import Rollout
 from ..common.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
 from ..common.writes import Writes
@@ -49,6 +50,9 @@ class LogSetActor:
         members = bootstrap_members(obj, spec, plan)
         selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
         wanted = desired(obj, spec, members, selector)
+        await report_references(
+            ctx, self.env.references, spec_references(spec, "spec", spec["sharedStorage"])
+        )
         if not self._holds_path(ctx, obj, spec, wanted, plan):
             return plan or None  # nothing runs before the LogSet holds its S3 path
         pods, roll = sync_workload(ctx, self.env, STATEFUL, COMPONENT, spec, wanted, plan)

@@ -210,7 +210,7 @@ class ApiServer:
                 if not secrets.compare_digest(auth, f"Bearer {self.token}"):
                     raise unauthorized()
             if not path.startswith("/localcluster/"):
-                await self.faults.before(user_agent)
+                await self.faults.before(user_agent, request.method, path)
             resp: web.StreamResponse = await handler(request)
             code = resp.status
             return resp

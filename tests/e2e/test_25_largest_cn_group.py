@@ -10,15 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from pathlib import Path
+
+import pytest
 
 from mo_operator.api.limits import MAX_REPLICAS
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.writes import CREATE_LIMIT
 from mo_operator.matrixone import labels
 
-from .harness import OperatorRunner, World, eventually
+from .harness import REAL_KUBECONFIG, OperatorRunner, World, eventually
+
+pytestmark = pytest.mark.skipif(
+    bool(REAL_KUBECONFIG) and not os.environ.get("KUBEBUILDER_ASSETS"),
+    reason="run on the embedded server and on kube-apiserver; the attached embedded one proves nothing more",
+)
 
 RSS_GROWTH_BOUND = 200 * 1024 * 1024
 """What the operator may grow by while the largest group is being built: its caches

@@ -45,6 +45,37 @@ BAD_CLUSTERS = [
         "logShardReplicas",
     ),
     ("no version", {"version": None}, "spec.version"),
+    # The limits (docs/webhooks.md): in the CRD schema, so the API server refuses them too.
+    (
+        "a hundred thousand CNs",
+        {"cnGroups": [{"name": "tp", "replicas": 100_000}]},
+        "spec.cnGroups[0].replicas",
+    ),
+    ("a hundred thousand log stores", {"logService": {"replicas": 100_000}}, "spec.logService.replicas"),
+    (
+        "a 64 KB image",
+        {"cnGroups": [{"name": "tp", "replicas": 1, "image": "x" * 65536}]},
+        "spec.cnGroups[0].image",
+    ),
+    (
+        "a 64 KB S3 path",
+        {"logService": {"sharedStorage": {"s3": {"path": "b/" + "p" * 65536}}}},
+        "spec.logService.sharedStorage.s3.path",
+    ),
+    ("a version of thousands of digits", {"version": "9" * 5000}, "spec.version"),
+    # What MatrixOne or the kubelet would refuse later.
+    ("an image repository that is none", {"imageRepository": "not a repo!"}, "spec.imageRepository"),
+    ("TN shards MatrixOne does not run", {"logService": {"initialConfig": {"dnShards": 2}}}, "dnShards"),
+    (
+        "a group whose CNSet's Services would pass 63 characters",
+        {"cnGroups": [{"name": "g" * 60, "replicas": 1}]},
+        "spec.cnGroups[0].name: Invalid value",
+    ),
+    (
+        "a group whose CNSet's Services cannot be named",
+        {"cnGroups": [{"name": "x.y", "replicas": 1}]},
+        "spec.cnGroups[0].name: Invalid value",
+    ),
     (
         "an unknown service type",
         {"cnGroups": [{"name": "tp", "replicas": 1, "serviceType": "ExternalName"}]},
@@ -88,10 +119,26 @@ async def test_an_invalid_update_is_refused_and_the_cluster_keeps_running(
     assert result.returncode != 0 and "volume" in result.stderr and "decreased" in result.stderr, (
         result.stderr
     )
+    # Upstream refuses any change of initialConfig once the cluster exists; it was accepted.
+    reshard = _merge(manifest, {"spec": {"logService": {"initialConfig": {"logShardReplicas": 1}}}})
+    result = await world.kubectl("apply", "-f", "-", input=yaml.safe_dump(reshard), check=False)
+    assert (
+        result.returncode != 0
+        and "spec.logService.initialConfig: initialConfig is immutable" in result.stderr
+    ), result.stderr
     moved = _merge(manifest, {"spec": {"logService": {"sharedStorage": {"s3": {"path": "elsewhere/mo"}}}}})
     result = await world.kubectl("apply", "-f", "-", input=yaml.safe_dump(moved), check=False)
     assert result.returncode != 0 and "sharedStorage" in result.stderr, result.stderr
     assert (await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo"))["status"]["phase"] == "Ready"
+
+
+async def test_initial_config_is_immutable_from_the_start(world: World, operator: OperatorRunner) -> None:
+    """Before HAKeeper bootstrapped too: the LogSet's initialConfig is what it bootstraps from."""
+    manifest = world.cluster_manifest("mo")
+    await world.apply(manifest)
+    reshard = _merge(manifest, {"spec": {"logService": {"initialConfig": {"logShardReplicas": 1}}}})
+    result = await world.kubectl("apply", "-f", "-", input=yaml.safe_dump(reshard), check=False)
+    assert result.returncode != 0 and "initialConfig is immutable" in result.stderr, result.stderr
 
 
 async def test_what_slips_past_the_webhook_becomes_a_condition_not_a_crash(
@@ -120,6 +167,7 @@ async def test_what_slips_past_the_webhook_becomes_a_condition_not_a_crash(
         }
     )
     await world.apply(bad_logset)
+    await world.apply(world.cluster_manifest("dotted", cnGroups=[{"name": "x.y", "replicas": 1}]))
     await operator_runner.start()
 
     # A valid cluster converges next to them: the operator is alive and well.
@@ -128,6 +176,7 @@ async def test_what_slips_past_the_webhook_becomes_a_condition_not_a_crash(
         (r.CNSETS, "orphan", "deps"),
         (r.CNSETS, "weird", "spec.cnLabels[0].key"),
         (r.LOGSETS, "too-few", "logShardReplicas"),
+        (r.MATRIXONE_CLUSTERS, "dotted", "spec.cnGroups[0].name"),
     ):
         obj = await eventually(
             lambda res=res, name=name: _invalid(world, res, name), message=f"{name} reported"
@@ -149,3 +198,51 @@ async def test_what_slips_past_the_webhook_becomes_a_condition_not_a_crash(
 async def _invalid(world: World, res: object, name: str) -> dict[str, object] | None:
     obj = await world.get(res, name)
     return obj if condition(obj, "Ready").get("reason") == "InvalidSpec" else None
+
+
+async def test_a_missing_secret_is_reported_and_its_pods_wait_for_it(
+    world: World, operator: OperatorRunner
+) -> None:
+    """A Secret the spec names that does not exist: the pods that need it do not start
+    (the simulator's kubelet plays a real one), the sets say so in ResolvedRefs and a
+    Warning Event, and creating the Secret lets the cluster come up. (The cluster went
+    Ready on the simulator, and nothing named the missing Secret.)"""
+    manifest = world.cluster_manifest("mo")
+    manifest["spec"]["logService"]["sharedStorage"]["s3"]["secretRef"] = {"name": "s3-keys"}
+    await world.apply(manifest)
+
+    async def reported() -> dict[str, object] | None:
+        logset = await world.get(r.LOGSETS, "mo")
+        return logset if condition(logset, "ResolvedRefs").get("reason") == "SecretNotFound" else None
+
+    logset = await eventually(reported, message="the LogSet names the missing Secret")
+    assert (
+        'Secret "s3-keys" (spec.sharedStorage.s3.secretRef)' in condition(logset, "ResolvedRefs")["message"]
+    )
+
+    async def waiting_pod() -> dict[str, object] | None:
+        for pod in await world.pods(**{labels.INSTANCE: "mo", labels.COMPONENT: "LogSet"}):
+            for status in pod.get("status", {}).get("containerStatuses") or []:
+                if status.get("state", {}).get("waiting", {}).get("reason") == "CreateContainerConfigError":
+                    return status
+        return None
+
+    status = await eventually(waiting_pod, message="a log pod waits for its environment")
+    assert status["state"]["waiting"]["message"] == 'secret "s3-keys" not found'
+    events = await world.kubectl("get", "events", "--field-selector", "reason=SecretNotFound", "-o", "yaml")
+    assert "s3-keys" in events.stdout and "Warning" in events.stdout
+    assert condition(await world.get(r.MATRIXONE_CLUSTERS, "mo"), "Ready").get("status") != "True"
+
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s3-keys"},
+        "stringData": {"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "key"},
+    }
+    await world.apply(world.for_cluster(secret))
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+
+    async def resolved() -> bool:
+        return condition(await world.get(r.LOGSETS, "mo"), "ResolvedRefs").get("status") == "True"
+
+    await eventually(resolved, message="the LogSet finds the Secret (its lookups are remembered 10 s)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import random
 
@@ -17,7 +18,7 @@ import pytest
 
 from mo_operator.controllers.common import resources as r
 
-from .harness import REAL_KUBECONFIG, OperatorRunner, World
+from .harness import REAL_KUBECONFIG, OperatorRunner, World, eventually
 from .test_09_operator_kill import assert_clean_end_state
 
 pytestmark = pytest.mark.skipif(
@@ -83,3 +84,48 @@ async def test_api_faults_during_a_scenario_lose_nothing(
         await asyncio.gather(injector, return_exceptions=True)
     assert sorted(set(done)) == ["drop", "expire", "restart", "stall", "storm"], done
     await assert_clean_end_state(world, {"tp": 2}, "2.1.0")
+
+
+async def test_a_write_the_api_server_refuses_is_reported_then_cleared(
+    world: World, operator: OperatorRunner
+) -> None:
+    """Every reconcile failure is visible: a write the API server refuses (here every
+    Service, as an admission policy might) sets Synced=False, reason ReconcileError,
+    with the server's message, and one Warning Event however often the retry fails
+    the same way; once the writes go through, the cluster converges and Synced is
+    True. (A set whose Services were refused on every retry said nothing, or even
+    Synced=True.)"""
+    assert world.cluster.control_plane is not None
+    faults = world.cluster.control_plane.server.faults
+    faults.refuse_writes("services", "Service is invalid: refused by policy")
+    try:
+        await world.apply(world.cluster_manifest("mo"))
+
+        async def failing() -> dict[str, object] | None:
+            logset = await world.get(r.LOGSETS, "mo")
+            synced = next(
+                (c for c in (logset or {}).get("status", {}).get("conditions", []) if c["type"] == "Synced"),
+                {},
+            )
+            return synced if synced.get("reason") == "ReconcileError" else None
+
+        synced = await eventually(failing, message="the LogSet says its reconciles fail")
+        assert synced["status"] == "False" and "refused by policy" in synced["message"], synced
+        await asyncio.sleep(3)  # several retries, each refused the same way
+        events = await world.kubectl(
+            "get",
+            "events",
+            "--field-selector",
+            "reason=ReconcileError,involvedObject.kind=LogSet,involvedObject.name=mo",
+            "-o",
+            "json",
+        )
+        items = json.loads(events.stdout)["items"]
+        assert len(items) == 1 and items[0]["type"] == "Warning" and items[0].get("count", 1) == 1, items
+    finally:
+        faults.refuse_writes("services", None)
+    cluster = await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+    logset = await world.get(r.LOGSETS, "mo")
+    synced = next(c for c in logset["status"]["conditions"] if c["type"] == "Synced")
+    assert synced["status"] == "True", synced
+    assert cluster["status"]["phase"] == "Ready"

@@ -212,7 +212,7 @@ async def _held(world: World) -> Obj | None:
 
 async def _spawn_adopt(world: World) -> asyncio.subprocess.Process:
     """``mo-operator adopt`` as a user runs it, in a process of its own."""
-    args = ("-m", "mo_operator.cli.main", "adopt", "--kubeconfig", str(world.kubeconfig))
+    args = ("-m", "mo_operator.cli", "adopt", "--kubeconfig", str(world.kubeconfig))
     return await asyncio.create_subprocess_exec(
         sys.executable, *args, "-n", world.namespace, "--timeout", "200", stdout=asyncio.subprocess.PIPE
     )

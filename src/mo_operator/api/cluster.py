@@ -10,6 +10,7 @@ from .common import ConditionalStatus, PullPolicy, SummaryStatus
 from .dnset import DNSetSpec, DNSetStatus
 from .fields import CRDHint, Int64, Quantity
 from .k8s import LocalObjectReference, Resource
+from .limits import MAX_NAME_LENGTH, MAX_REPOSITORY_LENGTH, MAX_TAG_LENGTH, MAX_VERSION_LENGTH
 from .logset import LogSetSpec, LogSetStatus
 from .proxyset import ProxySetSpec, ProxySetStatus
 from .webui import WebUISpec, WebUIStatus
@@ -46,10 +47,12 @@ class MatrixOneClusterSpec(APIModel):
     webui: WebUISpec | None = opt("An optional web console.")
     proxy: ProxySetSpec | None = opt("An optional MySQL proxy in front of the CN groups.")
     version: str = req(
-        "MatrixOne version of the cluster: the image tag of every component that names no image."
+        "MatrixOne version of the cluster: the image tag of every component that names no image.",
+        max_length=MAX_TAG_LENGTH,
     )
     image_repository: str | None = opt(
-        "Image repository of the components (e.g. matrixorigin/matrixone or a registry mirror)."
+        "Image repository of the components (e.g. matrixorigin/matrixone or a registry mirror).",
+        max_length=MAX_REPOSITORY_LENGTH,
     )
     topology_spread: list[str] | None = opt(
         "Default topology keys every component's pods are spread over; a component's own setting wins."
@@ -58,18 +61,22 @@ class MatrixOneClusterSpec(APIModel):
         "Default node labels for every component's pods; a component's own setting wins."
     )
     image_pull_policy: PullPolicy | None = opt("Pull policy of every component's image.")
-    restore_from: str | None = opt("Name of a Backup to restore the new cluster from; immutable.")
+    restore_from: str | None = opt(
+        "Name of a Backup to restore the new cluster from; immutable.", max_length=MAX_NAME_LENGTH
+    )
     metric_reader_enabled: bool | None = opt(
         "Upstream creates a metric_reader SQL user with it; accepted for compatibility, it has no effect "
         "here (the webhook warns)."
     )
     semantic_version: str | None = opt(
         "The MatrixOne semantic version, when version is not one (e.g. a nightly build); without a "
-        "semantic version, version-gated behaviour is that of MatrixOne before 2.0."
+        "semantic version, version-gated behaviour is that of MatrixOne before 2.0.",
+        max_length=MAX_VERSION_LENGTH,
     )
     operator_version: str | None = opt(
         "The operator behaviour version that reconciles the cluster; set to the newest on create, and it "
-        "may only grow."
+        "may only grow.",
+        max_length=MAX_VERSION_LENGTH,
     )
     memory_fs_size: Quantity | None = opt(
         "Size of an in-memory filesystem for the MatrixOne binary in every component's pods."

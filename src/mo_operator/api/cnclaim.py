@@ -9,6 +9,7 @@ from .cnset import CNLabel
 from .common import ConditionalStatus
 from .fields import DateTime, Int32, Int64
 from .k8s import LabelSelector, Resource
+from .limits import MAX_REPLICAS
 
 __all__ = [
     "CNClaim",
@@ -113,7 +114,7 @@ class CNClaimTemplate(APIModel):
 class CNClaimSetSpec(APIModel):
     """Desired state of a CNClaimSet."""
 
-    replicas: Int32 = req("Number of claims.", ge=0)
+    replicas: Int32 = req(f"Number of claims; at most {MAX_REPLICAS}.", ge=0, le=MAX_REPLICAS)
     template: CNClaimTemplate = req("The claims to create.")
     selector: LabelSelector | None = opt("Selects the claims of the set; must match the template's labels.")
 

@@ -7,6 +7,7 @@ from .cnset import CNSetDeps, CNSetSpec
 from .common import ConditionalStatus
 from .fields import Duration, Int32
 from .k8s import Resource
+from .limits import MAX_REPLICAS
 
 __all__ = [
     "CNPool",
@@ -36,8 +37,12 @@ class PoolUpdateStrategy(APIModel):
 class PoolScaleStrategy(APIModel):
     """How many pods the pool keeps."""
 
-    max_idle: Int32 = req("Idle pods kept ready for new claims.", ge=0)
-    max_pods: Int32 | None = opt("Most pods the pool may run; no limit if unset.", ge=0)
+    max_idle: Int32 = req(
+        f"Idle pods kept ready for new claims; at most {MAX_REPLICAS}.", ge=0, le=MAX_REPLICAS
+    )
+    max_pods: Int32 | None = opt(
+        f"Most pods the pool may run; {MAX_REPLICAS} (the most a CNSet runs) if unset.", ge=0, le=MAX_REPLICAS
+    )
 
 
 class PoolStrategy(APIModel):

@@ -19,6 +19,7 @@ from .common import (
 )
 from .fields import Duration, Int32, Int64
 from .k8s import Resource, ResourceRequirements
+from .limits import MAX_IMAGE_LENGTH
 
 __all__ = [
     "CNLabel",
@@ -37,7 +38,10 @@ class PythonUdfSidecar(APIModel):
 
     enabled: bool | None = opt("Runs the sidecar.")
     port: Int64 | None = opt("Port of the UDF server on localhost; 50051 by default.", ge=1, le=65535)
-    image: str | None = opt("Image of the UDF server; composer000/mo-python-udf-server:latest by default.")
+    image: str | None = opt(
+        "Image of the UDF server; composer000/mo-python-udf-server:latest by default.",
+        max_length=MAX_IMAGE_LENGTH,
+    )
     resources: ResourceRequirements | None = opt("Compute resources of the sidecar.")
     overlay: MainContainerOverlay | None = opt("Overrides of the sidecar container.")
 

@@ -9,6 +9,17 @@ from typing import Annotated, Literal
 from .base import APIModel, OpenModel, opt, req
 from .fields import CRDHint, DateTime, FreeObject, Int32, Int64, IntOrString, Quantity, TomlText
 from .k8s import ConditionList, LocalObjectReference, ResourceRequirements
+from .limits import (
+    MAX_CONFIG_LENGTH,
+    MAX_ENDPOINT_LENGTH,
+    MAX_IMAGE_LENGTH,
+    MAX_NAME_LENGTH,
+    MAX_PATH_LENGTH,
+    MAX_REGION_LENGTH,
+    MAX_REPLICAS,
+    MAX_S3_PATH_LENGTH,
+    MAX_VERSION_LENGTH,
+)
 
 __all__ = [
     "CertificateRef",
@@ -117,27 +128,29 @@ class PodSet(APIModel):
 
     image: str | None = opt(
         "Container image of the main container, e.g. matrixorigin/matrixone:1.2.3. Its tag is the "
-        "MatrixOne version unless semanticVersion says otherwise."
+        "MatrixOne version unless semanticVersion says otherwise.",
+        max_length=MAX_IMAGE_LENGTH,
     )
     resources: ResourceRequirements | None = opt("Compute resources of the main container.")
     overlay: Overlay | None = opt(
         "Advanced customisation of the pods, applied over what the operator generates."
     )
-    replicas: Int32 = req("Desired number of pods.", ge=0)
+    replicas: Int32 = req(f"Desired number of pods; at most {MAX_REPLICAS}.", ge=0, le=MAX_REPLICAS)
     topology_spread: list[str] | None = opt(
         "Topology keys (node labels such as kubernetes.io/hostname) the pods are spread evenly over, with "
         "maxSkew 1; overlay.topologySpreadConstraints overrides it."
     )
     node_selector: dict[str, str] | None = opt("Node labels a node must have to run the pods.")
     config: TomlText | None = opt(
-        "MatrixOne configuration of the pods, as TOML text, merged under what the operator sets."
+        "MatrixOne configuration of the pods, as TOML text, merged under what the operator sets; at most "
+        f"{MAX_CONFIG_LENGTH // 1024} KiB."
     )
     dns_based_identity: bool | None = opt(
         "Deprecated, kept for compatibility: derive each TN and CN store's identity from its pod's "
         "DNS name (log stores keep theirs by ordinal, as the HAKeeper was bootstrapped with them)."
     )
     cluster_domain: str | None = opt(
-        "The Kubernetes cluster domain (default cluster.local), when it differs."
+        "The Kubernetes cluster domain (default cluster.local), when it differs.", max_length=MAX_NAME_LENGTH
     )
     service_args: list[str] | None = opt(
         "Extra command-line arguments of mo-service (never -cfg, which the operator sets)."
@@ -152,11 +165,13 @@ class PodSet(APIModel):
     )
     semantic_version: str | None = opt(
         "The MatrixOne semantic version the image runs, when its tag is not one (e.g. a nightly build); "
-        "without a semantic version, version-gated behaviour is that of MatrixOne before 2.0."
+        "without a semantic version, version-gated behaviour is that of MatrixOne before 2.0.",
+        max_length=MAX_VERSION_LENGTH,
     )
     operator_version: str | None = opt(
         "The operator behaviour version that reconciles this set (1.2.0 if unset, legacy config maps); "
-        "it may only grow."
+        "it may only grow.",
+        max_length=MAX_VERSION_LENGTH,
     )
     memory_fs_size: Quantity | None = opt(
         "Size of an in-memory filesystem that holds the MatrixOne binary, to skip the page cache; none if unset."
@@ -166,9 +181,10 @@ class PodSet(APIModel):
 class Volume(APIModel):
     """A persistent volume of each pod of a set."""
 
-    size: Quantity = req("Requested size of the volume, e.g. 10Gi. It may grow, never shrink.")
+    size: Quantity = req("Requested size of the volume, e.g. 10Gi; at most 1Pi. It may grow, never shrink.")
     storage_class_name: str | None = opt(
-        "StorageClass of the volume; the cluster's default class if unset. It cannot change."
+        "StorageClass of the volume; the cluster's default class if unset. It cannot change.",
+        max_length=MAX_NAME_LENGTH,
     )
     memory_cache_size: Quantity | None = opt("Deprecated: use sharedStorageCache.memoryCacheSize.")
 
@@ -176,17 +192,25 @@ class Volume(APIModel):
 class CertificateRef(APIModel):
     """CA certificates, in a Secret, that the object storage's TLS is verified with."""
 
-    name: str = req("Name of the Secret in the same namespace.")
+    name: str = req("Name of the Secret in the same namespace.", max_length=MAX_NAME_LENGTH)
     files: list[str] = req("Keys of the Secret that hold certificates.")
 
 
 class S3Provider(APIModel):
     """An S3 bucket (AWS or MinIO) as shared storage."""
 
-    path: str = req('Bucket and key prefix of the data, "<bucket>/<prefix>", e.g. "my-bucket/my-folder".')
+    path: str = req(
+        'Bucket and key prefix of the data, "<bucket>/<prefix>", e.g. "my-bucket/my-folder"; at most '
+        f"{MAX_S3_PATH_LENGTH} characters.",
+        max_length=MAX_S3_PATH_LENGTH,
+    )
     type: Literal["aws", "minio"] | None = opt("Kind of S3 service: aws (the default) or minio.")
-    region: str | None = opt("Region of the bucket; taken from the environment if unset.")
-    endpoint: str | None = opt("Endpoint URL of an S3-compatible service; AWS's when unset.")
+    region: str | None = opt(
+        "Region of the bucket; taken from the environment if unset.", max_length=MAX_REGION_LENGTH
+    )
+    endpoint: str | None = opt(
+        "Endpoint URL of an S3-compatible service; AWS's when unset.", max_length=MAX_ENDPOINT_LENGTH
+    )
     secret_ref: LocalObjectReference | None = opt(
         "Secret with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; credentials come from the "
         "environment if unset."
@@ -203,7 +227,7 @@ class S3Provider(APIModel):
 class FileSystemProvider(APIModel):
     """A shared filesystem path (e.g. NFS) mounted at the same path in every pod."""
 
-    path: str = req("Path where the shared filesystem is mounted.")
+    path: str = req("Path where the shared filesystem is mounted.", max_length=MAX_PATH_LENGTH)
 
 
 class SharedStorageProvider(APIModel):

@@ -15,9 +15,12 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 
+from annotated_types import MaxLen
 from pydantic import AfterValidator, PlainValidator
 
 from mo_operator.kube.quantity import QUANTITY_PATTERN, parse_quantity
+
+from .limits import MAX_CONFIG_LENGTH
 
 __all__ = [
     "NO_DEFAULT",
@@ -172,8 +175,9 @@ Duration = Annotated[str, AfterValidator(_duration)]
 DateTime = Annotated[str, AfterValidator(_date_time), CRDHint(format="date-time")]
 """A ``metav1.Time``: an RFC 3339 timestamp."""
 
-TomlText = Annotated[str, AfterValidator(_toml)]
-"""Raw TOML configuration text (upstream's ``TomlConfig``), kept exactly as written."""
+TomlText = Annotated[str, MaxLen(MAX_CONFIG_LENGTH), AfterValidator(_toml)]
+"""Raw TOML configuration text (upstream's ``TomlConfig``), kept exactly as written; its
+length is checked before it is parsed."""
 
 FreeObject = Annotated[dict[str, Any], CRDHint(preserve_unknown=True)]
 """An embedded Kubernetes object (affinity, a probe, a volume, ...) that the API

@@ -70,7 +70,7 @@ class LocalObjectReference(APIModel):
 
     crd_hint: ClassVar[CRDHint] = CRDHint(map_type="atomic")
 
-    name: str | None = opt("Name of the referenced object in the same namespace.")
+    name: str | None = opt("Name of the referenced object in the same namespace.", max_length=253)
 
 
 class LabelSelectorRequirement(APIModel):

@@ -16,6 +16,7 @@ from .common import (
 )
 from .fields import Duration, Int32, Int64
 from .k8s import Resource
+from .limits import MAX_PATH_LENGTH, MAX_SHARDS
 
 __all__ = ["InitialConfig", "LogSet", "LogSetDiscovery", "LogSetSpec", "LogSetStatus"]
 
@@ -23,16 +24,26 @@ __all__ = ["InitialConfig", "LogSet", "LogSetDiscovery", "LogSetSpec", "LogSetSt
 class InitialConfig(APIModel):
     """How HAKeeper bootstraps the cluster; fixed once the LogSet exists."""
 
-    log_shards: Int64 | None = opt("Number of log shards; 1 by default. Cannot change after creation.", ge=1)
+    log_shards: Int64 | None = opt(
+        "Number of log shards; 1 by default, and equal to dnShards (MatrixOne runs one TN shard per log "
+        "shard). Cannot change after creation.",
+        ge=1,
+        le=MAX_SHARDS,
+    )
     dn_shards: Int64 | None = opt(
-        "Number of TN (DN) shards; 1 by default. Cannot change after creation.", ge=1
+        "Number of TN (DN) shards; 1 by default, and 1 from MatrixOne 2.0 on. Cannot change after creation.",
+        ge=1,
+        le=MAX_SHARDS,
     )
     log_shard_replicas: Int64 | None = opt(
         "Replicas of each log shard: 3 by default when the LogSet has 3 or more replicas, else 1. At most "
         "replicas. Cannot change after creation.",
         ge=1,
+        le=MAX_SHARDS,
     )
-    restore_from: str | None = opt("Path of HAKeeper data to restore from when HAKeeper bootstraps.")
+    restore_from: str | None = opt(
+        "Path of HAKeeper data to restore from when HAKeeper bootstraps.", max_length=MAX_PATH_LENGTH
+    )
 
 
 class LogSetSpec(PodSet):

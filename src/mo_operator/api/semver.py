@@ -20,6 +20,18 @@ __all__ = ["SemVer", "image_tag", "parse_strict", "parse_tolerant"]
 _NUMERIC = re.compile(r"0|[1-9][0-9]*")
 _IDENTIFIER = re.compile(r"[0-9A-Za-z-]+")
 _DIGITS = re.compile(r"[0-9]+")
+_UINT64_MAX = 2**64 - 1
+_UINT64_DIGITS = len(str(_UINT64_MAX))
+
+
+def _uint64(digits: str) -> int | None:
+    """A numeric part as Go's ``strconv.ParseUint(s, 10, 64)`` reads it, or None when it
+    does not fit (Go's semver then fails to parse). The length is checked first: Python
+    refuses to convert a string of thousands of digits at all."""
+    if len(digits) > _UINT64_DIGITS:
+        return None
+    value = int(digits)
+    return value if value <= _UINT64_MAX else None
 
 
 @functools.total_ordering
@@ -80,15 +92,19 @@ def _parse_core(s: str) -> SemVer | None:
     parts = core.split(".")
     if len(parts) != 3 or not all(_NUMERIC.fullmatch(p) for p in parts):
         return None
+    numbers = [_uint64(p) for p in parts]
+    if None in numbers:
+        return None
     prerelease: list[int | str] = []
     if dash:
         for ident in pre_text.split("."):
             if not _IDENTIFIER.fullmatch(ident):
                 return None
             if _DIGITS.fullmatch(ident):
-                if not _NUMERIC.fullmatch(ident):
-                    return None  # numeric identifiers must not have leading zeros
-                prerelease.append(int(ident))
+                number = _uint64(ident)
+                if not _NUMERIC.fullmatch(ident) or number is None:
+                    return None  # no leading zeros, and it must fit in a uint64
+                prerelease.append(number)
             else:
                 prerelease.append(ident)
     build: list[str] = []
@@ -97,7 +113,8 @@ def _parse_core(s: str) -> SemVer | None:
             if not _IDENTIFIER.fullmatch(ident):
                 return None
             build.append(ident)
-    return SemVer(int(parts[0]), int(parts[1]), int(parts[2]), tuple(prerelease), tuple(build))
+    major, minor, patch = (n for n in numbers if n is not None)
+    return SemVer(major, minor, patch, tuple(prerelease), tuple(build))
 
 
 def parse_tolerant(text: str) -> SemVer | None:

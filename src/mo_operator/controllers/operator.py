@@ -51,6 +51,7 @@ from .common import resources as r
 from .common.bucketclaims import claims_of_logset, logsets_of_claim
 from .common.cache_transforms import CACHE_TRANSFORMS
 from .common.env import LOGSET_REF_INDEX, Caches, Env
+from .common.references import CONFIGMAP_NOT_FOUND, SECRET_NOT_FOUND, ReferenceLookup
 from .common.settings import OperatorConfig
 from .common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
 from .condition_metrics import CONDITIONS
@@ -101,6 +102,8 @@ WARNING_REASONS = frozenset(
         "MaxPodsReached",
         STORAGE_CLASS_CANNOT_EXPAND,
         TAKEOVER_REFUSED,
+        SECRET_NOT_FOUND,
+        CONFIGMAP_NOT_FOUND,
     }
 )
 """Condition reasons announced as Warning Events (trouble, not progress)."""
@@ -216,7 +219,7 @@ class Operator:
         self.writer = writer
         self.caches = Caches(self.informers, self.config.settings.namespaces)
         self.recorder = EventRecorder(ClientEventSink(writer), component="mo-operator", host=leader.identity)
-        self.env = Env(writer, self.caches, admin, self.config.settings)
+        self.env = Env(writer, self.caches, admin, self.config.settings, references=ReferenceLookup(writer))
         self.controllers: list[Controller] = []
         self._primary: list[tuple[Controller, Resource]] = []
         self._build()

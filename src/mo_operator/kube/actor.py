@@ -17,9 +17,14 @@ does everything around it that every controller would otherwise repeat.
   True once it was; corrections made later for the same generation leave it
   True, so it does not flap with every write the object needs;
 - every log line carries kind, namespace, name and a reconcile id;
-- transient errors become backoff (raised to the controller), terminal errors
-  (a bad spec) become a ``Synced=False`` condition and a Warning Event with
-  no retry until the object changes;
+- terminal errors (a bad spec) become a ``Synced=False`` condition and a
+  Warning Event with no retry until the object changes; any other failure of a
+  reconcile (an API server refusing a write, a bug) becomes ``Synced=False``
+  with reason ``ReconcileError`` and the error as message, one Warning Event and
+  one log line with its traceback per distinct error of an object (a retry that
+  fails the same way only logs a line), and is retried with backoff; a
+  conflict or throttling (409, 429) is only retried, it is how optimistic
+  concurrency and rate limits work;
 - a pause annotation stops all writes for that object;
 - observation and action are separate: ``observe`` reads the cache once and
   decides, the returned action writes.
@@ -27,6 +32,7 @@ does everything around it that every controller would otherwise repeat.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import uuid
@@ -35,9 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .conditions import set_condition
-from .controller import Request, Result
-from .errors import NotFound
+from .controller import ReportedError, Request, Result
+from .errors import ApiError, NotFound
 from .objects import meta_of, spec_of, status_of
+from .reads import CacheNotSynced
 from .status_policy import StatusWindow, announcements, urgent
 from .times import now_time
 
@@ -47,6 +54,10 @@ Obj = dict[str, Any]
 #: Condition types every kind carries.
 READY = "Ready"
 SYNCED = "Synced"
+RECONCILE_ERROR = "ReconcileError"
+"""Reason of ``Synced=False`` (and of the Warning Event) when a reconcile failed."""
+MAX_MESSAGE = 1024
+"""Characters of an error kept in a condition or an Event."""
 
 
 class TerminalError(Exception):
@@ -175,6 +186,8 @@ class ActorReconciler:
         self.progress_requeue = progress_requeue
         self.warning_reasons = warning_reasons
         self._written: dict[tuple[str, str], _WrittenStatus] = {}
+        self._failing: dict[tuple[str, str], str] = {}
+        """The last error of each object whose reconciles fail, until one succeeds."""
         self.status_window = status_window or StatusWindow()
         self._held: set[tuple[str, str]] = set()
 
@@ -211,10 +224,10 @@ class ActorReconciler:
         cached = self.get(req)
         if cached is None:
             self._written.pop((req.namespace, req.name), None)
+            self._failing.pop((req.namespace, req.name), None)
             self.status_window.forget((req.namespace, req.name))
             self._held.discard((req.namespace, req.name))
             return None  # gone: its children go by owner references
-        meta = cached["metadata"]
         rid = uuid.uuid4().hex[:8]
         logger = ObjectLogger(
             log, {"kind": self.kind, "namespace": req.namespace, "objectName": req.name, "reconcileID": rid}
@@ -224,6 +237,22 @@ class ActorReconciler:
             return None
         known = self._known_status(req, cached)
         ctx = Context(cached, rid, logger, self.recorder, status=_plain(known))
+        try:
+            result = await self._reconcile(req, cached, ctx, known)
+        except (asyncio.CancelledError, CacheNotSynced):
+            raise
+        except Exception as e:
+            if _routine(e):
+                raise
+            await self._report_failure(req, cached, known, ctx, e)
+            raise ReportedError(str(e)) from e
+        self._failing.pop((req.namespace, req.name), None)
+        return result
+
+    async def _reconcile(
+        self, req: Request, cached: Mapping[str, Any], ctx: Context, known: Obj
+    ) -> Result | None:
+        meta, logger = cached["metadata"], ctx.log
         finalizers = list(meta.get("finalizers") or [])
         if meta.get("deletionTimestamp"):
             if self.finalizer not in finalizers:
@@ -269,13 +298,40 @@ class ActorReconciler:
             return _requeue(ctx.requeue_after)
         if action is not None:
             await action(ctx)
-            if not _synced(known, ctx.generation, "True") and not _synced(known, ctx.generation, "False"):
+            synced = _synced_condition(known, ctx.generation)
+            if synced is None or synced.get("reason") == RECONCILE_ERROR:
                 ctx.set_condition(SYNCED, False, "Progressing", _describe(action))
             await self._write_status(ctx, req, cached, known)
             return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
         ctx.set_condition(SYNCED, True, "Synced", "the observed state matches the spec")
         await self._write_status(ctx, req, cached, known)
         return _requeue(ctx.requeue_after)
+
+    async def _report_failure(
+        self, req: Request, cached: Mapping[str, Any], known: Obj, ctx: Context, error: Exception
+    ) -> None:
+        """``Synced=False`` with the error over the status the server holds (whatever the
+        failed round had drafted is dropped), and, the first time an object fails this
+        way, a Warning Event and the traceback."""
+        message = _clip(str(error) if isinstance(error, ApiError) else f"{type(error).__name__}: {error}")
+        key = (req.namespace, req.name)
+        again = self._failing.get(key) == message
+        self._failing[key] = message
+        if again:
+            ctx.log.warning("reconcile failed again, will retry: %s", message)
+        else:
+            ctx.log.error(
+                "reconcile failed, will retry: %s",
+                message,
+                exc_info=None if isinstance(error, ApiError | ConnectionError | TimeoutError) else error,
+            )
+            ctx.event("Warning", RECONCILE_ERROR, message)
+        failed = Context(cached, ctx.reconcile_id, ctx.log, self.recorder, status=_plain(known))
+        failed.set_condition(SYNCED, False, RECONCILE_ERROR, message)
+        try:
+            await self._write_status(failed, req, cached, known, warnings=frozenset({RECONCILE_ERROR}))
+        except Exception as e:  # the API server that refused the write may refuse this one too
+            ctx.log.debug("could not record the failure in the status: %s", e)
 
     async def _write_status(
         self,
@@ -298,7 +354,7 @@ class ActorReconciler:
             self.status_window.unchanged(key)
             return False
         trouble = warnings | self.warning_reasons
-        is_urgent = urgent(current, ctx.status, trouble)
+        is_urgent = urgent(current, ctx.status, trouble) or _failure_news(current, ctx.status)
         hold = self.status_window.wait(key, is_urgent)
         if hold > 0:
             ctx.requeue(hold)
@@ -359,16 +415,38 @@ def _requeue(after: float | None) -> Result | None:
     return Result(requeue_after=after) if after is not None else None
 
 
-def _synced(status: Mapping[str, Any], generation: int, value: str) -> bool:
-    """``Synced`` says ``value`` for ``generation``: True once it was applied in full;
+def _synced_condition(status: Mapping[str, Any], generation: int) -> Mapping[str, Any] | None:
+    """``Synced`` as it stands for ``generation``: True once it was applied in full;
     False while it is being applied (its message then names the first step, not
-    each one: a new message per step would be a status write per step)."""
+    each one: a new message per step would be a status write per step) or when a
+    reconcile failed; None when it says nothing of this generation."""
     for condition in status.get("conditions") or ():
-        if condition.get("type") == SYNCED:
-            return bool(
-                condition.get("status") == value and condition.get("observedGeneration") == generation
-            )
-    return False
+        if condition.get("type") == SYNCED and condition.get("observedGeneration") == generation:
+            found: Mapping[str, Any] = condition
+            return found
+    return None
+
+
+def _failure_news(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """``Synced`` enters or leaves ``ReconcileError``, or names another error: the one
+    waiting to read why the reconciles fail, or that they work again, reads it now."""
+
+    def synced(status: Mapping[str, Any]) -> tuple[Any, Any]:
+        found = _synced_condition(status, int(status.get("observedGeneration") or 0)) or {}
+        return found.get("reason"), found.get("message")
+
+    was, now = synced(before), synced(after)
+    return was != now and RECONCILE_ERROR in (was[0], now[0])
+
+
+def _routine(e: Exception) -> bool:
+    """A conflict (someone wrote the object since we read it) or throttling: the retry
+    with backoff is the whole answer, nothing to report."""
+    return isinstance(e, ApiError) and e.status in (409, 429)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "... (truncated)"
 
 
 def _describe(action: Action) -> str:

@@ -57,6 +57,12 @@ class Result:
     requeue_after: float | None = None
 
 
+class ReportedError(Exception):
+    """A reconcile failed and its reconciler already said so (a condition, an Event, a
+    log line with the traceback the first time): the controller only counts it and
+    retries with backoff. The failure is its ``__cause__``."""
+
+
 Reconcile = Callable[[Request], Awaitable["Result | None"]]
 Mapper = Callable[[Obj], Iterable[Request]]
 UpdatePredicate = Callable[[Obj, Obj], bool]
@@ -273,6 +279,17 @@ class Controller:
                 "reconcile of %s requeued: %s",
                 req,
                 e,
+                extra={"controller": self.name, "object": str(req), "reconcileID": rid},
+            )
+            self.queue.add_rate_limited(req)
+            return
+        except ReportedError as e:
+            RECONCILE_ERRORS.labels(self.name).inc()
+            RECONCILE_TOTAL.labels(self.name, "error").inc()
+            log.debug(
+                "reconcile of %s failed (will retry): %s",
+                req,
+                e.__cause__,
                 extra={"controller": self.name, "object": str(req), "reconcileID": rid},
             )
             self.queue.add_rate_limited(req)

@@ -6,6 +6,16 @@ Handlers are plain async functions of the request; a handler that raises is
 answered with a denial naming the error instead of a 500, so a bug never
 takes the API down with it (the configuration's failurePolicy still applies
 if the server itself is unreachable).
+
+Anyone who can reach the port can send anything, so the server is strict
+and bounded (:class:`Limits`): a body that is not an AdmissionReview v1
+request (``admission_review.py``) is answered 400 with the reason, never
+admitted; bodies, the time to send a request's headers and its body, the
+nesting of the JSON and the connections open at once all have limits
+(connections are counted and upgraded to TLS by ``connection_gate.py``). Each
+refused request is logged as one line without a traceback, at most one line
+per :data:`LOG_INTERVAL` (the others are counted in the next line), so no
+client fills the log.
 """
 
 from __future__ import annotations
@@ -18,46 +28,47 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+import aiohttp
 from aiohttp import web
 
+from .admission_review import AdmissionRequest, MalformedReview, parse_review
+from .connection_gate import ConnectionGate
+from .http_log import request_log
 from .jsonpatch_diff import diff
 from .metrics import WEBHOOK_IN_FLIGHT, WEBHOOK_LATENCY, WEBHOOK_REQUESTS
 from .webhook_certs import CertSource
 
+__all__ = ["AdmissionRequest", "Admitted", "Denial", "Limits", "WebhookServer"]
+
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
+LOG_INTERVAL: Final = 10.0
+"""Seconds between two log lines about refused requests."""
+_LINGER_SECONDS: Final = 1.0
+"""How long the rest of a refused body is read (so the client sees the answer) before
+the connection closes (aiohttp's default, 10 s, would hold a slow client that long)."""
 
-@dataclass
-class AdmissionRequest:
-    """The parts of an AdmissionReview request handlers use."""
 
-    uid: str
-    operation: str
-    kind: Obj
-    namespace: str
-    name: str
-    object: Obj | None
-    old_object: Obj | None
-    dry_run: bool
-    raw: Obj = field(repr=False)
+@dataclass(frozen=True)
+class Limits:
+    """What one client may ask of the server."""
 
-    @classmethod
-    def from_review(cls, review: Obj) -> AdmissionRequest:
-        req = review.get("request") or {}
-        return cls(
-            uid=req.get("uid", ""),
-            operation=req.get("operation", ""),
-            kind=req.get("kind") or {},
-            namespace=req.get("namespace") or "",
-            name=req.get("name") or "",
-            object=req.get("object"),
-            old_object=req.get("oldObject"),
-            dry_run=bool(req.get("dryRun")),
-            raw=req,
-        )
+    max_body_bytes: int = 7 * 1024 * 1024
+    """A request body, as controller-runtime's webhook server bounds it (7 MiB:
+    kube-apiserver sends an object and its old version, each at most 3 MiB)."""
+    request_seconds: float = 10.0
+    """To send a request's headers, from the connection's TLS handshake or the previous
+    answer: also how long an idle keep-alive connection stays open."""
+    body_seconds: float = 10.0
+    """To send a request's body once its headers arrived (kube-apiserver's webhook
+    timeout is 10 s by default, 30 s at most)."""
+    handshake_seconds: float = 10.0
+    """To complete the TLS handshake."""
+    max_connections: int = 256
+    """Connections open at once; more are reset as soon as they are accepted."""
 
 
 @dataclass
@@ -84,15 +95,26 @@ ValidatingHandler = Callable[[AdmissionRequest], Awaitable["Denial | Admitted | 
 
 
 class WebhookServer:
-    def __init__(self, certs: CertSource, *, host: str = "0.0.0.0", port: int = 9443) -> None:
+    def __init__(
+        self,
+        certs: CertSource,
+        *,
+        host: str = "0.0.0.0",
+        port: int = 9443,
+        limits: Limits | None = None,
+    ) -> None:
         self.certs = certs
         self.host = host
         self.port = port
+        self.limits = limits or Limits()
         self._mutating: dict[str, MutatingHandler] = {}
         self._validating: dict[str, ValidatingHandler] = {}
         self._runner: web.AppRunner | None = None
+        self._server: asyncio.Server | None = None
+        self._gate: ConnectionGate | None = None
         self._ssl: ssl.SSLContext | None = None
         self._rotation: asyncio.Task[None] | None = None
+        self._refusals = _Throttled()
         self.requests = 0
 
     def add_mutating(self, path: str, handler: MutatingHandler) -> None:
@@ -105,8 +127,13 @@ class WebhookServer:
     def paths(self) -> list[str]:
         return [*self._mutating, *self._validating]
 
+    @property
+    def open_connections(self) -> int:
+        return self._gate.open if self._gate is not None else 0
+
     async def start(self) -> None:
-        app = web.Application(client_max_size=16 * 1024 * 1024, middlewares=[self._measure])
+        limits = self.limits
+        app = web.Application(client_max_size=limits.max_body_bytes, middlewares=[self._measure])
         for path in self._mutating:
             app.router.add_post(path, self._serve_mutating)
         for path in self._validating:
@@ -114,15 +141,27 @@ class WebhookServer:
         app.router.add_get("/healthz", _healthz)
         self._ssl = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.certs.load_into(self._ssl)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            app,
+            access_log=None,
+            handle_signals=False,
+            keepalive_timeout=limits.request_seconds,
+            lingering_time=_LINGER_SECONDS,
+            logger=request_log(f"{__name__}.requests"),
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self._ssl)
-        await site.start()
+        server = self._runner.server
+        assert server is not None
+        self._gate = ConnectionGate(
+            server,
+            self._ssl,
+            max_connections=limits.max_connections,
+            handshake_seconds=limits.handshake_seconds,
+        )
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._gate, self.host, self.port)
         if self.port == 0:
-            server = site._server
-            assert server is not None
-            sockets = getattr(server, "sockets", None) or []
-            self.port = int(sockets[0].getsockname()[1])
+            self.port = int(self._server.sockets[0].getsockname()[1])
         self._rotation = asyncio.create_task(self._rotate_loop(), name="webhook-cert-rotation")
         log.info("webhook server listening on %s:%d", self.host, self.port)
 
@@ -130,9 +169,16 @@ class WebhookServer:
         if self._rotation is not None:
             self._rotation.cancel()
             await asyncio.gather(self._rotation, return_exceptions=True)
+        if self._server is not None:
+            self._server.close()
+        if self._gate is not None:
+            self._gate.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
 
     async def _rotate_loop(self) -> None:
         """Reload or regenerate the serving certificate before it expires;
@@ -173,20 +219,43 @@ class WebhookServer:
             WEBHOOK_REQUESTS.labels(path, code).inc()
             WEBHOOK_LATENCY.labels(path).observe(time.perf_counter() - started)
 
-    async def _read(self, request: web.Request) -> tuple[Obj, AdmissionRequest]:
-        review = await request.json()
-        if not isinstance(review, dict):
-            raise web.HTTPBadRequest(text="AdmissionReview expected")
-        return review, AdmissionRequest.from_review(review)
+    async def _read(self, request: web.Request) -> tuple[Obj, AdmissionRequest] | web.Response:
+        """The review of a request, or the answer refusing it (logged as one line)."""
+        self.requests += 1
+        status, reason = 400, ""
+        try:
+            if (request.content_length or 0) > self.limits.max_body_bytes:
+                status, reason = 413, f"the body is larger than {self.limits.max_body_bytes} bytes"
+            else:
+                async with asyncio.timeout(self.limits.body_seconds):
+                    body = await request.read()
+                return parse_review(body)
+        except MalformedReview as e:
+            reason = str(e)
+        except web.HTTPRequestEntityTooLarge:
+            status, reason = 413, f"the body is larger than {self.limits.max_body_bytes} bytes"
+        except TimeoutError:
+            status, reason = 408, f"the body took longer than {self.limits.body_seconds:g} s to arrive"
+        except (aiohttp.ClientError, ConnectionError, aiohttp.http_exceptions.HttpProcessingError) as e:
+            status, reason = 400, f"the body could not be read: {e!r}"
+        self._refusals.note(
+            f"webhook {request.path}: refused a request from {request.remote} ({status}): {reason}"
+        )
+        answer = web.Response(status=status, text=reason + "\n")
+        if status != 400:
+            answer.force_close()  # the rest of the body is not worth reading
+        return answer
 
     async def _serve_mutating(self, request: web.Request) -> web.Response:
-        self.requests += 1
-        review, req = await self._read(request)
+        read = await self._read(request)
+        if isinstance(read, web.Response):
+            return read
+        review, req = read
         handler = self._mutating[request.path]
         try:
             result = await handler(req)
         except Exception as e:
-            log.exception("mutating webhook %s failed", request.path)
+            self._refusals.note(f"mutating webhook {request.path} failed", error=e)
             result = Denial(f"internal error in the webhook: {e}", code=500, reason="InternalError")
         if isinstance(result, Denial):
             return _respond(review, _denied(req.uid, result))
@@ -198,13 +267,15 @@ class WebhookServer:
         return _respond(review, response)
 
     async def _serve_validating(self, request: web.Request) -> web.Response:
-        self.requests += 1
-        review, req = await self._read(request)
+        read = await self._read(request)
+        if isinstance(read, web.Response):
+            return read
+        review, req = read
         handler = self._validating[request.path]
         try:
             result = await handler(req)
         except Exception as e:
-            log.exception("validating webhook %s failed", request.path)
+            self._refusals.note(f"validating webhook {request.path} failed", error=e)
             result = Denial(f"internal error in the webhook: {e}", code=500, reason="InternalError")
         if isinstance(result, Denial):
             return _respond(review, _denied(req.uid, result))
@@ -212,6 +283,31 @@ class WebhookServer:
         if result is not None and result.warnings:
             response["warnings"] = list(result.warnings)
         return _respond(review, response)
+
+
+class _Throttled:
+    """Log lines about refused requests and failed handlers: each one line (a failed
+    handler's first with its traceback, for the bug it is), at most one per
+    :data:`LOG_INTERVAL`, the ones left out counted in the next."""
+
+    def __init__(self) -> None:
+        self._next = 0.0
+        self._skipped = 0
+        self._traced: set[str] = set()
+
+    def note(self, what: str, *, error: Exception | None = None) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            self._skipped += 1
+            return
+        more = f" ({self._skipped} more since the last line)" if self._skipped else ""
+        self._skipped, self._next = 0, now + LOG_INTERVAL
+        if error is None:
+            log.warning("%s%s", what, more)
+            return
+        first = type(error).__qualname__ not in self._traced
+        self._traced.add(type(error).__qualname__)
+        log.error("%s: %s%s", what, error, more, exc_info=error if first else None)
 
 
 async def _healthz(_: web.Request) -> web.Response:

@@ -89,7 +89,7 @@ async def start_cluster_process(
     if real_kubeconfig:
         args = ["-m", "mo_operator.testing.attach", real_kubeconfig, str(kubeconfig)]
     else:
-        args = ["-m", "mo_operator.cli.main", "--log-level", "ERROR", "control-plane"]
+        args = ["-m", "mo_operator.cli", "--log-level", "ERROR", "control-plane"]
         args += ["--kubeconfig", str(kubeconfig), "--fast" if simulator else "--no-simulator"]
     proc = await asyncio.create_subprocess_exec(
         sys.executable, *args, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL

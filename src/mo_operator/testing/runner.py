@@ -275,7 +275,7 @@ class OperatorRunner:
         return [
             sys.executable,
             "-m",
-            "mo_operator.cli.main",
+            "mo_operator.cli",
             "--log-level",
             "WARNING",
             "run",

@@ -111,8 +111,6 @@ class Validator:
 
     async def __call__(self, req: AdmissionRequest) -> Denial | Admitted | None:
         """A denial, an admission with warnings, or None: admitted with nothing to say."""
-        if req.operation in ("CREATE", "UPDATE") and req.object is None:
-            return Denial("the AdmissionReview request has no object", code=400, reason="BadRequest")
         errs = self.errors(req.operation, req.object, req.old_object)
         if not errs and self.claims is not None and req.operation == "CREATE":
             errs = await bucket_errors(self.kind, req.operation, req.object, req.namespace, self.claims)

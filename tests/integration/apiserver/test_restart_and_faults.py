@@ -4,6 +4,7 @@ kube-apiserver), and the test-only fault hooks and request log work."""
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
 from pathlib import Path
 
@@ -53,6 +54,42 @@ async def test_restart_with_data_dir_keeps_objects_and_the_counter(tmp_path: Pat
             assert events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410
     finally:
         await cp2.stop()
+
+
+def _modes(root: Path) -> dict[str, int]:
+    """The permission bits of ``root`` and of everything under it, by relative path."""
+    found = {".": root.stat().st_mode & 0o777}
+    for path in root.rglob("*"):
+        found[str(path.relative_to(root))] = path.stat().st_mode & 0o777
+    return found
+
+
+async def test_the_data_dir_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    """It holds the CA key, the admin token and every object, Secrets included: each
+    file 0600 and each directory 0700 whatever the umask, and a directory left with
+    wider permissions is narrowed when the server opens it again."""
+    data = tmp_path / "data"
+    old_umask = os.umask(0)
+    try:
+        cp = ControlPlane(data_dir=data, simulate_workloads=False)
+        await cp.start(tmp_path / "kc")
+        async with aiohttp.ClientSession() as s:
+            secret = {"metadata": {"name": "s3"}, "stringData": {"AWS_SECRET_ACCESS_KEY": "k"}}
+            await Raw(cp, s).post(f"{NS}/secrets", secret)
+        await cp.stop()
+        modes = _modes(data)
+        assert {"token", "ca.key", "ca.crt", "store.jsonl"} <= set(modes), modes
+        assert modes == {p: 0o700 if (data / p).is_dir() else 0o600 for p in modes}, modes
+        assert (tmp_path / "kc").stat().st_mode & 0o777 == 0o600
+
+        for path in [data, *data.iterdir()]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        cp = ControlPlane(data_dir=data, simulate_workloads=False)
+        await cp.start(tmp_path / "kc")
+        await cp.stop()
+        assert set(_modes(data).values()) <= {0o600, 0o700}, _modes(data)
+    finally:
+        os.umask(old_umask)
 
 
 async def test_injected_failures_and_retry_after(raw: Raw, control_plane: ControlPlane) -> None:

@@ -63,7 +63,7 @@ class Command:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "mo_operator.cli.main",
+            "mo_operator.cli",
             *args,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,

@@ -21,7 +21,7 @@ async def test_controllers_only_serves_a_cluster_without_nodes(tmp_path: Path) -
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "mo_operator.cli.main",
+        "mo_operator.cli",
         "control-plane",
         "--kubeconfig",
         str(kubeconfig),

@@ -23,7 +23,7 @@ async def test_the_demo_brings_the_example_cluster_to_ready_showing_the_operator
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "mo_operator.cli.main",
+        "mo_operator.cli",
         "demo",
         "--verbose",
         "--exit-when-ready",

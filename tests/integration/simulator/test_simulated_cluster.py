@@ -3,7 +3,10 @@ and kubelets through the HTTP API (what kubectl and the operator see)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from typing import Any
 
 import pytest
 
@@ -168,6 +171,8 @@ async def test_rules_through_the_configmap(cluster: Cluster) -> None:
     rules = RuleSet()
     rules.add(FailureRule(Effect.IMAGE_PULL_ERROR, image="*:missing"))
     await api.create(CONFIGMAP, rules_configmap(rules))
+    # Any other ConfigMap (the kubelets watch them all) leaves the rules alone.
+    await api.create(CONFIGMAP, {"metadata": {"name": "unrelated", "namespace": "localcluster-system"}})
     await api.create(
         POD,
         {
@@ -266,3 +271,30 @@ async def _endpoints_with(api: object, name: str, n: int) -> dict | None:
 async def _phase(api: object, name: str, phase: str) -> bool:
     pod = await api.get(POD, "default", name)  # type: ignore[attr-defined]
     return bool(pod) and pod["status"].get("phase") == phase
+
+
+async def test_nothing_more_is_created_for_a_statefulset_once_it_is_deleted(
+    cluster: Cluster, control_plane: Any
+) -> None:
+    """A StatefulSet of a hundred thousand replicas used to be planned whole: its pods
+    and claims went on being created long after it (and its owner) were deleted, and
+    the control plane grew past a gigabyte. A sync now creates at most BURST pods, and
+    the simulator creates nothing for an owner the cache shows gone or going."""
+    api = cluster.api
+    big = statefulset("big", replicas=100_000)
+    big["spec"]["podManagementPolicy"] = "Parallel"
+    await api.create(STATEFULSET, big)
+
+    async def growing() -> bool:
+        return len((await api.list_all(PVC, "default"))[0]) >= 50
+
+    await eventually(growing, timeout=30)
+    await api.delete(STATEFULSET, "default", "big")
+    deleted = time.time()
+    await eventually(lambda: cluster.sim.caches[STATEFULSET].get("default", "big") is None)
+    seen = time.time()
+    await asyncio.sleep(1.0)
+    made = control_plane.server.faults.writes(field_manager="kube-controller-manager", since=deleted)
+    late = [r for r in made if r.verb == "create" and r.time > seen]
+    assert late == [], f"{len(late)} objects created for a StatefulSet already gone"
+    assert len((await api.list_all(PVC, "default"))[0]) < 1000, "a sync creates a bounded number"

@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 
 from conftest import Kubectl
-from mo_operator.api.kinds import LOGSET_BOOTSTRAP_ANNOTATION
 
 from .conftest import Webhooks, example_files, load
 
@@ -70,7 +69,11 @@ async def test_invalid_objects_are_refused_naming_the_fields(
     groups["spec"]["cnGroups"].append({**groups["spec"]["cnGroups"][0], "name": "Not_A_Name"})
     stderr = await _refused(kubectl, _manifest(tmp_path, groups))
     assert (
-        _denied_by("MatrixOneCluster", "mo") + 'spec.cnGroups[1].name: Invalid value: "Not_A_Name": '
+        _denied_by("MatrixOneCluster", "mo") + '[spec.cnGroups[1].name: Invalid value: "Not_A_Name": '
+        in stderr
+    ), "a subdomain's rule, then its Services' (api/validation/derived.py)"
+    assert (
+        'it names the CNSet\'s Service "mo-Not_A_Name-cn", which must be a Service name (a DNS-1035 label)'
         in stderr
     )
 
@@ -102,10 +105,7 @@ async def test_updates_that_break_update_rules_are_refused(
     logset = load(example_files()["logset"])
     logset["spec"]["volume"]["storageClassName"] = "standard"
     await kubectl.run("apply", "-f", str(_manifest(tmp_path, logset)))
-    # The operator records HAKeeper's bootstrap decision before any log pod exists;
-    # from then on initialConfig is fixed.
-    decision = '[{"ordinal":0,"replicaId":131072}]'
-    await kubectl.run("annotate", "logset", "mo", f"{LOGSET_BOOTSTRAP_ANNOTATION}={decision}")
+    # initialConfig is fixed from creation, as upstream's webhook fixes it.
     cases = [
         (("volume", "size"), "5Gi", "spec.volume.size: volume size cannot be decreased"),
         (
@@ -114,7 +114,7 @@ async def test_updates_that_break_update_rules_are_refused(
             "spec.volume.storageClassName: storageClassName is immutable",
         ),
         (("sharedStorage", "s3", "path"), "other", "spec.sharedStorage.s3: sharedStorage.s3 is immutable"),
-        (("initialConfig",), {"logShards": 2}, "spec.initialConfig: initialConfig is immutable"),
+        (("initialConfig",), {"logShardReplicas": 1}, "spec.initialConfig: initialConfig is immutable"),
     ]
     for fields, value, expected in cases:
         changed = load(_manifest(tmp_path, logset))

@@ -1,6 +1,8 @@
 """Hypothesis strategies for objects of our kinds: the valid examples under
 ``manifests/`` and mutations of them (wrong types, negative numbers, bad
-quantities, missing and unknown fields, long and unicode strings, deep nesting).
+quantities, missing and unknown fields, long and unicode strings, deep nesting,
+extreme values: Go's integer limits, 64 KB strings, long digit strings, names at
+and past each derived limit).
 Shared by the api property tests and the webhook property tests."""
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from hypothesis import strategies as st
 
 from mo_operator.api.kinds import KINDS
 from mo_operator.api.validation import FieldError
+from mo_operator.api.validation.cluster import MAX_CLUSTER_NAME_LENGTH
+from mo_operator.api.validation.derived import name_limit
 from mo_operator.api.validation.errors import ROOT
 
 from .conftest import EXAMPLES
@@ -107,11 +111,38 @@ TWEAK_STRINGS = st.sampled_from(
     ]
 )
 
+INT_LIMITS = st.sampled_from(
+    [2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, 2**63, -(2**63), 1000, 1001, 100_000]
+)
+"""Go's int32 and int64 limits and one past each, the replicas limit and one past it."""
+UNICODE = st.one_of(
+    st.text(alphabet=st.characters(min_codepoint=0x80, exclude_categories=("Cs",)), min_size=1, max_size=80),
+    st.sampled_from(
+        ["é" * 300, "日本語" * 30, "\u200bmo", "mo\u202e", "\uff2d\uff4f", "🦀" * 20, "x\x00y", "a\nb"]
+    ),
+)
+
 SPECIALS = st.one_of(
     st.integers(min_value=60, max_value=70_000).map(lambda n: "x" * n),
+    st.just("x" * 65536),
+    st.integers(min_value=20, max_value=6_000).map(lambda n: "9" * n),
     st.integers(min_value=1, max_value=300).map(_deep),
     st.integers(min_value=-(2**40), max_value=-1),
+    INT_LIMITS,
+    UNICODE,
 )
+"""Extreme values: 64 KB strings, long digit strings (Python refuses to convert past
+4,300 digits), deep nesting, Go's integer limits, unicode."""
+
+
+@st.composite
+def names_near_limits(draw: st.DrawFn, kind: str) -> str:
+    """A name at, just under or just past the longest its kind derives valid names from
+    (``api/validation/derived.py``), or one no Service can be named after."""
+    limit = name_limit(kind) or (MAX_CLUSTER_NAME_LENGTH if kind == "MatrixOneCluster" else 63)
+    length = draw(st.sampled_from([limit - 1, limit, limit + 1, limit + 2, 253, 254]))
+    shape = draw(st.sampled_from(["m", "m-", "1", "m.", "M"]))
+    return (shape * length)[: max(length, 1)].rstrip("-.") or "m"
 
 
 def _slots(obj: Any) -> list[tuple[Any, Any]]:
@@ -137,7 +168,15 @@ def mutated(draw: st.DrawFn, kind: str) -> dict[str, Any]:
     for _ in range(draw(st.integers(min_value=0, max_value=3))):
         slots = _slots(obj)
         container, slot = draw(st.sampled_from(slots))
-        op = draw(st.sampled_from(["tweak", "tweak", "replace", "special", "delete", "unknown", "wrap"]))
+        op = draw(
+            st.sampled_from(["tweak", "tweak", "replace", "special", "delete", "unknown", "wrap", "name"])
+        )
+        if op == "name" and isinstance(obj.get("metadata"), dict):
+            obj["metadata"]["name"] = draw(names_near_limits(kind))
+            groups = (obj.get("spec") or {}).get("cnGroups") if isinstance(obj.get("spec"), dict) else None
+            if isinstance(groups, list) and groups and isinstance(groups[0], dict):
+                groups[0]["name"] = draw(names_near_limits("CNSet"))[: draw(st.integers(1, 60))]
+            continue
         value = container[slot]
         if op == "tweak" and isinstance(value, bool):
             container[slot] = not value

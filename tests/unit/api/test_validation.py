@@ -154,6 +154,46 @@ CASES: list[tuple[str, Callable[[Obj], None], str | None, str | None]] = [
      "maxPods must not be less than maxIdle"),
     ("cnpool", _delete("spec.template.image"), "spec.template.image", "image must be set"),
     ("cnclaim", _set("spec.cnLabels", [{"key": "role"}]), "spec.cnLabels[0].values", "label values cannot be empty"),
+    # Limits (docs/webhooks.md): what one object may make the operator do, and what
+    # Kubernetes or MatrixOne would refuse only later.
+    ("matrixonecluster", _set("spec.cnGroups.0.replicas", 100_000), "spec.cnGroups[0].replicas",
+     "must be less than or equal to 1000"),
+    ("matrixonecluster", _set("spec.logService.replicas", 100_000), "spec.logService.replicas",
+     "must be less than or equal to 1000"),
+    ("cnclaimset", _set("spec.replicas", 1001), "spec.replicas", "must be less than or equal to 1000"),
+    ("cnpool", _set("spec.strategy.scaleStrategy.maxIdle", 2**31 - 1), "spec.strategy.scaleStrategy.maxIdle",
+     "must be less than or equal to 1000"),
+    ("logset", _set("spec.initialConfig", {"logShardReplicas": 2**63 - 1}), "spec.initialConfig.logShardReplicas",
+     "must be less than or equal to 1000"),
+    ("matrixonecluster", _set("spec.version", "9" * 5000), "spec.version", "Too long: may not be more than 128"),
+    ("matrixonecluster", _set("spec.version", "1.2.3+build"), "spec.version",
+     'Invalid value: "1.2.3+build": must be an image tag'),
+    ("matrixonecluster", _set("spec.imageRepository", "Matrixorigin/MatrixOne"), "spec.imageRepository",
+     'Invalid value: "Matrixorigin/MatrixOne": repository name must be lowercase'),
+    ("matrixonecluster", _set("spec.imageRepository", "not a repo!"), "spec.imageRepository",
+     'Invalid value: "not a repo!": must be a repository'),
+    ("cnset", _set("spec.image", "x" * 65536), "spec.image", "Too long: may not be more than 512"),
+    ("cnset", _set("spec.image", "matrixorigin/matrixone::2.0"), "spec.image", "Invalid value"),
+    ("cnset-full", _set("spec.pythonUdfSidecar.image", "a b"), "spec.pythonUdfSidecar.image", "Invalid value"),
+    ("logset", _set("spec.sharedStorage.s3.path", "b/" + "p" * 65536), "spec.sharedStorage.s3.path",
+     "Too long: may not be more than 1024"),
+    ("logset", _set("spec.sharedStorage.s3.secretRef", {"name": "Bad_Name"}), "spec.sharedStorage.s3.secretRef.name",
+     'Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain'),
+    ("logset", _set("spec.volume.size", "2Pi"), "spec.volume.size", "must be less than or equal to 1Pi"),
+    ("cnset-full", _set("spec.cacheVolume.size", "1Ei"), "spec.cacheVolume.size", "must be less than or equal to 1Pi"),
+    ("logset", _set("spec.volume.storageClassName", "fast disks"), "spec.volume.storageClassName",
+     'Invalid value: "fast disks": a lowercase RFC 1123 subdomain'),
+    ("logset", _set("spec.config", "a = 1\n" + "#" * (256 * 1024)), "spec.config", "Too long"),
+    ("cnset", _set("spec.topologySpread", ["not a key!"]), "spec.topologySpread[0]", 'Invalid value: "not a key!"'),
+    ("cnset", _set("spec.serviceAnnotations", {"not a key!": "v"}), "spec.serviceAnnotations",
+     'Invalid value: "not a key!"'),
+    ("logset", _set("spec.initialConfig", {"logShards": 1, "dnShards": 2}), "spec.initialConfig.dnShards",
+     "dnShards must equal logShards"),
+    ("logset", _set("spec.initialConfig", {"logShards": 2, "dnShards": 2, "logShardReplicas": 1}), None, None),
+    ("matrixonecluster", _set("spec.logService.initialConfig", {"logShards": 2, "dnShards": 2}), None, None),
+    ("matrixonecluster", lambda o: (_set("spec.version", "2.0.1")(o),
+                                    _set("spec.logService.initialConfig", {"logShards": 2, "dnShards": 2})(o)),
+     "spec.logService.initialConfig.dnShards", "dnShards must be 1: MatrixOne 2.0.1 runs exactly one TN shard"),
 ]
 # fmt: on
 
@@ -223,15 +263,29 @@ def _updated(name: str, mutate: Callable[[Obj], None]) -> tuple[Obj, Obj]:
     ("name", "path"),
     [("logset", "spec.initialConfig"), ("matrixonecluster", "spec.logService.initialConfig")],
 )
-def test_initial_config_may_change_until_the_bootstrap_is_decided(name: str, path: str) -> None:
-    """A LogSet made with a bad initialConfig (webhook off) must stay fixable: nothing
-    depends on the settings until the operator records the bootstrap decision."""
+def test_initial_config_is_immutable_from_creation_as_upstreams(name: str, path: str) -> None:
+    """Upstream's ValidateSpecUpdate refuses any change once the object exists (HAKeeper
+    bootstraps from it once; MatrixOne cannot apply a change): also before the operator
+    recorded the bootstrap, and on a cluster whose status does not show it yet."""
+    for old in (example(name), _bootstrapped(example(name))):
+        new = example(name)
+        _set(path, {"logShardReplicas": 1})(new)
+        assert FieldError(path, "initialConfig is immutable") in validate_update(new["kind"], old, new)
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [("logset", "spec.initialConfig"), ("matrixonecluster", "spec.logService.initialConfig")],
+)
+def test_an_initial_config_the_rules_refuse_may_be_corrected(name: str, path: str) -> None:
+    """A LogSet made with a bad initialConfig (webhook off) must stay fixable: the
+    reconcilers refused it too, so nothing was built from it."""
     old, new = example(name), example(name)
-    _set(path, {"logShardReplicas": 1, "logShards": 2})(new)
+    _set(path, {"logShardReplicas": 5})(old)
+    _set(path, {"logShardReplicas": 1})(new)
     assert validate_update(new["kind"], old, new) == []
-    assert FieldError(path, "initialConfig is immutable") in validate_update(
-        new["kind"], _bootstrapped(old), new
-    )
+    _set(path, {"logShards": 1, "dnShards": 2})(old)
+    assert validate_update(new["kind"], old, new) == []
 
 
 # fmt: off

@@ -19,6 +19,31 @@ def test_scale_out_from_nothing_creates_every_pod_at_once() -> None:
     assert decide([], 3, Strategy()) == Decision(create=(0, 1, 2))
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    have=st.integers(0, 30),
+    replicas=st.integers(0, 1000),
+    limit=st.integers(1, 64),
+    old=st.booleans(),
+)
+def test_a_round_creates_at_most_its_limit_and_rounds_reach_replicas(
+    have: int, replicas: int, limit: int, old: bool
+) -> None:
+    """However many replicas, one round builds at most ``max_create`` pods (the lowest
+    free indices, as the round without a limit would); rounds get to every pod (a
+    roll, which adds a pod only once the last is ready, is checked round by round)."""
+    pods = [pod(i, current=not old) for i in range(have)]
+    strategy = Strategy()
+    for _ in range(replicas // limit + 10 if not old else 20):
+        capped = decide(pods, replicas, strategy, max_create=limit)
+        assert len(capped.create) <= limit
+        assert capped.create == decide(pods, replicas, strategy).create[: len(capped.create)]
+        pods = _step(pods, capped, broken=False)
+    if not old:
+        assert len(pods) == replicas and all(p.ready for p in pods)
+        assert decide(pods, replicas, strategy, max_create=limit) == Decision()
+
+
 def test_new_pods_take_the_lowest_free_indices_and_deleting_pods_hold_theirs() -> None:
     pods = [pod(1), pod(3, deleting=True)]
     assert decide(pods, 4, Strategy()).create == (0, 2, 4)

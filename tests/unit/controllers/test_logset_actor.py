@@ -240,3 +240,18 @@ async def test_a_config_change_keeps_the_old_config_mid_roll_and_collects_it_aft
     services = [o for o in old[:-1] if o["kind"] == "Service"]
     calls, _ = await one_round(changed, *rolled, *stored, *services, new[0], hakeeper=hakeeper)
     assert [(c[0], c[1], c[2]) for c in calls] == [("delete", "ConfigMap", first[0][2])]
+
+
+async def test_a_logset_scaled_to_zero_is_stopped_not_ready() -> None:
+    """Upstream admits replicas 0 (its way to stop a cluster): no store runs, so neither
+    does the log service; it used to report Ready=True, "0 log stores ready, HAKeeper running"."""
+    first, _ = await one_round(a_logset())
+    sts = applied(first)[-1]
+    stopped = copy.deepcopy(sts)
+    stopped["spec"]["replicas"] = 0
+    cached = [*running(stopped), *applied(first)[:-1]]
+    _, ctx = await one_round(
+        a_logset(bootstrapped=True, replicas=0), *cached, hakeeper=FakeHAKeeper(HAKeeperPhase.RUNNING)
+    )
+    assert _reason(ctx) == ("False", "Stopped", "replicas is 0: the log service is stopped")
+    assert ctx.requeue_after == Settings().poll_seconds, "nothing to poll for at the busy pace"

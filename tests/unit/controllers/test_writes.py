@@ -15,7 +15,7 @@ import pytest
 
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.unseen import Unseen
-from mo_operator.controllers.common.writes import Writes
+from mo_operator.controllers.common.writes import CREATE_LIMIT, Writes
 from mo_operator.kube.errors import Conflict
 
 from .controller_fakes import FakeCaches, RecordingClient
@@ -197,3 +197,63 @@ async def test_what_is_planned_after_then_goes_after_everything_before_it() -> N
     client.gates.setdefault("dnset", asyncio.Event()).set()
     client.gates.setdefault("cnset", asyncio.Event()).set()
     await running
+
+
+class CountingCreates:
+    """Creates that each take one turn of the loop, recording which ran at the same
+    time (a batch), and refusing the names in ``refuse``."""
+
+    def __init__(self, refuse: frozenset[str] = frozenset()) -> None:
+        self.batches: list[list[str]] = []
+        self.in_flight: list[str] = []
+        self.refuse = refuse
+
+    async def create(self, resource: Any, obj: Mapping[str, Any]) -> Any:
+        name = obj["metadata"]["name"]
+        if not self.in_flight:
+            self.batches.append([])
+        self.in_flight.append(name)
+        self.batches[-1].append(name)
+        await asyncio.sleep(0)
+        self.in_flight.remove(name)
+        if name in self.refuse:
+            raise Conflict(f"{name} refused")
+        return dict(obj)
+
+
+def _pods(count: int) -> list[dict[str, Any]]:
+    return [_named("Pod", f"cn-{i}") for i in range(count)]
+
+
+async def test_pods_are_created_in_slow_start_batches_at_most_a_limit_per_round() -> None:
+    """As the ReplicaSet controller's slowStartBatch: 1, 2, 4, ... at a time; a plan
+    takes at most CREATE_LIMIT of them, the next round makes the rest."""
+    client = CountingCreates()
+    plan = Writes(cast(Any, client))
+    for pod in _pods(100):
+        plan.create(pod, r.PODS)
+    assert plan.member_creates == CREATE_LIMIT and plan.deferred == 100 - CREATE_LIMIT
+    await _execute(plan)
+    assert [len(b) for b in client.batches] == [1, 2, 4, 8, 16, 32, 1]
+    assert [n for b in client.batches for n in b] == [f"cn-{i}" for i in range(CREATE_LIMIT)]
+
+
+async def test_the_first_refused_create_stops_the_round() -> None:
+    """A spec the API server refuses costs one batch of refusals, not a hundred."""
+    client = CountingCreates(refuse=frozenset({"cn-4"}))
+    plan = Writes(cast(Any, client))
+    for pod in _pods(20):
+        plan.create(pod, r.PODS)
+    with pytest.raises(Conflict):
+        await _execute(plan)
+    assert [len(b) for b in client.batches] == [1, 2, 4], "nothing after the batch that failed"
+
+
+async def test_other_creates_are_not_batched_nor_limited() -> None:
+    client = CountingCreates()
+    plan = Writes(cast(Any, client))
+    for i in range(CREATE_LIMIT + 5):
+        plan.create(_named("Secret", f"s-{i}"), r.SECRETS)
+    assert plan.deferred == 0
+    await _execute(plan)
+    assert len(client.batches) == 1 and len(client.batches[0]) == CREATE_LIMIT + 5, "they go together"

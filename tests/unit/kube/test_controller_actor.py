@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pytest
+
 from mo_operator.kube.actor import ActorReconciler, Context, TerminalError
-from mo_operator.kube.controller import Controller, Request, Result, generation_changed
+from mo_operator.kube.controller import Controller, ReportedError, Request, Result, generation_changed
 from mo_operator.kube.errors import ApiError
 
 Obj = dict[str, Any]
@@ -301,6 +304,140 @@ async def test_terminal_error_sets_a_condition_and_one_event() -> None:
     cond = {c["type"]: c for c in store["t"]["status"]["conditions"]}
     assert cond["Synced"]["status"] == "False" and cond["Synced"]["reason"] == "InvalidSpec"
     assert rec.events == [("Warning", "InvalidSpec", "spec.replicas: must be positive")]
+
+
+def _finalized_thing() -> dict[str, Obj]:
+    return {
+        "t": {
+            "metadata": {
+                "name": "t",
+                "namespace": "default",
+                "generation": 1,
+                "resourceVersion": "1",
+                "finalizers": ["example.com/thing"],
+            }
+        }
+    }
+
+
+def _synced(store: dict[str, Obj]) -> Obj:
+    return next(c for c in store["t"]["status"]["conditions"] if c["type"] == "Synced")
+
+
+async def test_a_failing_reconcile_says_so_once_and_is_retried(caplog: pytest.LogCaptureFixture) -> None:
+    """Synced=False with the error, one Warning Event and one traceback per distinct
+    error; a retry failing the same way adds one log line and nothing else; the
+    controller retries it (ReportedError) with backoff; a success clears it."""
+    caplog.set_level(logging.DEBUG, logger="mo_operator.kube")
+    store = _finalized_thing()
+    r, actor, writer, rec = make(store)
+    failure: list[Exception] = [ValueError("invalid label value: 'x' * 64")]
+
+    async def failing(ctx: Context) -> None:
+        ctx.set_condition("Ready", True, "HalfDone")  # drafted before the failure: not written
+        raise failure[0]
+
+    observe, actor.observe = actor.observe, failing  # type: ignore[method-assign,assignment]
+    for _ in range(3):
+        with pytest.raises(ReportedError) as raised:
+            await r(Request("default", "t"))
+        assert raised.value.__cause__ is failure[0]
+    synced = _synced(store)
+    assert (synced["status"], synced["reason"]) == ("False", "ReconcileError")
+    assert synced["message"] == "ValueError: invalid label value: 'x' * 64"
+    assert [c["type"] for c in store["t"]["status"]["conditions"]] == ["Synced"]
+    assert rec.events == [("Warning", "ReconcileError", "ValueError: invalid label value: 'x' * 64")]
+    assert len([w for w in writer.writes if w[0] == "status"]) == 1, "the same failure is written once"
+    traced = [rec for rec in caplog.records if rec.exc_info]
+    assert len(traced) == 1 and traced[0].exc_info is not None and traced[0].exc_info[1] is failure[0]
+
+    failure[0] = ApiError(
+        422, "Invalid", 'Service "x.y-cn" is invalid: metadata.name: must be a DNS-1035 label'
+    )
+    with pytest.raises(ReportedError):
+        await r(Request("default", "t"))
+    assert (
+        _synced(store)["message"]
+        == '422 Invalid: Service "x.y-cn" is invalid: metadata.name: must be a DNS-1035 label'
+    )
+    assert len(rec.events) == 2 and rec.events[-1][1] == "ReconcileError"
+    assert len([rec for rec in caplog.records if rec.exc_info]) == 1, "an API error needs no traceback"
+
+    actor.observe = observe  # type: ignore[method-assign]
+    actor.pending = 0
+    await r(Request("default", "t"))
+    assert _synced(store)["status"] == "True"
+    failure[0] = ValueError("invalid label value: 'x' * 64")
+    actor.observe = failing  # type: ignore[method-assign,assignment]
+    with pytest.raises(ReportedError):
+        await r(Request("default", "t"))
+    assert [e[1] for e in rec.events].count("ReconcileError") == 3, "the same error after a success is news"
+
+
+async def test_a_failing_write_never_leaves_synced_true() -> None:
+    """Synced=True for the generation, then a later correction's write fails: Synced goes
+    False with the error, and back to Progressing and True once writes succeed."""
+    store = _finalized_thing()
+    r, actor, _, _ = make(store)
+    actor.pending = 0
+    await r(Request("default", "t"))
+    assert _synced(store)["status"] == "True"
+    broken = [True]
+
+    async def correct(ctx: Context) -> Any:
+        async def act(c: Context) -> None:
+            if broken[0]:
+                raise ApiError(500, "InternalError", "etcdserver: request timed out")
+
+        return act
+
+    actor.observe = correct  # type: ignore[method-assign,assignment]
+    with pytest.raises(ReportedError):
+        await r(Request("default", "t"))
+    assert (_synced(store)["status"], _synced(store)["reason"]) == ("False", "ReconcileError")
+    broken[0] = False
+    await r(Request("default", "t"))
+    assert (_synced(store)["status"], _synced(store)["reason"]) == ("False", "Progressing")
+
+
+async def test_conflicts_and_throttling_are_only_retried() -> None:
+    store = _finalized_thing()
+    r, actor, writer, rec = make(store)
+    for error in (
+        ApiError(409, "Conflict", "the object has been modified"),
+        ApiError(429, "TooManyRequests"),
+    ):
+
+        async def failing(ctx: Context, error: Exception = error) -> None:
+            raise error
+
+        actor.observe = failing  # type: ignore[method-assign,assignment]
+        with pytest.raises(ApiError):
+            await r(Request("default", "t"))
+    assert writer.writes == [] and rec.events == []
+
+
+async def test_the_controller_backs_off_a_reported_failure_without_logging_it_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mo_operator.kube")
+    calls = 0
+
+    async def reconcile(req: Request) -> None:
+        nonlocal calls
+        calls += 1
+        raise ReportedError("reported") from ValueError("boom")
+
+    c = Controller("t", reconcile)
+    c.start()
+    c.queue.add(Request("", "k"))
+    for _ in range(100):
+        if calls >= 3:
+            break
+        await asyncio.sleep(0.02)
+    await c.stop()
+    assert calls >= 3, "retried"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], "the reconciler already said it"
 
 
 async def test_pause_annotation_stops_all_writes() -> None:

@@ -71,6 +71,30 @@ def test_parse_tolerant_rejects(text: str) -> None:
     assert parse_version(text) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "9" * 5000,
+        "1." + "9" * 5000,
+        "1.2.3-" + "9" * 5000,
+        "18446744073709551616.0.0",
+        "1.2.3-18446744073709551616",
+    ],
+)
+def test_numbers_past_go_uint64_are_no_version(text: str) -> None:
+    """Go's semver reads each number with ``strconv.ParseUint(s, 10, 64)``: a longer one
+    is no version. (Python refuses to convert a string of thousands of digits at all, so a
+    parser that tried raised: the webhook then answered an InternalError.)"""
+    assert parse_version(text) is None
+    assert parse_strict(text) is None
+
+
+def test_the_largest_go_uint64_is_still_a_version() -> None:
+    assert parse_strict("18446744073709551615.0.0-18446744073709551615") == SemVer(
+        2**64 - 1, 0, 0, (2**64 - 1,)
+    )
+
+
 def test_strict_parse_requires_three_parts() -> None:
     assert parse_strict("1.2") is None
     assert parse_strict("v1.2.3") == SemVer(1, 2, 3)

@@ -8,6 +8,7 @@ from typing import Any
 
 from mo_operator.localcluster.simulator.core.actions import Create, Delete, Patch
 from mo_operator.localcluster.simulator.core.objects import name_of
+from mo_operator.localcluster.simulator.decisions.replicaset import BURST
 from mo_operator.localcluster.simulator.decisions.statefulset import StatefulSetPlan, plan_statefulset
 
 from .factories import ready_pod
@@ -149,6 +150,14 @@ def test_ordered_ready_creates_one_pod_at_a_time_with_identity_and_claims() -> N
 def test_parallel_creates_all_pods_at_once() -> None:
     w = World(sts(podManagementPolicy="Parallel"))
     assert sorted(creates(w.step(), "Pod")) == ["web-0", "web-1", "web-2"]
+
+
+def test_a_huge_set_gets_at_most_a_burst_of_pods_per_sync_and_a_prompt_next_sync() -> None:
+    w = World(sts(replicas=100_000, podManagementPolicy="Parallel"))
+    plan = w.step()
+    assert len(creates(plan, "Pod")) == BURST and len(creates(plan, "PersistentVolumeClaim")) == BURST
+    assert plan.requeue_after == 0.0
+    assert creates(w.step(), "Pod")[0] == f"web-{BURST}"
 
 
 def test_scale_in_deletes_highest_ordinal_first_and_keeps_claims() -> None:

@@ -38,10 +38,12 @@ def wire(obj: Any) -> Any:
 
 
 def review(kind: str, operation: str, obj: Obj | None, old: Obj | None = None) -> Obj:
-    """An AdmissionReview v1 request as kube-apiserver sends it for one of our kinds."""
+    """An AdmissionReview v1 request as kube-apiserver sends it for one of our kinds: its
+    name and namespace come from the request's URL, so they are strings whatever the
+    object holds."""
     info = KINDS[kind]
     meta = (obj or old or {}).get("metadata")
-    meta = meta if isinstance(meta, dict) else {}
+    meta = {k: v for k, v in meta.items() if isinstance(v, str)} if isinstance(meta, dict) else {}
     gvk = {"group": GROUP, "version": VERSION, "kind": kind}
     gvr = {"group": GROUP, "version": VERSION, "resource": info.plural}
     return {
@@ -71,6 +73,12 @@ class Served:
         self.server = server
         self.session = session
         self.ssl = ssl.create_default_context(cadata=certs.ca_bundle.decode())
+
+    async def send(self, path: str, body: bytes) -> tuple[int, str]:
+        """Any body at all, as anyone who reaches the port may send it: the status and text."""
+        url = f"https://127.0.0.1:{self.server.port}{path}"
+        async with keepalive.request(self.session, "POST", url, data=body, ssl=self.ssl) as resp:
+            return resp.status, await resp.text()
 
     async def post(self, path: str, body: Obj) -> Obj:
         url = f"https://127.0.0.1:{self.server.port}{path}"

@@ -51,10 +51,13 @@ async def test_a_semantic_version_is_admitted_without_a_warning(served: Served) 
     for name in ("matrixonecluster", "logset", "dnset", "cnset", "proxyset"):
         assert await _admitted(served, example(name)) == [], name
     # Read as upstream's semver.ParseTolerant reads them: a pre-release is a version.
-    for version in ("v2.0.1-hotfix", "1.2", "v3.0.0-rc1+build.5"):
+    for version in ("v2.0.1-hotfix", "1.2", "v3.0.0-rc1"):
         cluster = example("matrixonecluster")
         cluster["spec"]["version"] = version
         assert await _admitted(served, cluster) == [], version
+    cluster = example("matrixonecluster")
+    cluster["spec"]["semanticVersion"] = "v3.0.0-rc1+build.5"
+    assert await _admitted(served, cluster) == [], "build metadata is fine in a version, not in a tag"
 
 
 async def test_semantic_version_over_a_nightly_image_is_admitted_without_a_warning(served: Served) -> None:
@@ -177,3 +180,44 @@ async def test_a_consoles_update_strategy_may_not_stop_every_roll(served: Served
     assert (
         "spec.updateStrategy.maxUnavailable: may not be 0 when maxSurge is 0" in response["status"]["message"]
     )
+
+
+async def test_a_version_of_thousands_of_digits_is_answered_naming_the_field(served: Served) -> None:
+    """Python refuses to convert a string of more than 4,300 digits to an int: a parser
+    that tried made the webhook answer an InternalError naming no field."""
+    cluster = example("matrixonecluster")
+    cluster["spec"]["version"] = "9" * 5000
+    _, cluster = await served.mutate("MatrixOneCluster", "CREATE", cluster)
+    response = await served.validate("MatrixOneCluster", "CREATE", cluster)
+    answer = response.get("warnings") or [response.get("status", {}).get("message", "")]
+    assert response.get("status", {}).get("reason") != "InternalError", response
+    assert any("spec.version" in text for text in answer), response
+
+
+async def test_a_log_service_scaled_to_zero_is_admitted_with_a_warning_that_it_stops(served: Served) -> None:
+    """Upstream admits it ("should allow scale to zero"): the user is told it stops MatrixOne."""
+    cluster = example("matrixonecluster")
+    stored = default("MatrixOneCluster", example("matrixonecluster"))
+    cluster["spec"]["logService"]["replicas"] = 0
+    (warning,) = await _admitted(served, cluster, stored)
+    assert warning.startswith("spec.logService.replicas: 0 stops the log service") and "Stopped" in warning
+    logset = example("logset")
+    logset["spec"]["replicas"] = 0
+    assert (await _admitted(served, logset))[0].startswith("spec.replicas: 0 stops the log service")
+
+
+async def test_tns_beyond_the_tn_shards_are_admitted_with_a_warning_that_they_stand_by(
+    served: Served,
+) -> None:
+    """MatrixOne places one replica of each TN shard (one from 2.0 on); the other TNs
+    only take over when the active one's store expires (HAKeeper's tnservice checker)."""
+    cluster = example("matrixonecluster")
+    cluster["spec"]["tn"]["replicas"] = 3
+    (warning,) = await _admitted(served, cluster)
+    assert warning.startswith("spec.tn.replicas: MatrixOne runs one TN per TN shard (1,")
+    assert "2 more TNs only stand by" in warning
+    dnset = example("dnset")
+    dnset["spec"]["replicas"] = 2
+    assert "1 more TN only stands by" in (await _admitted(served, dnset))[0]
+    cluster = example("matrixonecluster")
+    assert await _admitted(served, cluster) == [], "one TN is what MatrixOne runs"

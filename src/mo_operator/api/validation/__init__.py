@@ -15,8 +15,10 @@ from typing import Any
 from ..defaulting import default
 from ..kinds import API_VERSION, kind_info
 from ..normalize import kind_schema, prune_nulls, too_deep_at
+from .capacity import capacity_warnings
 from .cluster import cluster_errors
 from .deps import logset_ref_errors
+from .derived import derived_name_errors
 from .errors import ROOT, FieldError
 from .ignored import ignored_warnings
 from .immutable import update_errors
@@ -30,9 +32,10 @@ from .sets import (
     dnset_spec_errors,
     logset_spec_errors,
     proxyset_spec_errors,
+    shard_errors,
     webui_spec_errors,
 )
-from .versions import version_warnings
+from .versions import log_service_version, version_warnings
 
 __all__ = ["FieldError", "admission_warnings", "validate_create", "validate_update"]
 
@@ -40,7 +43,9 @@ Obj = dict[str, Any]
 
 
 def _logset(obj: Obj) -> list[FieldError]:
-    return logset_spec_errors(obj["spec"], "spec") + podset_errors(obj["spec"], "spec")
+    spec = obj["spec"]
+    errs = logset_spec_errors(spec, "spec") + podset_errors(spec, "spec")
+    return errs + shard_errors(spec, "spec", log_service_version("LogSet", obj))
 
 
 def _dnset(obj: Obj) -> list[FieldError]:
@@ -79,6 +84,13 @@ _SEMANTIC: Mapping[str, Callable[[Obj], list[FieldError]]] = {
     "CNClaimSet": cnclaimset_errors,
     "CNPool": cnpool_errors,
 }
+
+
+def _semantic(kind: str, obj: Obj) -> list[FieldError]:
+    """The kind's rules, and those of the names derived from the object's name."""
+    check = _SEMANTIC.get(kind)
+    errs = derived_name_errors(kind, obj.get("metadata"))
+    return errs + check(obj) if check is not None else errs
 
 
 def _type_meta_errors(kind: str, obj: Obj) -> list[FieldError]:
@@ -121,8 +133,7 @@ def validate_create(kind: str, obj: Any) -> list[FieldError]:
     defaulted, errs = _checked(kind, obj)
     if defaulted is None:
         return errs
-    check = _SEMANTIC.get(kind)
-    return check(defaulted) if check is not None else []
+    return _semantic(kind, defaulted)
 
 
 def _spec_only(obj: Obj) -> Obj:
@@ -141,23 +152,26 @@ def validate_update(kind: str, old: Any, new: Any) -> list[FieldError]:
     if new_defaulted is None:
         return errs
     old_defaulted, _ = _checked(kind, old, old=old)
-    check = _SEMANTIC.get(kind)
     if old_defaulted is None:
-        return check(new_defaulted) if check is not None else []
+        return _semantic(kind, new_defaulted)
     if _spec_only(old_defaulted) == _spec_only(new_defaulted):
         return []
-    if check is not None:
-        already = set(check(old_defaulted))
-        errs = [e for e in check(new_defaulted) if e not in already]
+    already = set(_semantic(kind, old_defaulted))
+    errs = [e for e in _semantic(kind, new_defaulted) if e not in already]
     return errs + update_errors(kind, old_defaulted, new_defaulted)
 
 
 def admission_warnings(kind: str, obj: Any, *, old: Any = None) -> list[str]:
     """What to tell the user about an object that is admitted: a version that is not
-    semantic (version-gated behaviour falls back, see :mod:`.versions`) and fields
-    set that the operator does not act on (:mod:`.ignored`). Empty for an object the
+    semantic (version-gated behaviour falls back, see :mod:`.versions`), replica counts
+    that do not do what they suggest (:mod:`.capacity`) and fields set that the
+    operator does not act on (:mod:`.ignored`). Empty for an object the
     schema refuses: its denial says what matters."""
     defaulted, errs = _checked(kind, obj, old=old)
     if defaulted is None or errs:
         return []
-    return version_warnings(kind, defaulted) + ignored_warnings(kind, defaulted)
+    return (
+        version_warnings(kind, defaulted)
+        + capacity_warnings(kind, defaulted)
+        + ignored_warnings(kind, defaulted)
+    )

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .derived import group_name_errors
 from .errors import FieldError, child, index
+from .images import repository_errors, tag_errors
 from .names import dns1035_label, dns1123_subdomain
 from .podset import podset_errors
 from .sets import (
@@ -15,8 +17,10 @@ from .sets import (
     dnset_spec_errors,
     logset_spec_errors,
     proxyset_spec_errors,
+    shard_errors,
     webui_spec_errors,
 )
+from .versions import log_service_version
 
 __all__ = ["MAX_CLUSTER_NAME_LENGTH", "cluster_errors", "cluster_name_errors"]
 
@@ -77,8 +81,35 @@ def cluster_errors(obj: dict[str, Any]) -> list[FieldError]:
     if "dn" in spec and "tn" in spec:
         errs.append(FieldError("spec.dn", "legacy component .spec.dn cannot be set when .spec.tn is set"))
     errs += _group_name_errors(spec)
+    name = (obj.get("metadata") or {}).get("name")
+    if isinstance(name, str) and name:
+        errs += group_name_errors(name, spec.get("cnGroups") or [], "spec.cnGroups")
     for path, component, check in _components(spec):
         errs += check(component, path)
         # A component without an image runs the cluster's ``version``.
         errs += podset_errors(component, path, image_required=False)
+    errs += shard_errors(spec["logService"], "spec.logService", log_service_version("MatrixOneCluster", obj))
+    return errs + _default_image_errors(spec)
+
+
+def _default_image_errors(spec: dict[str, Any]) -> list[FieldError]:
+    """``<imageRepository>:<version>``, the image of every MatrixOne component that names
+    none, must be an image reference (the web console runs its own images)."""
+    users = [path for path, c, _ in _components(spec) if not c.get("image") and path != "spec.webui"]
+    if not users:
+        return []
+    used_by = f"the image of {', '.join(users)}"
+    errs = []
+    repository = spec.get("imageRepository")
+    if repository:
+        errs += [
+            FieldError("spec.imageRepository", f'Invalid value: "{repository}": {m} ({used_by})')
+            for m in repository_errors(repository)
+        ]
+    version = spec["version"]
+    if version:
+        errs += [
+            FieldError("spec.version", f'Invalid value: "{version}": {m} ({used_by})')
+            for m in tag_errors(version)
+        ]
     return errs

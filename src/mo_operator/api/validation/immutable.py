@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..kinds import LOGSET_BOOTSTRAP_ANNOTATION
 from ..semver import parse_tolerant
 from .errors import FieldError, child
 from .resources import amount
+from .sets import logset_spec_errors, shard_errors
 
 __all__ = ["logset_update_errors", "operator_version_errors", "update_errors", "volume_update_errors"]
 
@@ -37,17 +37,24 @@ def _without_retention(s3: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if s3 is None else {k: v for k, v in s3.items() if k != "s3RetentionPolicy"}
 
 
-def logset_update_errors(
-    old: dict[str, Any], new: dict[str, Any], path: str, *, bootstrapped: bool = True
-) -> list[FieldError]:
+def _fixing(old: dict[str, Any], path: str) -> bool:
+    """The stored ``initialConfig`` is one the rules refuse: the object was made while the
+    webhook was off, and the reconcilers have built nothing from it (they refuse it
+    too), so it may still be corrected."""
+    at = child(path, "initialConfig")
+    errs = logset_spec_errors(old, path) + shard_errors(old, path, None)
+    return any(e.path == at or e.path.startswith(at + ".") for e in errs)
+
+
+def logset_update_errors(old: dict[str, Any], new: dict[str, Any], path: str) -> list[FieldError]:
     """The bootstrap settings and the data's location are fixed; the volume only grows.
 
-    The bootstrap settings are fixed only once HAKeeper's bootstrap was decided
-    (``bootstrapped``): before that nothing depends on them, and a LogSet whose
-    settings were wrong (made while the webhook was off) must stay fixable.
+    As upstream (``ValidateSpecUpdate``), ``initialConfig`` never changes once the
+    object exists: HAKeeper bootstraps from it once, and MatrixOne cannot apply a
+    change. Only an ``initialConfig`` that was itself invalid may be corrected.
     """
     errs = []
-    if bootstrapped and old.get("initialConfig") != new.get("initialConfig"):
+    if old.get("initialConfig") != new.get("initialConfig") and not _fixing(old, path):
         errs.append(FieldError(child(path, "initialConfig"), "initialConfig is immutable"))
     old_storage, new_storage = old["sharedStorage"], new["sharedStorage"]
     if _without_retention(old_storage.get("s3")) != _without_retention(new_storage.get("s3")):
@@ -88,10 +95,7 @@ def _cache_volume(old: dict[str, Any] | None, new: dict[str, Any] | None, path: 
 
 def _cluster(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
     o, n = old["spec"], new["spec"]
-    discovery = ((old.get("status") or {}).get("logService") or {}).get("discovery")
-    errs = logset_update_errors(
-        o["logService"], n["logService"], "spec.logService", bootstrapped=bool(discovery)
-    )
+    errs = logset_update_errors(o["logService"], n["logService"], "spec.logService")
     errs += operator_version_errors(o, n, "spec")
     if n.get("restoreFrom") is not None and n.get("restoreFrom") != o.get("restoreFrom"):
         errs.append(FieldError("spec.restoreFrom", "restoreFrom is immutable"))
@@ -110,9 +114,8 @@ def _set(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
 
 
 def _logset(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
-    decided = LOGSET_BOOTSTRAP_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {})
     return operator_version_errors(old["spec"], new["spec"], "spec") + logset_update_errors(
-        old["spec"], new["spec"], "spec", bootstrapped=decided
+        old["spec"], new["spec"], "spec"
     )
 
 

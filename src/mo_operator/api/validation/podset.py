@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import FieldError, child, index
+from .images import image_errors
 from .names import byte_len, dns1123_subdomain, fqdn, label_errors, qualified_name
-from .resources import non_negative, resources_errors
+from .resources import resources_errors, size_errors
 
 __all__ = ["memory_limit_percent_errors", "overlay_errors", "podset_errors"]
 
@@ -98,6 +99,13 @@ def podset_errors(
     errs += overlay_errors(spec.get("overlay"), child(path, "overlay"))
     if not image and image_required:
         errs.append(FieldError(child(path, "image"), "image must be set"))
+    if image:
+        errs += [
+            FieldError(child(path, "image"), f'Invalid value: "{image}": {m}') for m in image_errors(image)
+        ]
+    for i, key in enumerate(spec.get("topologySpread") or []):
+        at = index(child(path, "topologySpread"), i)
+        errs += [FieldError(at, f'Invalid value: "{key}": {m}') for m in qualified_name(key)]
     if spec.get("exportToPrometheus") is True:
         scheme = spec.get("promDiscoveryScheme")
         at = child(path, "promDiscoveryScheme")
@@ -114,5 +122,5 @@ def podset_errors(
     errs += resources_errors(spec.get("resources"), child(path, "resources"))
     errs += label_errors(spec.get("nodeSelector") or {}, child(path, "nodeSelector"))
     errs += memory_limit_percent_errors(spec, path)
-    errs += non_negative(spec.get("memoryFsSize"), child(path, "memoryFsSize"))
+    errs += size_errors(spec.get("memoryFsSize"), child(path, "memoryFsSize"))
     return errs

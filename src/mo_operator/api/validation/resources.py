@@ -9,10 +9,13 @@ from typing import Any
 
 from mo_operator.kube.quantity import Quantity, parse_quantity
 
+from ..limits import MAX_VOLUME_SIZE
 from .errors import FieldError, child, key
-from .names import qualified_name
+from .names import dns1123_subdomain, qualified_name
 
-__all__ = ["amount", "non_negative", "resources_errors", "volume_errors"]
+__all__ = ["amount", "non_negative", "resources_errors", "size_errors", "volume_errors"]
+
+_MAX_SIZE = parse_quantity(MAX_VOLUME_SIZE)
 
 _STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 
@@ -26,6 +29,13 @@ def non_negative(q: int | str | None, path: str) -> list[FieldError]:
     if q is not None and amount(q) < 0:
         return [FieldError(path, "must be greater than or equal to 0")]
     return []
+
+
+def size_errors(q: int | str | None, path: str) -> list[FieldError]:
+    """A size of storage or memory: not negative, at most :data:`~..limits.MAX_VOLUME_SIZE`."""
+    if q is not None and amount(q) > _MAX_SIZE:
+        return [FieldError(path, f"must be less than or equal to {MAX_VOLUME_SIZE}")]
+    return non_negative(q, path)
 
 
 def _resource_name(name: str, path: str) -> list[FieldError]:
@@ -69,8 +79,15 @@ def volume_errors(volume: dict[str, Any] | None, path: str) -> list[FieldError]:
     if volume is None:
         return []
     size = amount(volume["size"])
+    errs = size_errors(volume.get("memoryCacheSize"), child(path, "memoryCacheSize"))
+    storage_class = volume.get("storageClassName")
+    if storage_class:
+        errs += [
+            FieldError(child(path, "storageClassName"), f'Invalid value: "{storage_class}": {m}')
+            for m in dns1123_subdomain(storage_class)
+        ]
     if size == 0:
-        return [FieldError(child(path, "size"), "size must not be zero")]
+        return [FieldError(child(path, "size"), "size must not be zero"), *errs]
     if size < 0:
-        return [FieldError(child(path, "size"), "size must not be negative")]
-    return non_negative(volume.get("memoryCacheSize"), child(path, "memoryCacheSize"))
+        return [FieldError(child(path, "size"), "size must not be negative"), *errs]
+    return size_errors(volume["size"], child(path, "size")) + errs

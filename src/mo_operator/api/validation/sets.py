@@ -7,7 +7,10 @@ import tomllib
 from typing import Any
 
 from ..fields import parse_duration
+from ..semver import SemVer
 from .errors import FieldError, child, index
+from .images import image_errors
+from .names import qualified_name
 from .resources import volume_errors
 from .rpcconfig import compressed_rpc_errors
 from .storage import cache_errors, shared_storage_errors
@@ -19,6 +22,7 @@ __all__ = [
     "logset_spec_errors",
     "proxyset_spec_errors",
     "rolling_update_errors",
+    "shard_errors",
     "webui_spec_errors",
 ]
 
@@ -49,6 +53,38 @@ def logset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
         )
     errs += shared_storage_errors(spec["sharedStorage"], child(path, "sharedStorage"))
     errs += _duration_errors(spec, "storeFailureTimeout", path)
+    return errs
+
+
+_ONE_TN_SHARD = SemVer(2, 0, 0)
+"""From MatrixOne 2.0 on, HAKeeper stops ("only support 1 dn shards",
+``pkg/hakeeper/rsm.go``) when bootstrapped with any other number of TN shards."""
+
+
+def shard_errors(spec: dict[str, Any], path: str, version: SemVer | None) -> list[FieldError]:
+    """The shards HAKeeper bootstraps with must be a layout MatrixOne runs: one TN shard
+    per log shard (its log service refuses to start otherwise, ``pkg/logservice/config.go``:
+    "NumOfDNShards does not match NumOfLogShards"), and a single one from 2.0 on."""
+    at = child(path, "initialConfig")
+    initial = spec.get("initialConfig") or {}
+    log_shards, tn_shards = initial.get("logShards"), initial.get("dnShards")
+    errs = []
+    if log_shards is not None and tn_shards is not None and log_shards != tn_shards:
+        errs.append(
+            FieldError(
+                child(at, "dnShards"),
+                "dnShards must equal logShards: MatrixOne runs one TN shard per log shard, "
+                "and its log service refuses to start otherwise",
+            )
+        )
+    if tn_shards not in (None, 1) and version is not None and version >= _ONE_TN_SHARD:
+        errs.append(
+            FieldError(
+                child(at, "dnShards"),
+                f"dnShards must be 1: MatrixOne {version} runs exactly one TN shard "
+                "(its HAKeeper stops on any other number)",
+            )
+        )
     return errs
 
 
@@ -94,6 +130,15 @@ def cn_label_errors(labels: list[dict[str, Any]] | None, path: str) -> list[Fiel
     return errs
 
 
+def _annotation_key_errors(annotations: dict[str, str] | None, path: str) -> list[FieldError]:
+    """Annotation keys are qualified names (the API server refuses the object otherwise)."""
+    return [
+        FieldError(path, f'Invalid value: "{k}": {m}')
+        for k in annotations or {}
+        for m in qualified_name(k.lower())
+    ]
+
+
 def cnset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     """Cache volume and caches, Service settings, CN labels, rolling update,
     draining, and an RPC config the operator can talk to."""
@@ -103,6 +148,13 @@ def cnset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     if spec.get("nodePort") is not None and spec.get("serviceType", "ClusterIP") == "ClusterIP":
         errs.append(FieldError(child(path, "nodePort"), "cannot set node port when serviceType is ClusterIP"))
     errs += cn_label_errors(spec.get("cnLabels"), child(path, "cnLabels"))
+    sidecar_image = (spec.get("pythonUdfSidecar") or {}).get("image")
+    if sidecar_image:
+        at = child(child(path, "pythonUdfSidecar"), "image")
+        errs += [
+            FieldError(at, f'Invalid value: "{sidecar_image}": {m}') for m in image_errors(sidecar_image)
+        ]
+    errs += _annotation_key_errors(spec.get("serviceAnnotations"), child(path, "serviceAnnotations"))
     errs += rolling_update_errors(spec.get("updateStrategy"), child(path, "updateStrategy"))
     errs += _duration_errors(
         spec.get("scalingConfig") or {}, "storeDrainTimeout", child(path, "scalingConfig")
@@ -124,6 +176,7 @@ def webui_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
 
 def proxyset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     """Service settings."""
+    errs = _annotation_key_errors(spec.get("serviceAnnotations"), child(path, "serviceAnnotations"))
     if spec.get("nodePort") is not None and spec.get("serviceType", "ClusterIP") == "ClusterIP":
-        return [FieldError(child(path, "nodePort"), "cannot set node port when serviceType is ClusterIP")]
-    return []
+        errs.append(FieldError(child(path, "nodePort"), "cannot set node port when serviceType is ClusterIP"))
+    return errs

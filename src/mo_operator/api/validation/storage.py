@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .errors import FieldError, child
-from .resources import amount, non_negative
+from .errors import FieldError, child, index
+from .names import dns1123_subdomain
+from .resources import amount, size_errors
 
-__all__ = ["cache_errors", "shared_storage_errors"]
+__all__ = ["cache_errors", "secret_name_errors", "shared_storage_errors"]
+
+_CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
 
 def _s3_errors(s3: dict[str, Any], path: str) -> list[FieldError]:
@@ -21,15 +25,35 @@ def _s3_errors(s3: dict[str, Any], path: str) -> list[FieldError]:
         )
     if s3.get("type") == "minio" and not s3.get("endpoint"):
         errs.append(FieldError(child(path, "endpoint"), "endpoint must be set for minio storage"))
+    errs += secret_name_errors(
+        (s3.get("secretRef") or {}).get("name"), child(child(path, "secretRef"), "name")
+    )
     cert = s3.get("certificateRef")
     if cert is not None:
+        cert_path = child(path, "certificateRef")
         if cert["name"] == "":
-            errs.append(FieldError(child(child(path, "certificateRef"), "name"), "Required value"))
+            errs.append(FieldError(child(cert_path, "name"), "Required value"))
+        errs += secret_name_errors(cert["name"], child(cert_path, "name"))
         if not cert["files"]:
-            errs.append(
-                FieldError(child(child(path, "certificateRef"), "files"), "at least one file must be set")
-            )
+            errs.append(FieldError(child(cert_path, "files"), "at least one file must be set"))
+        for i, file in enumerate(cert["files"]):
+            if not _CONFIG_KEY.fullmatch(file) or len(file) > 253:
+                errs.append(
+                    FieldError(
+                        index(child(cert_path, "files"), i),
+                        f'Invalid value: "{file[:80]}": a valid config key must consist of alphanumeric '
+                        "characters, '-', '_' or '.', at most 253 (the Secret's key is mounted as a file)",
+                    )
+                )
     return errs
+
+
+def secret_name_errors(name: str | None, path: str) -> list[FieldError]:
+    """A Secret named by the spec: a pod that references it by an invalid name is
+    refused by the API server (the object is never made)."""
+    if not name:
+        return []
+    return [FieldError(path, f'Invalid value: "{name[:80]}": {m}') for m in dns1123_subdomain(name)]
 
 
 def shared_storage_errors(provider: dict[str, Any] | None, path: str) -> list[FieldError]:
@@ -55,12 +79,12 @@ def cache_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     """A disk cache needs a cache volume to live on, and must fit in it."""
     cache = spec.get("sharedStorageCache") or {}
     cache_path = child(path, "sharedStorageCache")
-    errs = non_negative(cache.get("memoryCacheSize"), child(cache_path, "memoryCacheSize"))
+    errs = size_errors(cache.get("memoryCacheSize"), child(cache_path, "memoryCacheSize"))
     disk = cache.get("diskCacheSize")
     if disk is None:
         return errs
     disk_path = child(cache_path, "diskCacheSize")
-    errs += non_negative(disk, disk_path)
+    errs += size_errors(disk, disk_path)
     volume = spec.get("cacheVolume")
     if volume is None:
         errs.append(FieldError(disk_path, "diskCacheSize requires cacheVolume to be set"))

@@ -17,12 +17,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..semver import image_tag, parse_tolerant
+from ..semver import SemVer, image_tag, parse_tolerant
 from .errors import child, index
 
 __all__ = [
     "UNKNOWN_VERSION_BEHAVIOUR",
     "VersionSource",
+    "log_service_version",
     "pod_set_specs",
     "version_sources",
     "version_warnings",
@@ -129,6 +130,16 @@ def version_sources(kind: str, obj: Obj) -> list[VersionSource]:
         if source is not None:
             sources.setdefault(source.field, source)
     return list(sources.values())
+
+
+def log_service_version(kind: str, obj: Obj) -> SemVer | None:
+    """The MatrixOne version a LogSet, or a cluster's log service, runs (None: unknown)."""
+    spec = obj.get("spec") or {}
+    if kind == "MatrixOneCluster":
+        source: VersionSource | None = _cluster_component(spec["logService"], "spec.logService", spec)
+    else:
+        source = _own(spec, "spec")
+    return parse_tolerant(source.text) if source is not None else None
 
 
 def version_warnings(kind: str, obj: Obj) -> list[str]:

@@ -61,7 +61,15 @@ from ..common.admission import admitted
 from ..common.deps import Waiting, logset_ref, resolve
 from ..common.desired import stamped
 from ..common.env import Env
-from ..common.podset import SetInput, collect_configs, served_input, sync_desired, wait_for_log_service
+from ..common.podset import (
+    SetInput,
+    collect_configs,
+    served_input,
+    set_references,
+    sync_desired,
+    wait_for_log_service,
+)
+from ..common.references import report_references
 from ..common.services import client_service, headless_service
 from ..common.statefulsets import stall
 from ..common.status import NOT_STARTED, first_status
@@ -120,6 +128,7 @@ class CNSetActor:
             first_status(ctx, first_fields(ctx, selector), *NOT_STARTED)
             return None
         given = served_input(obj, COMPONENT, spec, service, config_spec=with_drain_default(spec))
+        await report_references(ctx, self.env.references, set_references(given))
         template = self._template(given)
         want = Desired(
             obj, service, given.selector, given.labels, given.config, template, cnpods.template_hash(template)
@@ -165,6 +174,7 @@ class CNSetActor:
             [self._member(p, want.digest, loads) for p in seen.pods],
             seen.replicas,
             strategy_of(spec, seen.replicas),
+            max_create=plan.room,
         )
         for index in decision.create:
             plan.create(self._new_pod(want, index), r.PODS)
@@ -227,7 +237,10 @@ class CNSetActor:
         its pool asks for, moves them along their pool phases, and never rolls."""
         plan = seen.plan
         decision = pooling.decide_pooling(
-            pooling.members(seen.pods), seen.replicas, seen.spec.get("podsToDelete") or ()
+            pooling.members(seen.pods),
+            seen.replicas,
+            seen.spec.get("podsToDelete") or (),
+            max_create=plan.room,
         )
         by_name = seen.by_name()
         for index in decision.create:

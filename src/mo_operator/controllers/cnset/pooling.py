@@ -126,12 +126,17 @@ def _keep_order(pod: PoolMember) -> tuple[bool, bool, int]:
 
 
 def decide_pooling(
-    pods: Sequence[PoolMember], replicas: int, pods_to_delete: Collection[str] = ()
+    pods: Sequence[PoolMember],
+    replicas: int,
+    pods_to_delete: Collection[str] = (),
+    *,
+    max_create: int | None = None,
 ) -> PoolingDecision:
     """Which pods to create and remove, toward ``replicas`` pods that are not Terminating.
 
     Bound and Draining pods are always kept, even beyond ``replicas``; spare
-    (Unknown and Idle) pods fill the rest, the least useful leaving first.
+    (Unknown and Idle) pods fill the rest, the least useful leaving first. At most
+    ``max_create`` pods are created in one round (the next rounds make the rest).
     """
     live = [p for p in pods if not p.deleting]
     in_use = [p for p in live if p.phase in IN_USE]
@@ -149,6 +154,8 @@ def decide_pooling(
     room = max(replicas - len(in_use), 0)
     kept, surplus = spare[:room], spare[room:]
     missing = room - len(kept)
+    if max_create is not None:
+        missing = min(missing, max_create)
     create = free_ordinals(missing, {p.index for p in pods})
     return PoolingDecision(tuple(create), tuple(p.name for p in [*leaving, *reversed(surplus)]))
 

@@ -6,7 +6,9 @@ Deployment cannot either. Each reconcile looks at the set's pods and
 decides, against the goal of exactly ``replicas`` ready pods running the
 current template, with none draining:
 
-- **scale-out** creates the missing pods at once, but first puts back to
+- **scale-out** creates the missing pods, at most ``max_create`` in one round
+  (the plan's room, ``common/writes.py``: a spec of a thousand replicas costs
+  rounds, not one reconcile holding a thousand pods), but first puts back to
   work pods that are still draining (their sessions never left, and a new
   pod would start cold);
 - **scale-in** retires the pods that matter least: those named in
@@ -101,8 +103,11 @@ def _retire_order(pod: CNPod, strategy: Strategy) -> tuple[bool, bool, bool, int
     return (pod.name not in strategy.pods_to_delete, pod.current, pod.ready, pod.sessions, -pod.index)
 
 
-def decide(pods: Sequence[CNPod], replicas: int, strategy: Strategy) -> Decision:
-    """What to do now, toward ``replicas`` ready current pods and none draining."""
+def decide(
+    pods: Sequence[CNPod], replicas: int, strategy: Strategy, *, max_create: int | None = None
+) -> Decision:
+    """What to do now, toward ``replicas`` ready current pods and none draining; at
+    most ``max_create`` pods are created in this round."""
     live = [p for p in pods if not p.deleting]
     active = [p for p in live if not p.draining]
     draining = [p for p in live if p.draining]
@@ -131,6 +136,8 @@ def decide(pods: Sequence[CNPod], replicas: int, strategy: Strategy) -> Decision
         room = missing
         if rolling:
             room = min(missing, replicas + strategy.max_surge - len(active) - len(undrain))
+        if max_create is not None:
+            room = min(room, max_create)
         create = free_ordinals(max(room, 0), {p.index for p in pods})
 
     # Retire what must go. Not-ready pods serve nobody: always. Pods asked away

@@ -32,6 +32,7 @@ from mo_operator.matrixone.admin import MOAdminProvider
 
 from . import resources as r
 from .meta import logset_ref
+from .references import ReferenceLookup
 from .settings import Settings
 from .unseen import Unseen
 
@@ -182,3 +183,6 @@ class Env:
     clock: Callable[[], float] = time.time
     unseen: Unseen = field(default_factory=Unseen)
     """The applies this operator made that its caches have not shown yet (``Writes.sync``)."""
+    references: ReferenceLookup | None = None
+    """Whether the Secrets and ConfigMaps a spec names exist (``references.py``); None
+    looks up nothing (tests of a controller's other concerns)."""

@@ -67,6 +67,7 @@ from .expansion import sync_stateful
 from .meta import name_of, namespace_of, set_labels
 from .podtemplate import PodTemplateInput, pod_template, restart_stamp
 from .prometheus import sync_metric_service
+from .references import Ref, report_references, spec_references
 from .statefulsets import Rollout
 from .status import NOT_STARTED, Readiness, first_status, report_rollout
 from .writes import Writes
@@ -231,6 +232,12 @@ def sync_desired(
     sync_metric_service(env, ctx.obj, component, spec, plan)
 
 
+def set_references(given: SetInput) -> list[Ref]:
+    """The Secrets and ConfigMaps a set's pods need: its own overlay's, and its log
+    service's S3 credentials and certificates (its pods reach the shared storage too)."""
+    return spec_references(given.spec, "spec", given.shared_storage, "the log service's sharedStorage")
+
+
 def sync_workload(
     ctx: Context,
     env: Env,
@@ -290,6 +297,7 @@ class PodSetActor(ABC):
             self._first_status(ctx)
             return None
         given = served_input(obj, self.component, spec, service)
+        await report_references(ctx, self.env.references, set_references(given))
         desired = [(r.CONFIGMAPS, stamped(given.config)), *self.desired(given)]
         plan = Writes(self.env.client)
         pods, roll = sync_workload(ctx, self.env, self.workload, self.component, spec, desired, plan)

@@ -12,6 +12,16 @@ the time the operator adds to a new set's convergence. An error stops the plan
 (writes of its batch still in flight are cancelled) and the reconcile retries
 with backoff, recomputing everything from the cache, so a half-run plan is
 never resumed from stale decisions.
+
+**Bounded rounds.** Objects created one per member (pods, their volume claims, a
+claim set's claims) are created as the ReplicaSet and Job controllers create
+pods (``slowStartBatch``): a run of them goes out in batches of 1, 2, 4, ...
+at a time, and the first failure stops it, so a spec the API server refuses
+costs one refused request, not hundreds. A plan holds at most
+:data:`CREATE_LIMIT` such creates (deciders cap what they build to it too); the
+rest come in the next rounds, so the memory and time of one reconcile stay
+bounded whatever ``replicas`` says, and the work queue serves other objects
+between rounds.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from mo_operator.kube.actor import Context
 from mo_operator.kube.adapters import Client
@@ -35,11 +45,24 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 Step = Callable[[], Awaitable[object]]
-Planned = tuple[str, Step, bool]
-"""What a step does, the step, and whether it may go out with its neighbours."""
+
+
+class Planned(NamedTuple):
+    what: str
+    step: Step
+    together: bool
+    """It may go out with its ``together`` neighbours."""
+    slow_start: bool = False
+    """One of a run of per-member creates, sent in slow-start batches."""
+
 
 WORKLOAD_KINDS = frozenset({"StatefulSet", "Deployment", "Pod"})
 """What runs a set's pods: a plan that writes one of these may reshape them."""
+PER_MEMBER_KINDS = frozenset({"Pod", "PersistentVolumeClaim", "CNClaim"})
+"""What a set creates one of per member: created in slow-start batches, at most
+:data:`CREATE_LIMIT` per round."""
+CREATE_LIMIT = 64
+"""Per-member creates one plan holds; the rest are made in the next rounds."""
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
@@ -54,6 +77,10 @@ class Writes:
         self.steps: list[Planned] = []
         self.kinds: set[str] = set()
         """The kinds the plan writes (not those of ``call`` steps)."""
+        self.member_creates = 0
+        """Per-member creates planned (at most ``CREATE_LIMIT``)."""
+        self.deferred = 0
+        """Per-member creates left for a later round: the plan was full."""
         self._cuts: set[int] = set()
         """Indexes of steps that go only after every step before them (``then``)."""
 
@@ -66,7 +93,7 @@ class Writes:
     @property
     def description(self) -> str:
         """What the framework shows as the Synced=False message while the plan runs."""
-        shown = [what for what, _, _ in self.steps[:3]]
+        shown = [planned.what for planned in self.steps[:3]]
         more = len(self.steps) - len(shown)
         return "; ".join(shown) + (f" and {more} more" if more > 0 else "")
 
@@ -77,12 +104,26 @@ class Writes:
         on other objects leave the pods as they are."""
         return not WORKLOAD_KINDS.isdisjoint(self.kinds)
 
-    def add(self, what: str, step: Step, kind: str | None = None, *, together: bool = False) -> None:
+    def add(
+        self,
+        what: str,
+        step: Step,
+        kind: str | None = None,
+        *,
+        together: bool = False,
+        slow_start: bool = False,
+    ) -> None:
         """``together``: the step may run at the same time as the ``together`` steps
-        planned right before and after it."""
-        self.steps.append((what, step, together))
+        planned right before and after it. ``slow_start``: it is one of a run of
+        per-member creates (see the module doc)."""
+        self.steps.append(Planned(what, step, together, slow_start))
         if kind is not None:
             self.kinds.add(kind)
+
+    @property
+    def room(self) -> int:
+        """How many more per-member creates this plan takes."""
+        return max(0, CREATE_LIMIT - self.member_creates)
 
     def then(self) -> None:
         """What is planned from here on goes after everything planned so far: for an
@@ -115,7 +156,13 @@ class Writes:
             except AlreadyExists:
                 return None
 
-        self._put(f"create {_describe(obj)}", step, res.kind)
+        if res.kind not in PER_MEMBER_KINDS:
+            self._put(f"create {_describe(obj)}", step, res.kind)
+        elif self.room == 0:
+            self.deferred += 1
+        else:
+            self.member_creates += 1
+            self.add(f"create {_describe(obj)}", step, res.kind, slow_start=True)
 
     def sync(self, env: Env, desired: Iterable[tuple[Resource, Mapping[str, Any]]]) -> None:
         """Apply each (stamped) desired object the cache does not already hold as desired,
@@ -199,20 +246,31 @@ class Writes:
 
     async def __call__(self, ctx: Context) -> None:
         for batch in self._batches():
-            for what, _, _ in batch:
-                ctx.log.debug("%s", what)
+            for planned in batch:
+                ctx.log.debug("%s", planned.what)
             if len(batch) == 1:
-                await batch[0][1]()
+                await batch[0].step()
             else:
-                await _all_or_none([step for _, step, _ in batch])
+                await _all_or_none([planned.step for planned in batch])
 
     def _batches(self) -> list[list[Planned]]:
-        """The steps in order, runs of ``together`` steps as one batch."""
+        """The steps in order: runs of ``together`` steps as one batch, runs of
+        slow-start creates as batches of 1, 2, 4, ..."""
         batches: list[list[Planned]] = []
+        size = 1
         for index, planned in enumerate(self.steps):
-            if batches and planned[2] and batches[-1][-1][2] and index not in self._cuts:
-                batches[-1].append(planned)
+            current = batches[-1] if batches and index not in self._cuts else []
+            last = current[-1] if current else None
+            if last is not None and last.slow_start and planned.slow_start:
+                if len(current) < size:
+                    current.append(planned)
+                else:
+                    size *= 2
+                    batches.append([planned])
+            elif last is not None and last.together and planned.together:
+                current.append(planned)
             else:
+                size = 1
                 batches.append([planned])
         return batches
 

@@ -17,6 +17,7 @@ from ..common.admission import admitted
 from ..common.env import Env
 from ..common.meta import name_of
 from ..common.podset import STATEFUL, Desired, collect_configs, sync_workload
+from ..common.references import report_references, spec_references
 from ..common.statefulsets import Rollout
 from ..common.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
 from ..common.writes import Writes
@@ -25,6 +26,8 @@ from .desired import COMPONENT, desired
 from .repair import failover
 
 Obj = dict[str, Any]
+STOPPED = "Stopped"
+"""Ready's reason while ``replicas`` is 0 (the admission warning says what that means)."""
 READINESS = Readiness(
     members="log stores ready",
     not_ready="StoresNotReady",
@@ -47,6 +50,9 @@ class LogSetActor:
         members = bootstrap_members(obj, spec, plan)
         selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
         wanted = desired(obj, spec, members, selector)
+        await report_references(
+            ctx, self.env.references, spec_references(spec, "spec", spec["sharedStorage"])
+        )
         if not self._holds_path(ctx, obj, spec, wanted, plan):
             return plan or None  # nothing runs before the LogSet holds its S3 path
         pods, roll = sync_workload(ctx, self.env, STATEFUL, COMPONENT, spec, wanted, plan)
@@ -182,7 +188,10 @@ class LogSetActor:
             waiting=waiting,
             unavailable=unavailable,
         )
-        if waiting is not None or (unavailable is not None and not roll.stalled):
+        if replicas == 0:
+            # Upstream's way to stop a cluster: no store, so no log service and no MatrixOne.
+            ctx.set_condition("Ready", False, STOPPED, "replicas is 0: the log service is stopped")
+        elif waiting is not None or (unavailable is not None and not roll.stalled):
             ctx.requeue(self.env.settings.busy_poll_seconds)  # HAKeeper may answer any moment
         ctx.requeue(self.env.settings.poll_seconds)
 

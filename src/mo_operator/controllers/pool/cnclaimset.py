@@ -131,7 +131,7 @@ class CNClaimSetActor:
         scale = claimset_scale([claim_phase(c) for c in owned], replicas)
         if scale.create:
             used = {i for c in claims if (i := instance_index(c)) is not None}
-            for index in free_ordinals(scale.create, used):
+            for index in free_ordinals(min(scale.create, plan.room), used):
                 plan.create(claim_of(ctx.obj, spec, index), r.CNCLAIMS)
         kept = owned
         if scale.delete:

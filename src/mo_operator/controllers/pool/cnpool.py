@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.api.defaulting import default
+from mo_operator.api.limits import MAX_REPLICAS
 from mo_operator.kube.actor import Context
 from mo_operator.kube.errors import Conflict, NotFound
 from mo_operator.kube.objects import condition_of, labels_of, mapping_at, meta_of, namespace_of, spec_of
@@ -151,7 +152,7 @@ class CNPoolActor:
             in_use=in_use(current_pods),
             pending=len(pending),
             max_idle=int(scale["maxIdle"]),
-            max_pods=scale.get("maxPods"),
+            max_pods=scale.get("maxPods", MAX_REPLICAS),  # a CNSet runs no more
             old_in_use=sum(in_use(p) for p in old_pods.values()),
             current_replicas=int(mapping_at(current, "spec").get("replicas") or 0),
         )
@@ -293,7 +294,7 @@ class CNPoolActor:
         summary = describe_counts(counts) + (f", {pending} claims waiting" if pending else "")
         set_ready = condition_of(current, "Ready") or {}
         if capped and pending:
-            max_pods = spec["strategy"]["scaleStrategy"].get("maxPods")
+            max_pods = spec["strategy"]["scaleStrategy"].get("maxPods", MAX_REPLICAS)
             ctx.set_condition("Ready", False, "MaxPodsReached", f"maxPods {max_pods} reached: {summary}")
         elif current is None:
             ctx.set_condition("Ready", False, "Creating", f"creating CNSet {ctx.name}-{revision}")

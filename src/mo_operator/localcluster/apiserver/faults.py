@@ -40,6 +40,8 @@ class Faults:
     hang: bool = False  # make failing requests time out instead of answering
     delay: float = 0.0
     match_user_agent: str = ""  # only requests whose User-Agent contains this fail
+    refused: dict[str, str] = field(default_factory=dict)
+    """Resource (plural) → the message of the 422 every write of it gets (``refuse_writes``)."""
     log: collections.deque[RequestRecord] = field(default_factory=lambda: collections.deque(maxlen=200_000))
 
     def fail_next(
@@ -48,9 +50,22 @@ class Faults:
         self.fail_count, self.fail_code, self.retry_after, self.hang = count, code, retry_after, hang
         self.match_user_agent = user_agent
 
-    async def before(self, user_agent: str) -> None:
+    def refuse_writes(self, resource: str, message: str | None) -> None:
+        """Answer every create, update and patch of ``resource`` (a plural such as
+        ``services``) 422 Invalid with ``message``, as an admission webhook or a
+        validation rule refuses them; None lifts it. Reads and watches are served."""
+        if message is None:
+            self.refused.pop(resource, None)
+        else:
+            self.refused[resource] = message
+
+    async def before(self, user_agent: str, method: str = "GET", path: str = "") -> None:
         if self.delay:
             await asyncio.sleep(self.delay)
+        if self.refused and method in ("POST", "PUT", "PATCH"):
+            for resource, message in self.refused.items():
+                if f"/{resource}" in path.split("?")[0]:
+                    raise StatusError(422, "Invalid", message)
         if self.fail_count > 0 and (not self.match_user_agent or self.match_user_agent in user_agent):
             self.fail_count -= 1
             if self.hang:

@@ -19,7 +19,9 @@ import yaml
 from aiohttp import web
 
 from mo_operator.kube.certs import KeyPair, make_ca, make_serving_cert
+from mo_operator.kube.http_log import request_log
 
+from ..private_files import private_dir, write_private
 from .admission import Admission
 from .errors import StatusError, internal, not_found, unauthorized
 from .faults import Faults, RequestRecord
@@ -31,6 +33,8 @@ from .routing import UnknownResource, parse_resource_path
 from .storage.store import Store
 from .storage.watch import BOOKMARK_INTERVAL, WatchSettings
 
+_MAX_HEADER_BYTES = 1 << 20
+"""Go's ``http.DefaultMaxHeaderBytes``, which kube-apiserver keeps."""
 log = logging.getLogger(__name__)
 
 KUBERNETES_VERSION = {
@@ -87,8 +91,7 @@ class ApiServer:
             return (self.data_dir / "token").read_text().strip()
         token = secrets.token_urlsafe(32)
         if self.data_dir is not None:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            (self.data_dir / "token").write_text(token)
+            write_private(private_dir(self.data_dir) / "token", token.encode())
         return token
 
     def _load_or_make_ca(self) -> KeyPair:
@@ -96,9 +99,8 @@ class ApiServer:
             return KeyPair((self.data_dir / "ca.crt").read_bytes(), (self.data_dir / "ca.key").read_bytes())
         ca = make_ca("localcluster-ca")
         if self.data_dir is not None:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            (self.data_dir / "ca.crt").write_bytes(ca.cert_pem)
-            (self.data_dir / "ca.key").write_bytes(ca.key_pem)
+            write_private(private_dir(self.data_dir) / "ca.crt", ca.cert_pem)
+            write_private(self.data_dir / "ca.key", ca.key_pem)
         return ca
 
     @property
@@ -121,15 +123,25 @@ class ApiServer:
         self.lifecycle.start()
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self._runner = web.AppRunner(
+            app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=1.0,
+            # Go's net/http takes request lines and headers up to 1 MiB (MaxHeaderBytes):
+            # kube-apiserver answers a GET of a 64 KiB name 404, as it should.
+            max_line_size=_MAX_HEADER_BYTES,
+            max_field_size=_MAX_HEADER_BYTES,
+            logger=request_log(f"{__name__}.requests"),
+        )
         await self._runner.setup()
         serving = make_serving_cert(
             self.ca, [self.host, "localhost", "127.0.0.1", "kubernetes", "kubernetes.default.svc"]
         )
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         with tempfile.TemporaryDirectory() as d:
-            (Path(d) / "tls.crt").write_bytes(serving.cert_pem + self.ca.cert_pem)
-            (Path(d) / "tls.key").write_bytes(serving.key_pem)
+            write_private(Path(d) / "tls.crt", serving.cert_pem + self.ca.cert_pem)
+            write_private(Path(d) / "tls.key", serving.key_pem)
             ctx.load_cert_chain(str(Path(d) / "tls.crt"), str(Path(d) / "tls.key"))
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ctx, reuse_address=True)
         await site.start()
@@ -174,8 +186,7 @@ class ApiServer:
     def write_kubeconfig(self, path: str | Path) -> Path:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
-        p.chmod(0o600)
+        write_private(p, yaml.safe_dump(self.kubeconfig(), sort_keys=False).encode())
         return p
 
     # ------------------------------------------------------------ HTTP plumbing
@@ -199,7 +210,7 @@ class ApiServer:
                 if not secrets.compare_digest(auth, f"Bearer {self.token}"):
                     raise unauthorized()
             if not path.startswith("/localcluster/"):
-                await self.faults.before(user_agent)
+                await self.faults.before(user_agent, request.method, path)
             resp: web.StreamResponse = await handler(request)
             code = resp.status
             return resp

@@ -32,7 +32,7 @@ from .core.actions import Delete
 from .core.cache import Caches, ObjectCache
 from .core.kinds import CONFIGMAP, NAMESPACE, NODE, POD, Kind
 from .core.kubeapi import KubeApi, KubeError
-from .core.objects import Obj
+from .core.objects import Obj, name_of, namespace_of
 from .decisions.nodes import is_ready
 from .rules import RuleSet, rules_from_configmap
 
@@ -165,7 +165,13 @@ class Simulator:
         await self.ctx.executor("localcluster-simulator").perform(Delete(NODE, "", name))
 
     # ------------------------------------------------------------- internal
-    def _on_rules_configmap(self, _etype: str, _old: Obj | None, new: Obj | None) -> None:
+    def _on_rules_configmap(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
+        """The rules ConfigMap changed. The cache may hold every ConfigMap (the kubelets
+        read them all), so the others are told apart here."""
+        obj = new or old or {}
+        cfg = self.config
+        if namespace_of(obj) != cfg.rules_namespace or name_of(obj) != cfg.rules_configmap:
+            return
         self._published = rules_from_configmap(new)
         self._rules_changed()
 

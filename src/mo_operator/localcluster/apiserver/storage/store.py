@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...private_files import open_private, private_dir
 from ..encoding.jsonutil import dumps, loads
 
 Obj = dict[str, Any]
@@ -285,7 +286,7 @@ class Store:
 
     def _load(self) -> None:
         assert self._data_dir is not None
-        self._data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self._data_dir)
         path = self._data_dir / "store.jsonl"
         if path.exists():
             with path.open("rb") as f:
@@ -309,7 +310,7 @@ class Store:
         self._history_start = self.rv
         # Compact: rewrite the current state, then append from there.
         tmp = self._data_dir / "store.jsonl.tmp"
-        with tmp.open("wb") as f:
+        with open_private(tmp, "wb") as f:
             f.write(dumps({"rv": self.rv, "op": "rv"}) + b"\n")
             for resource, by_ns in self._data.items():
                 for objs in by_ns.values():
@@ -326,7 +327,7 @@ class Store:
                             + b"\n"
                         )
         os.replace(tmp, path)
-        self._log = path.open("ab")
+        self._log = open_private(path, "ab")
 
     def close(self) -> None:
         self.drop_watchers()

@@ -104,9 +104,10 @@ class Component:
     async def sync(self, key: Any) -> float | None:
         raise NotImplementedError
 
-    async def write(self, actions: list[Action]) -> bool:
-        """Perform actions in order; True if all succeeded."""
-        errors = await self.exec.run(actions)
+    async def write(self, actions: list[Action], *, owner_alive: Callable[[], bool] | None = None) -> bool:
+        """Perform actions in order; True if all succeeded (or stopped because the
+        owner they are for went: see ``Executor.run``)."""
+        errors = await self.exec.run(actions, owner_alive=owner_alive)
         if errors:
             log.debug("%s: %s", self.name, errors[0])
         return not errors

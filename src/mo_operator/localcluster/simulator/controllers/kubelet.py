@@ -10,13 +10,24 @@ from mo_operator.kube.times import parse_time
 
 from ..behaviour import PodVerdict
 from ..core.actions import Action, Create, Delete, Patch
-from ..core.kinds import LEASE, NAMESPACE, NODE, POD
+from ..core.kinds import CONFIGMAP, LEASE, NAMESPACE, NODE, POD, SECRET
 from ..core.kubeapi import KubeError
-from ..core.objects import Obj, find_condition, is_deleting, merge_diff, name_of, spec_of, status_of, uid_of
+from ..core.objects import (
+    Obj,
+    find_condition,
+    is_deleting,
+    merge_diff,
+    name_of,
+    namespace_of,
+    spec_of,
+    status_of,
+    uid_of,
+)
 from ..core.pods import node_name_of
 from ..decisions.containers import Timing
 from ..decisions.nodes import LEASE_NAMESPACE, allocate_pod_ip, host_ip, node_lease, node_object, node_status
 from ..decisions.pod_status import PodTimeline, sync_pod
+from ..decisions.references import unmet_references
 from .base import KUBELET, Component
 
 log = logging.getLogger(__name__)
@@ -105,6 +116,20 @@ class Kubelet(Component):
     def setup(self) -> None:
         self.caches[POD].add_handler(self._on_pod)
         self.caches[NODE].add_handler(self._on_node)
+        for kind in (SECRET, CONFIGMAP):
+            self.caches[kind].add_handler(self._on_source)
+
+    def _on_source(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
+        """A Secret or ConfigMap came, changed or went: the pods of our nodes in its
+        namespace look again (one waiting for it starts)."""
+        ns = namespace_of(new or old or {})
+        for name in self.ctx.node_names:
+            for pod in self.caches[POD].by_index("node", name):
+                if namespace_of(pod) == ns:
+                    self._on_pod("MODIFIED", None, pod)
+
+    def _lookup(self, kind: str, namespace: str, name: str) -> Obj | None:
+        return self.caches[SECRET if kind == "Secret" else CONFIGMAP].get(namespace, name)
 
     def _ours(self, pod: Obj | None) -> bool:
         return pod is not None and node_name_of(pod) in self.ctx.node_names
@@ -172,6 +197,7 @@ class Kubelet(Component):
             timing=self.timing,
             host_ip=host_ip(index),
             pod_ip=self._pod_ip(pod, index),
+            unmet=None if is_deleting(pod) else unmet_references(pod, self._lookup),
         )
         self.timelines[uid] = decision.timeline
         actions: list[Action] = []

@@ -4,11 +4,14 @@ reads the shared caches and performs what its decision function returns."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..core.actions import Action, Patch
 from ..core.kinds import CONTROLLER_REVISION, DEPLOYMENT, JOB, POD, PVC, REPLICASET, STATEFULSET, Kind
 from ..core.objects import (
     Obj,
     controller_ref,
+    is_deleting,
     key_of,
     labels_of,
     merge_diff,
@@ -58,6 +61,17 @@ class _OwnerLoop(Component):
         for o in self.caches[self.kind].objects():
             self.enqueue(key_of(o))
 
+    def alive(self, owner: Obj) -> Callable[[], bool]:
+        """Whether ``owner`` is still there, and not being deleted, as the cache shows
+        it now: asked before each creation for it (``Executor.run``)."""
+        key, uid = key_of(owner), uid_of(owner)
+
+        def check() -> bool:
+            now = self.caches[self.kind].get(*key)
+            return now is not None and uid_of(now) == uid and not is_deleting(now)
+
+        return check
+
     async def write_status(self, obj: Obj, status: Obj | None) -> bool:
         """Patch ``obj``'s status to ``status`` (nothing to do when None); False if it failed.
 
@@ -99,7 +113,7 @@ class StatefulSetController(_OwnerLoop):
             self.caches[CONTROLLER_REVISION].objects(ns),
             self.ctx.clock(),
         )
-        ok = await self.write(plan.actions)
+        ok = await self.write(plan.actions, owner_alive=self.alive(sts))
         ok = await self.write_status(sts, plan.status) and ok
         await self.exec.run(plan.cleanup, stop_on_error=False)
         return 0.05 if not ok else plan.requeue_after
@@ -114,13 +128,13 @@ class ReplicaSetController(_OwnerLoop):
         if rs is None:
             return None
         plan = plan_replicaset(rs, self.pods_in(key[0]), self.ctx.clock())
-        ok = await self._run(plan.actions)
+        ok = await self._run(rs, plan.actions)
         ok = await self.write_status(rs, plan.status) and ok
         return 0.05 if not ok else plan.requeue_after
 
-    async def _run(self, actions: list[Action]) -> bool:
+    async def _run(self, owner: Obj, actions: list[Action]) -> bool:
         """Creations and deletions are independent: one failure does not stop the rest."""
-        return not await self.exec.run(actions, stop_on_error=False)
+        return not await self.exec.run(actions, stop_on_error=False, owner_alive=self.alive(owner))
 
 
 class DeploymentController(_OwnerLoop):
@@ -151,7 +165,7 @@ class DeploymentController(_OwnerLoop):
         plan = plan_deployment(
             d, self.caches[REPLICASET].by_index("namespace", key[0]), self.pods_in(key[0]), self.ctx.clock()
         )
-        ok = await self.write(plan.actions)
+        ok = await self.write(plan.actions, owner_alive=self.alive(d))
         ok = await self.write_status(d, plan.status) and ok
         return 0.05 if not ok else plan.requeue_after
 
@@ -189,7 +203,7 @@ class JobController(_OwnerLoop):
         plan = plan_job(job, self.pods_in(key[0]), self.ctx.clock(), self.config.time_scale)
         # Pods first, as manageJob runs before the status update; then the status,
         # which records finished pods before their finalizers go.
-        errors = await self.exec.run(plan.manage, stop_on_error=False)
+        errors = await self.exec.run(plan.manage, stop_on_error=False, owner_alive=self.alive(job))
         if not await self.write_status(job, plan.status):
             return 0.05
         errors += await self.exec.run(plan.actions, stop_on_error=False)

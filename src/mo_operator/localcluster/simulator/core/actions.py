@@ -6,6 +6,7 @@ check a decision without a server."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,12 +64,26 @@ class Executor:
         self.api = api
         self.caches = caches
 
-    async def run(self, actions: list[Action], *, stop_on_error: bool = True) -> list[KubeError]:
+    async def run(
+        self,
+        actions: list[Action],
+        *,
+        stop_on_error: bool = True,
+        owner_alive: Callable[[], bool] | None = None,
+    ) -> list[KubeError]:
         """Perform the actions in order. Not-found on delete/patch counts as
         done (someone else got there first); other failures stop the batch
-        unless ``stop_on_error`` is false, and are returned."""
+        unless ``stop_on_error`` is false, and are returned.
+
+        ``owner_alive``: asked before each creation; once it says the object the
+        actions are for is gone or going, nothing more is created for it (a
+        controller creates nothing for an owner being deleted, however long the
+        plan it made before)."""
         errors: list[KubeError] = []
         for a in actions:
+            if isinstance(a, Create) and owner_alive is not None and not owner_alive():
+                log.debug("the owner of %r is gone or going: its creations stop", a)
+                break
             try:
                 await self.perform(a)
             except KubeError as e:

@@ -23,6 +23,7 @@ from .containers import (
     run_from_status,
     stop,
 )
+from .references import Unmet
 
 #: Conditions the kubelet owns (kubetypes.PodConditionByKubelet).
 KUBELET_CONDITIONS = ("Initialized", "Ready", "ContainersReady", "PodScheduled")
@@ -275,13 +276,34 @@ def _tear_down(
     return KubeletDecision(status if status != status_of(pod) else None, None, True, None, tl)
 
 
+def _config_error(run: ContainerRun, prof: Profile, unmet: Unmet, now: float) -> ContainerRun | None:
+    """The container waiting with ``CreateContainerConfigError``, when its environment
+    cannot be made and it was never created (a running container is left alone)."""
+    why = unmet.env.get(prof.name)
+    if why is None or run.container_id:
+        return None
+    if run.reason == "CreateContainerConfigError" and run.message == why:
+        return run
+    return replace(run, state="waiting", reason="CreateContainerConfigError", message=why, since=now)
+
+
 def _advance_inits(
-    pod: Obj, tl: PodTimeline, rules: RuleSet, now: float, timing: Timing, wakes: list[float]
+    pod: Obj,
+    tl: PodTimeline,
+    rules: RuleSet,
+    now: float,
+    timing: Timing,
+    wakes: list[float],
+    unmet: Unmet,
 ) -> tuple[list[ContainerRun], bool]:
     """Init containers one after another, each once the previous one is done
     (exited 0, or started for a sidecar); True when all are done."""
     init_runs = list(tl.init)
     for i, prof in enumerate(profiles(pod)[0]):
+        blocked = _config_error(init_runs[i], prof, unmet, now)
+        if blocked is not None:
+            init_runs[i] = blocked
+            return init_runs, False
         step = advance(init_runs[i], prof, pod, rules, now, timing, allow_ready=True)
         init_runs[i] = step.run
         if step.wake_after is not None:
@@ -303,6 +325,7 @@ def _advance_mains(
     now: float,
     timing: Timing,
     wakes: list[float],
+    unmet: Unmet,
 ) -> list[ContainerRun]:
     """The main containers, created together once the init containers are done."""
     allow_ready = verdict is None or verdict.ready is not False
@@ -311,6 +334,10 @@ def _advance_mains(
         run = main_runs[i]
         if run.state == "waiting" and run.reason == "PodInitializing":
             run = replace(run, reason="ContainerCreating", since=now)
+        blocked = _config_error(run, prof, unmet, now)
+        if blocked is not None:
+            main_runs[i] = blocked
+            continue
         step = advance(
             run,
             prof,
@@ -338,18 +365,26 @@ def sync_pod(
     timing: Timing,
     host_ip: str,
     pod_ip: str,
+    unmet: Unmet | None = None,
 ) -> KubeletDecision:
-    """One kubelet pass over a pod bound to a live simulated node."""
+    """One kubelet pass over a pod bound to a live simulated node. ``unmet``: the
+    Secrets and ConfigMaps it needs that are missing (``references.py``); a pod
+    whose volumes cannot be set up starts nothing until they can."""
     tl = timeline or timeline_from_status(pod, now)
     if status_of(pod).get("phase") in ("Succeeded", "Failed"):
         return KubeletDecision(None, None, is_deleting(pod), None, tl)
     if is_deleting(pod):
         return _tear_down(pod, tl, now, timing, host_ip, pod_ip)
+    unmet = unmet or Unmet()
 
     wakes: list[float] = []
-    init_runs, inits_done = _advance_inits(pod, tl, rules, now, timing, wakes)
+    if unmet.volume is not None and not any(r.container_id for r in tl.init + tl.main):
+        status = _status(pod, "Pending", tl, verdict, now, host_ip, pod_ip)
+        changed = status if status != status_of(pod) else None
+        return KubeletDecision(changed, _annotation_changes(pod, verdict), False, None, tl)
+    init_runs, inits_done = _advance_inits(pod, tl, rules, now, timing, wakes, unmet)
     if inits_done:
-        main_runs = _advance_mains(pod, tl, rules, verdict, now, timing, wakes)
+        main_runs = _advance_mains(pod, tl, rules, verdict, now, timing, wakes, unmet)
     else:
         main_runs = [
             replace(r, reason="PodInitializing") if r.state == "waiting" and not r.container_id else r

@@ -32,6 +32,7 @@ from ..core.objects import (
 )
 from ..core.pods import is_pod_available, is_running_and_ready, phase_of
 from .ownership import claim_children
+from .replicaset import BURST
 from .revisions import (
     POD_REVISION_LABEL,
     new_revision,
@@ -340,10 +341,19 @@ def _claim_actions(ctx: _Sync, pod: Obj | None, ordinal: int) -> tuple[list[Acti
 
 def _sync_replicas(ctx: _Sync, step: _Step) -> None:
     """Creates missing in-range pods, replaces finished ones and keeps their
-    claims; a monotonic set stops at the first pod that is not yet available."""
+    claims; a monotonic set stops at the first pod that is not yet available.
+    At most ``BURST`` pods are created in one sync (the ReplicaSet controller's
+    bound; kube-controller-manager's StatefulSet has none, but a set of a hundred
+    thousand replicas must not build them all at once here): the next sync, at
+    once, goes on."""
+    created = 0
     for i, pod in enumerate(ctx.replicas):
         ordinal = ctx.start + i
+        if pod is None and created == BURST:
+            step.requeue.append(0.0)
+            return
         if pod is None:
+            created += 1
             use_current = ctx.rolling and ordinal < ctx.start + ctx.partition
             rev = ctx.current_rev if use_current else ctx.update_rev
             made, blocked = _claim_actions(ctx, None, ordinal)

@@ -1,0 +1,5 @@
+"""``python -m mo_operator.cli``: the ``mo-operator`` command."""
+
+from .entry import main
+
+main()

@@ -34,7 +34,7 @@ import dataclasses
 import logging
 
 from mo_operator.matrixone.admin import StoreNotFound
-from mo_operator.matrixone.rpc.connection import MorpcConnection
+from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_connection
 from mo_operator.matrixone.rpc.errors import (
     ConnectionLost,
     NoHAKeeper,
@@ -120,10 +120,12 @@ class HAKeeperClient:
         *,
         connect_timeout: float = 2.0,
         max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+        dialer: Dialer = open_connection,
     ) -> None:
         self.discovery_address = discovery_address
         self.connect_timeout = connect_timeout
         self.max_frame = max_frame
+        self.dialer = dialer
         self._conn: MorpcConnection | None = None
         self._lock = asyncio.Lock()
 
@@ -268,4 +270,5 @@ class HAKeeperClient:
             payload_message=True,
             connect_timeout=max(0.001, min(self.connect_timeout, remaining)),
             max_frame=self.max_frame,
+            dialer=self.dialer,
         )

@@ -15,7 +15,7 @@ TN may move between asks.
 
 from __future__ import annotations
 
-from mo_operator.matrixone.rpc.connection import MorpcConnection
+from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_connection
 from mo_operator.matrixone.rpc.exchange import exchange as call
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
 from mo_operator.matrixone.rpc.lock_pb import Method, Request, Response, ServiceRequest
@@ -44,10 +44,15 @@ async def ask(
     *,
     connect_timeout: float = 2.0,
     max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+    dialer: Dialer = open_connection,
 ) -> Response:
     """The TN lock service's answer to ``method`` about CN ``uuid``."""
     conn = await MorpcConnection.open(
-        lock_address, payload_message=False, connect_timeout=connect_timeout, max_frame=max_frame
+        lock_address,
+        payload_message=False,
+        connect_timeout=connect_timeout,
+        max_frame=max_frame,
+        dialer=dialer,
     )
     try:
         return await exchange(conn, service_request(method, uuid), deadline)

@@ -53,6 +53,7 @@ from mo_operator.matrixone.admin import (
 )
 from mo_operator.matrixone.rpc import lock_pb, lockservice, query
 from mo_operator.matrixone.rpc import logservice_pb as pb
+from mo_operator.matrixone.rpc.connection import Dialer, open_connection
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
 from mo_operator.matrixone.rpc.hakeeper import HAKeeperClient
 
@@ -130,13 +131,15 @@ class RpcAdmin:
         timeout: float = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+        dialer: Dialer = open_connection,
     ) -> None:
         self.discovery_address = discovery_address
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.max_frame = max_frame
+        self.dialer = dialer
         self.hakeeper = HAKeeperClient(
-            discovery_address, connect_timeout=connect_timeout, max_frame=max_frame
+            discovery_address, connect_timeout=connect_timeout, max_frame=max_frame, dialer=dialer
         )
 
     async def _run(self, what: str, op: Callable[[float], Awaitable[T]]) -> T:
@@ -178,6 +181,7 @@ class RpcAdmin:
                 deadline,
                 connect_timeout=max(0.001, min(self.connect_timeout, remaining)),
                 max_frame=self.max_frame,
+                dialer=self.dialer,
             )
 
         return await self._run(f"cn_load {uuid}", op)
@@ -237,6 +241,7 @@ class RpcAdmin:
                 deadline,
                 connect_timeout=max(0.001, min(self.connect_timeout, remaining)),
                 max_frame=self.max_frame,
+                dialer=self.dialer,
             )
 
         return await self._run(f"{method.name.lower()} {uuid}", op)
@@ -250,6 +255,8 @@ class RpcAdminProvider:
 
     ``timeout`` bounds each admin call (discovery, reconnects and all), ``connect_timeout``
     each TCP connect, ``max_message_size`` the protobuf body we accept (morpc's default).
+    ``dialer`` opens every TCP connection: production leaves it (``asyncio.open_connection``,
+    cluster DNS); the dev kit gives the one that reaches the simulated MatrixOne.
     Clients connect lazily, so constructing this and calling ``admin`` never does I/O.
     """
 
@@ -259,12 +266,14 @@ class RpcAdminProvider:
         timeout: float = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_message_size: int = DEFAULT_MAX_BODY,
+        dialer: Dialer = open_connection,
     ) -> None:
         if timeout <= 0 or connect_timeout <= 0 or max_message_size <= 0:
             raise ValueError("timeouts and the message size must be positive")
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.max_frame = max_message_size + APPROXIMATE_HEADER
+        self.dialer = dialer
         self._admins: dict[str, RpcAdmin] = {}
 
     def admin(self, discovery_address: str) -> RpcAdmin:
@@ -275,6 +284,7 @@ class RpcAdminProvider:
                 timeout=self.timeout,
                 connect_timeout=self.connect_timeout,
                 max_frame=self.max_frame,
+                dialer=self.dialer,
             )
             self._admins[discovery_address] = found
         return found

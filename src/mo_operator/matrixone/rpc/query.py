@@ -23,7 +23,7 @@ same versions), and a CN without ``GetReplicaCount`` has no sharding replicas.
 from __future__ import annotations
 
 from mo_operator.matrixone.admin import CNLoad
-from mo_operator.matrixone.rpc.connection import MorpcConnection
+from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_connection
 from mo_operator.matrixone.rpc.errors import NotSupported
 from mo_operator.matrixone.rpc.exchange import exchange
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
@@ -58,6 +58,7 @@ async def cn_load(
     *,
     connect_timeout: float = 2.0,
     max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+    dialer: Dialer = open_connection,
 ) -> CNLoad:
     """The sessions, pipelines and replicas on the CN whose query service is at ``query_address``.
 
@@ -65,7 +66,11 @@ async def cn_load(
     and go, so keeping connections to them would only keep sockets to dead pods.
     """
     conn = await MorpcConnection.open(
-        query_address, payload_message=False, connect_timeout=connect_timeout, max_frame=max_frame
+        query_address,
+        payload_message=False,
+        connect_timeout=connect_timeout,
+        max_frame=max_frame,
+        dialer=dialer,
     )
     try:
         try:

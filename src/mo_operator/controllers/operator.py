@@ -33,7 +33,7 @@ from mo_operator.kube.events import EventRecorder
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.leader import LeaderElector
 from mo_operator.kube.manager import Manager
-from mo_operator.kube.objects import key_of, meta_of, name_of, namespace_of, spec_of
+from mo_operator.kube.objects import key_of, mapping_at, meta_of, name_of, namespace_of, spec_of
 from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
@@ -50,6 +50,7 @@ from .common import resources as r
 from .common.bucketclaims import claims_of_logset, logsets_of_claim
 from .common.cache_transforms import CACHE_TRANSFORMS
 from .common.env import LOGSET_REF_INDEX, Caches, Env
+from .common.rpchealth import WARNING_REASONS as RPC_WARNING_REASONS
 from .common.settings import OperatorConfig
 from .common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
 from .condition_metrics import CONDITIONS
@@ -76,12 +77,12 @@ in-flight reconciles has its own timeout): a server that refuses them must not h
 up the exit."""
 WARNING_REASONS = frozenset(
     {
+        *RPC_WARNING_REASONS,
         "InvalidSpec",
         "InvalidConfig",
         "NoLogService",
         "RolloutStalled",
         "RolloutHalted",
-        "HAKeeperUnavailable",
         "StoresDown",
         "RepairingStores",
         "MajorityLost",
@@ -184,6 +185,21 @@ def dependents_of_logset(caches: Caches, res: Resource) -> Callable[[Mapping[str
     def mapper(logset: Mapping[str, Any]) -> Iterable[Request]:
         key = key_of(logset)
         return [Request(namespace_of(d), name_of(d)) for d in caches.by_index(res, LOGSET_REF_INDEX, key)]
+
+    return mapper
+
+
+def dependents_of_dnset(caches: Caches) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
+    """Map a DNSet (or TNSet) to the CNSets of its namespace whose ``deps.dnSet`` names it:
+    a CNSet that has not started waits for it (``common/deps.py``)."""
+
+    def mapper(dnset: Mapping[str, Any]) -> Iterable[Request]:
+        namespace, name = namespace_of(dnset), name_of(dnset)
+        return [
+            Request(namespace, name_of(cn))
+            for cn in caches.list(r.CNSETS, namespace)
+            if mapping_at(cn, "deps", "dnSet", "metadata").get("name") == name
+        ]
 
     return mapper
 
@@ -306,6 +322,8 @@ class Operator:
             "cnset", r.CNSETS, KruiseGuard(CNSetActor(env), env, Component.CN), cn_owns, reads=TAKEOVER_READS
         )
         self._watch(cn, r.LOGSETS, dependents_of_logset(self.caches, r.CNSETS))
+        for tn_res in (r.DNSETS, r.TNSETS):
+            self._watch(cn, tn_res, dependents_of_dnset(self.caches))
         self._watch(cn, r.PVCS, set_of_pod("CNSet"))
         self._watch(cn, r.STORAGECLASSES, sets_of_storage_class(self.caches, "CNSet"))
         proxy_owns = (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS)

@@ -69,13 +69,14 @@ class Serving:
         seen.ctx.status["readyReplicas"] = self.roll.ready
         fenced = [name_of(p) for p in live if cordoned(p)]
         detail = "; ".join(filter(None, [self.waiting, f"cordoned: {', '.join(fenced)}" if fenced else None]))
+        waiting = seen.state is None and live and not seen.client_fault
         report_rollout(
             seen.ctx,
             self.roll,
             seen.replicas,
             READINESS,
             pending=seen.plan.writes_workload,
-            unavailable="HAKeeper does not answer" if seen.state is None and live else None,
+            unavailable=_unavailable(seen) if waiting else None,
             detail=detail or None,
         )
 
@@ -107,7 +108,7 @@ class Pooling:
         if self.stalled:
             ctx.set_condition("Ready", False, "RolloutStalled", self.stalled)
         elif seen.state is None and live:
-            ctx.set_condition("Ready", False, "HAKeeperUnavailable", "HAKeeper does not answer")
+            ctx.set_condition("Ready", False, "HAKeeperUnavailable", _unavailable(seen))
         elif serving < replicas or counts[labels.POOL_PHASE_UNKNOWN]:
             registered = serving - counts[labels.POOL_PHASE_UNKNOWN]
             described = pooling.describe_counts(counts)
@@ -122,6 +123,11 @@ class Pooling:
             "Pooling",
             "a pooling set never rolls its pods: its pool starts a new set for a new template",
         )
+
+
+def _unavailable(seen: Observed) -> str:
+    """Why the CNs' stores cannot be counted (the ``HAKeeper`` condition says more)."""
+    return seen.trouble.message if seen.trouble is not None else "HAKeeper does not answer"
 
 
 def _pooled_phase(seen: Observed, pod: Mapping[str, Any]) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Protocol, TypeVar
 
 from mo_operator.matrixone.rpc.connection import MorpcConnection
 from mo_operator.matrixone.rpc.errors import NotSupported, ProtocolError, ServerError
+from mo_operator.matrixone.rpc.metrics import observed
 from mo_operator.matrixone.rpc.protobuf import DecodeError
 from mo_operator.matrixone.rpc.query_pb import ERR_NOT_SUPPORTED, MOError
 
@@ -38,14 +39,15 @@ async def exchange(
     def encode(request_id: int) -> bytes:
         return bytes(dataclasses.replace(request, request_id=request_id).encode())
 
-    body = await conn.call(encode, deadline)
-    try:
-        response = decode(body)
-        error = MOError.decode(response.error) if response.error else None
-    except DecodeError as e:
-        conn.abort()
-        raise ProtocolError(f"{conn.address} sent an invalid {message} to {what}: {e}") from e
-    if error is not None:
-        kind = NotSupported if error.code == ERR_NOT_SUPPORTED else ServerError
-        raise kind(error.code, error.message, f"{what} at {conn.address}")
+    with observed(what, deadline):
+        body = await conn.call(encode, deadline)
+        try:
+            response = decode(body)
+            error = MOError.decode(response.error) if response.error else None
+        except DecodeError as e:
+            conn.abort()
+            raise ProtocolError(f"{conn.address} sent an invalid {message} to {what}: {e}") from e
+        if error is not None:
+            kind = NotSupported if error.code == ERR_NOT_SUPPORTED else ServerError
+            raise kind(error.code, error.message, f"{what} at {conn.address}")
     return response

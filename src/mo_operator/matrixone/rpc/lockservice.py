@@ -19,6 +19,7 @@ from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_c
 from mo_operator.matrixone.rpc.exchange import exchange as call
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
 from mo_operator.matrixone.rpc.lock_pb import Method, Request, Response, ServiceRequest
+from mo_operator.matrixone.rpc.metrics import connecting, go_name
 
 
 def service_request(method: Method, uuid: str) -> Request:
@@ -33,7 +34,8 @@ def service_request(method: Method, uuid: str) -> Request:
 
 async def exchange(conn: MorpcConnection, request: Request, deadline: float) -> Response:
     """Send ``request`` to a lock service; raise the error its answer carries."""
-    return await call(conn, request, deadline, Response.decode, Method(request.method).name, "lock.Response")
+    name = go_name(Method(request.method).name)
+    return await call(conn, request, deadline, Response.decode, name, "lock.Response")
 
 
 async def ask(
@@ -47,13 +49,14 @@ async def ask(
     dialer: Dialer = open_connection,
 ) -> Response:
     """The TN lock service's answer to ``method`` about CN ``uuid``."""
-    conn = await MorpcConnection.open(
-        lock_address,
-        payload_message=False,
-        connect_timeout=connect_timeout,
-        max_frame=max_frame,
-        dialer=dialer,
-    )
+    with connecting(go_name(method.name), deadline):
+        conn = await MorpcConnection.open(
+            lock_address,
+            payload_message=False,
+            connect_timeout=connect_timeout,
+            max_frame=max_frame,
+            dialer=dialer,
+        )
     try:
         return await exchange(conn, service_request(method, uuid), deadline)
     finally:

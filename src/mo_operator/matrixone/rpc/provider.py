@@ -28,8 +28,12 @@ How each call maps to MatrixOne (``pkg/controllers/cnstore/controller.go`` upstr
   "may restart", "OK" and 0, never an error.
 
 Errors: ``StoreNotFound`` when HAKeeper answers "CN [uuid] does not exist" (or the CN is
-not in its details); every other failure (unreachable, refused, timed out, closed
-mid-frame, garbage, a MatrixOne error) is an ``AdminError`` naming the call and address.
+not in its details); every other failure is one of the admin interface's three classes,
+naming the call and address, its cause chained: ``NotYet`` (MatrixOne answered with an
+error: no HAKeeper yet, not bootstrapped, no quorum), ``Unreachable`` (refused, reset, a
+name that does not resolve, closed mid-frame, no answer within ``timeout``) and
+``ClientFault`` (a frame or message we cannot decode, a checksum mismatch, an unknown
+value, ``ErrNotSupported`` for a call MatrixOne should know).
 """
 
 from __future__ import annotations
@@ -41,15 +45,20 @@ from typing import TypeVar
 
 from mo_operator.matrixone.admin import (
     AdminError,
+    ClientFault,
     CNLoad,
     CNStore,
+    Failure,
     HAKeeperPhase,
     HAKeeperState,
     LogStore,
     NodeState,
+    NotYet,
     StoreNotFound,
     TNStore,
+    Unreachable,
     WorkState,
+    failure_of,
 )
 from mo_operator.matrixone.rpc import lock_pb, lockservice, query
 from mo_operator.matrixone.rpc import logservice_pb as pb
@@ -66,6 +75,14 @@ DEFAULT_TIMEOUT = 10.0
 DEFAULT_CONNECT_TIMEOUT = 2.0
 """Per TCP connect; MatrixOne's own HAKeeper clients use 1 s (``getRPCClient``), we allow
 a little more for DNS in a busy cluster. Never more than what is left of ``timeout``."""
+
+
+FAILURES: dict[Failure, type[AdminError]] = {
+    Failure.NOT_YET: NotYet,
+    Failure.UNREACHABLE: Unreachable,
+    Failure.CLIENT_FAULT: ClientFault,
+}
+"""The admin interface's class of each failure: what every call raises, the cause chained."""
 
 
 def _node_state(value: int) -> NodeState:
@@ -85,7 +102,7 @@ def hakeeper_state_from_pb(state: pb.CheckerState, details: pb.ClusterDetails) -
     try:
         phase = HAKeeperPhase(state.state)
     except ValueError:
-        raise AdminError(f"HAKeeper reports an unknown HAKeeperState {state.state}") from None
+        raise ClientFault(f"HAKeeper reports an unknown HAKeeperState {state.state}") from None
     return HAKeeperState(
         phase=phase,
         tick=state.tick,
@@ -150,14 +167,14 @@ class RpcAdmin:
             async with asyncio.timeout_at(deadline):
                 return await op(deadline)
         except TimeoutError as e:
-            raise AdminError(f"{where}: no answer within {self.timeout:g}s") from e
+            raise Unreachable(f"{where}: no answer within {self.timeout:g}s") from e
         except StoreNotFound as e:
             raise StoreNotFound(f"{where}: {e}") from e
         except AdminError as e:
-            raise AdminError(f"{where}: {e}") from e
+            raise FAILURES[failure_of(e)](f"{where}: {e}") from e
         except Exception as e:  # a bug or an input we did not foresee: never crash a controller
             log.exception("%s failed unexpectedly", where)
-            raise AdminError(f"{where}: unexpected {type(e).__name__}: {e}") from e
+            raise ClientFault(f"{where}: unexpected {type(e).__name__}: {e}") from e
 
     async def hakeeper_state(self) -> HAKeeperState:
         async def op(deadline: float) -> HAKeeperState:
@@ -174,7 +191,7 @@ class RpcAdmin:
             if store is None:
                 raise StoreNotFound(f"CN [{uuid}] does not exist")
             if not store.query_address:
-                raise AdminError(f"CN [{uuid}] has no query service address in HAKeeper")
+                raise NotYet(f"CN [{uuid}] has no query service address in HAKeeper yet")
             remaining = deadline - asyncio.get_running_loop().time()
             return await query.cn_load(
                 store.query_address,
@@ -190,7 +207,7 @@ class RpcAdmin:
         self, uuid: str, state: WorkState, labels: Mapping[str, tuple[str, ...]] | None = None
     ) -> None:
         if state is WorkState.UNKNOWN:
-            raise AdminError(f"set_cn_work_state {uuid}: {state.mo_name} is not a state a CN can be put in")
+            raise ClientFault(f"set_cn_work_state {uuid}: {state.mo_name} is not a state a CN can be put in")
 
         async def op(deadline: float) -> None:
             patch = pb.CNStateLabel(uuid=uuid, state=state.value, labels=pb.labels_to_pb(dict(labels or {})))
@@ -232,7 +249,7 @@ class RpcAdmin:
             details = await self.hakeeper.cluster_details(deadline)
             tn = next((s for s in details.tn_stores if s.lock_service_address), None)
             if tn is None:
-                raise AdminError("HAKeeper lists no TN store with a lock service address")
+                raise NotYet("HAKeeper lists no TN store with a lock service address")
             remaining = deadline - asyncio.get_running_loop().time()
             return await lockservice.ask(
                 tn.lock_service_address,

@@ -27,6 +27,7 @@ from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_c
 from mo_operator.matrixone.rpc.errors import NotSupported
 from mo_operator.matrixone.rpc.exchange import exchange
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
+from mo_operator.matrixone.rpc.metrics import connecting, go_name
 from mo_operator.matrixone.rpc.query_pb import (
     CmdMethod,
     CountResponse,
@@ -41,7 +42,12 @@ from mo_operator.matrixone.rpc.query_pb import (
 async def query(conn: MorpcConnection, request: Request, deadline: float) -> Response:
     """Send ``request`` to a query service; raise the error its answer carries."""
     return await exchange(
-        conn, request, deadline, Response.decode, CmdMethod(request.cmd_method).name, "query.Response"
+        conn,
+        request,
+        deadline,
+        Response.decode,
+        go_name(CmdMethod(request.cmd_method).name),
+        "query.Response",
     )
 
 
@@ -65,13 +71,14 @@ async def cn_load(
     One short-lived connection per call: a CN is asked only while it drains, and CNs come
     and go, so keeping connections to them would only keep sockets to dead pods.
     """
-    conn = await MorpcConnection.open(
-        query_address,
-        payload_message=False,
-        connect_timeout=connect_timeout,
-        max_frame=max_frame,
-        dialer=dialer,
-    )
+    with connecting(go_name(CmdMethod.GET_PIPELINE_INFO.name), deadline):
+        conn = await MorpcConnection.open(
+            query_address,
+            payload_message=False,
+            connect_timeout=connect_timeout,
+            max_frame=max_frame,
+            dialer=dialer,
+        )
     try:
         try:
             pipelines = await query(

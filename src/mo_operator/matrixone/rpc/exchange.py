@@ -9,11 +9,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from mo_operator.matrixone.rpc.codes import ErrorCode
 from mo_operator.matrixone.rpc.connection import MorpcConnection
 from mo_operator.matrixone.rpc.errors import NotSupported, ProtocolError, ServerError
 from mo_operator.matrixone.rpc.metrics import observed
 from mo_operator.matrixone.rpc.protobuf import DecodeError
-from mo_operator.matrixone.rpc.query_pb import ERR_NOT_SUPPORTED, MOError
+from mo_operator.matrixone.rpc.query_pb import MOError
 
 
 class Answer(Protocol):
@@ -48,6 +49,6 @@ async def exchange(
             conn.abort()
             raise ProtocolError(f"{conn.address} sent an invalid {message} to {what}: {e}") from e
         if error is not None:
-            kind = NotSupported if error.code == ERR_NOT_SUPPORTED else ServerError
+            kind = NotSupported if error.code == ErrorCode.NOT_SUPPORTED else ServerError
             raise kind(error.code, error.message, f"{what} at {conn.address}")
     return response

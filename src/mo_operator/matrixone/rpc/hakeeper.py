@@ -35,6 +35,7 @@ import logging
 
 from mo_operator.matrixone.admin import ClientFault, StoreNotFound
 from mo_operator.matrixone.admin import Unreachable as NoAnswer
+from mo_operator.matrixone.rpc.codes import HAKEEPER_SHARD_ID, ErrorCode
 from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_connection
 from mo_operator.matrixone.rpc.errors import (
     ConnectionLost,
@@ -47,19 +48,17 @@ from mo_operator.matrixone.rpc.errors import (
 )
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
 from mo_operator.matrixone.rpc.logservice_pb import (
-    HAKEEPER_SHARD_ID,
     CheckerState,
     ClusterDetails,
     CNStateLabel,
     CNStoreLabel,
     DeleteCNStore,
-    ErrorCode,
     LogRequest,
-    Method,
     Request,
     Response,
     ShardInfoQueryResult,
 )
+from mo_operator.matrixone.rpc.logservice_pb import MethodType as Method
 from mo_operator.matrixone.rpc.metrics import observed
 from mo_operator.matrixone.rpc.protobuf import DecodeError
 
@@ -275,7 +274,7 @@ class HAKeeperClient:
         try:
             response = await exchange(conn, Request(method=Method.CHECK_HAKEEPER), deadline)
             raise_for_error(response, f"CHECK_HAKEEPER at {address}")
-            found = response.is_hakeeper
+            found = response.is_ha_keeper
             if not found:
                 raise NoHAKeeper(f"{address} is not the HAKeeper")
             return conn

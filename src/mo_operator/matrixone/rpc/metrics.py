@@ -55,12 +55,6 @@ def result_of(error: BaseException) -> str:
     return "error"
 
 
-def go_name(enum_name: str) -> str:
-    """``SHOW_PROCESS_LIST`` → ``ShowProcessList``: how MatrixOne's protos name the query
-    and lock service methods (the log service's are upper case there too)."""
-    return "".join(part.capitalize() for part in enum_name.split("_"))
-
-
 def _count(method: str, result: str, started: float) -> None:
     RPC_REQUESTS.labels(method, result).inc()
     RPC_DURATION.labels(method).observe(time.perf_counter() - started)

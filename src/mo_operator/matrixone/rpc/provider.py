@@ -62,6 +62,7 @@ from mo_operator.matrixone.admin import (
 )
 from mo_operator.matrixone.rpc import lock_pb, lockservice, query
 from mo_operator.matrixone.rpc import logservice_pb as pb
+from mo_operator.matrixone.rpc.codes import labels_from_pb, labels_to_pb
 from mo_operator.matrixone.rpc.connection import Dialer, open_connection
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
 from mo_operator.matrixone.rpc.hakeeper import HAKeeperClient
@@ -131,7 +132,7 @@ def hakeeper_state_from_pb(state: pb.CheckerState, details: pb.ClusterDetails) -
                 _work_state(s.work_state),
                 lock_service_address=s.lock_service_address,
                 query_address=s.query_address,
-                labels=pb.labels_from_pb(s.labels),
+                labels=labels_from_pb(s.labels),
             )
             for s in sorted(details.cn_stores, key=lambda s: s.uuid)
         ),
@@ -210,7 +211,7 @@ class RpcAdmin:
             raise ClientFault(f"set_cn_work_state {uuid}: {state.mo_name} is not a state a CN can be put in")
 
         async def op(deadline: float) -> None:
-            patch = pb.CNStateLabel(uuid=uuid, state=state.value, labels=pb.labels_to_pb(dict(labels or {})))
+            patch = pb.CNStateLabel(uuid=uuid, state=state.value, labels=labels_to_pb(dict(labels or {})))
             await self.hakeeper.patch_cn_store(patch, deadline)
             if labels is not None and not labels:
                 await self.hakeeper.update_cn_label(pb.CNStoreLabel(uuid=uuid), deadline)
@@ -219,7 +220,7 @@ class RpcAdmin:
 
     async def set_cn_labels(self, uuid: str, labels: Mapping[str, tuple[str, ...]]) -> None:
         async def op(deadline: float) -> None:
-            label = pb.CNStoreLabel(uuid=uuid, labels=pb.labels_to_pb(dict(labels)))
+            label = pb.CNStoreLabel(uuid=uuid, labels=labels_to_pb(dict(labels)))
             await self.hakeeper.update_cn_label(label, deadline)
 
         await self._run(f"set_cn_labels {uuid}", op)
@@ -231,15 +232,15 @@ class RpcAdmin:
         await self._run(f"delete_cn_store {uuid}", op)
 
     async def can_restart_cn(self, uuid: str) -> bool:
-        answer = await self._lock(lock_pb.Method.CAN_RESTART_SERVICE, uuid)
+        answer = await self._lock(lock_pb.Method.CanRestartService, uuid)
         return answer.can_restart_service.ok
 
     async def set_restart_cn(self, uuid: str) -> bool:
-        answer = await self._lock(lock_pb.Method.SET_RESTART_SERVICE, uuid)
+        answer = await self._lock(lock_pb.Method.SetRestartService, uuid)
         return answer.set_restart_service.ok
 
     async def remain_txn_count(self, uuid: str) -> int:
-        answer = await self._lock(lock_pb.Method.REMAIN_TXN_IN_SERVICE, uuid)
+        answer = await self._lock(lock_pb.Method.RemainTxnInService, uuid)
         return answer.remain_txn_in_service.remain_txn
 
     async def _lock(self, method: lock_pb.Method, uuid: str) -> lock_pb.Response:

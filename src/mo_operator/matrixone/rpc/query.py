@@ -27,11 +27,11 @@ from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_c
 from mo_operator.matrixone.rpc.errors import NotSupported
 from mo_operator.matrixone.rpc.exchange import exchange
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
-from mo_operator.matrixone.rpc.metrics import connecting, go_name
+from mo_operator.matrixone.rpc.metrics import connecting
 from mo_operator.matrixone.rpc.query_pb import (
     CmdMethod,
-    CountResponse,
-    Empty,
+    GetPipelineInfoRequest,
+    GetPipelineInfoResponse,
     Request,
     Response,
     Session,
@@ -46,7 +46,7 @@ async def query(conn: MorpcConnection, request: Request, deadline: float) -> Res
         request,
         deadline,
         Response.decode,
-        go_name(CmdMethod(request.cmd_method).name),
+        CmdMethod(request.cmd_method).name,
         "query.Response",
     )
 
@@ -71,7 +71,7 @@ async def cn_load(
     One short-lived connection per call: a CN is asked only while it drains, and CNs come
     and go, so keeping connections to them would only keep sockets to dead pods.
     """
-    with connecting(go_name(CmdMethod.GET_PIPELINE_INFO.name), deadline):
+    with connecting(CmdMethod.GetPipelineInfo.name, deadline):
         conn = await MorpcConnection.open(
             query_address,
             payload_message=False,
@@ -81,23 +81,26 @@ async def cn_load(
         )
     try:
         try:
-            pipelines = await query(
-                conn, Request(cmd_method=CmdMethod.GET_PIPELINE_INFO, get_pipeline_info=Empty()), deadline
+            asked = Request(
+                cmd_method=CmdMethod.GetPipelineInfo, get_pipeline_info_request=GetPipelineInfoRequest()
             )
-            pipeline_count, modern = (pipelines.get_pipeline_info or CountResponse()).count, True
+            pipelines = await query(conn, asked, deadline)
+            answer = pipelines.get_pipeline_info_response or GetPipelineInfoResponse()
+            pipeline_count, modern = answer.count, True
         except NotSupported:
             pipeline_count, modern = 0, False
         listed = await query(
             conn,
             Request(
-                cmd_method=CmdMethod.SHOW_PROCESS_LIST,
-                show_process_list=ShowProcessListRequest(sys_tenant=True),
+                cmd_method=CmdMethod.ShowProcessList,
+                show_process_list_request=ShowProcessListRequest(sys_tenant=True),
             ),
             deadline,
         )
-        sessions = listed.show_process_list.sessions if listed.show_process_list else ()
+        shown = listed.show_process_list_response
+        sessions = shown.sessions if shown is not None else ()
         try:
-            replicas = await query(conn, Request(cmd_method=CmdMethod.GET_REPLICA_COUNT), deadline)
+            replicas = await query(conn, Request(cmd_method=CmdMethod.GetReplicaCount), deadline)
             replica_count = replicas.get_replica_count.count
         except NotSupported:
             replica_count = 0

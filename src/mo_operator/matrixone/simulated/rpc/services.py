@@ -32,14 +32,15 @@ from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.rpc import lock_pb as lk
 from mo_operator.matrixone.rpc import logservice_pb as pb
 from mo_operator.matrixone.rpc import query_pb as q
-from mo_operator.matrixone.rpc.query_pb import ERR_NOT_SUPPORTED
+from mo_operator.matrixone.rpc.codes import HAKEEPER_SHARD_ID, ErrorCode, labels_from_pb, labels_to_pb
 from mo_operator.matrixone.simulated.lockservice import LockServices
 from mo_operator.matrixone.simulated.resolve import LogSetKey
 from mo_operator.matrixone.simulated.rpc.server import Call
 from mo_operator.matrixone.simulated.state import MOModel
 
 Clock = Callable[[], float]
-ERR_INTERNAL = 20101
+ERR_NOT_SUPPORTED = ErrorCode.NOT_SUPPORTED
+ERR_INTERNAL = ErrorCode.INTERNAL
 """``moerr.ErrInternal``: MySQL code 1105, SQL state HY000."""
 
 
@@ -80,8 +81,8 @@ class LogStoreService:
     def parse(self, body: bytes) -> tuple[pb.Request, Call]:
         request = pb.Request.decode(body)
         method = (
-            pb.Method(request.method).name
-            if request.method in pb.Method._value2member_map_
+            pb.MethodType(request.method).name
+            if request.method in pb.MethodType._value2member_map_
             else str(request.method)
         )
         uuid, state = "", None
@@ -108,14 +109,14 @@ class LogStoreService:
     def _respond(self, request: pb.Request) -> pb.Response:
         method, now = request.method, self.clock()
         hakeeper = self.model.hakeepers.get(self.key)
-        if method == pb.Method.GET_SHARD_INFO:
+        if method == pb.MethodType.GET_SHARD_INFO:
             shard = self.model.shard(self.key, now)
-            if request.log_request.shard_id != pb.HAKEEPER_SHARD_ID or shard is None:
-                return pb.Response(error_code=pb.ErrorCode.DRAGONBOAT_SHARD_NOT_FOUND)
+            if request.log_request.shard_id != HAKEEPER_SHARD_ID or shard is None:
+                return pb.Response(error_code=ErrorCode.DRAGONBOAT_SHARD_NOT_FOUND)
             replicas, leader = shard
             return pb.Response(
                 shard_info=pb.ShardInfoQueryResult(
-                    shard_id=pb.HAKEEPER_SHARD_ID,
+                    shard_id=HAKEEPER_SHARD_ID,
                     replicas={
                         rid: pb.ReplicaInfo(uuid, address) for rid, (uuid, address) in replicas.items()
                     },
@@ -125,24 +126,28 @@ class LogStoreService:
                 )
             )
         hosts = hakeeper is not None and self.uuid in hakeeper.members
-        if method == pb.Method.CHECK_HAKEEPER:
-            return pb.Response(is_hakeeper=hosts)
+        if method == pb.MethodType.CHECK_HAKEEPER:
+            return pb.Response(is_ha_keeper=hosts)
         if not hosts:
-            return pb.Response(error_code=pb.ErrorCode.NO_HAKEEPER, error_message="no HAKeeper")
+            return pb.Response(error_code=ErrorCode.NO_HAKEEPER, error_message="no HAKeeper")
         if not self.model.available(self.key):
-            return pb.Response(error_code=pb.ErrorCode.DRAGONBOAT_SHARD_NOT_READY)
+            return pb.Response(error_code=ErrorCode.DRAGONBOAT_SHARD_NOT_READY)
         return self._hakeeper_call(request, now)
 
     def _hakeeper_call(self, request: pb.Request, now: float) -> pb.Response:
         method, key = request.method, self.key
-        if method == pb.Method.GET_CLUSTER_STATE:
+        if method == pb.MethodType.GET_CLUSTER_STATE:
             state = self.model.hakeeper_state(key, now)
             return pb.Response(checker_state=pb.CheckerState(tick=state.tick, state=state.phase.value))
-        if method == pb.Method.GET_CLUSTER_DETAILS:
+        if method == pb.MethodType.GET_CLUSTER_DETAILS:
             return pb.Response(cluster_details=cluster_details(self.model, key, now))
-        if method in (pb.Method.PATCH_CN_STORE, pb.Method.UPDATE_CN_WORK_STATE, pb.Method.UPDATE_CN_LABEL):
+        if method in (
+            pb.MethodType.PATCH_CN_STORE,
+            pb.MethodType.UPDATE_CN_WORK_STATE,
+            pb.MethodType.UPDATE_CN_LABEL,
+        ):
             return self._change_cn(request, now)
-        if method == pb.Method.DELETE_CN_STORE:
+        if method == pb.MethodType.DELETE_CN_STORE:
             if request.delete_cn_store is None:
                 return _internal("bad request")
             try:
@@ -156,11 +161,11 @@ class LogStoreService:
     def _change_cn(self, request: pb.Request, now: float) -> pb.Response:
         key = self.key
         try:
-            if request.method == pb.Method.UPDATE_CN_LABEL:
+            if request.method == pb.MethodType.UPDATE_CN_LABEL:
                 if request.cn_store_label is None:
                     return _internal("bad request")
                 label = request.cn_store_label
-                self.model.set_labels(key, label.uuid, pb.labels_from_pb(label.labels))
+                self.model.set_labels(key, label.uuid, labels_from_pb(label.labels))
             else:
                 patch = request.cn_state_label or request.cn_work_state
                 if patch is None:
@@ -170,7 +175,7 @@ class LogStoreService:
                     state = WorkState.WORKING
                 labels = getattr(patch, "labels", None)
                 self.model.set_work_state(
-                    key, patch.uuid, state, pb.labels_from_pb(labels) if labels else None, now
+                    key, patch.uuid, state, labels_from_pb(labels) if labels else None, now
                 )
         except StoreNotFound:
             uuid = request.cn_store_label or request.cn_state_label or request.cn_work_state
@@ -206,7 +211,7 @@ def cluster_details(model: MOModel, key: LogSetKey, now: float) -> pb.ClusterDet
                 lock_service_address=s.lock_service_address,
                 tick=s.tick,
                 state=s.state.value,
-                labels=pb.labels_to_pb(dict(s.labels)),
+                labels=labels_to_pb(dict(s.labels)),
                 work_state=s.work_state.value,
                 query_address=s.query_address,
             )
@@ -233,7 +238,7 @@ class QueryService:
     def parse(self, body: bytes) -> tuple[q.Request, Call]:
         request = q.Request.decode(body)
         known = request.cmd_method in q.CmdMethod._value2member_map_
-        method = _pascal(q.CmdMethod(request.cmd_method).name) if known else str(request.cmd_method)
+        method = q.CmdMethod(request.cmd_method).name if known else str(request.cmd_method)
         return request, Call(self.kind, self.address, method, self.uuid, None, request)
 
     def not_supported(self, request: q.Request) -> bytes:
@@ -242,22 +247,22 @@ class QueryService:
     def answer(self, request: q.Request) -> bytes:
         response = q.Response(request_id=request.request_id, cmd_method=request.cmd_method)
         method = request.cmd_method
-        if method == q.CmdMethod.SHOW_PROCESS_LIST:
-            if request.show_process_list is None:
+        if method == q.CmdMethod.ShowProcessList:
+            if request.show_process_list_request is None:
                 return self._error(request, ERR_INTERNAL, "internal error: bad request")
             sessions = tuple(
                 q.Session(node_id=self.uuid, conn_id=i + 1, account="acc", user="user", from_proxy=True)
                 for i in range(self._sessions())
             )
-            return dataclasses.replace(
-                response, show_process_list=q.ShowProcessListResponse(sessions)
-            ).encode()
-        if method == q.CmdMethod.GET_PIPELINE_INFO:
-            if request.get_pipeline_info is None:
+            listed = q.ShowProcessListResponse(sessions)
+            return dataclasses.replace(response, show_process_list_response=listed).encode()
+        if method == q.CmdMethod.GetPipelineInfo:
+            if request.get_pipeline_info_request is None:
                 return self._error(request, ERR_INTERNAL, "internal error: bad request")
-            return dataclasses.replace(response, get_pipeline_info=q.CountResponse(0)).encode()
-        if method == q.CmdMethod.GET_REPLICA_COUNT:
-            return dataclasses.replace(response, get_replica_count=q.CountResponse(0)).encode()
+            count = q.GetPipelineInfoResponse(0)
+            return dataclasses.replace(response, get_pipeline_info_response=count).encode()
+        if method == q.CmdMethod.GetReplicaCount:
+            return dataclasses.replace(response, get_replica_count=q.GetReplicaCountResponse(0)).encode()
         return self.not_supported(request)
 
     def _sessions(self) -> int:
@@ -289,15 +294,14 @@ class LockService:
     def parse(self, body: bytes) -> tuple[lk.Request, Call]:
         request = lk.Request.decode(body)
         known = request.method in lk.Method._value2member_map_
-        method = _pascal(lk.Method(request.method).name) if known else str(request.method)
-        target = {
-            lk.Method.SET_RESTART_SERVICE: request.set_restart_service,
-            lk.Method.CAN_RESTART_SERVICE: request.can_restart_service,
-            lk.Method.REMAIN_TXN_IN_SERVICE: request.remain_txn_in_service,
-        }.get(lk.Method(request.method) if known else None)  # type: ignore[arg-type]
-        return request, Call(
-            self.kind, self.address, method, target.service_id if target else "", None, request
-        )
+        method = lk.Method(request.method).name if known else str(request.method)
+        about = {
+            lk.Method.SetRestartService: request.set_restart_service.service_id,
+            lk.Method.CanRestartService: request.can_restart_service.service_id,
+            lk.Method.RemainTxnInService: request.remain_txn_in_service.service_id,
+        }
+        uuid = about.get(lk.Method(request.method), "") if known else ""
+        return request, Call(self.kind, self.address, method, uuid, None, request)
 
     def not_supported(self, request: lk.Request) -> bytes:
         return lk.Response(
@@ -313,15 +317,16 @@ class LockService:
         try:
             if key is None:
                 raise AdminError("the TN has not registered in HAKeeper")
-            if request.method == lk.Method.CAN_RESTART_SERVICE:
+            if request.method == lk.Method.CanRestartService:
                 ok = self.locks.can_restart(key, request.can_restart_service.service_id, now)
-                response = dataclasses.replace(response, can_restart_service=lk.OKResponse(ok))
-            elif request.method == lk.Method.SET_RESTART_SERVICE:
+                response = dataclasses.replace(response, can_restart_service=lk.CanRestartServiceResponse(ok))
+            elif request.method == lk.Method.SetRestartService:
                 ok = self.locks.set_restart(key, request.set_restart_service.service_id, now)
-                response = dataclasses.replace(response, set_restart_service=lk.OKResponse(ok))
-            elif request.method == lk.Method.REMAIN_TXN_IN_SERVICE:
+                response = dataclasses.replace(response, set_restart_service=lk.SetRestartServiceResponse(ok))
+            elif request.method == lk.Method.RemainTxnInService:
                 count = self.locks.remain_txn(key, request.remain_txn_in_service.service_id, now)
-                response = dataclasses.replace(response, remain_txn_in_service=lk.RemainTxnResponse(count))
+                remain = lk.RemainTxnInServiceResponse(count)
+                response = dataclasses.replace(response, remain_txn_in_service=remain)
             else:
                 return self.not_supported(request)
         except AdminError as e:
@@ -333,8 +338,3 @@ class LockService:
             if self.uuid in hakeeper.stores[Component.TN]:
                 return key
         return None
-
-
-def _pascal(name: str) -> str:
-    """``SHOW_PROCESS_LIST`` → ``ShowProcessList``: MatrixOne's Go names of query and lock methods."""
-    return "".join(part.capitalize() for part in name.split("_"))

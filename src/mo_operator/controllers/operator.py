@@ -250,6 +250,7 @@ class Operator:
         *,
         reads: Iterable[Resource] = (),
         adds_finalizer: bool = True,
+        quiet_fields: frozenset[str] = frozenset(),
     ) -> Controller:
         """The controller of ``res``, watching it and ``owns``, reading ``reads`` besides."""
         caches = self.caches
@@ -263,6 +264,7 @@ class Operator:
             pause_annotation=PAUSE_ANNOTATION,
             warning_reasons=WARNING_REASONS,
             adds_finalizer=adds_finalizer,
+            quiet_fields=quiet_fields,
         )
         controller = Controller(name, reconciler, max_concurrent=self.config.workers)
         for informer in caches.informers(res):
@@ -294,6 +296,8 @@ class Operator:
             KruiseGuard(LogSetActor(env), env, Component.LOG),
             stateful,
             reads=TAKEOVER_READS,
+            # dependents wait for Ready, not for the address; HAKeeper's state only reports
+            quiet_fields=frozenset({"discovery", "hakeeperState"}),
         )
         self._watch(logsets, r.PODS, set_of_pod("LogSet"))
         self._watch(logsets, r.PVCS, set_of_pod("LogSet"))

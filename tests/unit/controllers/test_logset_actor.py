@@ -193,6 +193,11 @@ async def test_a_new_logset_reports_every_field_and_condition_at_once() -> None:
     assert _reason(first, "UpToDate")[:2] == ("False", "Applying"), "its first round writes the workload"
     assert _reason(first)[:2] == ("False", "StoresNotReady")
     assert _reason(first, "HAKeeper")[:2] == ("False", "WaitingForLogStores")
+    cached = [*running(applied(calls)[-1], not_ready=frozenset({2})), *applied(calls)[:-1]]
+    hakeeper = FakeHAKeeper(HAKeeperPhase.BOOTSTRAPPING)
+    _, some = await one_round(a_logset(), *cached, hakeeper=hakeeper)
+    assert hakeeper.asked == [], "no HAKeeper before every initial member runs: nothing to ask"
+    assert _reason(some, "HAKeeper")[:2] == ("False", "WaitingForLogStores")
 
 
 async def test_a_logset_on_s3_claims_its_path_before_it_runs_anything() -> None:

@@ -5,7 +5,7 @@ A set names its log service in ``deps``: a LogSet (by name, in its own
 namespace unless told otherwise) or an external HAKeeper by address; a CNSet
 may also name its DNSet. The rules are upstream's (matrixone-operator
 ``api/core/v1alpha1/*_types.go`` ``GetDependencies``): a DNSet, CNSet or
-ProxySet starts once its LogSet is Ready and synced at its latest generation
+ProxySet starts once its LogSet is Ready at its latest generation
 (Ready follows the log stores' pods, and the LogSet publishes its discovery
 address as soon as its discovery Service and StatefulSet exist: no HAKeeper
 round trip), a CNSet also once its DNSet is. MatrixOne's processes wait for
@@ -58,19 +58,16 @@ class Waiting:
 
 
 def ready_at_generation(obj: Mapping[str, Any]) -> bool:
-    """Upstream's dependency test: ``Ready`` True and ``Synced`` True for the object's
-    latest generation (controller-runtime ``recon.IsReady`` and
-    ``IsSyncedWithLatestGeneration``)."""
+    """Upstream's dependency test (controller-runtime ``recon.IsReady`` and
+    ``IsSyncedWithLatestGeneration``): ``Ready`` True in a status written for the
+    object's latest generation. Upstream's ``Synced`` is True on every round that
+    applied the spec, which our ``observedGeneration`` says; our ``Synced`` settling is
+    a non-urgent status change (``kube/status_policy.py``), written up to a window late,
+    so waiting for it would only delay every dependent by that window."""
     body = view(obj)
-    ready, synced = body.condition("Ready"), body.condition("Synced")
+    ready = body.condition("Ready")
     current = int(body.status.get("observedGeneration") or 0) == int(body.meta.generation or 0)
-    return (
-        current
-        and ready is not None
-        and ready.get("status") == "True"
-        and synced is not None
-        and synced.get("status") == "True"
-    )
+    return current and ready is not None and ready.get("status") == "True"
 
 
 def _dnset_of(caches: Caches, obj: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any] | None] | None:
@@ -81,6 +78,18 @@ def _dnset_of(caches: Caches, obj: Mapping[str, Any]) -> tuple[str, str, Mapping
     namespace = ref.namespace or namespace_of(obj)
     found = caches.get(r.DNSETS, namespace, ref.name) or caches.get(r.TNSETS, namespace, ref.name)
     return namespace, ref.name, found
+
+
+def _waiting(namespace: str, name: str, dnset: tuple[str, str, Mapping[str, Any] | None] | None) -> Waiting:
+    """Why a set waits, in the same words for its whole wait: a message that moved on
+    with each step of its LogSet would be a status change of its own at each step."""
+    if dnset is None:
+        return Waiting("WaitingForLogSet", f"waiting for LogSet {namespace}/{name} to be Ready")
+    tn_namespace, tn_name, _ = dnset
+    return Waiting(
+        "WaitingForDependencies",
+        f"waiting for LogSet {namespace}/{name} and DNSet {tn_namespace}/{tn_name} to be Ready",
+    )
 
 
 def resolve(
@@ -96,23 +105,18 @@ def resolve(
         return Waiting("NoLogService", "deps names neither a logSet nor an externalLogSet")
     namespace, name = ref
     logset = caches.get(r.LOGSETS, namespace, name)
+    dnset = _dnset_of(caches, obj) if not started else None
+    waiting = _waiting(namespace, name, dnset)
     if logset is None:
-        return Waiting("WaitingForLogSet", f"LogSet {namespace}/{name} does not exist yet")
+        return waiting
     body = view(logset)
     discovery = body.status.get("discovery") or {}
     if not discovery.get("address"):
-        return Waiting(
-            "WaitingForLogSet", f"LogSet {namespace}/{name} has not published its discovery address yet"
-        )
+        return waiting
     if not started and not ready_at_generation(logset):
-        return Waiting("WaitingForLogSet", f"LogSet {namespace}/{name} is not Ready yet")
-    dnset = _dnset_of(caches, obj) if not started else None
-    if dnset is not None:
-        tn_namespace, tn_name, found = dnset
-        if found is None:
-            return Waiting("WaitingForDNSet", f"DNSet {tn_namespace}/{tn_name} does not exist yet")
-        if not ready_at_generation(found):
-            return Waiting("WaitingForDNSet", f"DNSet {tn_namespace}/{tn_name} is not Ready yet")
+        return waiting
+    if dnset is not None and (dnset[2] is None or not ready_at_generation(dnset[2])):
+        return waiting
     address = f"{discovery['address']}:{discovery.get('port')}"
     addresses: tuple[str, ...] = ()
     if not version.has_feature(version.version_of(spec), version.MOFeature.DISCOVERY_FIXED):

@@ -36,6 +36,7 @@ READINESS = Readiness(members="log stores ready", not_ready="StoresNotReady", al
 HAKEEPER = "HAKeeper"
 """The condition that says whether HAKeeper answers, and how it fails when it does not."""
 RUNNING = HAKeeperPhase.RUNNING.mo_name
+WAITING_FOR_STORES = ("WaitingForLogStores", "HAKeeper is asked once the log stores are ready")
 
 
 class LogSetActor:
@@ -61,7 +62,7 @@ class LogSetActor:
         collect_configs(self.env, obj, COMPONENT, pods, keep, plan, rolled=roll.complete)
         state = await self._hakeeper(ctx, roll)
         self._status(ctx, spec, roll, pods, pending=plan.writes_workload)
-        if ctx.status.get("hakeeperState") == RUNNING and not plan:
+        if _ran(ctx) and not plan:
             await failover(self.env, ctx, spec, pods, state, plan)
         return plan or None
 
@@ -137,9 +138,10 @@ class LogSetActor:
         """HAKeeper's view, when there is any chance it answers (some store is ready), and
         the ``HAKeeper`` condition and ``hakeeperState`` that report it."""
         key, now = (ctx.namespace, ctx.name), self.env.clock()
-        if roll.ready == 0:
+        if roll.ready == 0 or (not _ran(ctx) and roll.ready < roll.replicas):
+            # HAKeeper bootstraps once every initial member runs: not before all are ready
             self._patience.answered(key)
-            ctx.set_condition(HAKEEPER, False, "WaitingForLogStores", "no log store is ready yet")
+            ctx.set_condition(HAKEEPER, False, *WAITING_FOR_STORES)
             return None
         address = names.discovery_address(ctx.name, ctx.namespace)
         try:
@@ -174,7 +176,7 @@ class LogSetActor:
             return
         first_status(ctx, {"availableStores": [], "failedStores": []}, *NOT_STARTED)
         ctx.set_condition("Ready", False, READINESS.not_ready, f"0/{int(spec['replicas'])} log stores ready")
-        ctx.set_condition(HAKEEPER, False, "WaitingForLogStores", "no log store is ready yet")
+        ctx.set_condition(HAKEEPER, False, *WAITING_FOR_STORES)
 
     def _status(
         self,
@@ -201,12 +203,22 @@ class LogSetActor:
         ctx.requeue(self.env.settings.poll_seconds)
 
 
+def _ran(ctx: Context) -> bool:
+    """HAKeeper has answered that it runs: failover may act, and HAKeeper is asked even
+    while a log store is not ready."""
+    return ctx.status.get("hakeeperState") == RUNNING or _ran_before(status_of(ctx.obj))
+
+
+def _ran_before(status: Mapping[str, Any]) -> bool:
+    """A LogSet an earlier version of the operator ran published its discovery address
+    only once its HAKeeper ran, and reported no HAKeeper condition."""
+    reported = any(c.get("type") == HAKEEPER for c in status.get("conditions") or ())
+    return bool(status.get("discovery")) and not reported
+
+
 def _wrote(logset: Mapping[str, Any]) -> bool:
-    """MatrixOne data is on the LogSet's path: its HAKeeper answered that it runs (or,
-    for a LogSet an earlier version of the operator ran, published its discovery address
-    then, before it reported HAKeeper at all), or the path was restored from a backup."""
+    """MatrixOne data is on the LogSet's path: its HAKeeper answered that it runs, or the
+    path was restored from a backup before it started."""
     status = status_of(logset)
     restored = (spec_of(logset).get("initialConfig") or {}).get("restoreFrom")
-    reported = any(c.get("type") == HAKEEPER for c in status.get("conditions") or ())
-    earlier = bool(status.get("discovery")) and not reported
-    return bool(status.get("hakeeperState") == RUNNING or earlier or restored)
+    return bool(status.get("hakeeperState") == RUNNING or _ran_before(status) or restored)

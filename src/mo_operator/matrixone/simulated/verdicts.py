@@ -1,8 +1,9 @@
 """What the kubelet reports for a MatrixOne pod: readiness, the CN store condition, a state note.
 
-Readiness follows what makes each component useful, since upstream sets no probes and
-relies on readiness gates instead: a log store is ready once it runs with a valid
-config; a TN once its store registered in HAKeeper; a CN's container once its store
+Readiness follows what a kubelet would report, since upstream sets no probes and relies
+on readiness gates instead: a log store and a TN are ready once they run with a valid
+config (a TN still waiting for its HAKeeper is ready, as a container without a probe
+is; ``kubectl describe`` shows what it waits for); a CN's container once its store
 registered, and its ``matrixorigin.io/cn-store`` condition (the readiness gate of CN
 pods, as upstream) only while HAKeeper holds it Working, so a Draining CN leaves its
 Services; a proxy once it reaches a HAKeeper. A pod that cannot run never becomes ready.
@@ -100,7 +101,8 @@ def verdict(instance: Instance, model: MOModel, *, cn_store_condition: bool = Tr
         conditions = (_cn_store(False, "NotRegistered", message),) if cn else ()
         gave_up = model.gave_up(instance)
         return PodVerdict(
-            ready=False,
+            # no readiness probe: a TN's container is ready once it runs, waiting or not
+            ready=instance.component is Component.TN and not gave_up,
             conditions=conditions,
             annotations={STATE_ANNOTATION: f"{'GaveUp' if gave_up else 'WaitingForHAKeeper'}: {message}"},
             crash=ContainerExit(

@@ -159,27 +159,21 @@ class LogStoreService:
         return pb.Response(error_code=ERR_NOT_SUPPORTED, error_message=f"method {method} not supported")
 
     def _change_cn(self, request: pb.Request, now: float) -> pb.Response:
-        key = self.key
+        change = request.cn_store_label or request.cn_state_label or request.cn_work_state
+        if change is None:
+            return _internal("bad request")
         try:
-            if request.method == pb.MethodType.UPDATE_CN_LABEL:
-                if request.cn_store_label is None:
-                    return _internal("bad request")
-                label = request.cn_store_label
-                self.model.set_labels(key, label.uuid, labels_from_pb(label.labels))
+            if isinstance(change, pb.CNStoreLabel):
+                self.model.set_labels(self.key, change.uuid, labels_from_pb(change.labels))
             else:
-                patch = request.cn_state_label or request.cn_work_state
-                if patch is None:
-                    return _internal("bad request")
-                state = _work_state(patch.state) or WorkState.UNKNOWN
-                if state is WorkState.UNKNOWN:
+                state = _work_state(change.state) or WorkState.UNKNOWN
+                if state is WorkState.UNKNOWN:  # PatchCNStore: Unknown means Working
                     state = WorkState.WORKING
-                labels = getattr(patch, "labels", None)
-                self.model.set_work_state(
-                    key, patch.uuid, state, labels_from_pb(labels) if labels else None, now
-                )
+                labels = change.labels if isinstance(change, pb.CNStateLabel) else None
+                wanted = labels_from_pb(labels) if labels else None  # an empty map keeps the labels
+                self.model.set_work_state(self.key, change.uuid, state, wanted, now)
         except StoreNotFound:
-            uuid = request.cn_store_label or request.cn_state_label or request.cn_work_state
-            return _internal(f"CN [{getattr(uuid, 'uuid', '')}] does not exist")
+            return _internal(f"CN [{change.uuid}] does not exist")
         self.on_change()
         return pb.Response()
 

@@ -87,7 +87,11 @@ class Peer:
             str(self.binary), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
         )
         running = Running(process)
-        await running.ready()
+        try:
+            await running.ready()
+        except BaseException:
+            await running.stop()
+            raise
         return running
 
 

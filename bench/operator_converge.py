@@ -20,7 +20,9 @@ Deployment; the CN pods themselves), writes finalizers and every status
 change, and waits for what it depends on: the simulated kubelet starting
 pods, the HAKeeper bootstrapping and stores registering (which send no
 events: a set waiting on MatrixOne looks again every ``--busy-poll-seconds``,
-the product's default), and the order log -> TN/CN/proxy.
+the product's default), and upstream's order: log -> TN and proxy -> CN. The
+operator reaches the simulated MatrixOne over morpc (``RpcAdminProvider``),
+through the address book the control plane process writes.
 
 **The baseline** (``baseline_seconds``): the objects the operator wrote in
 that run are listed through the API (every object of a kind the operator
@@ -42,8 +44,8 @@ of every set and cluster at each step: ``operator_writes`` against
 pods started one by one by the simulated kubelet, whose one loop also
 serves every other pod; the simulated MatrixOne rebuilding its view of
 every MatrixOne pod (it rests between rebuilds so as to take at most a
-quarter of its process); and the dependency chain (a TN, CN or
-proxy is only configured once its LogSet's HAKeeper answers), each step of
+quarter of its process); and the dependency chain (a TN or proxy set
+starts once its LogSet is Ready, a CN set once its TN set is too), each step of
 which waits up to one busy poll. The control plane process's CPU time is
 reported (``control_plane_cpu_seconds``), and this process's
 (``operator_cpu_seconds``: the operator, plus the watcher and the setup), to

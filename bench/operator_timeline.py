@@ -11,11 +11,12 @@ watch of the pods on a client of its own. Each step's time is from the
 cluster's create answered; a figure is the median (and max) over clusters.
 
 The two chains a correct operator cannot overlap (a TN, CN or proxy set
-configures its pods only once the LogSet reports its HAKeeper bootstrapped):
-``log_chain`` (create to ``discovery`` written) and ``dependent_chain``
-(``discovery`` written to the last TN, CN or proxy pod Ready). The ideal run
-(``converge_ideal.py``) starts every pod at once, so it takes about the
-longer of the two (its TN and CN still register only once HAKeeper runs);
+starts its pods only once its LogSet is Ready, as upstream's dependencies
+say; a CN set also waits for its TN set): ``log_chain`` (create to the
+LogSet's Ready written) and ``dependent_chain`` (that to the last TN, CN or
+proxy pod Ready). The ideal run (``converge_ideal.py``) starts every pod at
+once, so it takes about the longer of the two (its TN and CN still register
+only once HAKeeper runs);
 ``floor_ratio`` is their sum over that, the least ``converge_ideal_ratio`` an
 operator that keeps the wait can reach on this machine.
 
@@ -141,11 +142,12 @@ def cluster_timeline(
             times = [p[phase] for p in ps if phase in p]
             steps[f"pod_{kind}_{phase}"] = max(times) if times and len(times) == len(ps) else None
         steps[f"{kind}_ready_written"] = status(kind, _ready)
-    if discovery is not None:
+    logset_ready = steps.get("LogSet_ready_written")
+    if logset_ready is not None:
         for kind, controller in DEPENDENTS.items():
             name = ref.name + ("-tp" if kind == "CNSet" else "")
-            steps[f"{kind}_reconciled_after_discovery"] = reconciles.first_after(
-                controller, Request(ref.namespace, name), discovery
+            steps[f"{kind}_reconciled_after_logset_ready"] = reconciles.first_after(
+                controller, Request(ref.namespace, name), logset_ready
             )
     steps["cluster_ready_written"] = status("MatrixOneCluster", _ready)
     steps["cluster_ready_seen"] = ready_seen
@@ -159,18 +161,13 @@ def _owned_by(body: Any, kind: str) -> bool:
 
 GAPS = (
     ("cluster create -> cluster reconcile", None, "cluster_reconcile_started"),
-    ("log pod Ready -> discovery written", "pod_LogSet_ready", "LogSet_discovery_written"),
-    ("discovery written -> TN reconcile", "LogSet_discovery_written", "DNSet_reconciled_after_discovery"),
-    ("discovery written -> CN reconcile", "LogSet_discovery_written", "CNSet_reconciled_after_discovery"),
-    (
-        "discovery written -> proxy reconcile",
-        "LogSet_discovery_written",
-        "ProxySet_reconciled_after_discovery",
-    ),
-    ("discovery written -> TN workload", "LogSet_discovery_written", "DNSet_workload_applied"),
-    ("discovery written -> CN pod create", "LogSet_discovery_written", "CNSet_workload_applied"),
-    ("discovery written -> proxy workload", "LogSet_discovery_written", "ProxySet_workload_applied"),
     ("log pod Ready -> LogSet Ready written", "pod_LogSet_ready", "LogSet_ready_written"),
+    ("LogSet Ready -> TN reconcile", "LogSet_ready_written", "DNSet_reconciled_after_logset_ready"),
+    ("LogSet Ready -> CN reconcile", "LogSet_ready_written", "CNSet_reconciled_after_logset_ready"),
+    ("LogSet Ready -> proxy reconcile", "LogSet_ready_written", "ProxySet_reconciled_after_logset_ready"),
+    ("LogSet Ready -> TN workload", "LogSet_ready_written", "DNSet_workload_applied"),
+    ("DNSet Ready -> CN pod create", "DNSet_ready_written", "CNSet_workload_applied"),
+    ("LogSet Ready -> proxy workload", "LogSet_ready_written", "ProxySet_workload_applied"),
     ("TN pod Ready -> DNSet Ready written", "pod_DNSet_ready", "DNSet_ready_written"),
     ("CN pod Ready -> CNSet Ready written", "pod_CNSet_ready", "CNSet_ready_written"),
     ("proxy pod Ready -> ProxySet Ready written", "pod_ProxySet_ready", "ProxySet_ready_written"),
@@ -185,10 +182,10 @@ def with_derived(steps: dict[str, float]) -> dict[str, float]:
     if all(s is not None for s in sets):
         out["last_set_ready"] = max(s for s in sets if s is not None)
     pods = [steps.get(f"pod_{k}_ready") for k in DEPENDENTS]
-    if "LogSet_discovery_written" in steps and all(p is not None for p in pods):
+    if "LogSet_ready_written" in steps and all(p is not None for p in pods):
         last = max(p for p in pods if p is not None)
-        out["log_chain"] = steps["LogSet_discovery_written"]
-        out["dependent_chain"] = last - steps["LogSet_discovery_written"]
+        out["log_chain"] = steps["LogSet_ready_written"]
+        out["dependent_chain"] = last - steps["LogSet_ready_written"]
     return out
 
 

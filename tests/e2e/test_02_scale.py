@@ -67,10 +67,10 @@ async def test_scale_out_then_in_drains_before_removing(world: World, operator: 
     assert len(survivors) == 2 and victim not in survivors
     # No session was lost: the drain moved them to the CNs that stay.
     assert sum(mo.sessions(_uuid(p)) for p in survivors.values()) == 30
-    # The admin calls came in the right order: drained first, forgotten after.
-    calls = [(c.method, c.work_state) for c in world.cluster.provider.calls if c.uuid == victim_uuid]
-    assert ("set_cn_work_state", WorkState.DRAINING) in calls
-    assert calls.index(("set_cn_work_state", WorkState.DRAINING)) < calls.index(("delete_cn_store", None))
+    # HAKeeper was asked in the right order, over morpc: drained first, forgotten after.
+    calls = [(c.method, c.work_state) for c in mo.calls if c.uuid == victim_uuid]
+    assert ("PATCH_CN_STORE", WorkState.DRAINING) in calls
+    assert calls.index(("PATCH_CN_STORE", WorkState.DRAINING)) < calls.index(("DELETE_CN_STORE", None))
     await world.wait_settled(r.CNSETS, "mo-tp")
 
 

@@ -79,9 +79,10 @@ async def test_a_lost_majority_is_reported_not_acted_on(world: World, operator: 
     # LogSet reports that, and no pod is deleted however long it lasts.
     async def reported() -> bool:
         ls = await world.get(r.LOGSETS, "mo")
-        return condition(ls, "Ready").get("reason") == "HAKeeperUnavailable"
+        hakeeper = condition(ls, "HAKeeper")
+        return hakeeper.get("status") == "False" and (await _failover(world)).get("reason") == "NoQuorum"
 
-    await eventually(reported, timeout=30, message="the LogSet reports HAKeeper unavailable")
+    await eventually(reported, timeout=30, message="the LogSet reports HAKeeper without a quorum")
     await asyncio.sleep(5)  # longer than storeFailureTimeout
     assert await _uids(world) == lost, "no pod of a log service without a quorum is replaced"
     cluster = await world.get(r.MATRIXONE_CLUSTERS, "mo")

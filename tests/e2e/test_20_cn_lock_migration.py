@@ -52,7 +52,7 @@ async def test_scale_in_waits_for_the_lock_service_before_removing_a_cn(
     await world.apply(world.cluster_manifest("mo", version="1.2.3", cnGroups=_tp(3)))
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=90)
     pods = await _cn_pods(world)
-    locks = mo.provider.locks
+    locks = mo.locks
     txn_seconds, locks.txn_seconds = locks.txn_seconds, 4.0
     try:
         for pod in pods.values():
@@ -87,9 +87,9 @@ async def test_scale_in_waits_for_the_lock_service_before_removing_a_cn(
         assert all(txns == 0 for deleting, txns in seen if deleting), "never deleted with transactions left"
     finally:
         locks.txn_seconds = txn_seconds
-    calls = [c.method for c in mo.provider.calls if c.uuid == uuid]
-    assert calls.index("set_restart_cn") < calls.index("delete_cn_store")
-    assert max(i for i, m in enumerate(calls) if m == "can_restart_cn") < calls.index("delete_cn_store")
+    calls = [c.method for c in mo.calls if c.uuid == uuid]
+    assert calls.index("SetRestartService") < calls.index("DELETE_CN_STORE")
+    assert max(i for i, m in enumerate(calls) if m == "CanRestartService") < calls.index("DELETE_CN_STORE")
     events = await _events(world, "mo-tp")
     assert "reason: MigratingLockTables" in events and "reason: LockTablesMigrated" in events
     assert sorted(await _cn_pods(world)) == sorted(set(pods) - {victim})

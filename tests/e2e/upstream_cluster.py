@@ -56,6 +56,7 @@ from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import buckets, identity, labels, names
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 
 from . import upstream_shapes as shapes
 from .harness import OperatorRunner, World, eventually
@@ -408,8 +409,13 @@ async def _cn_to_work(world: World, pod_name: str, set_name: str) -> None:
         return keeper is not None and uuid in keeper.stores[Component.CN]
 
     await eventually(registered, timeout=60, message=f"CN {pod_name} registered")
-    admin = world.cluster.provider.admin(names.discovery_address("mo", world.namespace))
-    await admin.set_cn_work_state(uuid, WorkState.WORKING)
+    provider = RpcAdminProvider(dialer=world.cluster.dialer)  # over morpc, as upstream's mocli
+    try:
+        await provider.admin(names.discovery_address("mo", world.namespace)).set_cn_work_state(
+            uuid, WorkState.WORKING
+        )
+    finally:
+        await provider.close()
     await world.client.patch(
         r.PODS, pod_name, {"metadata": {"annotations": {labels.CN_STATE: "Up"}}}, world.namespace
     )

@@ -21,10 +21,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from xxhash import xxh64_intdigest as xxh64
+
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config.tomlconfig import deep_merge, dumps, parse_user_config, set_in
-from mo_operator.matrixone.xxhash64 import xxh64
 
 Obj = dict[str, Any]
 START_SCRIPTS = Path(__file__).parent / "data" / "upstream-start"

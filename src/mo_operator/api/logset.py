@@ -75,7 +75,13 @@ class LogSetDiscovery(APIModel):
 class LogSetStatus(ConditionalStatus, RolloutStatus, FailoverStatus):
     """Observed state of a LogSet."""
 
-    discovery: LogSetDiscovery | None = opt("The HAKeeper discovery address, once the log service runs.")
+    discovery: LogSetDiscovery | None = opt(
+        "The HAKeeper discovery address, once the discovery Service and the log StatefulSet exist."
+    )
+    hakeeper_state: str | None = opt(
+        "HAKeeper's bootstrap state as it last answered (Created, Bootstrapping, "
+        "BootstrapCommandsReceived, BootstrapFailed, Running); the HAKeeper condition says whether it answers."
+    )
 
 
 class LogSet(Resource):

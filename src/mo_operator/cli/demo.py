@@ -2,7 +2,8 @@
 but Python.
 
 Starts the embedded control plane with the simulated MatrixOne, installs the
-CRDs, runs the operator and its webhooks in this process, applies an example
+CRDs, runs the operator and its webhooks in this process (reaching MatrixOne
+over morpc, as in production, with the simulated cluster's dialer), applies an example
 MatrixOneCluster (``examples/demo-cluster.yaml``, written as for the Go
 operator) and shows each set's progress until the cluster is Ready; then
 says how to look at it with kubectl, and keeps everything running until
@@ -36,6 +37,7 @@ from mo_operator.kube.selectors import selector_from_labels
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.labels import cluster_labels
+from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 from mo_operator.webhooks import api_claim_lookup, install_webhook_configurations, register
 
@@ -124,7 +126,9 @@ async def _demo(
             await install_webhook_configurations(
                 client, url_base=f"https://127.0.0.1:{webhooks.port}", ca_bundle=webhooks.certs.ca_bundle
             )
-        operator = Operator(client, cluster.provider, OperatorConfig())
+        admin = RpcAdminProvider(dialer=cluster.dialer)  # morpc to the simulated MatrixOne
+        cleanup.push_async_callback(admin.close)
+        operator = Operator(client, admin, OperatorConfig())
         task = asyncio.create_task(operator.run(), name="operator")
         cleanup.push_async_callback(_stop_operator, operator, task)
         example = example_cluster()

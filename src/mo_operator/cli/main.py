@@ -72,10 +72,12 @@ def control_plane(
 ) -> None:
     """Run the embedded API server, workload simulator and simulated MatrixOne until interrupted.
 
-    The kubeconfig also tells `mo-operator run --kubeconfig FILE` where the
-    simulated MatrixOne answers, so the operator needs no other flag."""
+    The simulated MatrixOne's address book is written beside the kubeconfig
+    (FILE.mo-addresses.json): `python -m mo_operator.testing.operator_process
+    --kubeconfig FILE ...` runs the operator against it, reaching MatrixOne over
+    morpc as on a real cluster."""
 
-    from mo_operator.matrixone.simulated.cluster import FAST_SIMULATOR
+    from mo_operator.matrixone.simulated.cluster import FAST_SIMULATOR, address_book_beside
 
     async def run() -> None:
         shutdown = Shutdown().install()
@@ -91,13 +93,17 @@ def control_plane(
         else:
             from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 
+            book = address_book_beside(kubeconfig)
             cluster = SimulatedCluster(
-                data_dir=data_dir, port=port, simulator_options=FAST_SIMULATOR if fast else None
+                data_dir=data_dir,
+                port=port,
+                simulator_options=FAST_SIMULATOR if fast else None,
+                address_book=book,
             )
             await cluster.start(kubeconfig)
-            assert cluster.control_plane is not None and cluster.admin_server is not None
+            assert cluster.control_plane is not None
             url, stop = cluster.control_plane.server.url, cluster.stop
-            click.echo(f"Simulated MatrixOne admin interface on {cluster.admin_server.url}")
+            click.echo(f"Simulated MatrixOne's address book written to {book}")
         click.echo(f"API server on {url}; kubeconfig written to {kubeconfig}")
         click.echo(f"  export KUBECONFIG={Path(kubeconfig).resolve()}")
         try:
@@ -246,10 +252,6 @@ def control_plane(
     help="Image (with the aws CLI) of the Job that deletes a released BucketClaim's data "
     "under the Delete policy.",
 )
-@click.option(
-    "--mo-admin-url", default=None, hidden=True, help="URL of a simulated MatrixOne's admin server (tests)."
-)
-@click.option("--mo-admin-token", default=None, hidden=True, help="Bearer token of that server.")
 @click.option(
     "--operator-config-dir",
     type=click.Path(file_okay=False),

@@ -1,8 +1,8 @@
 """``mo-operator run``: the operator process.
 
 Builds the API client (kubeconfig, or in-cluster when there is none), the
-MatrixOne admin interface (the simulated one a local control plane
-advertises in its kubeconfig, or MatrixOne's own interface), the webhook
+MatrixOne client (morpc, ``RpcAdminProvider``; its dialer is the system's
+unless a caller in Python passes another: the dev kit does), the webhook
 server (on every replica: admission must not depend on who leads) and the
 operator, and runs until SIGTERM/SIGINT, finishing in-flight reconciles on
 the way out. With leader election, losing the lease ends the process (exit
@@ -43,7 +43,8 @@ from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.webhook_certs import CertSource, DirectoryCerts, GeneratedCerts, shared_ca
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.admin import MOAdminProvider
-from mo_operator.matrixone.advertised_admin import advertised_admin
+from mo_operator.matrixone.rpc.connection import Dialer, open_connection
+from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 from mo_operator.webhooks import api_claim_lookup, inject_ca_bundle, install_webhook_configurations, register
 
 from . import diagnostics
@@ -75,8 +76,6 @@ class RunOptions:
     webhook_service: str
     webhook_url: str | None
     install_crds: bool
-    mo_admin_url: str | None
-    mo_admin_token: str | None
     api_poll_seconds: float
     """How often a start waiting for our CRDs looks whether they are served."""
     operator_config_dir: str | None
@@ -119,25 +118,6 @@ def bind_address(text: str) -> tuple[str, int] | None:
         return None
     host, _, port = text.rpartition(":")
     return host or "0.0.0.0", int(port)
-
-
-def admin_provider(options: RunOptions) -> MOAdminProvider:
-    """The simulated MatrixOne's admin server when one is named or advertised,
-    else MatrixOne's own interface."""
-    if options.mo_admin_url:
-        from mo_operator.matrixone.simulated.remote import RemoteAdminProvider
-
-        return RemoteAdminProvider(options.mo_admin_url, options.mo_admin_token or "")
-    found = advertised_admin(options.kubeconfig) if options.kubeconfig else None
-    if found is not None:
-        from mo_operator.matrixone.simulated.remote import RemoteAdminProvider
-
-        log.info("using the simulated MatrixOne at %s (from the kubeconfig)", found[0])
-        return RemoteAdminProvider(*found)
-    from mo_operator.matrixone.rpc.provider import RpcAdminProvider
-
-    provider: MOAdminProvider = RpcAdminProvider()
-    return provider
 
 
 async def start_webhooks(
@@ -218,9 +198,10 @@ def build_operator(
     return operator
 
 
-async def run_operator(options: RunOptions) -> int:
+async def run_operator(options: RunOptions, dialer: Dialer = open_connection) -> int:
     """Run until SIGTERM/SIGINT (exit code 0, at any stage), lost leadership,
-    a missing permission during setup or an unusable ``--operator-config-dir`` (1)."""
+    a missing permission during setup or an unusable ``--operator-config-dir`` (1).
+    ``dialer`` opens the connections to MatrixOne (``RpcAdminProvider``)."""
     try:
         upstream = (
             load_operator_config(Path(options.operator_config_dir))
@@ -247,7 +228,7 @@ async def run_operator(options: RunOptions) -> int:
     client = ApiClient(config, field_manager=FIELD_MANAGER, user_agent=agent, qps=api.qps, burst=api.burst)
     lease_client = ApiClient(config, field_manager=FIELD_MANAGER, user_agent=f"{agent}/leader-election")
     namespace = os.environ.get("POD_NAMESPACE") or client.namespace or "default"
-    admin = admin_provider(options)
+    admin = RpcAdminProvider(dialer=dialer)
     servers: list[WebhookServer | ProbeServer] = []
     try:
         try:
@@ -281,9 +262,7 @@ async def run_operator(options: RunOptions) -> int:
     finally:
         for server in servers:
             await server.stop()
-        close = getattr(admin, "close", None)
-        if close is not None:
-            await close()
+        await admin.close()
         await client.close()
         await lease_client.close()
     if operator.manager.lost_leadership:
@@ -292,11 +271,11 @@ async def run_operator(options: RunOptions) -> int:
     return 0
 
 
-def run(options: RunOptions) -> int:
+def run(options: RunOptions, dialer: Dialer = open_connection) -> int:
     """The operator's exit code; a port taken by another process is a ``CliError``
     naming the flag."""
     try:
-        return asyncio.run(run_operator(options))
+        return asyncio.run(run_operator(options, dialer))
     except OSError as e:
         ports = {
             options.webhook_port if options.webhooks else 0: "--webhook-port",

@@ -7,11 +7,11 @@ headless Service (store addresses), the metric Service (when Prometheus
 discovers it, see common/prometheus.py) and the immutable
 hashed ConfigMap.
 
-A TN needs its log service: until the LogSet has bootstrapped its HAKeeper
-the set waits, saying so in its Ready condition; the LogSet's own progress
-wakes it. A TN pod is Ready once its store registered in HAKeeper, so the
-StatefulSet's one-pod-at-a-time roll never takes the next TN down before
-the new one serves.
+A TN needs its log service: until its LogSet is Ready (at its latest
+generation, as upstream's ``GetDependencies``) the set waits, saying so in
+its Ready condition; the LogSet's own progress wakes it. Its pods are Ready
+as the kubelet reports them (upstream gives them no probe); the StatefulSet
+rolls them one at a time.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from mo_operator.kube.events import EventRecorder
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.kube.leader import LeaderElector
 from mo_operator.kube.manager import Manager
-from mo_operator.kube.objects import key_of, meta_of, name_of, namespace_of, spec_of
+from mo_operator.kube.objects import key_of, mapping_at, meta_of, name_of, namespace_of, spec_of
 from mo_operator.kube.probes import ProbeServer
 from mo_operator.kube.resource import Resource
 from mo_operator.matrixone import labels
@@ -52,6 +52,7 @@ from .common.bucketclaims import claims_of_logset, logsets_of_claim
 from .common.cache_transforms import CACHE_TRANSFORMS
 from .common.env import LOGSET_REF_INDEX, Caches, Env
 from .common.references import CONFIGMAP_NOT_FOUND, SECRET_NOT_FOUND, ReferenceLookup
+from .common.rpchealth import WARNING_REASONS as RPC_WARNING_REASONS
 from .common.settings import OperatorConfig
 from .common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
 from .condition_metrics import CONDITIONS
@@ -79,12 +80,12 @@ in-flight reconciles has its own timeout): a server that refuses them must not h
 up the exit."""
 WARNING_REASONS = frozenset(
     {
+        *RPC_WARNING_REASONS,
         "InvalidSpec",
         "InvalidConfig",
         "NoLogService",
         "RolloutStalled",
         "RolloutHalted",
-        "HAKeeperUnavailable",
         "StoresDown",
         "RepairingStores",
         "MajorityLost",
@@ -193,6 +194,21 @@ def dependents_of_logset(caches: Caches, res: Resource) -> Callable[[Mapping[str
     return mapper
 
 
+def dependents_of_dnset(caches: Caches) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
+    """Map a DNSet (or TNSet) to the CNSets of its namespace whose ``deps.dnSet`` names it:
+    a CNSet that has not started waits for it (``common/deps.py``)."""
+
+    def mapper(dnset: Mapping[str, Any]) -> Iterable[Request]:
+        namespace, name = namespace_of(dnset), name_of(dnset)
+        return [
+            Request(namespace, name_of(cn))
+            for cn in caches.list(r.CNSETS, namespace)
+            if mapping_at(cn, "deps", "dnSet", "metadata").get("name") == name
+        ]
+
+    return mapper
+
+
 class Operator:
     def __init__(
         self,
@@ -239,6 +255,7 @@ class Operator:
         *,
         reads: Iterable[Resource] = (),
         adds_finalizer: bool = True,
+        quiet_fields: frozenset[str] = frozenset(),
     ) -> Controller:
         """The controller of ``res``, watching it and ``owns``, reading ``reads`` besides."""
         caches = self.caches
@@ -252,6 +269,7 @@ class Operator:
             pause_annotation=PAUSE_ANNOTATION,
             warning_reasons=WARNING_REASONS,
             adds_finalizer=adds_finalizer,
+            quiet_fields=quiet_fields,
         )
         controller = Controller(name, reconciler, max_concurrent=self.config.workers)
         for informer in caches.informers(res):
@@ -283,6 +301,8 @@ class Operator:
             KruiseGuard(LogSetActor(env), env, Component.LOG),
             stateful,
             reads=TAKEOVER_READS,
+            # dependents wait for Ready, not for the address; HAKeeper's state only reports
+            quiet_fields=frozenset({"discovery", "hakeeperState"}),
         )
         self._watch(logsets, r.PODS, set_of_pod("LogSet"))
         self._watch(logsets, r.PVCS, set_of_pod("LogSet"))
@@ -311,6 +331,8 @@ class Operator:
             "cnset", r.CNSETS, KruiseGuard(CNSetActor(env), env, Component.CN), cn_owns, reads=TAKEOVER_READS
         )
         self._watch(cn, r.LOGSETS, dependents_of_logset(self.caches, r.CNSETS))
+        for tn_res in (r.DNSETS, r.TNSETS):
+            self._watch(cn, tn_res, dependents_of_dnset(self.caches))
         self._watch(cn, r.PVCS, set_of_pod("CNSet"))
         self._watch(cn, r.STORAGECLASSES, sets_of_storage_class(self.caches, "CNSet"))
         proxy_owns = (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS)

@@ -168,13 +168,16 @@ class ActorReconciler:
         warning_reasons: frozenset[str] = frozenset(),
         status_window: StatusWindow | None = None,
         adds_finalizer: bool = True,
+        quiet_fields: frozenset[str] = frozenset(),
     ) -> None:
         """``warning_reasons``: condition reasons announced as Warning Events (the others
         as Normal ones). ``status_window``: how non-urgent status writes are spaced
         (default: ``status_policy.DEFAULT_WINDOW``). ``adds_finalizer``: False for a kind
         whose deletion waits for nothing (``finalize`` has no work): an object then
         costs no finalizer write and no round trip before its first observe, and
-        ``finalizer`` is only removed where found."""
+        ``finalizer`` is only removed where found. ``quiet_fields``: top-level status
+        fields that only report (nothing waits for them to appear), whose appearing is
+        written with the next write rather than at once."""
         self.kind = kind
         self.actor = actor
         self.get = get
@@ -185,6 +188,7 @@ class ActorReconciler:
         self.adds_finalizer = adds_finalizer
         self.progress_requeue = progress_requeue
         self.warning_reasons = warning_reasons
+        self.quiet_fields = quiet_fields
         self._written: dict[tuple[str, str], _WrittenStatus] = {}
         self._failing: dict[tuple[str, str], str] = {}
         """The last error of each object whose reconciles fail, until one succeeds."""
@@ -354,7 +358,9 @@ class ActorReconciler:
             self.status_window.unchanged(key)
             return False
         trouble = warnings | self.warning_reasons
-        is_urgent = urgent(current, ctx.status, trouble) or _failure_news(current, ctx.status)
+        is_urgent = urgent(current, ctx.status, trouble, self.quiet_fields) or _failure_news(
+            current, ctx.status
+        )
         hold = self.status_window.wait(key, is_urgent)
         if hold > 0:
             ctx.requeue(hold)

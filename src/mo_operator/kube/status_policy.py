@@ -6,7 +6,8 @@ transition of every child: while a cluster converges, that is most of the
 operator's writes. So a status write is *urgent* only when it says
 something another controller or a user waits on: the first status, a new
 ``observedGeneration``, a top-level field or a condition that appears or
-goes (a LogSet's ``discovery``, which its dependents wait for), ``Ready``
+goes (unless the kind names the field one that only reports: ``quiet``),
+``Ready``
 changing status, a condition other than ``Synced`` turning True (a roll
 complete: the next component's turn), a reason named as trouble. Anything
 else (``Synced`` going back and forth, a roll starting, a reason or message
@@ -86,11 +87,17 @@ def _by_type(status: Mapping[str, Any]) -> dict[str, Condition]:
     return {str(c.get("type")): c for c in status.get("conditions") or ()}
 
 
-def urgent(before: Mapping[str, Any], after: Mapping[str, Any], warnings: Collection[str] = ()) -> bool:
-    """Whether the change from ``before`` to ``after`` must be written at once (see the module doc)."""
+def urgent(
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    warnings: Collection[str] = (),
+    quiet: Collection[str] = (),
+) -> bool:
+    """Whether the change from ``before`` to ``after`` must be written at once (see the
+    module doc); ``quiet``: top-level fields whose appearing no one waits for."""
     if not before or before.get("observedGeneration") != after.get("observedGeneration"):
         return True
-    if set(before) != set(after):
+    if set(before) - set(quiet) != set(after) - set(quiet):
         return True
     old, new = _by_type(before), _by_type(after)
     if set(old) != set(new):

@@ -67,11 +67,45 @@ from typing import Protocol
 
 
 class AdminError(Exception):
-    """A call to the running cluster failed (unreachable, timed out, refused)."""
+    """A call to the running cluster failed. Every one is one of the ``Failure`` classes
+    (``failure_of``), which tell a controller whether to wait or to report its own fault."""
 
 
-class StoreNotFound(AdminError):
+class NotYet(AdminError):
+    """MatrixOne answered, and said not yet: no HAKeeper yet, not bootstrapped, no quorum,
+    or an error of its own. Wait."""
+
+
+class Unreachable(AdminError):
+    """No answer: connection refused or reset, a name that does not resolve, no answer
+    before the deadline. Wait, as the Go operator would; say so after a while."""
+
+
+class ClientFault(AdminError):
+    """The operator's own client is at fault: an answer it cannot decode (a bad frame or
+    message, a checksum mismatch, an unknown value) or ``ErrNotSupported`` for a call
+    MatrixOne should know. Waiting does not help: report it and fall back."""
+
+
+class StoreNotFound(NotYet):
     """HAKeeper does not know the store (never registered, or already deleted)."""
+
+
+class Failure(enum.Enum):
+    """The three ways a call to MatrixOne fails, as a controller must tell them apart."""
+
+    NOT_YET = "NotYet"
+    UNREACHABLE = "Unreachable"
+    CLIENT_FAULT = "ClientFault"
+
+
+def failure_of(error: AdminError) -> Failure:
+    """Which of the three ``error`` is (an ``AdminError`` of no finer class: not yet)."""
+    if isinstance(error, ClientFault):
+        return Failure.CLIENT_FAULT
+    if isinstance(error, Unreachable):
+        return Failure.UNREACHABLE
+    return Failure.NOT_YET
 
 
 class WorkState(enum.Enum):
@@ -108,6 +142,11 @@ class HAKeeperPhase(enum.Enum):
     BOOTSTRAP_COMMANDS_RECEIVED = 2
     BOOTSTRAP_FAILED = 3
     RUNNING = 4
+
+    @property
+    def mo_name(self) -> str:
+        """MatrixOne's name without its ``HAKeeper`` prefix: ``Running``, ``BootstrapFailed``, …"""
+        return "".join(part.capitalize() for part in self.name.split("_"))
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,10 @@ CN_SQL: Final = 6001
 CN_RPC: Final = 6002
 """CN pipeline RPC ``listen-address`` port and ``port-base``."""
 CN_LOCK_SERVICE: Final = 6003
+CN_QUERY: Final = 6004
+"""The CN query service (``QueryAddress`` in HAKeeper): MatrixOne gives its services ports
+from ``port-base`` in slot order, pipeline, lock, query (matrixone ``pkg/cnservice/service_ports.go``,
+``pkg/util/address``), so 6002 + 2."""
 CN_PYTHON_UDF_DEFAULT: Final = 50051
 """Default port of the python-udf sidecar, reached on localhost."""
 

@@ -21,7 +21,7 @@ nothing imports it but tests and benchmarks.
 from mo_operator.localcluster.envtest import free_port
 
 from .cleanup import NAMESPACES, OUR_FINALIZERS, PERSISTENT_VOLUMES
-from .cluster_process import ClusterProcess, Unreachable
+from .cluster_process import ClusterProcess
 from .concurrency import bounded
 from .kubectl import Kubectl
 from .manifests import (
@@ -55,7 +55,6 @@ __all__ = [
     "OperatorRunner",
     "Shape",
     "Unmet",
-    "Unreachable",
     "World",
     "Write",
     "bounded",

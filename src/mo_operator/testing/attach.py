@@ -5,8 +5,9 @@ so that figures on either server are taken alike.
 
     python -m mo_operator.testing.attach REAL_KUBECONFIG OUT_KUBECONFIG
 
-writes ``OUT_KUBECONFIG``, a copy of the real one advertising the admin
-interface, once both run, and runs until SIGTERM.
+writes ``OUT_KUBECONFIG`` (a copy of the real one) once both run, keeps the
+simulated MatrixOne's address book beside it (``address_book_beside``), and
+runs until SIGTERM.
 """
 
 from __future__ import annotations
@@ -17,19 +18,18 @@ import shutil
 import signal
 import sys
 
-from mo_operator.matrixone.simulated.cluster import FAST_SIMULATOR, SimulatedCluster
-from mo_operator.matrixone.simulated.remote import publish
+from mo_operator.matrixone.simulated.cluster import FAST_SIMULATOR, SimulatedCluster, address_book_beside
 
 
 async def attach(real_kubeconfig: str, out: str) -> None:
     """Run the simulation against ``real_kubeconfig``; write ``out`` (see the module doc)."""
-    cluster = SimulatedCluster(attach_to=real_kubeconfig, simulator_options=FAST_SIMULATOR)
+    cluster = SimulatedCluster(
+        attach_to=real_kubeconfig, simulator_options=FAST_SIMULATOR, address_book=address_book_beside(out)
+    )
     await cluster.start()
     try:
-        assert cluster.admin_server is not None
         tmp = out + ".tmp"
         shutil.copy(real_kubeconfig, tmp)
-        publish(tmp, cluster.admin_server.url, cluster.admin_server.token)
         os.replace(tmp, out)  # whole: the parent reads it as soon as it exists
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -7,10 +7,11 @@ On the embedded control plane that process is ``mo-operator control-plane``
 (``--fast``: quick kubelets and room for thousands of pods, or
 ``--no-simulator``: an API server alone). On a real API server it is the
 kubelet-mode simulator with the simulated MatrixOne (``python -m
-mo_operator.testing.attach``), which advertises its admin interface in a
-private copy of the kubeconfig; with no simulator, the real server alone. An
-operator in the benchmark's process reaches MatrixOne through the advertised
-admin interface, as ``mo-operator run`` does.
+mo_operator.testing.attach``); with no simulator, the real server alone.
+Either writes its simulated MatrixOne's address book beside the kubeconfig
+(``address_book_beside``): an operator in the benchmark's process reaches
+MatrixOne over morpc, as on a real cluster, with the dialer that reads it. Where
+no MatrixOne runs, no name resolves, as a HAKeeper that does not exist.
 """
 
 from __future__ import annotations
@@ -18,27 +19,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, cast
 
-from mo_operator.matrixone.admin import AdminError, MOAdmin, MOAdminProvider
-from mo_operator.matrixone.simulated.remote import RemoteAdminProvider, discover
-
-
-class Unreachable:
-    """The admin interface where no MatrixOne runs (an API server alone): every
-    call fails as an unreachable HAKeeper would, so an operator there still
-    builds, syncs and reconciles."""
-
-    def admin(self, discovery_address: str) -> MOAdmin:
-        return cast(MOAdmin, self)
-
-    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
-        async def fail(*_a: Any, **_kw: Any) -> Any:
-            raise AdminError(f"{name}: no MatrixOne on this cluster")
-
-        return fail
+from mo_operator.matrixone.simulated.cluster import address_book_beside
+from mo_operator.matrixone.simulated.rpc.addressbook import BookDialer, file_dialer
 
 
 class ClusterProcess:
@@ -51,13 +35,10 @@ class ClusterProcess:
         self.pid = pid
         """The embedded control plane's process (its CPU time is a figure); None on a real server."""
         self._proc = proc
-        self.admin_server: RemoteAdminProvider | None = discover(kubeconfig)
-        """The simulated MatrixOne's admin interface (its URL and token), if one runs."""
-
-    @property
-    def provider(self) -> MOAdminProvider:
-        """The admin interface an operator in this process uses."""
-        return self.admin_server if self.admin_server is not None else Unreachable()
+        self.address_book: Path | None = address_book_beside(kubeconfig)
+        """Where the simulated MatrixOne keeps its address book (absent: none runs)."""
+        self.dialer: BookDialer = file_dialer(self.address_book)
+        """The dialer of an operator in this process."""
 
     @classmethod
     def joined(cls, kubeconfig: Path) -> ClusterProcess:
@@ -66,8 +47,6 @@ class ClusterProcess:
         return cls(kubeconfig, None)
 
     async def stop(self) -> None:
-        if self.admin_server is not None:
-            await self.admin_server.close()
         proc, self._proc = self._proc, None
         if proc is not None and proc.returncode is None:
             proc.terminate()
@@ -95,7 +74,7 @@ async def start_cluster_process(
         sys.executable, *args, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
     )
     try:
-        await _wait_for_kubeconfig(kubeconfig, proc, need_admin=simulator)
+        await _wait_for(kubeconfig, proc, address_book=simulator)
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
@@ -104,17 +83,14 @@ async def start_cluster_process(
     return ClusterProcess(kubeconfig, None if real_kubeconfig else proc.pid, proc)
 
 
-async def _wait_for_kubeconfig(path: Path, proc: asyncio.subprocess.Process, need_admin: bool) -> None:
-    """Until the process has written its kubeconfig (advertising the admin interface
-    when it runs MatrixOne): it writes it once its servers answer."""
+async def _wait_for(kubeconfig: Path, proc: asyncio.subprocess.Process, *, address_book: bool) -> None:
+    """Until the process has written its kubeconfig (and, when it runs MatrixOne, its
+    address book): it writes them once its servers answer."""
+    wanted = [kubeconfig, *([address_book_beside(kubeconfig)] if address_book else [])]
     for _ in range(600):
         if proc.returncode is not None:
             raise RuntimeError(f"the cluster process exited with {proc.returncode}")
-        if path.exists() and path.stat().st_size > 0:
-            try:
-                if not need_admin or discover(path) is not None:
-                    return
-            except Exception:  # being written: read again
-                pass
+        if all(path.exists() and path.stat().st_size > 0 for path in wanted):
+            return
         await asyncio.sleep(0.05)
     raise RuntimeError("the cluster process did not start")

@@ -2,6 +2,11 @@
 tests: in this process (fast; its client's writes countable, its idleness
 observable) or as a child process a scenario kills with SIGKILL.
 
+Either way it reaches the simulated MatrixOne over morpc with the product's
+client (``RpcAdminProvider``), constructed with the world's dialer; the child
+process is the product's ``run`` started by the kit's entry module
+(``operator_process``), which gives it the dialer of the address book file.
+
 In this process it is watched through the runtime's own observation points,
 nothing in it patched (``observation``): a benchmark times its reconciles and
 writes there, with the product's timings and its own worker count and rate
@@ -39,6 +44,7 @@ from mo_operator.kube.status_policy import StatusWindow
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.localcluster.envtest import free_port
+from mo_operator.matrixone.rpc.provider import DEFAULT_TIMEOUT, RpcAdminProvider
 from mo_operator.webhooks import (
     api_claim_lookup,
     configuration_names,
@@ -86,13 +92,16 @@ class OperatorRunner:
         record_writes: bool = True,
         status_window: float | None = None,
         strict_reads: bool = True,
+        rpc_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         """``qps``: the client's rate limit (None: none); ``record_writes``: keep every
         write in ``seen`` (off where the memory of the process is measured);
         ``status_window``: seconds between non-urgent status writes of one object
         (None: the product's); ``strict_reads``: a reconcile reading a cache its
         controller did not declare fails, and ``stop`` names it (benchmarks measure
-        the product as shipped, without the check)."""
+        the product as shipped, without the check); ``rpc_timeout``: what bounds each
+        call to MatrixOne (the product's 10 s unless a scenario that stalls MatrixOne
+        wants to see it sooner)."""
         self.world = world
         self.refused = refused
         self.settings = settings
@@ -100,6 +109,9 @@ class OperatorRunner:
         self.record_writes = record_writes
         self.status_window = status_window
         self.strict_reads = strict_reads
+        self.rpc_timeout = rpc_timeout
+        self.admin: RpcAdminProvider | None = None
+        """The in-process operator's MatrixOne client."""
         self.undeclared = UndeclaredReads()
         self.seen = Observation()
         """What the in-process operator's observation points saw."""
@@ -122,7 +134,8 @@ class OperatorRunner:
         config = {"settings": self.settings, **config}
         if self.strict_reads:
             CONTROLLER_LOG.addHandler(self.undeclared)
-        self.operator = Operator(self.client, self.world.cluster.provider, OperatorConfig(**config))
+        self.admin = RpcAdminProvider(dialer=self.world.cluster.dialer, timeout=self.rpc_timeout)
+        self.operator = Operator(self.client, self.admin, OperatorConfig(**config))
         for controller in self.operator.controllers:
             controller.observers.append(self.seen)
             controller.strict_reads = self.strict_reads
@@ -233,6 +246,9 @@ class OperatorRunner:
         if self.webhooks is not None:
             await self.stop_webhooks()
         client, self.operator, self.client, self._task = self.client, None, None, None
+        if self.admin is not None:
+            await self.admin.close()
+            self.admin = None
         await self.kill()
         CONTROLLER_LOG.removeHandler(self.undeclared)
         if client is not None:
@@ -244,7 +260,8 @@ class OperatorRunner:
         )
 
     async def spawn(self, *extra: str, identity: str | None = None) -> asyncio.subprocess.Process:
-        """Run ``mo-operator run`` as a child process against the world's cluster."""
+        """Run the operator (the product's ``mo-operator run``, through ``operator_process``)
+        as a child process against the world's cluster."""
         if self.process is not None and self.process.returncode is None:
             raise RuntimeError("this runner's operator still runs: kill it first (two would both write)")
         self._probe_port = free_port()
@@ -269,16 +286,18 @@ class OperatorRunner:
         return False
 
     def _run_args(self, identity: str | None) -> list[str]:
-        """``mo-operator run`` with the world's cluster, simulated MatrixOne and timings."""
-        admin = self.world.cluster.admin_server
-        assert admin is not None
+        """``mo-operator run``'s flags with the world's cluster and timings, and the address
+        book of its simulated MatrixOne."""
+        book = self.world.cluster.address_book
+        assert book is not None, "the world's simulated MatrixOne keeps no address book file"
         return [
             sys.executable,
             "-m",
-            "mo_operator.cli",
+            "mo_operator.testing.operator_process",
+            "--mo-address-book",
+            str(book),
             "--log-level",
             "WARNING",
-            "run",
             "--kubeconfig",
             str(self.world.kubeconfig),
             "--health-probe-bind-address",
@@ -286,10 +305,6 @@ class OperatorRunner:
             "--metrics-bind-address",
             "0",
             "--no-webhooks",
-            "--mo-admin-url",
-            admin.url,
-            "--mo-admin-token",
-            admin.token,
             "--identity",
             identity or f"e2e-{uuid.uuid4().hex[:6]}",
             "--poll-seconds",

@@ -14,5 +14,9 @@ those of ``control-plane --fast``, on three nodes of a kubelet's default size (1
 rather than its four large ones, with quicker jobs."""
 MO_SETTINGS = MOSettings(store_timeout=1.0, tick_seconds=0.1, drain_seconds=1.0)
 OPERATOR_SETTINGS = OperatorSettings(
-    busy_poll_seconds=0.2, poll_seconds=1.0, rollout_stall_seconds=3.0, drain_timeout_seconds=30.0
+    busy_poll_seconds=0.2,
+    poll_seconds=1.0,
+    rollout_stall_seconds=3.0,
+    drain_timeout_seconds=30.0,
+    rpc_patience_seconds=4.0,
 )

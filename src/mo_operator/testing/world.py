@@ -210,19 +210,24 @@ class World:
         await cleanup.delete_namespaces(self.client, self.namespaces, timeout)
 
 
-def _in_process(real_kubeconfig: str | None, data_dir: Path) -> SimulatedCluster:
+def _in_process(real_kubeconfig: str | None, workdir: Path) -> SimulatedCluster:
+    """The world's cluster in this process; its simulated MatrixOne's address book in
+    ``workdir``, for an operator the scenario runs as a child process."""
+    book = workdir / "mo-addresses.json"
     if real_kubeconfig:  # the kubelets' timing; the controllers are the real ones
         return SimulatedCluster(
             attach_to=real_kubeconfig,
             simulator_options=FAST_SIMULATOR,
             mo_settings=MO_SETTINGS,
             refresh_interval=0.05,
+            address_book=book,
         )
     return SimulatedCluster(
-        data_dir=data_dir,  # so a scenario can restart the API server over its state
+        data_dir=workdir / "etcd",  # so a scenario can restart the API server over its state
         simulator_options=FAST_SIMULATOR,
         mo_settings=MO_SETTINGS,
         refresh_interval=0.05,
+        address_book=book,
     )
 
 
@@ -235,7 +240,7 @@ async def _start(
         return process, process.kubeconfig
     if not simulator:
         raise ValueError("a cluster in this process always simulates: ask for one apart")
-    cluster = _in_process(real_kubeconfig, workdir / "etcd")
+    cluster = _in_process(real_kubeconfig, workdir)
     if real_kubeconfig:
         await cluster.start()
         return cluster, Path(real_kubeconfig)

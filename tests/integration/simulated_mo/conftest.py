@@ -19,6 +19,7 @@ from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
 from mo_operator.matrixone.config import log as log_config
 from mo_operator.matrixone.discovery import logset_endpoint
+from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 from mo_operator.matrixone.simulated import Settings, SimulatedMatrixOne, install_simulated_matrixone
 
 NS = "mo-test"
@@ -40,11 +41,13 @@ async def eventually(check: Callable[[], Any], timeout: float = 15.0, interval: 
 
 
 class MOCluster:
-    """The API (as a raw-dict client) and the simulated MatrixOne running on it."""
+    """The API (as a raw-dict client), the simulated MatrixOne running on it, and the
+    operator's morpc client reaching it (``provider``)."""
 
     def __init__(self, api: KubeApi, mo: SimulatedMatrixOne) -> None:
         self.api = api
         self.mo = mo
+        self.provider = RpcAdminProvider(dialer=mo.dialer, timeout=1.0, connect_timeout=0.5)
 
     async def pod(self, name: str) -> dict[str, Any]:
         found = await self.api.get(POD, NS, name)
@@ -164,9 +167,11 @@ async def mo_cluster(control_plane: Any) -> AsyncIterator[MOCluster]:
     )
     api = KubeApi(test_client, "simulated-mo-tests")
     await api.create(NAMESPACE, {"metadata": {"name": NS}})
+    cluster = MOCluster(api, mo)
     try:
-        yield MOCluster(api, mo)
+        yield cluster
     finally:
+        await cluster.provider.close()
         await mo.stop()
         await sim.stop()
         await sim_client.close()

@@ -1,4 +1,4 @@
-"""The simulated MatrixOne driven only by API objects, reached only through ``MOAdmin``."""
+"""The simulated MatrixOne driven only by API objects, reached only over morpc (``RpcAdminProvider``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ DISCOVERY = names.discovery_address("mo", NS)
 
 async def _state(cluster: MOCluster) -> HAKeeperState | None:
     try:
-        return await cluster.mo.provider.admin(DISCOVERY).hakeeper_state()
+        return await cluster.provider.admin(DISCOVERY).hakeeper_state()
     except AdminError:
         return None
 
@@ -55,7 +55,7 @@ async def test_bootstrap_then_registration_then_drain(mo_cluster: MOCluster) -> 
     a, b = uuids
     assert a is not None and b is not None
     c.mo.set_sessions(a, 6)
-    admin = c.mo.provider.admin(DISCOVERY)
+    admin = c.provider.admin(DISCOVERY)
     await admin.set_cn_work_state(a, WorkState.DRAINING)
     await eventually(lambda: _not_ready(c, cns[0]))
     assert await c.condition(cns[0], labels.CN_STORE_READINESS) == "False"
@@ -89,6 +89,8 @@ async def test_bad_image_and_invalid_config_never_become_ready(mo_cluster: MOClu
     await c.config_map("broken-config", {"config.toml": "service-type = "})
     for i in range(3):
         await c.run(Component.LOG, "mo", i)
+    await c.set_config(Component.TN, "mo")
+    await c.run(Component.TN, "mo", 0)  # a CN starts once HAKeeper lists a TN
     await c.set_config(Component.CN, "mo-tp")
     good = await c.run(Component.CN, "mo-tp", 0)
     bad = await c.run(Component.CN, "mo-tp", 1, image="matrixorigin/matrixone:9.9.9-bad")

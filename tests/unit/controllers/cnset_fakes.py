@@ -53,7 +53,13 @@ def logset() -> Obj:
         "kind": "LogSet",
         "metadata": {"name": "mo", "namespace": NS, "uid": "uid-mo", "resourceVersion": "1"},
         "spec": {"replicas": 3, "sharedStorage": {"s3": {"path": "bucket/mo"}}},
-        "status": {"discovery": {"address": "mo-log-discovery.ns.svc", "port": 32001}},
+        "status": {
+            "discovery": {"address": "mo-log-discovery.ns.svc", "port": 32001},
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "AllStoresReady"},
+                {"type": "Synced", "status": "True", "reason": "Synced"},
+            ],
+        },
     }
 
 

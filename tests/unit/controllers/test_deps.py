@@ -14,15 +14,41 @@ Obj = dict[str, Any]
 S3 = {"s3": {"path": "bucket/mo", "type": "minio"}}
 
 
-def logset(name: str = "mo", namespace: str = "ns", *, replicas: int = 3, discovery: bool = True) -> Obj:
-    status: Obj = {}
+def ready(*, synced: bool = True, observed: int = 1) -> Obj:
+    """The conditions and observedGeneration of an object Ready (and Synced) at generation 1."""
+    return {
+        "observedGeneration": observed,
+        "conditions": [
+            {"type": "Ready", "status": "True", "reason": "AllStoresReady"},
+            {"type": "Synced", "status": str(synced), "reason": "Synced"},
+        ],
+    }
+
+
+def logset(
+    name: str = "mo",
+    namespace: str = "ns",
+    *,
+    replicas: int = 3,
+    discovery: bool = True,
+    is_ready: bool = True,
+) -> Obj:
+    status: Obj = ready() if is_ready else {}
     if discovery:
         status["discovery"] = {"address": f"{name}-log-discovery.{namespace}.svc", "port": 32001}
     return {
         "kind": "LogSet",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, "generation": 1},
         "spec": {"replicas": replicas, "sharedStorage": S3},
         "status": status,
+    }
+
+
+def dnset(name: str = "mo", status: Obj | None = None, kind: str = "DNSet") -> Obj:
+    return {
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "ns", "generation": 1},
+        "status": status or {},
     }
 
 
@@ -63,12 +89,40 @@ def test_no_log_service_named() -> None:
 
 def test_a_missing_logset_is_waited_for() -> None:
     got = resolve(caches(logset("other")), cnset(ref("mo")), V2)
-    assert got == Waiting("WaitingForLogSet", "LogSet ns/mo does not exist yet")
+    assert got == Waiting("WaitingForLogSet", "waiting for LogSet ns/mo to be Ready")
 
 
-def test_a_logset_without_discovery_has_not_bootstrapped() -> None:
+def test_a_logset_without_discovery_has_not_published_its_address() -> None:
     got = resolve(caches(logset(discovery=False)), cnset(ref("mo")), V2)
-    assert got == Waiting("WaitingForLogSet", "LogSet ns/mo has not bootstrapped its HAKeeper yet")
+    assert got == Waiting("WaitingForLogSet", "waiting for LogSet ns/mo to be Ready")
+
+
+def test_a_set_starts_once_its_logset_is_ready_and_synced_at_its_generation_as_upstream() -> None:
+    """``GetDependencies``: a DNSet, CNSet or ProxySet waits for its LogSet ``Ready`` at
+    its latest generation (our ``Synced`` settles later, by design, and is not waited
+    for); a set already running keeps going through the LogSet's own rolls."""
+    waiting = Waiting("WaitingForLogSet", "waiting for LogSet ns/mo to be Ready")
+    settling = {**logset(), "status": {**logset()["status"], **ready(synced=False)}}
+    assert isinstance(resolve(caches(settling), cnset(ref("mo")), V2, started=False), LogService)
+    for not_yet in (
+        logset(is_ready=False),
+        {**logset(), "status": {**logset()["status"], **ready(observed=0)}},
+    ):
+        assert resolve(caches(not_yet), cnset(ref("mo")), V2, started=False) == waiting
+        assert isinstance(resolve(caches(not_yet), cnset(ref("mo")), V2, started=True), LogService)
+    assert isinstance(resolve(caches(logset()), cnset(ref("mo")), V2, started=False), LogService)
+
+
+def test_a_cnset_that_names_its_dnset_waits_for_it_too() -> None:
+    deps = {**ref("mo"), "dnSet": {"metadata": {"name": "mo"}}}
+    waiting = Waiting("WaitingForDependencies", "waiting for LogSet ns/mo and DNSet ns/mo to be Ready")
+    assert resolve(caches(logset()), cnset(deps), V2, started=False) == waiting
+    assert resolve(caches(logset(), dnset()), cnset(deps), V2, started=False) == waiting, (
+        "one message all along"
+    )
+    for tn in (dnset(status=ready()), dnset(status=ready(), kind="TNSet")):
+        assert isinstance(resolve(caches(logset(), tn), cnset(deps), V2, started=False), LogService)
+    assert isinstance(resolve(caches(logset()), cnset(deps), V2, started=True), LogService)
 
 
 def test_the_discovery_address_and_shared_storage_of_the_logset() -> None:

@@ -1,7 +1,9 @@
 """The LogSet actor on hand-built caches and a HAKeeper fake: the bootstrap decision
 recorded before anything runs, the S3 path held before a pod exists, the objects one
-round writes, that a round over what the last one wrote writes nothing, how its
-Ready condition follows HAKeeper, and how a config change rolls and is collected."""
+round writes, that a round over what the last one wrote writes nothing, that it
+publishes its discovery address and is Ready as upstream's (its objects and its pods,
+no HAKeeper round trip), how it reports HAKeeper, and how a config change rolls and is
+collected."""
 
 from __future__ import annotations
 
@@ -14,7 +16,14 @@ from mo_operator.controllers.common.env import Settings
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.logset import LogSetActor
 from mo_operator.matrixone import labels, names
-from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState
+from mo_operator.matrixone.admin import (
+    AdminError,
+    ClientFault,
+    HAKeeperPhase,
+    HAKeeperState,
+    NotYet,
+    Unreachable,
+)
 from mo_operator.matrixone.bootstrap import encode_annotation, plan_bootstrap
 
 from .controller_fakes import NOW, FakeCaches, RecordingClient, condition, context, make_env
@@ -33,10 +42,11 @@ WRITTEN = [
 
 
 class FakeHAKeeper:
-    """The log service's HAKeeper: answers with ``phase``, or does not answer (None)."""
+    """The log service's HAKeeper: answers with ``phase``, or fails with ``error``."""
 
-    def __init__(self, phase: HAKeeperPhase | None) -> None:
+    def __init__(self, phase: HAKeeperPhase | None, error: AdminError | None = None) -> None:
         self.phase = phase
+        self.error = error or Unreachable("connection refused")
         self.asked: list[str] = []
 
     def admin(self, address: str) -> FakeHAKeeper:
@@ -45,7 +55,7 @@ class FakeHAKeeper:
 
     async def hakeeper_state(self) -> HAKeeperState:
         if self.phase is None:
-            raise AdminError("connection refused")
+            raise self.error
         return HAKeeperState(self.phase, 1)
 
 
@@ -76,12 +86,14 @@ def a_logset(*, bootstrapped: bool = False, recorded: bool = True, **spec: Any) 
 
 
 async def one_round(
-    obj: Obj, *cached: Obj, hakeeper: FakeHAKeeper | None = None
+    obj: Obj, *cached: Obj, hakeeper: FakeHAKeeper | None = None, actor: LogSetActor | None = None
 ) -> tuple[list[tuple[str, str, str, Any]], Any]:
     """One reconcile: the writes its plan made and its context."""
     env = replace(make_env(FakeCaches(*cached)), admin=cast(Any, hakeeper or FakeHAKeeper(None)))
+    if actor is not None:
+        actor.env = env
     ctx = context(obj)
-    plan = await LogSetActor(env).observe(ctx)
+    plan = await (actor or LogSetActor(env)).observe(ctx)
     if plan is not None:
         await plan(ctx)
     return cast(RecordingClient, env.client).calls, ctx
@@ -161,23 +173,31 @@ async def test_a_logset_writes_its_configs_services_and_statefulset_then_nothing
     sts = calls[-1][3]
     mounted = {v.get("configMap", {}).get("name") for v in sts["spec"]["template"]["spec"]["volumes"]}
     assert {calls[0][2], "mo-log-bootstrap", "mo-log-gossip"} <= mounted
-    assert _reason(ctx)[:2] == ("False", "Bootstrapping")
-    assert "discovery" not in ctx.status
+    assert _reason(ctx) == ("False", "StoresNotReady", "0/3 log stores ready")
+    assert ctx.status["discovery"] == {"address": names.discovery_host("mo", NS), "port": 32001}, (
+        "published once the discovery Service and the StatefulSet exist, as upstream's"
+    )
 
     again, _ = await one_round(obj, *applied(calls))
     assert again == [], "a round over what the last one wrote writes nothing"
 
 
-async def test_a_new_logset_reports_every_field_and_condition_but_discovery_at_once() -> None:
+async def test_a_new_logset_reports_every_field_and_condition_at_once() -> None:
     _, first = await one_round(a_logset(recorded=False))
     calls, _ = await one_round(a_logset())
     cached = [*running(applied(calls)[-1]), *applied(calls)[:-1]]
     _, ready = await one_round(a_logset(), *cached, hakeeper=FakeHAKeeper(HAKeeperPhase.RUNNING))
     conditions = {c["type"] for c in first.status["conditions"]}
-    assert set(first.status) | {"discovery"} == set(ready.status)
+    assert set(first.status) | {"hakeeperState"} == set(ready.status)
     assert conditions | {"Failover"} == {c["type"] for c in ready.status["conditions"]}
     assert _reason(first, "UpToDate")[:2] == ("False", "Applying"), "its first round writes the workload"
-    assert _reason(first)[:2] == ("False", "Bootstrapping")
+    assert _reason(first)[:2] == ("False", "StoresNotReady")
+    assert _reason(first, "HAKeeper")[:2] == ("False", "WaitingForLogStores")
+    cached = [*running(applied(calls)[-1], not_ready=frozenset({2})), *applied(calls)[:-1]]
+    hakeeper = FakeHAKeeper(HAKeeperPhase.BOOTSTRAPPING)
+    _, some = await one_round(a_logset(), *cached, hakeeper=hakeeper)
+    assert hakeeper.asked == [], "no HAKeeper before every initial member runs: nothing to ask"
+    assert _reason(some, "HAKeeper")[:2] == ("False", "WaitingForLogStores")
 
 
 async def test_a_logset_on_s3_claims_its_path_before_it_runs_anything() -> None:
@@ -186,7 +206,7 @@ async def test_a_logset_on_s3_claims_its_path_before_it_runs_anything() -> None:
     assert [(c[0], c[1]) for c in calls] == [("create", "BucketClaim")]
 
 
-async def test_once_hakeeper_bootstraps_the_logset_publishes_its_discovery_address() -> None:
+async def test_ready_follows_the_pods_and_hakeeper_is_reported_not_waited_on() -> None:
     first, _ = await one_round(a_logset())
     hakeeper = FakeHAKeeper(HAKeeperPhase.RUNNING)
     calls, ctx = await one_round(
@@ -194,18 +214,55 @@ async def test_once_hakeeper_bootstraps_the_logset_publishes_its_discovery_addre
     )
     assert calls == []
     assert hakeeper.asked == [names.discovery_address("mo", NS)]
-    assert ctx.status["discovery"] == {"address": names.discovery_host("mo", NS), "port": 32001}
-    assert _reason(ctx) == ("True", "AllStoresReady", "3 log stores ready, HAKeeper running")
+    assert _reason(ctx) == ("True", "AllStoresReady", "3 log stores ready")
+    assert _reason(ctx, "HAKeeper") == ("True", "Running", "HAKeeper is running; 0/0 log stores up")
+    assert ctx.status["hakeeperState"] == "Running"
     assert _reason(ctx, "UpToDate")[:2] == ("True", "RolloutComplete")
     assert [s["phase"] for s in ctx.status["availableStores"]] == ["Up"] * 3
 
+    _, booting = await one_round(
+        a_logset(),
+        *running(applied(first)[-1]),
+        *applied(first)[:-1],
+        hakeeper=FakeHAKeeper(HAKeeperPhase.BOOTSTRAPPING),
+    )
+    assert _reason(booting)[:2] == ("True", "AllStoresReady"), "HAKeeper is no gate upstream has"
+    assert _reason(booting, "HAKeeper") == ("False", "Bootstrapping", "HAKeeper is Bootstrapping")
+    assert booting.requeue_after is not None and booting.requeue_after <= Settings().busy_poll_seconds
 
-async def test_a_bootstrapped_logset_whose_hakeeper_does_not_answer_says_so() -> None:
+
+async def test_the_three_ways_hakeeper_fails_are_told_apart() -> None:
+    """Not yet: wait. Unreachable: wait, and past the patience a Warning naming the address.
+    The client at fault: a Warning at once."""
     first, _ = await one_round(a_logset())
     cached = [*running(applied(first)[-1]), *applied(first)[:-1]]
-    _, ctx = await one_round(a_logset(bootstrapped=True), *cached, hakeeper=FakeHAKeeper(None))
-    assert _reason(ctx) == ("False", "HAKeeperUnavailable", "HAKeeper does not answer (3/3 log stores ready)")
-    assert ctx.requeue_after is not None and ctx.requeue_after <= Settings().busy_poll_seconds
+    actor = LogSetActor(make_env(FakeCaches()))
+    address = names.discovery_address("mo", NS)
+
+    _, ctx = await one_round(
+        a_logset(), *cached, hakeeper=FakeHAKeeper(None, NotYet("no HAKeeper yet")), actor=actor
+    )
+    assert _reason(ctx, "HAKeeper")[:2] == ("False", "Bootstrapping")
+    assert _reason(ctx)[:2] == ("True", "AllStoresReady")
+
+    _, ctx = await one_round(a_logset(), *cached, hakeeper=FakeHAKeeper(None), actor=actor)
+    status, reason, message = _reason(ctx, "HAKeeper")
+    assert (status, reason) == ("False", "WaitingForMatrixOne") and address in message
+    actor._patience._since[(NS, "mo")] -= Settings().rpc_patience_seconds  # it waited that long
+    _, ctx = await one_round(a_logset(), *cached, hakeeper=FakeHAKeeper(None), actor=actor)
+    status, reason, message = _reason(ctx, "HAKeeper")
+    assert (status, reason) == ("False", "MatrixOneUnreachable")
+    assert address in message and "connection refused" in message
+
+    fault = ClientFault("checksum mismatch")
+    _, ctx = await one_round(a_logset(), *cached, hakeeper=FakeHAKeeper(None, fault), actor=actor)
+    status, reason, message = _reason(ctx, "HAKeeper")
+    assert (status, reason) == ("False", "MatrixOneClientFault") and "checksum mismatch" in message
+    assert _reason(ctx)[:2] == ("True", "AllStoresReady"), "Ready never bets on the operator's client"
+
+    _, ctx = await one_round(a_logset(), *cached, hakeeper=FakeHAKeeper(HAKeeperPhase.RUNNING), actor=actor)
+    assert _reason(ctx, "HAKeeper")[:2] == ("True", "Running")
+    assert actor._patience._since == {}, "an answer ends the wait"
 
 
 async def test_a_logset_with_pods_not_ready_counts_them() -> None:

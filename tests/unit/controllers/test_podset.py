@@ -27,7 +27,15 @@ NS = "ns"
 
 
 def logset(*, bootstrapped: bool = True) -> Obj:
-    status = {"discovery": {"address": f"mo-log-discovery.{NS}.svc", "port": 32001}} if bootstrapped else {}
+    status: Obj = {}
+    if bootstrapped:  # published, Ready and Synced: what a dependent set starts on
+        status = {
+            "discovery": {"address": f"mo-log-discovery.{NS}.svc", "port": 32001},
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "AllStoresReady"},
+                {"type": "Synced", "status": "True", "reason": "Synced"},
+            ],
+        }
     return {
         "apiVersion": "core.matrixorigin.io/v1alpha1",
         "kind": "LogSet",

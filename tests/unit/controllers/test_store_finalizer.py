@@ -12,7 +12,7 @@ from mo_operator.controllers.common.pods import format_time
 from mo_operator.kube.controller import Request
 from mo_operator.kube.errors import ApiError
 from mo_operator.matrixone import labels
-from mo_operator.matrixone.admin import AdminError, StoreNotFound
+from mo_operator.matrixone.admin import AdminError, ClientFault, StoreNotFound
 
 from .controller_fakes import NOW, FakeCaches, Recorder, RecordingClient, make_env
 
@@ -139,6 +139,14 @@ async def test_an_unknown_store_is_done_and_a_silent_hakeeper_is_waited_for_then
         pod(running=False, deleted_ago=61), FakeAdmin(error=AdminError("timeout")), LOGSET
     )
     assert calls and recorder.events[0][1] == "StoreNotDeleted"
+
+
+async def test_the_operators_own_client_at_fault_holds_no_pod() -> None:
+    """Waiting would not help when the operator cannot read HAKeeper's answer."""
+    fault = ClientFault("checksum mismatch")
+    _, calls, recorder = await finalize(pod(running=False), FakeAdmin(error=fault), LOGSET)
+    assert calls, "the finalizer is removed at once"
+    assert recorder.events[0][1] == "StoreNotDeleted" and "checksum mismatch" in recorder.events[0][2]
 
 
 async def test_the_go_operators_cnstore_finalizer_goes_with_ours() -> None:

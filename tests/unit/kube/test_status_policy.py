@@ -46,6 +46,9 @@ def test_what_is_urgent() -> None:
     assert urgent(waiting, {**waiting, "observedGeneration": 2}), "a spec change answered"
     assert urgent(waiting, status(cond("Ready", "True", "Up"), replicas=0)), "a condition flips"
     assert urgent(waiting, {**waiting, "discovery": {"address": "x"}}), "a field others wait for appears"
+    reported = {**waiting, "discovery": {"address": "x"}}
+    assert not urgent(waiting, reported, quiet={"discovery"}), "a field that only reports waits"
+    assert urgent(reported, waiting, quiet=()), "a field that goes"
     assert urgent(
         waiting, status(cond("Ready", "False", "Waiting"), cond("UpToDate", "False", "Applying"))
     ), "a condition appears"

@@ -7,10 +7,10 @@ import shutil
 import subprocess
 
 import pytest
+from xxhash import xxh64_intdigest as xxh64
 
 from mo_operator.matrixone import bootstrap, identity
 from mo_operator.matrixone.config.log import deployment_id
-from mo_operator.matrixone.xxhash64 import xxh64
 
 
 def test_ordinal_uuids_follow_upstream_scheme() -> None:

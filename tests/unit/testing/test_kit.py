@@ -18,12 +18,12 @@ from mo_operator.kube.client import ApiClient
 from mo_operator.kube.errors import ApiConnectionError
 from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
 from mo_operator.matrixone.admin import AdminError
+from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 from mo_operator.testing import (
     SIMULATED_STORAGE_CLASS,
     OperatorRunner,
     Shape,
     Unmet,
-    Unreachable,
     World,
     cluster_manifest,
     eventually,
@@ -31,6 +31,7 @@ from mo_operator.testing import (
     is_settled,
     runnable,
 )
+from mo_operator.testing.cluster_process import ClusterProcess
 from mo_operator.testing.observation import primary_resource
 
 Obj = dict[str, Any]
@@ -119,16 +120,15 @@ async def test_an_unmet_check_is_not_true_and_its_timeout_says_what_it_saw() -> 
 
 
 def test_a_spawned_operator_runs_with_the_worlds_cluster_and_the_runners_timings() -> None:
-    admin = SimpleNamespace(url="https://127.0.0.1:9999", token="t0ken")
-    world = SimpleNamespace(kubeconfig=Path("/tmp/kc"), cluster=SimpleNamespace(admin_server=admin))
+    book = Path("/tmp/mo-addresses.json")
+    world = SimpleNamespace(kubeconfig=Path("/tmp/kc"), cluster=SimpleNamespace(address_book=book))
     settings = OperatorSettings(poll_seconds=7.0, busy_poll_seconds=0.5, rollout_stall_seconds=9.0)
     args = OperatorRunner(cast(World, world), settings=settings)._run_args("me")
     flags = dict(itertools.pairwise(args))
-    assert (flags["--kubeconfig"], flags["--mo-admin-url"], flags["--mo-admin-token"]) == (
-        "/tmp/kc",
-        admin.url,
-        admin.token,
+    assert args[1:3] == ["-m", "mo_operator.testing.operator_process"], (
+        "the product's run, with the kit's dialer"
     )
+    assert (flags["--kubeconfig"], flags["--mo-address-book"]) == ("/tmp/kc", str(book))
     assert (flags["--poll-seconds"], flags["--busy-poll-seconds"], flags["--rollout-stall-seconds"]) == (
         "7.0",
         "0.5",
@@ -148,11 +148,18 @@ def test_a_cluster_manifest_takes_its_replicas_from_a_shape() -> None:
 
 
 def test_every_controller_of_the_operator_names_the_kind_it_reconciles() -> None:
-    operator = Operator(cast(ApiClient, SimpleNamespace()), Unreachable(), OperatorConfig())
+    operator = Operator(cast(ApiClient, SimpleNamespace()), RpcAdminProvider(), OperatorConfig())
     kinds = {c.name: primary_resource(c).kind for c in operator.controllers}
     assert kinds["matrixonecluster"] == "MatrixOneCluster" and kinds["cnstore"] == "Pod", kinds
 
 
-async def test_where_no_matrixone_runs_every_admin_call_fails_as_unreachable() -> None:
-    with pytest.raises(AdminError, match="hakeeper_state"):
-        await Unreachable().admin("mo-log-discovery.ns:32001").hakeeper_state()
+async def test_where_no_matrixone_runs_no_name_resolves(tmp_path: Path) -> None:
+    """A cluster process without a simulated MatrixOne writes no address book: every
+    call fails as a HAKeeper whose name does not exist would."""
+    cluster = ClusterProcess(tmp_path / "kubeconfig", None)
+    provider = RpcAdminProvider(dialer=cluster.dialer, timeout=1.0)
+    try:
+        with pytest.raises(AdminError, match=r"hakeeper_state.*Name or service not known"):
+            await provider.admin("mo-log-discovery.ns.svc:32001").hakeeper_state()
+    finally:
+        await provider.close()

@@ -92,9 +92,6 @@ def _kind_fields(kind: str, obj: Obj) -> Iterator[tuple[str, str]]:
         yield from _webui("spec", spec)
         if _set((obj.get("deps") or {}).get("cnset")):
             yield "deps.cnset", "the console does not wait for a CNSet"
-    elif kind == "CNSet":
-        if _set((obj.get("deps") or {}).get("dnSet")):
-            yield "deps.dnSet", "a CNSet waits for its LogSet only"
     elif kind == "CNClaim":
         source = (spec.get("sourcePod") or {}).get("podName")
         if _set(spec.get("sourcePod")) and (not source or source == spec.get("podName")):
@@ -107,8 +104,6 @@ def _kind_fields(kind: str, obj: Obj) -> Iterator[tuple[str, str]]:
     elif kind == "CNPool":
         if _set(spec["template"].get("replicas")):
             yield "spec.template.replicas", "the pool sizes its CNSets itself"
-        if _set(spec["deps"].get("dnSet")):
-            yield "spec.deps.dnSet", "a CN waits for its LogSet only"
         if _set(spec["strategy"]["updateStrategy"].get("reclaimTimeout")):
             yield (
                 "spec.strategy.updateStrategy.reclaimTimeout",

@@ -70,6 +70,7 @@ from ..common.podset import (
     wait_for_log_service,
 )
 from ..common.references import report_references
+from ..common.rpchealth import Patience
 from ..common.services import client_service, headless_service
 from ..common.statefulsets import stall
 from ..common.status import NOT_STARTED, first_status
@@ -83,7 +84,7 @@ from .registration import Registration, unregistered
 from .report import Pooling, Serving, first_fields, serving_rollout
 from .scaling import CNPod, decide, strategy_of
 from .stats import sync_stats
-from .stores import cordoned, hakeeper_state, store_of, sync_stores
+from .stores import cordoned, hakeeper_state, report_hakeeper, store_of, sync_stores
 from .udf import python_udf_sidecar
 
 Obj = dict[str, Any]
@@ -99,6 +100,8 @@ class CNSetActor:
         """Pod uid → when its load annotations are next refreshed (``stats.py``)."""
         self._registration = Registration()
         """Since when each running CN has waited for its store (``registration.py``)."""
+        self._patience = Patience()
+        """Since when each set's calls to HAKeeper have gone unanswered."""
 
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
@@ -135,11 +138,15 @@ class CNSetActor:
         )
         pods = self.env.caches.list(r.PODS, ctx.namespace, given.selector)
         admin = self.env.admin.admin(service.discovery_address)
-        state = await hakeeper_state(ctx, admin) if pods else None
+        now, settings = self.env.clock(), self.env.settings
+        state, trouble = None, None
+        if pods:
+            state, trouble = await hakeeper_state(
+                ctx, admin, service.discovery_address, self._patience, now, settings.rpc_patience_seconds
+            )
+            report_hakeeper(ctx, trouble)
         plan = Writes(self.env.client)
-        seen = Observed(
-            ctx, spec, pods, state, admin, self.env.clock(), plan, self.env.settings.drain_timeout_seconds
-        )
+        seen = Observed(ctx, spec, pods, state, admin, now, plan, settings.drain_timeout_seconds, trouble)
         return seen, want
 
     def _services(self, seen: Observed, want: Desired) -> None:
@@ -218,9 +225,10 @@ class CNSetActor:
         draining_now: set[str] = set()
         for pod_name in retire:
             victim = by_name[pod_name]
-            registered = store_of(seen.state, victim) is not None
+            # unknown when HAKeeper does not say: drain, and the drain ends by its timeout at worst
+            registered = seen.state is None or store_of(seen.state, victim) is not None
             if drain_enabled(seen.spec) and registered and (podutil.is_ready(victim) or cordoned(victim)):
-                start_drain(seen.admin, victim, seen.now, seen.plan)
+                start_drain(seen.ctx, seen.admin, victim, seen.now, seen.plan)
                 draining_now.add(pod_name)
             else:
                 seen.plan.delete(r.PODS, seen.ctx.namespace, pod_name, uid=uid_of(victim))
@@ -286,7 +294,7 @@ class CNSetActor:
         )
         for pod in live:
             if cnpods.draining_since(pod) is None:
-                start_drain(admin, pod, seen.now, seen.plan)
+                start_drain(ctx, admin, pod, seen.now, seen.plan)
         await progress_drains(seen, ())
         await seen.plan(ctx)
         ctx.requeue(self.env.settings.busy_poll_seconds)

@@ -7,6 +7,12 @@ deleted once it holds no session, pipeline or replica, after at least
 ``storeDrainTimeout``. On MatrixOne 1.2 and later it also waits for the TN to
 move its lock tables away (``locks.py``). A CN still draining when the set
 grows again is put back to work instead of a new one being started.
+
+The set's ``Draining`` condition says, per draining CN, what its drain waits
+for: its sessions, pipelines and replicas, the TN lock service, or MatrixOne,
+when it does not answer; then the drain ends by its timeout. The calls that
+mark a CN Draining or Working are made again by the next round until HAKeeper
+shows them taken (``stores.best_effort``).
 """
 
 from __future__ import annotations
@@ -33,11 +39,11 @@ from ..common.writes import Writes
 from . import pods as cnpods
 from .locks import locks_moved, marked, migrates_locks
 from .observed import Observed
-from .stores import gate_changes, store_condition, store_of
+from .stores import best_effort, gate_changes, store_condition, store_of
 
 DEFAULT_MIN_DRAIN_SECONDS = 15
 DRAINING = "Draining"
-"""The readiness gate's reason while the CN drains."""
+"""The readiness gate's reason while the CN drains, and the set's condition while some CN drains."""
 
 
 def drain_enabled(spec: Mapping[str, Any]) -> bool:
@@ -53,7 +59,7 @@ def with_drain_default(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**spec, "scalingConfig": scaling}
 
 
-def start_drain(admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes) -> None:
+def start_drain(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes) -> None:
     """Mark the pod draining, then take its CN out of service. The mark goes first: a
     round cut short after it (the operator killed, HAKeeper not answering) leaves the
     rest to ``progress_drains``, which holds every marked CN Draining."""
@@ -64,13 +70,14 @@ def start_drain(admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes
         {"metadata": {"annotations": {labels.STORE_DRAINING_START: podutil.format_time(now)}}},
         what=f"start draining CN {name_of(pod)}",
     )
-    _set_draining(admin, pod, plan)
+    _set_draining(ctx, admin, pod, plan)
     _gate_draining(pod, now, plan)
 
 
-def _set_draining(admin: MOAdmin, pod: Mapping[str, Any], plan: Writes) -> None:
+def _set_draining(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], plan: Writes) -> None:
     uuid = cnpods.store_uuid(pod)
-    plan.call(f"set CN {name_of(pod)} Draining", lambda: admin.set_cn_work_state(uuid, WorkState.DRAINING))
+    what = f"set CN {name_of(pod)} Draining"
+    plan.call(what, best_effort(ctx, what, lambda: admin.set_cn_work_state(uuid, WorkState.DRAINING)))
 
 
 def _gate_draining(pod: Mapping[str, Any], now: float, plan: Writes) -> None:
@@ -97,7 +104,7 @@ def _hold_draining(seen: Observed, pod: Mapping[str, Any]) -> None:
     else its sessions stay and it leaves only at the drain timeout."""
     store = store_of(seen.state, pod)
     if store is not None and store.work_state is not WorkState.DRAINING:
-        _set_draining(seen.admin, pod, seen.plan)
+        _set_draining(seen.ctx, seen.admin, pod, seen.plan)
     if gate_changes(pod, False, DRAINING):
         _gate_draining(pod, seen.now, seen.plan)
 
@@ -107,9 +114,9 @@ def undrain(
 ) -> None:
     uuid = cnpods.store_uuid(pod)
     cn_labels = cn_labels_from_spec(spec.get("cnLabels"))
+    what = f"put CN {name_of(pod)} back to work"
     plan.call(
-        f"put CN {name_of(pod)} back to work",
-        lambda: admin.set_cn_work_state(uuid, WorkState.WORKING, cn_labels),
+        what, best_effort(ctx, what, lambda: admin.set_cn_work_state(uuid, WorkState.WORKING, cn_labels))
     )
     plan.patch(
         r.PODS,
@@ -133,15 +140,16 @@ def drain_limits(spec: Mapping[str, Any], default_timeout: float) -> tuple[float
 
 
 async def progress_drains(seen: Observed, undrained: Collection[str]) -> bool:
-    """Delete the draining CNs whose drain is over; True while some still drain."""
+    """Delete the draining CNs whose drain is over, and say in the ``Draining``
+    condition what the others wait for; True while some still drain."""
     min_delay, timeout = drain_limits(seen.spec, seen.drain_timeout)
-    pending = False
+    waiting: list[str] = []
     for pod in seen.pods:
         started = podutil.parse_time(cnpods.draining_since(pod))
         if started is None or is_deleting(pod) or name_of(pod) in undrained:
             continue
         elapsed = seen.now - started
-        done, why = False, ""
+        done, why = False, f"drains for at least {int(min_delay)}s"
         if elapsed >= timeout:
             done, why = True, f"drain timed out after {int(elapsed)}s"
             seen.ctx.event(
@@ -154,26 +162,39 @@ async def progress_drains(seen: Observed, undrained: Collection[str]) -> bool:
             seen.ctx.log.info("CN %s %s: removing it", name_of(pod), why)
         else:
             _hold_draining(seen, pod)
-            pending = True
-    return pending
+            deadline = podutil.format_time(started + timeout)
+            waiting.append(f"{name_of(pod)} {why} (removed by {deadline} at the latest)")
+    _report(seen.ctx, waiting)
+    return bool(waiting)
+
+
+def _report(ctx: Context, waiting: list[str]) -> None:
+    """The ``Draining`` condition: added with the first drain, False once none is left."""
+    if waiting:
+        ctx.set_condition(DRAINING, True, DRAINING, "; ".join(waiting))
+    elif any(c.get("type") == DRAINING for c in ctx.status.get("conditions") or ()):
+        ctx.set_condition(DRAINING, False, "NoDrain", "no CN is draining")
 
 
 async def _drained(seen: Observed, pod: Mapping[str, Any]) -> tuple[bool, str]:
     """Whether the CN holds nothing any more: no session, pipeline or replica, and
-    (MatrixOne 1.2 and later) no lock table the TN still needs moved."""
+    (MatrixOne 1.2 and later) no lock table the TN still needs moved; if not, what it
+    waits for."""
     try:
         load = await seen.admin.cn_load(cnpods.store_uuid(pod))
     except StoreNotFound:
         return True, "store already gone"
     except AdminError as e:
-        seen.ctx.log.info("cannot read the load of draining CN %s: %s", name_of(pod), e)
-        return False, ""
+        seen.ctx.log.debug("cannot read the load of draining CN %s: %s", name_of(pod), e)
+        return False, f"waits, MatrixOne does not say what it still holds: {e}"
     if not load.idle:
-        return False, ""
+        left = f"{load.sessions} sessions, {load.pipelines} pipelines, {load.replicas} replicas"
+        return False, f"waits for {left} to leave"
     if not migrates_locks(pod, seen.spec):
         return True, "drained"
-    if not await locks_moved(seen.ctx, seen.admin, pod, seen.plan):
-        return False, ""
+    moved, waiting = await locks_moved(seen.ctx, seen.admin, pod, seen.plan)
+    if not moved:
+        return False, waiting
     if marked(pod):
         seen.ctx.event(
             "Normal", "LockTablesMigrated", f"CN {name_of(pod)}: its lock tables moved, removing it"

@@ -46,22 +46,23 @@ def marked(pod: Mapping[str, Any]) -> bool:
     return labels.LOCK_RESTART in annotations_of(pod)
 
 
-async def locks_moved(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], plan: Writes) -> bool:
+async def locks_moved(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], plan: Writes) -> tuple[bool, str]:
     """True once the TN lets the CN in ``pod`` stop; until then, mark it restarting
-    (once) and say how many transactions remain."""
+    (once), and say what it waits for (how many transactions remain)."""
     uuid = cnpods.store_uuid(pod)
     try:
         if await admin.can_restart_cn(uuid):
-            return True
+            return True, ""
         remain = await _remaining(ctx, admin, uuid)
     except StoreNotFound:
-        return True
+        return True, ""
     except AdminError as e:
         ctx.log.info("cannot ask the lock service about draining CN %s: %s", name_of(pod), e)
-        return False
+        return False, f"cannot ask the TN lock service whether it may stop: {e}"
+    waiting = f"waits for the TN lock service to move its lock tables ({remain})"
     if marked(pod):
         ctx.log.info("CN %s waits for its lock tables to move: %s", name_of(pod), remain)
-        return False
+        return False, waiting
     plan.call(f"mark CN {name_of(pod)} restarting in the lock service", functools.partial(_mark, admin, uuid))
     plan.patch(
         r.PODS,
@@ -75,7 +76,7 @@ async def locks_moved(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], plan
         "MigratingLockTables",
         f"CN {name_of(pod)} holds no session; the TN lock service moves its lock tables away ({remain})",
     )
-    return False
+    return False, waiting
 
 
 async def _remaining(ctx: Context, admin: MOAdmin, uuid: str) -> str:

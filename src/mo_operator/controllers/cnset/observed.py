@@ -22,6 +22,7 @@ from mo_operator.matrixone.admin import HAKeeperState, MOAdmin
 
 from ..common.deps import LogService
 from ..common.meta import name_of
+from ..common.rpchealth import Trouble
 from ..common.writes import Writes
 
 Obj = dict[str, Any]
@@ -41,6 +42,13 @@ class Observed:
     plan: Writes
     drain_timeout: float
     """``storeDrainTimeout`` when the spec gives none."""
+    trouble: Trouble | None = None
+    """How asking HAKeeper failed this round (``state`` is then None)."""
+
+    @property
+    def client_fault(self) -> bool:
+        """The operator's own client cannot use HAKeeper's answers: fall back on the pods."""
+        return self.trouble is not None and self.trouble.client_fault
 
     @property
     def replicas(self) -> int:

@@ -60,7 +60,7 @@ from . import pods as cnpods
 from .drain import drain_limits
 from .locks import locks_moved, migrates_locks
 from .observed import Observed
-from .stores import store_condition, store_of
+from .stores import best_effort, store_condition, store_of
 
 Obj = dict[str, Any]
 
@@ -238,10 +238,9 @@ async def sync_pool_stores(seen: Observed, retiring: Collection[str]) -> bool:
                 )
             elif store.work_state is not WorkState.DRAINING or store.labels:
                 unsettled = True
-                plan.call(
-                    f"keep new CN {name_of(pod)} out of service",
-                    functools.partial(admin.set_cn_work_state, uuid, WorkState.DRAINING, {}),
-                )
+                what = f"keep new CN {name_of(pod)} out of service"
+                call = functools.partial(admin.set_cn_work_state, uuid, WorkState.DRAINING, {})
+                plan.call(what, best_effort(seen.ctx, what, call))
             else:
                 set_phase(pod, labels.POOL_PHASE_IDLE, plan)
                 _readiness(pod, True, "Idle", IDLE_MESSAGE, now, plan)
@@ -260,10 +259,9 @@ async def sync_pool_stores(seen: Observed, retiring: Collection[str]) -> bool:
         elif phase == labels.POOL_PHASE_DRAINING:
             _readiness(pod, False, "Reclaiming", "the CN drains before it returns to its pool", now, plan)
             if store is not None and (store.work_state is not WorkState.DRAINING or store.labels):
-                plan.call(
-                    f"drain reclaimed CN {name_of(pod)}",
-                    functools.partial(admin.set_cn_work_state, uuid, WorkState.DRAINING, {}),
-                )
+                what = f"drain reclaimed CN {name_of(pod)}"
+                call = functools.partial(admin.set_cn_work_state, uuid, WorkState.DRAINING, {})
+                plan.call(what, best_effort(seen.ctx, what, call))
                 unsettled = True
                 continue
             if not await _reclaim_drained(seen, pod, store is None, min_delay, timeout):
@@ -306,13 +304,10 @@ async def _reclaim_drained(
         or labels.POD_OUTDATED in labels_of(pod)
         or unregistered
     )
-    if (
-        leave
-        and not unregistered
-        and migrates_locks(pod, seen.spec)
-        and not await locks_moved(ctx, admin, pod, plan)
-    ):
-        return False
+    if leave and not unregistered and migrates_locks(pod, seen.spec):
+        moved, _ = await locks_moved(ctx, admin, pod, plan)
+        if not moved:
+            return False
     phase = labels.POOL_PHASE_TERMINATING if leave else labels.POOL_PHASE_IDLE
     set_phase(pod, phase, plan, annotations={labels.RECLAIMED_AT: None})
     if not leave:

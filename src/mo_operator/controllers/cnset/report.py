@@ -69,6 +69,7 @@ class Serving:
         seen.ctx.status["readyReplicas"] = self.roll.ready
         fenced = [name_of(p) for p in live if cordoned(p)]
         detail = "; ".join(filter(None, [self.waiting, f"cordoned: {', '.join(fenced)}" if fenced else None]))
+        waiting = seen.state is None and live and not seen.client_fault
         report_rollout(
             seen.ctx,
             self.roll,
@@ -76,7 +77,7 @@ class Serving:
             READINESS,
             pending=seen.plan.writes_workload,
             pods=live,
-            unavailable="HAKeeper does not answer" if seen.state is None and live else None,
+            unavailable=_unavailable(seen) if waiting else None,
             detail=detail or None,
         )
 
@@ -108,7 +109,7 @@ class Pooling:
         if self.stalled:
             ctx.set_condition("Ready", False, "RolloutStalled", self.stalled)
         elif seen.state is None and live:
-            ctx.set_condition("Ready", False, "HAKeeperUnavailable", "HAKeeper does not answer")
+            ctx.set_condition("Ready", False, "HAKeeperUnavailable", _unavailable(seen))
         elif serving < replicas or counts[labels.POOL_PHASE_UNKNOWN]:
             registered = serving - counts[labels.POOL_PHASE_UNKNOWN]
             described = pooling.describe_counts(counts)
@@ -126,6 +127,11 @@ class Pooling:
         ready = int(ctx.status["readyReplicas"])
         summarise(ctx, f"{min(ready, replicas)}/{replicas}", running_versions(live), updated=len(live))
         ctx.status["message"] = not_fine(ctx.status)
+
+
+def _unavailable(seen: Observed) -> str:
+    """Why the CNs' stores cannot be counted (the ``HAKeeper`` condition says more)."""
+    return seen.trouble.message if seen.trouble is not None else "HAKeeper does not answer"
 
 
 def _pooled_phase(seen: Observed, pod: Mapping[str, Any]) -> str:

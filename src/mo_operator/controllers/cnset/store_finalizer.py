@@ -17,8 +17,8 @@ only for a pod past its grace period still reported running); one that does
 not report stopped within its grace period plus ``give_up_seconds`` (its node
 is unreachable) counts as stopped; when the LogSet behind the HAKeeper is gone or going (the whole
 cluster is being deleted) there is no store to delete; and when HAKeeper
-does not answer for ``give_up_seconds`` the pod goes anyway, with a Warning
-Event.
+does not answer for ``Settings.rpc_patience_seconds``, or the operator's own
+client cannot use its answer, the pod goes anyway, with a Warning Event.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from mo_operator.kube.errors import ApiError
 from mo_operator.kube.events import EventRecorder
 from mo_operator.kube.objects import mapping_at, spec_of
 from mo_operator.matrixone import labels, layout
-from mo_operator.matrixone.admin import AdminError, StoreNotFound
+from mo_operator.matrixone.admin import AdminError, Failure, StoreNotFound, failure_of
 
 from ..common import pods as podutil
 from ..common import resources as r
@@ -123,14 +123,24 @@ class CNStoreFinalizer:
             return True
         except AdminError as e:
             since = podutil.parse_time(pod["metadata"].get("deletionTimestamp")) or self.env.clock()
-            if self.env.clock() - since < self.give_up_seconds:
+            if failure_of(e) is Failure.CLIENT_FAULT:  # waiting would not help: never hold the pod
+                self.recorder.event(
+                    pod,
+                    "Warning",
+                    "StoreNotDeleted",
+                    f"the operator cannot use HAKeeper's answer at {address} ({e}); "
+                    f"letting the pod go with its store {uuid} still registered",
+                )
+                return True
+            patience = self.env.settings.rpc_patience_seconds
+            if self.env.clock() - since < patience:
                 log.info("cannot delete the store of CN pod %s yet: %s", pod["metadata"]["name"], e)
                 return False
             self.recorder.event(
                 pod,
                 "Warning",
                 "StoreNotDeleted",
-                f"HAKeeper at {address} did not answer for {int(self.give_up_seconds)}s; "
+                f"HAKeeper at {address} did not answer for {int(patience)}s ({e}); "
                 f"letting the pod go with its store {uuid} still registered",
             )
             return True

@@ -10,12 +10,18 @@ A pod annotated ``matrixorigin.io/store-cordon`` (upstream's name, any value)
 is cordoned: its store is held Draining (the proxy moves its sessions away and
 sends it none) and its pod is not ready, but it stays; removing the annotation
 puts it back to work.
+
+When the operator's own client cannot use HAKeeper's answers (``rpchealth``: a
+frame it cannot decode, ``ErrNotSupported``), a CN's readiness gate follows its
+pod's own readiness (its containers ready) instead: the operator's fault never
+keeps a working CN out of its Services. While HAKeeper does not answer, or
+answers "not yet", the gates wait, as upstream's do.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mo_operator.kube.actor import Context
@@ -33,18 +39,54 @@ from mo_operator.matrixone.admin import (
 from ..common import pods as podutil
 from ..common import resources as r
 from ..common.meta import is_deleting, name_of
+from ..common.rpchealth import Patience, Trouble, judge
+from ..common.writes import Step
 from . import pods as cnpods
 from .observed import Observed
 
 Obj = dict[str, Any]
+HAKEEPER = "HAKeeper"
+"""The condition a set that calls MatrixOne gets once a call fails, saying how."""
+FALLBACK = "PodReady"
+"""The gate's reason while it follows the pod's own readiness (the client at fault)."""
 
 
-async def hakeeper_state(ctx: Context, admin: MOAdmin) -> HAKeeperState | None:
+async def hakeeper_state(
+    ctx: Context, admin: MOAdmin, address: str, patience: Patience, now: float, limit: float
+) -> tuple[HAKeeperState | None, Trouble | None]:
+    """HAKeeper's view, or how asking failed (``patience``: since when it went unanswered)."""
+    key = (ctx.namespace, ctx.name)
     try:
-        return await admin.hakeeper_state()
+        state = await admin.hakeeper_state()
     except AdminError as e:
         ctx.log.debug("HAKeeper does not answer: %s", e)
+        waited = patience.unanswered(key, now)
+        return None, judge(e, f"HAKeeper at {address}", not_yet="NotReady", waited=waited, patience=limit)
+    patience.answered(key)
+    return state, None
+
+
+def report_hakeeper(ctx: Context, trouble: Trouble | None) -> None:
+    """The ``HAKeeper`` condition: added once a call fails, kept up to date after."""
+    if trouble is not None:
+        ctx.set_condition(HAKEEPER, False, trouble.reason, trouble.message)
+    elif any(c.get("type") == HAKEEPER for c in ctx.status.get("conditions") or ()):
+        ctx.set_condition(HAKEEPER, True, "Answering", "HAKeeper answers")
+
+
+def best_effort(ctx: Context, what: str, call: Callable[[], Awaitable[object]]) -> Step:
+    """A MatrixOne call the next round makes again if it did not take (it decides from
+    what HAKeeper then says): its failure is logged in one line, not raised, so the rest
+    of the plan goes on and the set's conditions, not a retry loop, tell the story."""
+
+    async def step() -> object:
+        try:
+            await call()
+        except AdminError as e:
+            ctx.log.info("%s: not done, the next round tries again: %s", what, e)
         return None
+
+    return step
 
 
 def store_of(state: HAKeeperState | None, pod: Mapping[str, Any]) -> CNStore | None:
@@ -75,13 +117,13 @@ def cordoned(pod: Mapping[str, Any]) -> bool:
 def sync_stores(seen: Observed, retiring: set[str]) -> bool:
     """Put registered CNs to work (cordoned ones to Draining), sync their labels and
     their readiness gate. True while some CN is not yet registered and Working."""
-    if seen.state is None:
+    if seen.state is None and not seen.client_fault:
         return bool(seen.pods)
     unsettled = False
     for pod in seen.pods:
         if is_deleting(pod) or cnpods.draining_since(pod) is not None or name_of(pod) in retiring:
             continue
-        condition, settled = _sync_store(seen, pod)
+        condition, settled = _sync_store(seen, pod) if seen.state is not None else _fallback(pod)
         unsettled |= not settled
         if gate_changes(pod, *condition[:2]):
             seen.plan.patch(
@@ -118,6 +160,21 @@ def gate_changes(pod: Mapping[str, Any], status: bool, reason: str) -> bool:
     return current.get("status") != str(status) or current.get("reason") != reason
 
 
+def _fallback(pod: Mapping[str, Any]) -> tuple[tuple[bool, str, str], bool]:
+    """The gate while the operator's client cannot use HAKeeper's answers: the pod's own
+    readiness (its ``ContainersReady``), as a CN with no readiness gate would be; kept
+    as it is where the kubelet has not said."""
+    if cordoned(pod):
+        cordon = f"the CN is cordoned ({labels.STORE_CORDON}): it takes no new session"
+        return (False, "Cordoned", cordon), True
+    containers = podutil.condition(pod, "ContainersReady")
+    if containers is None:
+        gate = podutil.condition(pod, labels.CN_STORE_READINESS) or {}
+        return (gate.get("status") == "True", str(gate.get("reason") or FALLBACK), ""), True
+    message = "the operator cannot use HAKeeper's answers: the gate follows the pod's own readiness"
+    return (containers.get("status") == "True", FALLBACK, message), True
+
+
 def _sync_store(seen: Observed, pod: Mapping[str, Any]) -> tuple[tuple[bool, str, str], bool]:
     """The readiness the pod's store warrants, after asking HAKeeper for the work
     state it should have; and whether the store is settled."""
@@ -128,24 +185,21 @@ def _sync_store(seen: Observed, pod: Mapping[str, Any]) -> tuple[tuple[bool, str
         return (False, "NotRegistered", "the CN has not registered in HAKeeper yet"), False
     if cordoned(pod):
         if store.work_state is not WorkState.DRAINING:
-            seen.plan.call(
-                f"cordon CN {name_of(pod)}",
-                functools.partial(seen.admin.set_cn_work_state, uuid, WorkState.DRAINING),
-            )
+            what = f"cordon CN {name_of(pod)}"
+            call = functools.partial(seen.admin.set_cn_work_state, uuid, WorkState.DRAINING)
+            seen.plan.call(what, best_effort(seen.ctx, what, call))
         return (
             False,
             "Cordoned",
             f"the CN is cordoned ({labels.STORE_CORDON}): it takes no new session",
         ), True
     if store.work_state is not WorkState.WORKING:
-        seen.plan.call(
-            f"put CN {name_of(pod)} to work",
-            functools.partial(seen.admin.set_cn_work_state, uuid, WorkState.WORKING, want_labels),
-        )
+        what = f"put CN {name_of(pod)} to work"
+        call = functools.partial(seen.admin.set_cn_work_state, uuid, WorkState.WORKING, want_labels)
+        seen.plan.call(what, best_effort(seen.ctx, what, call))
         return (False, store.work_state.mo_name, f"the CN is {store.work_state.mo_name} in HAKeeper"), False
     if dict(store.labels) != want_labels:
-        seen.plan.call(
-            f"set the labels of CN {name_of(pod)}",
-            functools.partial(seen.admin.set_cn_labels, uuid, want_labels),
-        )
+        what = f"set the labels of CN {name_of(pod)}"
+        call = functools.partial(seen.admin.set_cn_labels, uuid, want_labels)
+        seen.plan.call(what, best_effort(seen.ctx, what, call))
     return (True, "Working", "the CN is registered and Working"), True

@@ -2,13 +2,20 @@
 log service it runs against, or says what it waits for.
 
 A set names its log service in ``deps``: a LogSet (by name, in its own
-namespace unless told otherwise) or an external HAKeeper by address. A
-LogSet is usable once it reports its discovery address, which it does once
-its HAKeeper has bootstrapped; from then on the address never changes, so a
-set keeps reconciling through the log service's own rolls and hiccups
-instead of freezing whenever the LogSet is briefly not Ready. Waiting is a
+namespace unless told otherwise) or an external HAKeeper by address; a CNSet
+may also name its DNSet. The rules are upstream's (matrixone-operator
+``api/core/v1alpha1/*_types.go`` ``GetDependencies``): a DNSet, CNSet or
+ProxySet starts once its LogSet is Ready at its latest generation
+(Ready follows the log stores' pods, and the LogSet publishes its discovery
+address as soon as its discovery Service and StatefulSet exist: no HAKeeper
+round trip), a CNSet also once its DNSet is. MatrixOne's processes wait for
+their HAKeeper themselves. Once a set has started it keeps reconciling
+through the log service's own rolls and hiccups instead of freezing whenever
+the LogSet is briefly not Ready (upstream polls the dependencies before every
+round; the cluster's ordered rolls already keep the order). Waiting is a
 condition (reason and message), not an error: nothing is retried in a hot
-loop, and the LogSet's own changes wake the waiting sets (``Watches``).
+loop, and the LogSet's (and DNSet's) own changes wake the waiting sets
+(``Watches``).
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.objects import mapping_at, view
+from mo_operator.kube.objects import mapping_at, meta_of, namespace_of, view
 from mo_operator.matrixone import version
 from mo_operator.matrixone.discovery import HAKeeperEndpoint, active_ordinals, hakeeper_service_addresses
 
@@ -50,8 +57,46 @@ class Waiting:
     message: str
 
 
-def resolve(caches: Caches, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> LogService | Waiting:
-    """The log service of set ``obj`` (with admitted ``spec``), or why it must wait."""
+def ready_at_generation(obj: Mapping[str, Any]) -> bool:
+    """Upstream's dependency test (controller-runtime ``recon.IsReady`` and
+    ``IsSyncedWithLatestGeneration``): ``Ready`` True in a status written for the
+    object's latest generation. Upstream's ``Synced`` is True on every round that
+    applied the spec, which our ``observedGeneration`` says; our ``Synced`` settling is
+    a non-urgent status change (``kube/status_policy.py``), written up to a window late,
+    so waiting for it would only delay every dependent by that window."""
+    body = view(obj)
+    ready = body.condition("Ready")
+    current = int(body.status.get("observedGeneration") or 0) == int(body.meta.generation or 0)
+    return current and ready is not None and ready.get("status") == "True"
+
+
+def _dnset_of(caches: Caches, obj: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any] | None] | None:
+    """The DNSet (or TNSet) a CNSet's ``deps.dnSet`` names, if it names one."""
+    ref = meta_of(mapping_at(obj, "deps", "dnSet"))
+    if not ref.name:
+        return None
+    namespace = ref.namespace or namespace_of(obj)
+    found = caches.get(r.DNSETS, namespace, ref.name) or caches.get(r.TNSETS, namespace, ref.name)
+    return namespace, ref.name, found
+
+
+def _waiting(namespace: str, name: str, dnset: tuple[str, str, Mapping[str, Any] | None] | None) -> Waiting:
+    """Why a set waits, in the same words for its whole wait: a message that moved on
+    with each step of its LogSet would be a status change of its own at each step."""
+    if dnset is None:
+        return Waiting("WaitingForLogSet", f"waiting for LogSet {namespace}/{name} to be Ready")
+    tn_namespace, tn_name, _ = dnset
+    return Waiting(
+        "WaitingForDependencies",
+        f"waiting for LogSet {namespace}/{name} and DNSet {tn_namespace}/{tn_name} to be Ready",
+    )
+
+
+def resolve(
+    caches: Caches, obj: Mapping[str, Any], spec: Mapping[str, Any], *, started: bool = True
+) -> LogService | Waiting:
+    """The log service of set ``obj`` (with admitted ``spec``), or why it must wait.
+    ``started``: the set runs already, and only needs the LogSet's address to go on."""
     external = mapping_at(obj, "deps", "externalLogSet").get("haKeeperEndpoint")
     if external:
         return LogService(HAKeeperEndpoint(str(external)))
@@ -60,12 +105,18 @@ def resolve(caches: Caches, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> 
         return Waiting("NoLogService", "deps names neither a logSet nor an externalLogSet")
     namespace, name = ref
     logset = caches.get(r.LOGSETS, namespace, name)
+    dnset = _dnset_of(caches, obj) if not started else None
+    waiting = _waiting(namespace, name, dnset)
     if logset is None:
-        return Waiting("WaitingForLogSet", f"LogSet {namespace}/{name} does not exist yet")
+        return waiting
     body = view(logset)
     discovery = body.status.get("discovery") or {}
     if not discovery.get("address"):
-        return Waiting("WaitingForLogSet", f"LogSet {namespace}/{name} has not bootstrapped its HAKeeper yet")
+        return waiting
+    if not started and not ready_at_generation(logset):
+        return waiting
+    if dnset is not None and (dnset[2] is None or not ready_at_generation(dnset[2])):
+        return waiting
     address = f"{discovery['address']}:{discovery.get('port')}"
     addresses: tuple[str, ...] = ()
     if not version.has_feature(version.version_of(spec), version.MOFeature.DISCOVERY_FIXED):

@@ -69,7 +69,7 @@ from .podtemplate import PodTemplateInput, pod_template, restart_stamp
 from .prometheus import sync_metric_service
 from .references import Ref, report_references, spec_references
 from .statefulsets import Rollout
-from .status import NOT_STARTED, Readiness, first_status, report_rollout
+from .status import NOT_STARTED, UP_TO_DATE, Readiness, first_status, report_rollout
 from .writes import Writes
 
 Obj = dict[str, Any]
@@ -112,12 +112,20 @@ STATELESS = Workload(r.DEPLOYMENTS, _sync_plain, deployments.rollout, forces_rol
 """A Deployment (proxy): applied as it is; the Deployment controller replaces pods itself."""
 
 
+def has_started(ctx: Context) -> bool:
+    """The set has left ``NotStarted``: it made its workload once (a set reports
+    ``UpToDate`` from its first round, ``NotStarted`` until then)."""
+    condition = next((c for c in ctx.status.get("conditions") or () if c.get("type") == UP_TO_DATE), None)
+    return condition is not None and condition.get("reason") != NOT_STARTED[0]
+
+
 def wait_for_log_service(
     ctx: Context, env: Env, obj: Mapping[str, Any], spec: Mapping[str, Any]
 ) -> LogService | None:
     """The set's log service; None, with ``Ready`` saying what it waits for, until it has one.
-    Waiting is no error: the LogSet's own progress wakes the set."""
-    service = resolve(env.caches, obj, spec)
+    Waiting is no error: the LogSet's own progress wakes the set. A set that has not
+    started waits for its dependencies as upstream's does (``deps.py``)."""
+    service = resolve(env.caches, obj, spec, started=has_started(ctx))
     if isinstance(service, Waiting):
         ctx.set_condition("Ready", False, service.reason, service.message)
         return None

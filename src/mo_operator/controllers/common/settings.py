@@ -34,6 +34,10 @@ class Settings:
     """How often a set looks again while it waits on MatrixOne (bootstrap, registration, draining)."""
     drain_timeout_seconds: float = 300.0
     """Longest a CN drain lasts when the CNSet sets no storeDrainTimeout."""
+    rpc_patience_seconds: float = 60.0
+    """How long MatrixOne may go without answering the operator's calls before a condition
+    (and a Warning Event) says so, naming the address and the last error; until then the
+    sets only wait, as the Go operator does."""
     backup_image: str = DEFAULT_BACKUP_IMAGE
     """Image of backup and restore jobs (MatrixOne's mo_br; upstream's ``brConfig.image``)."""
     cleanup_image: str = buckets.CLEANUP_IMAGE

@@ -1,5 +1,11 @@
 """The LogSet actor: observe once, then sync the desired objects, HAKeeper's view,
-status and failover; finalize releases the S3 path's claim."""
+status and failover; finalize releases the S3 path's claim.
+
+Bring-up is upstream's (matrixone-operator ``pkg/controllers/logset/controller.go``
+``Observe``): the discovery address is published once the discovery Service and the
+StatefulSet exist, and ``Ready`` follows the log stores' pods. HAKeeper is asked for
+what it knows, never waited on: the ``HAKeeper`` condition and ``status.hakeeperState``
+report it, failover acts on it, and the calls failing are told apart (``rpchealth``)."""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from typing import Any
 from mo_operator.kube.actor import Context, TerminalError
 from mo_operator.kube.objects import spec_of, status_of
 from mo_operator.matrixone import labels, names, ports
-from mo_operator.matrixone.admin import AdminError, HAKeeperState
+from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState
 
 from ..common import bucketclaims
 from ..common import resources as r
@@ -18,6 +24,7 @@ from ..common.env import Env
 from ..common.meta import name_of
 from ..common.podset import STATEFUL, Desired, collect_configs, sync_workload
 from ..common.references import report_references, spec_references
+from ..common.rpchealth import Patience, judge
 from ..common.statefulsets import Rollout
 from ..common.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
 from ..common.writes import Writes
@@ -28,17 +35,18 @@ from .repair import failover
 Obj = dict[str, Any]
 STOPPED = "Stopped"
 """Ready's reason while ``replicas`` is 0 (the admission warning says what that means)."""
-READINESS = Readiness(
-    members="log stores ready",
-    not_ready="StoresNotReady",
-    all_ready="AllStoresReady",
-    all_members="log stores ready, HAKeeper running",
-)
+READINESS = Readiness(members="log stores ready", not_ready="StoresNotReady", all_ready="AllStoresReady")
+HAKEEPER = "HAKeeper"
+"""The condition that says whether HAKeeper answers, and how it fails when it does not."""
+RUNNING = HAKeeperPhase.RUNNING.mo_name
+WAITING_FOR_STORES = ("WaitingForLogStores", "HAKeeper is asked once the log stores are ready")
 
 
 class LogSetActor:
     def __init__(self, env: Env) -> None:
         self.env = env
+        self._patience = Patience()
+        """Since when each LogSet's HAKeeper has gone unanswered."""
 
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
@@ -59,8 +67,8 @@ class LogSetActor:
         keep = [name_of(d) for _, d in wanted]
         collect_configs(self.env, obj, COMPONENT, pods, keep, plan, rolled=roll.complete)
         state = await self._hakeeper(ctx, roll)
-        self._status(ctx, spec, roll, pods, state, pending=plan.writes_workload)
-        if ctx.status.get("discovery") and not plan:
+        self._status(ctx, spec, roll, pods, pending=plan.writes_workload)
+        if _ran(ctx) and not plan:
             await failover(self.env, ctx, spec, pods, state, plan)
         return plan or None
 
@@ -133,25 +141,48 @@ class LogSetActor:
 
     # --------------------------------------------------------------- HAKeeper
     async def _hakeeper(self, ctx: Context, roll: Rollout) -> HAKeeperState | None:
-        """HAKeeper's view, when there is any chance it answers (some store is ready)."""
-        if roll.ready == 0:
+        """HAKeeper's view, when there is any chance it answers (some store is ready), and
+        the ``HAKeeper`` condition and ``hakeeperState`` that report it."""
+        key, now = (ctx.namespace, ctx.name), self.env.clock()
+        if roll.ready == 0 or (not _ran(ctx) and roll.ready < roll.replicas):
+            # HAKeeper bootstraps once every initial member runs: not before all are ready
+            self._patience.answered(key)
+            ctx.set_condition(HAKEEPER, False, *WAITING_FOR_STORES)
             return None
-        namespace, name = ctx.namespace, ctx.name
+        address = names.discovery_address(ctx.name, ctx.namespace)
         try:
-            return await self.env.admin.admin(names.discovery_address(name, namespace)).hakeeper_state()
+            state = await self.env.admin.admin(address).hakeeper_state()
         except AdminError as e:
+            trouble = judge(
+                e,
+                f"HAKeeper at {address}",
+                not_yet="NotReady" if ctx.status.get("hakeeperState") == RUNNING else "Bootstrapping",
+                waited=self._patience.unanswered(key, now),
+                patience=self.env.settings.rpc_patience_seconds,
+            )
             ctx.log.debug("HAKeeper does not answer: %s", e)
+            ctx.set_condition(HAKEEPER, False, trouble.reason, trouble.message)
             return None
+        self._patience.answered(key)
+        ctx.status["hakeeperState"] = state.phase.mo_name
+        if state.bootstrapped:
+            up = len(state.up_log_uuids())
+            ctx.set_condition(
+                HAKEEPER, True, RUNNING, f"HAKeeper is running; {up}/{len(state.log_stores)} log stores up"
+            )
+        else:
+            ctx.set_condition(HAKEEPER, False, "Bootstrapping", f"HAKeeper is {state.phase.mo_name}")
+        return state
 
     # ----------------------------------------------------------------- status
     def _first_status(self, ctx: Context, spec: Mapping[str, Any]) -> None:
-        """Every field and condition a LogSet reports, before it runs anything, except
-        ``discovery``: its dependents wait for that to appear."""
+        """Every field and condition a LogSet reports, before it runs anything (a field
+        or condition appearing is written at once, so they appear together)."""
         if ctx.status.get("conditions"):
             return
         first_status(ctx, {"availableStores": [], "failedStores": []}, *NOT_STARTED)
-        counted = f"0/{int(spec['replicas'])} log stores ready"
-        ctx.set_condition("Ready", False, "Bootstrapping", f"waiting for HAKeeper to bootstrap ({counted})")
+        ctx.set_condition("Ready", False, READINESS.not_ready, f"0/{int(spec['replicas'])} log stores ready")
+        ctx.set_condition(HAKEEPER, False, *WAITING_FOR_STORES)
 
     def _status(
         self,
@@ -159,45 +190,45 @@ class LogSetActor:
         spec: Mapping[str, Any],
         roll: Rollout,
         pods: Sequence[Mapping[str, Any]],
-        state: HAKeeperState | None,
         *,
         pending: bool,
     ) -> None:
+        """``discovery`` (this round's plan made the discovery Service and the
+        StatefulSet, or they exist: a status is written only after its plan ran), and
+        ``Ready`` from the log stores' pods, as upstream's."""
         status = ctx.status
-        if state is not None and state.bootstrapped:
-            status["discovery"] = {
-                "address": names.discovery_host(ctx.name, ctx.namespace),
-                "port": ports.LOG_SERVICE,
-            }
+        status["discovery"] = {
+            "address": names.discovery_host(ctx.name, ctx.namespace),
+            "port": ports.LOG_SERVICE,
+        }
         store_status(status, pods, self.env.clock())
         replicas = int(spec["replicas"])
-        counted = f"{roll.ready}/{replicas} log stores ready"
-        waiting = (
-            None
-            if status.get("discovery")
-            else ("Bootstrapping", f"waiting for HAKeeper to bootstrap ({counted})")
-        )
-        unavailable = f"HAKeeper does not answer ({counted})" if state is None and replicas > 0 else None
-        report_rollout(
-            ctx,
-            roll,
-            replicas,
-            READINESS,
-            pending=pending,
-            pods=pods,
-            waiting=waiting,
-            unavailable=unavailable,
-        )
+        report_rollout(ctx, roll, replicas, READINESS, pending=pending, pods=pods)
         if replicas == 0:
             # Upstream's way to stop a cluster: no store, so no log service and no MatrixOne.
             ctx.set_condition("Ready", False, STOPPED, "replicas is 0: the log service is stopped")
-        elif waiting is not None or (unavailable is not None and not roll.stalled):
+        answers = any(c.get("type") == HAKEEPER and c.get("status") == "True" for c in status["conditions"])
+        if not answers and roll.ready > 0:
             ctx.requeue(self.env.settings.busy_poll_seconds)  # HAKeeper may answer any moment
         ctx.requeue(self.env.settings.poll_seconds)
 
 
+def _ran(ctx: Context) -> bool:
+    """HAKeeper has answered that it runs: failover may act, and HAKeeper is asked even
+    while a log store is not ready."""
+    return ctx.status.get("hakeeperState") == RUNNING or _ran_before(status_of(ctx.obj))
+
+
+def _ran_before(status: Mapping[str, Any]) -> bool:
+    """A LogSet an earlier version of the operator ran published its discovery address
+    only once its HAKeeper ran, and reported no HAKeeper condition."""
+    reported = any(c.get("type") == HAKEEPER for c in status.get("conditions") or ())
+    return bool(status.get("discovery")) and not reported
+
+
 def _wrote(logset: Mapping[str, Any]) -> bool:
-    """MatrixOne data is on the LogSet's path: its HAKeeper bootstrapped (it published its
-    discovery address), or the path was restored from a backup before it started."""
+    """MatrixOne data is on the LogSet's path: its HAKeeper answered that it runs, or the
+    path was restored from a backup before it started."""
+    status = status_of(logset)
     restored = (spec_of(logset).get("initialConfig") or {}).get("restoreFrom")
-    return bool(status_of(logset).get("discovery") or restored)
+    return bool(status.get("hakeeperState") == RUNNING or _ran_before(status) or restored)

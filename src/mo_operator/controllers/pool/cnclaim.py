@@ -353,9 +353,11 @@ class CNClaimActor:
             ctx.requeue(settings.busy_poll_seconds)
         elif step.action == DRAINING:
             left = await self._load(source)
-            if left is not None:
+            if isinstance(left, dict):
                 ctx.status["migrate"] = {"source": left}
-            shown = "" if left is None else f": {left['connections']} sessions left on {source_name}"
+                shown = f": {left['connections']} sessions left on {source_name}"
+            else:
+                shown = f": waiting for MatrixOne to say what is left on {source_name} ({left})"
             ctx.set_condition("Ready", True, "Migrating", moving + shown)
             ctx.requeue(settings.busy_poll_seconds)
         else:
@@ -382,14 +384,14 @@ class CNClaimActor:
         scaling = mapping_at(cnset, "spec", "scalingConfig")
         return float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
 
-    async def _load(self, pod: Mapping[str, Any]) -> Obj | None:
-        """``status.migrate.source``: what still runs on ``pod`` (None: MatrixOne does not say)."""
+    async def _load(self, pod: Mapping[str, Any]) -> Obj | str:
+        """``status.migrate.source``: what still runs on ``pod``, or why MatrixOne does not say."""
         address = str(annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION) or "")
         try:
             load = await self.env.admin.admin(address).cn_load(cnpods.store_uuid(pod))
         except AdminError as e:
             log.debug("cannot read the load of CN %s: %s", name_of(pod), e)
-            return None
+            return str(e)
         return {"connections": load.sessions, "pipelines": load.pipelines, "replicas": load.replicas}
 
     def _end_migration(self, ctx: Context, source: str, target: str, plan: Writes) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from xxhash import xxh64_intdigest as xxh64
+
 from mo_operator.matrixone import layout, names, ports, version
 from mo_operator.matrixone.bootstrap import BootstrapReplica, init_hakeeper_members
 from mo_operator.matrixone.component import Component
@@ -32,7 +34,6 @@ from mo_operator.matrixone.config.tomlconfig import (
     set_in,
 )
 from mo_operator.matrixone.discovery import gossip_seed_addresses
-from mo_operator.matrixone.xxhash64 import xxh64
 
 # Keys start.sh inserts under [logservice] (both generations) or takes from the gossip map.
 INSTANCE_KEYS = (

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from mo_operator.matrixone.rpc.errors import ConnectionLost, ProtocolError, RpcError, Unreachable
 from mo_operator.matrixone.rpc.frame import (
@@ -36,6 +36,18 @@ from mo_operator.matrixone.rpc.frame import (
 from mo_operator.matrixone.rpc.protobuf import VARINT, DecodeError, iter_fields
 
 log = logging.getLogger(__name__)
+
+Dialer = Callable[[str, int], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
+"""Opens a TCP connection to ``host``, ``port``: the one seam between the client and the network.
+
+Production dials with ``asyncio.open_connection`` (the system's resolver, so cluster DNS).
+The dev kit constructs the operator with a dialer of its own that reaches the simulated
+MatrixOne's servers by the names and ports a real cluster gives; nothing else changes."""
+
+
+async def open_connection(host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The production dialer: ``asyncio.open_connection``."""
+    return await asyncio.open_connection(host, port)
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -95,12 +107,14 @@ class MorpcConnection:
         payload_message: bool,
         connect_timeout: float,
         max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+        dialer: Dialer = open_connection,
     ) -> MorpcConnection:
-        """Connect to ``address``; raises ``Unreachable`` when that fails within ``connect_timeout``."""
+        """Connect to ``address`` with ``dialer``; raises ``Unreachable`` when that fails within
+        ``connect_timeout`` (refused, a name that does not resolve, no answer)."""
         host, port = split_address(address)
         try:
             async with asyncio.timeout(connect_timeout):
-                reader, writer = await asyncio.open_connection(host, port)
+                reader, writer = await dialer(host, port)
         except TimeoutError as e:
             raise Unreachable(f"cannot connect to {address}: timed out after {connect_timeout:g}s") from e
         except OSError as e:

@@ -9,10 +9,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from mo_operator.matrixone.rpc.codes import ErrorCode
 from mo_operator.matrixone.rpc.connection import MorpcConnection
 from mo_operator.matrixone.rpc.errors import NotSupported, ProtocolError, ServerError
+from mo_operator.matrixone.rpc.metrics import observed
 from mo_operator.matrixone.rpc.protobuf import DecodeError
-from mo_operator.matrixone.rpc.query_pb import ERR_NOT_SUPPORTED, MOError
+from mo_operator.matrixone.rpc.query_pb import MOError
 
 
 class Answer(Protocol):
@@ -38,14 +40,15 @@ async def exchange(
     def encode(request_id: int) -> bytes:
         return bytes(dataclasses.replace(request, request_id=request_id).encode())
 
-    body = await conn.call(encode, deadline)
-    try:
-        response = decode(body)
-        error = MOError.decode(response.error) if response.error else None
-    except DecodeError as e:
-        conn.abort()
-        raise ProtocolError(f"{conn.address} sent an invalid {message} to {what}: {e}") from e
-    if error is not None:
-        kind = NotSupported if error.code == ERR_NOT_SUPPORTED else ServerError
-        raise kind(error.code, error.message, f"{what} at {conn.address}")
+    with observed(what, deadline):
+        body = await conn.call(encode, deadline)
+        try:
+            response = decode(body)
+            error = MOError.decode(response.error) if response.error else None
+        except DecodeError as e:
+            conn.abort()
+            raise ProtocolError(f"{conn.address} sent an invalid {message} to {what}: {e}") from e
+        if error is not None:
+            kind = NotSupported if error.code == ErrorCode.NOT_SUPPORTED else ServerError
+            raise kind(error.code, error.message, f"{what} at {conn.address}")
     return response

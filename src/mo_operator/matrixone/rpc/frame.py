@@ -36,7 +36,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from mo_operator.matrixone.xxhash64 import xxh64
+from xxhash import xxh64_intdigest as xxh64
 
 FLAG_PAYLOAD = 0x01
 FLAG_CHECKSUM = 0x02

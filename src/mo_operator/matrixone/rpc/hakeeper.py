@@ -33,11 +33,14 @@ import asyncio
 import dataclasses
 import logging
 
-from mo_operator.matrixone.admin import StoreNotFound
-from mo_operator.matrixone.rpc.connection import MorpcConnection
+from mo_operator.matrixone.admin import ClientFault, StoreNotFound
+from mo_operator.matrixone.admin import Unreachable as NoAnswer
+from mo_operator.matrixone.rpc.codes import HAKEEPER_SHARD_ID, ErrorCode
+from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_connection
 from mo_operator.matrixone.rpc.errors import (
     ConnectionLost,
     NoHAKeeper,
+    NotSupported,
     ProtocolError,
     RpcError,
     ServerError,
@@ -45,19 +48,18 @@ from mo_operator.matrixone.rpc.errors import (
 )
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
 from mo_operator.matrixone.rpc.logservice_pb import (
-    HAKEEPER_SHARD_ID,
     CheckerState,
     ClusterDetails,
     CNStateLabel,
     CNStoreLabel,
     DeleteCNStore,
-    ErrorCode,
     LogRequest,
-    Method,
     Request,
     Response,
     ShardInfoQueryResult,
 )
+from mo_operator.matrixone.rpc.logservice_pb import MethodType as Method
+from mo_operator.matrixone.rpc.metrics import observed
 from mo_operator.matrixone.rpc.protobuf import DecodeError
 
 log = logging.getLogger(__name__)
@@ -95,6 +97,8 @@ def raise_for_error(response: Response, what: str) -> None:
     if "does not exist" in message:
         raise StoreNotFound(f"{what}: {message}")
     name = ErrorCode(code).name if code in ErrorCode._value2member_map_ else ""
+    if code == ErrorCode.NOT_SUPPORTED:
+        raise NotSupported(code, message or name, what)
     raise ServerError(code, message or name, what)
 
 
@@ -120,10 +124,12 @@ class HAKeeperClient:
         *,
         connect_timeout: float = 2.0,
         max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+        dialer: Dialer = open_connection,
     ) -> None:
         self.discovery_address = discovery_address
         self.connect_timeout = connect_timeout
         self.max_frame = max_frame
+        self.dialer = dialer
         self._conn: MorpcConnection | None = None
         self._lock = asyncio.Lock()
 
@@ -149,30 +155,31 @@ class HAKeeperClient:
         """``request`` to the HAKeeper; raises an ``AdminError`` (``StoreNotFound`` included)."""
         what = Method(request.method).name if request.method in Method._value2member_map_ else "call"
         for attempt in range(2):
-            conn, kept = await self._connection(deadline)
-            retry = kept and attempt == 0
-            try:
-                response = await exchange(conn, request, deadline)
-            except (ConnectionLost, ProtocolError) as e:
-                self._drop(conn)
-                if not retry:
+            with observed(what, deadline):
+                conn, kept = await self._connection(deadline)
+                retry = kept and attempt == 0
+                try:
+                    response = await exchange(conn, request, deadline)
+                except (ConnectionLost, ProtocolError) as e:
+                    self._drop(conn)
+                    if not retry:
+                        raise
+                    log.debug(
+                        "HAKeeper connection to %s failed (%s); finding the HAKeeper again", conn.address, e
+                    )
+                    continue
+                except BaseException:
+                    self._drop(conn)  # a timeout or cancellation: the peer may be half dead
                     raise
-                log.debug(
-                    "HAKeeper connection to %s failed (%s); finding the HAKeeper again", conn.address, e
-                )
-                continue
-            except BaseException:
-                self._drop(conn)  # a timeout or cancellation: the peer may be half dead
-                raise
-            try:
-                raise_for_error(response, what)
-            except NoHAKeeper:
-                self._drop(conn)
-                if not retry:
-                    raise
-                log.debug("%s no longer hosts the HAKeeper; finding it again", conn.address)
-                continue
-            return response
+                try:
+                    raise_for_error(response, what)
+                except NoHAKeeper:
+                    self._drop(conn)
+                    if not retry:
+                        raise
+                    log.debug("%s no longer hosts the HAKeeper; finding it again", conn.address)
+                    continue
+                return response
         raise AssertionError("unreachable: the second attempt returns or raises")
 
     async def close(self) -> None:
@@ -217,16 +224,19 @@ class HAKeeperClient:
         raise TimeoutError
 
     async def _shard_info_once(self, deadline: float) -> ShardInfoQueryResult:
-        conn = await self._open(self.discovery_address, deadline)
-        try:
-            request = Request(
-                method=Method.GET_SHARD_INFO,
-                log_request=LogRequest(shard_id=HAKEEPER_SHARD_ID, exclude_hard_down_replica_addresses=True),
-            )
-            response = await exchange(conn, request, deadline)
-        finally:
-            conn.abort()
-        raise_for_error(response, f"GET_SHARD_INFO at {self.discovery_address}")
+        with observed(Method.GET_SHARD_INFO.name, deadline):
+            conn = await self._open(self.discovery_address, deadline)
+            try:
+                request = Request(
+                    method=Method.GET_SHARD_INFO,
+                    log_request=LogRequest(
+                        shard_id=HAKEEPER_SHARD_ID, exclude_hard_down_replica_addresses=True
+                    ),
+                )
+                response = await exchange(conn, request, deadline)
+            finally:
+                conn.abort()
+            raise_for_error(response, f"GET_SHARD_INFO at {self.discovery_address}")
         return response.shard_info or ShardInfoQueryResult()
 
     async def _find(self, deadline: float) -> MorpcConnection:
@@ -235,31 +245,42 @@ class HAKeeperClient:
         if not candidates:
             raise NoHAKeeper(f"{self.discovery_address} knows no HAKeeper replica with a leader yet")
         problems: list[str] = []
+        failures: list[BaseException] = []
         loop = asyncio.get_running_loop()
         for i, address in enumerate(candidates):
             share = loop.time() + (deadline - loop.time()) / (len(candidates) - i)
             try:
-                conn = await self._open(address, share)
-            except Unreachable as e:
-                problems.append(str(e))
-                continue
-            found = False
-            try:
-                response = await exchange(conn, Request(method=Method.CHECK_HAKEEPER), share)
-                raise_for_error(response, f"CHECK_HAKEEPER at {address}")
-                found = response.is_hakeeper
-                if found:
-                    log.debug("HAKeeper of %s found at %s", self.discovery_address, address)
-                    return conn
-                problems.append(f"{address} is not the HAKeeper")
+                with observed(Method.CHECK_HAKEEPER.name, share):
+                    conn = await self._check(address, share)
+                log.debug("HAKeeper of %s found at %s", self.discovery_address, address)
+                return conn
             except RpcError as e:
                 problems.append(str(e))  # it names the address
-            except TimeoutError:
+                failures.append(e)
+            except TimeoutError as e:
                 problems.append(f"{address}: no answer in time")
-            finally:
-                if not found:
-                    conn.abort()
-        raise NoHAKeeper(f"no HAKeeper among {', '.join(candidates)}: {'; '.join(problems)}")
+                failures.append(e)
+        summary = f"no HAKeeper among {', '.join(candidates)}: {'; '.join(problems)}"
+        if failures and all(isinstance(f, NoAnswer | TimeoutError) for f in failures):
+            raise Unreachable(summary)
+        if any(isinstance(f, ClientFault) for f in failures):
+            raise ProtocolError(summary)
+        raise NoHAKeeper(summary)
+
+    async def _check(self, address: str, deadline: float) -> MorpcConnection:
+        """A connection to ``address`` once it answers ``CHECK_HAKEEPER`` that it hosts the HAKeeper."""
+        conn = await self._open(address, deadline)
+        found = False
+        try:
+            response = await exchange(conn, Request(method=Method.CHECK_HAKEEPER), deadline)
+            raise_for_error(response, f"CHECK_HAKEEPER at {address}")
+            found = response.is_ha_keeper
+            if not found:
+                raise NoHAKeeper(f"{address} is not the HAKeeper")
+            return conn
+        finally:
+            if not found:
+                conn.abort()
 
     async def _open(self, address: str, deadline: float) -> MorpcConnection:
         remaining = deadline - asyncio.get_running_loop().time()
@@ -268,4 +289,5 @@ class HAKeeperClient:
             payload_message=True,
             connect_timeout=max(0.001, min(self.connect_timeout, remaining)),
             max_frame=self.max_frame,
+            dialer=self.dialer,
         )

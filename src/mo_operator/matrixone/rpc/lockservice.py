@@ -15,25 +15,33 @@ TN may move between asks.
 
 from __future__ import annotations
 
-from mo_operator.matrixone.rpc.connection import MorpcConnection
+from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_connection
 from mo_operator.matrixone.rpc.exchange import exchange as call
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
-from mo_operator.matrixone.rpc.lock_pb import Method, Request, Response, ServiceRequest
+from mo_operator.matrixone.rpc.lock_pb import (
+    CanRestartServiceRequest,
+    Method,
+    RemainTxnInServiceRequest,
+    Request,
+    Response,
+    SetRestartServiceRequest,
+)
+from mo_operator.matrixone.rpc.metrics import connecting
 
 
 def service_request(method: Method, uuid: str) -> Request:
     """The ``lock.Request`` asking ``method`` about CN ``uuid``."""
-    service = ServiceRequest(service_id=uuid)
-    if method is Method.SET_RESTART_SERVICE:
-        return Request(method=method, set_restart_service=service)
-    if method is Method.CAN_RESTART_SERVICE:
-        return Request(method=method, can_restart_service=service)
-    return Request(method=method, remain_txn_in_service=service)
+    if method is Method.SetRestartService:
+        return Request(method=method, set_restart_service=SetRestartServiceRequest(service_id=uuid))
+    if method is Method.CanRestartService:
+        return Request(method=method, can_restart_service=CanRestartServiceRequest(service_id=uuid))
+    return Request(method=method, remain_txn_in_service=RemainTxnInServiceRequest(service_id=uuid))
 
 
 async def exchange(conn: MorpcConnection, request: Request, deadline: float) -> Response:
     """Send ``request`` to a lock service; raise the error its answer carries."""
-    return await call(conn, request, deadline, Response.decode, Method(request.method).name, "lock.Response")
+    name = Method(request.method).name
+    return await call(conn, request, deadline, Response.decode, name, "lock.Response")
 
 
 async def ask(
@@ -44,11 +52,17 @@ async def ask(
     *,
     connect_timeout: float = 2.0,
     max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+    dialer: Dialer = open_connection,
 ) -> Response:
     """The TN lock service's answer to ``method`` about CN ``uuid``."""
-    conn = await MorpcConnection.open(
-        lock_address, payload_message=False, connect_timeout=connect_timeout, max_frame=max_frame
-    )
+    with connecting(method.name, deadline):
+        conn = await MorpcConnection.open(
+            lock_address,
+            payload_message=False,
+            connect_timeout=connect_timeout,
+            max_frame=max_frame,
+            dialer=dialer,
+        )
     try:
         return await exchange(conn, service_request(method, uuid), deadline)
     finally:

@@ -1,8 +1,8 @@
 """Protobuf messages declared as dataclasses with a field table, encoded and decoded from it.
 
-Each message module lists, per class, ``FIELDS``: field number, attribute and kind, copied
-from MatrixOne's ``.proto`` files. Declaring rather than hand-writing each encoder keeps
-the numbers in one place where a reader can check them against the source.
+Each message module lists, per class, ``FIELDS``: field number, attribute and kind, generated
+from MatrixOne's ``.proto`` files (``tools/gen_morpc_messages.py``). Declaring rather than
+hand-writing each encoder keeps the numbers in one place, checked against the source.
 
 gogo-protobuf behaviour we follow (github.com/gogo/protobuf v1.3.2 generated code, as
 vendored by MatrixOne):
@@ -99,12 +99,35 @@ class _Bytes(Kind):
         return as_bytes(number, wire_type, raw)
 
 
+class _GoTime(Kind):
+    """A ``google.protobuf.Timestamp`` with ``(gogoproto.stdtime)``, non-nullable: a Go
+    ``time.Time``, whose zero value (year 1) gogo writes as ``{Seconds: -62135596800}``.
+    Held as its seconds (the operator sends only the zero time)."""
+
+    def default(self) -> int:
+        return GO_ZERO_SECONDS
+
+    def encode(self, w: Writer, number: int, value: Any) -> None:
+        w.message(number, Writer().uint(1, int(value)).getvalue())
+
+    def decode(self, number: int, wire_type: int, raw: FieldValue) -> int:
+        seconds = 0
+        for n, wt, v in iter_fields(as_bytes(number, wire_type, raw)):
+            if n == 1:
+                seconds = as_int64(n, wt, v)
+        return seconds
+
+
+GO_ZERO_SECONDS = -62135596800
+"""Go's zero ``time.Time`` (0001-01-01T00:00:00Z) in seconds since the Unix epoch."""
+
 UINT: Kind = _Uint()
 """``uint64``, ``uint32`` and enums."""
 INT64: Kind = _Int64()
 BOOL: Kind = _Bool()
 STRING: Kind = _String()
 BYTES: Kind = _Bytes()
+GO_TIME: Kind = _GoTime()
 
 
 class Msg(Kind):
@@ -138,6 +161,8 @@ class Repeated(Kind):
         for item in value:
             if isinstance(self.item, Msg):
                 w.message(number, item.encode())
+            elif self.item is BYTES:
+                w.bytes_field(number, item, always=True)
             else:
                 w.string(number, item, always=True)
 

@@ -28,8 +28,12 @@ How each call maps to MatrixOne (``pkg/controllers/cnstore/controller.go`` upstr
   "may restart", "OK" and 0, never an error.
 
 Errors: ``StoreNotFound`` when HAKeeper answers "CN [uuid] does not exist" (or the CN is
-not in its details); every other failure (unreachable, refused, timed out, closed
-mid-frame, garbage, a MatrixOne error) is an ``AdminError`` naming the call and address.
+not in its details); every other failure is one of the admin interface's three classes,
+naming the call and address, its cause chained: ``NotYet`` (MatrixOne answered with an
+error: no HAKeeper yet, not bootstrapped, no quorum), ``Unreachable`` (refused, reset, a
+name that does not resolve, closed mid-frame, no answer within ``timeout``) and
+``ClientFault`` (a frame or message we cannot decode, a checksum mismatch, an unknown
+value, ``ErrNotSupported`` for a call MatrixOne should know).
 """
 
 from __future__ import annotations
@@ -41,18 +45,25 @@ from typing import TypeVar
 
 from mo_operator.matrixone.admin import (
     AdminError,
+    ClientFault,
     CNLoad,
     CNStore,
+    Failure,
     HAKeeperPhase,
     HAKeeperState,
     LogStore,
     NodeState,
+    NotYet,
     StoreNotFound,
     TNStore,
+    Unreachable,
     WorkState,
+    failure_of,
 )
 from mo_operator.matrixone.rpc import lock_pb, lockservice, query
 from mo_operator.matrixone.rpc import logservice_pb as pb
+from mo_operator.matrixone.rpc.codes import labels_from_pb, labels_to_pb
+from mo_operator.matrixone.rpc.connection import Dialer, open_connection
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
 from mo_operator.matrixone.rpc.hakeeper import HAKeeperClient
 
@@ -65,6 +76,14 @@ DEFAULT_TIMEOUT = 10.0
 DEFAULT_CONNECT_TIMEOUT = 2.0
 """Per TCP connect; MatrixOne's own HAKeeper clients use 1 s (``getRPCClient``), we allow
 a little more for DNS in a busy cluster. Never more than what is left of ``timeout``."""
+
+
+FAILURES: dict[Failure, type[AdminError]] = {
+    Failure.NOT_YET: NotYet,
+    Failure.UNREACHABLE: Unreachable,
+    Failure.CLIENT_FAULT: ClientFault,
+}
+"""The admin interface's class of each failure: what every call raises, the cause chained."""
 
 
 def _node_state(value: int) -> NodeState:
@@ -84,7 +103,7 @@ def hakeeper_state_from_pb(state: pb.CheckerState, details: pb.ClusterDetails) -
     try:
         phase = HAKeeperPhase(state.state)
     except ValueError:
-        raise AdminError(f"HAKeeper reports an unknown HAKeeperState {state.state}") from None
+        raise ClientFault(f"HAKeeper reports an unknown HAKeeperState {state.state}") from None
     return HAKeeperState(
         phase=phase,
         tick=state.tick,
@@ -113,7 +132,7 @@ def hakeeper_state_from_pb(state: pb.CheckerState, details: pb.ClusterDetails) -
                 _work_state(s.work_state),
                 lock_service_address=s.lock_service_address,
                 query_address=s.query_address,
-                labels=pb.labels_from_pb(s.labels),
+                labels=labels_from_pb(s.labels),
             )
             for s in sorted(details.cn_stores, key=lambda s: s.uuid)
         ),
@@ -130,13 +149,15 @@ class RpcAdmin:
         timeout: float = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+        dialer: Dialer = open_connection,
     ) -> None:
         self.discovery_address = discovery_address
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.max_frame = max_frame
+        self.dialer = dialer
         self.hakeeper = HAKeeperClient(
-            discovery_address, connect_timeout=connect_timeout, max_frame=max_frame
+            discovery_address, connect_timeout=connect_timeout, max_frame=max_frame, dialer=dialer
         )
 
     async def _run(self, what: str, op: Callable[[float], Awaitable[T]]) -> T:
@@ -147,14 +168,14 @@ class RpcAdmin:
             async with asyncio.timeout_at(deadline):
                 return await op(deadline)
         except TimeoutError as e:
-            raise AdminError(f"{where}: no answer within {self.timeout:g}s") from e
+            raise Unreachable(f"{where}: no answer within {self.timeout:g}s") from e
         except StoreNotFound as e:
             raise StoreNotFound(f"{where}: {e}") from e
         except AdminError as e:
-            raise AdminError(f"{where}: {e}") from e
+            raise FAILURES[failure_of(e)](f"{where}: {e}") from e
         except Exception as e:  # a bug or an input we did not foresee: never crash a controller
             log.exception("%s failed unexpectedly", where)
-            raise AdminError(f"{where}: unexpected {type(e).__name__}: {e}") from e
+            raise ClientFault(f"{where}: unexpected {type(e).__name__}: {e}") from e
 
     async def hakeeper_state(self) -> HAKeeperState:
         async def op(deadline: float) -> HAKeeperState:
@@ -171,13 +192,14 @@ class RpcAdmin:
             if store is None:
                 raise StoreNotFound(f"CN [{uuid}] does not exist")
             if not store.query_address:
-                raise AdminError(f"CN [{uuid}] has no query service address in HAKeeper")
+                raise NotYet(f"CN [{uuid}] has no query service address in HAKeeper yet")
             remaining = deadline - asyncio.get_running_loop().time()
             return await query.cn_load(
                 store.query_address,
                 deadline,
                 connect_timeout=max(0.001, min(self.connect_timeout, remaining)),
                 max_frame=self.max_frame,
+                dialer=self.dialer,
             )
 
         return await self._run(f"cn_load {uuid}", op)
@@ -186,10 +208,10 @@ class RpcAdmin:
         self, uuid: str, state: WorkState, labels: Mapping[str, tuple[str, ...]] | None = None
     ) -> None:
         if state is WorkState.UNKNOWN:
-            raise AdminError(f"set_cn_work_state {uuid}: {state.mo_name} is not a state a CN can be put in")
+            raise ClientFault(f"set_cn_work_state {uuid}: {state.mo_name} is not a state a CN can be put in")
 
         async def op(deadline: float) -> None:
-            patch = pb.CNStateLabel(uuid=uuid, state=state.value, labels=pb.labels_to_pb(dict(labels or {})))
+            patch = pb.CNStateLabel(uuid=uuid, state=state.value, labels=labels_to_pb(dict(labels or {})))
             await self.hakeeper.patch_cn_store(patch, deadline)
             if labels is not None and not labels:
                 await self.hakeeper.update_cn_label(pb.CNStoreLabel(uuid=uuid), deadline)
@@ -198,7 +220,7 @@ class RpcAdmin:
 
     async def set_cn_labels(self, uuid: str, labels: Mapping[str, tuple[str, ...]]) -> None:
         async def op(deadline: float) -> None:
-            label = pb.CNStoreLabel(uuid=uuid, labels=pb.labels_to_pb(dict(labels)))
+            label = pb.CNStoreLabel(uuid=uuid, labels=labels_to_pb(dict(labels)))
             await self.hakeeper.update_cn_label(label, deadline)
 
         await self._run(f"set_cn_labels {uuid}", op)
@@ -210,15 +232,15 @@ class RpcAdmin:
         await self._run(f"delete_cn_store {uuid}", op)
 
     async def can_restart_cn(self, uuid: str) -> bool:
-        answer = await self._lock(lock_pb.Method.CAN_RESTART_SERVICE, uuid)
+        answer = await self._lock(lock_pb.Method.CanRestartService, uuid)
         return answer.can_restart_service.ok
 
     async def set_restart_cn(self, uuid: str) -> bool:
-        answer = await self._lock(lock_pb.Method.SET_RESTART_SERVICE, uuid)
+        answer = await self._lock(lock_pb.Method.SetRestartService, uuid)
         return answer.set_restart_service.ok
 
     async def remain_txn_count(self, uuid: str) -> int:
-        answer = await self._lock(lock_pb.Method.REMAIN_TXN_IN_SERVICE, uuid)
+        answer = await self._lock(lock_pb.Method.RemainTxnInService, uuid)
         return answer.remain_txn_in_service.remain_txn
 
     async def _lock(self, method: lock_pb.Method, uuid: str) -> lock_pb.Response:
@@ -228,7 +250,7 @@ class RpcAdmin:
             details = await self.hakeeper.cluster_details(deadline)
             tn = next((s for s in details.tn_stores if s.lock_service_address), None)
             if tn is None:
-                raise AdminError("HAKeeper lists no TN store with a lock service address")
+                raise NotYet("HAKeeper lists no TN store with a lock service address")
             remaining = deadline - asyncio.get_running_loop().time()
             return await lockservice.ask(
                 tn.lock_service_address,
@@ -237,6 +259,7 @@ class RpcAdmin:
                 deadline,
                 connect_timeout=max(0.001, min(self.connect_timeout, remaining)),
                 max_frame=self.max_frame,
+                dialer=self.dialer,
             )
 
         return await self._run(f"{method.name.lower()} {uuid}", op)
@@ -250,6 +273,8 @@ class RpcAdminProvider:
 
     ``timeout`` bounds each admin call (discovery, reconnects and all), ``connect_timeout``
     each TCP connect, ``max_message_size`` the protobuf body we accept (morpc's default).
+    ``dialer`` opens every TCP connection: production leaves it (``asyncio.open_connection``,
+    cluster DNS); the dev kit gives the one that reaches the simulated MatrixOne.
     Clients connect lazily, so constructing this and calling ``admin`` never does I/O.
     """
 
@@ -259,12 +284,14 @@ class RpcAdminProvider:
         timeout: float = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_message_size: int = DEFAULT_MAX_BODY,
+        dialer: Dialer = open_connection,
     ) -> None:
         if timeout <= 0 or connect_timeout <= 0 or max_message_size <= 0:
             raise ValueError("timeouts and the message size must be positive")
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.max_frame = max_message_size + APPROXIMATE_HEADER
+        self.dialer = dialer
         self._admins: dict[str, RpcAdmin] = {}
 
     def admin(self, discovery_address: str) -> RpcAdmin:
@@ -275,6 +302,7 @@ class RpcAdminProvider:
                 timeout=self.timeout,
                 connect_timeout=self.connect_timeout,
                 max_frame=self.max_frame,
+                dialer=self.dialer,
             )
             self._admins[discovery_address] = found
         return found

@@ -23,14 +23,15 @@ same versions), and a CN without ``GetReplicaCount`` has no sharding replicas.
 from __future__ import annotations
 
 from mo_operator.matrixone.admin import CNLoad
-from mo_operator.matrixone.rpc.connection import MorpcConnection
+from mo_operator.matrixone.rpc.connection import Dialer, MorpcConnection, open_connection
 from mo_operator.matrixone.rpc.errors import NotSupported
 from mo_operator.matrixone.rpc.exchange import exchange
 from mo_operator.matrixone.rpc.frame import APPROXIMATE_HEADER, DEFAULT_MAX_BODY
+from mo_operator.matrixone.rpc.metrics import connecting
 from mo_operator.matrixone.rpc.query_pb import (
     CmdMethod,
-    CountResponse,
-    Empty,
+    GetPipelineInfoRequest,
+    GetPipelineInfoResponse,
     Request,
     Response,
     Session,
@@ -41,7 +42,12 @@ from mo_operator.matrixone.rpc.query_pb import (
 async def query(conn: MorpcConnection, request: Request, deadline: float) -> Response:
     """Send ``request`` to a query service; raise the error its answer carries."""
     return await exchange(
-        conn, request, deadline, Response.decode, CmdMethod(request.cmd_method).name, "query.Response"
+        conn,
+        request,
+        deadline,
+        Response.decode,
+        CmdMethod(request.cmd_method).name,
+        "query.Response",
     )
 
 
@@ -58,34 +64,43 @@ async def cn_load(
     *,
     connect_timeout: float = 2.0,
     max_frame: int = DEFAULT_MAX_BODY + APPROXIMATE_HEADER,
+    dialer: Dialer = open_connection,
 ) -> CNLoad:
     """The sessions, pipelines and replicas on the CN whose query service is at ``query_address``.
 
     One short-lived connection per call: a CN is asked only while it drains, and CNs come
     and go, so keeping connections to them would only keep sockets to dead pods.
     """
-    conn = await MorpcConnection.open(
-        query_address, payload_message=False, connect_timeout=connect_timeout, max_frame=max_frame
-    )
+    with connecting(CmdMethod.GetPipelineInfo.name, deadline):
+        conn = await MorpcConnection.open(
+            query_address,
+            payload_message=False,
+            connect_timeout=connect_timeout,
+            max_frame=max_frame,
+            dialer=dialer,
+        )
     try:
         try:
-            pipelines = await query(
-                conn, Request(cmd_method=CmdMethod.GET_PIPELINE_INFO, get_pipeline_info=Empty()), deadline
+            asked = Request(
+                cmd_method=CmdMethod.GetPipelineInfo, get_pipeline_info_request=GetPipelineInfoRequest()
             )
-            pipeline_count, modern = (pipelines.get_pipeline_info or CountResponse()).count, True
+            pipelines = await query(conn, asked, deadline)
+            answer = pipelines.get_pipeline_info_response or GetPipelineInfoResponse()
+            pipeline_count, modern = answer.count, True
         except NotSupported:
             pipeline_count, modern = 0, False
         listed = await query(
             conn,
             Request(
-                cmd_method=CmdMethod.SHOW_PROCESS_LIST,
-                show_process_list=ShowProcessListRequest(sys_tenant=True),
+                cmd_method=CmdMethod.ShowProcessList,
+                show_process_list_request=ShowProcessListRequest(sys_tenant=True),
             ),
             deadline,
         )
-        sessions = listed.show_process_list.sessions if listed.show_process_list else ()
+        shown = listed.show_process_list_response
+        sessions = shown.sessions if shown is not None else ()
         try:
-            replicas = await query(conn, Request(cmd_method=CmdMethod.GET_REPLICA_COUNT), deadline)
+            replicas = await query(conn, Request(cmd_method=CmdMethod.GetReplicaCount), deadline)
             replica_count = replicas.get_replica_count.count
         except NotSupported:
             replica_count = 0

@@ -2,25 +2,27 @@
 
 Driven only by API objects (pods by their ``matrixorigin.io/component`` and
 ``instance`` labels, the ConfigMaps they mount, their images), and reached by the
-operator only through ``MOAdmin`` (``SimulatedMatrixOne.provider``). Modules, bottom up:
-``view`` (the objects looked at), ``configfiles`` (what a process reads), ``resolve``
-(where its addresses lead), ``instances`` (one process per pod), ``state`` (HAKeepers,
-stores, sessions), ``verdicts`` (what the kubelet reports), ``admin``, ``behaviour``
-and ``install`` (the wiring).
+operator only over morpc, with the product's client, through a dialer
+(``SimulatedMatrixOne.dialer``). Modules, bottom up: ``view`` (the objects looked
+at), ``configfiles`` (what a process reads), ``resolve`` (where its addresses lead),
+``instances`` (one process per pod), ``state`` (HAKeepers, stores, sessions; the one
+source of truth), ``lockservice`` (the TN lock services), ``verdicts`` (what the
+kubelet reports), ``rpc`` (the processes' morpc servers, a view of the state, and the
+address book that leads the cluster's names to them), ``behaviour`` and ``install``
+(the wiring).
 """
 
-from mo_operator.matrixone.simulated.admin import AdminCall, SimulatedAdmin, SimulatedAdminProvider
 from mo_operator.matrixone.simulated.install import SimulatedMatrixOne, install_simulated_matrixone
+from mo_operator.matrixone.simulated.rpc.server import Call, Faults
 from mo_operator.matrixone.simulated.state import MOModel, Settings
 from mo_operator.matrixone.simulated.verdicts import STATE_ANNOTATION
 
 __all__ = [
     "STATE_ANNOTATION",
-    "AdminCall",
+    "Call",
+    "Faults",
     "MOModel",
     "Settings",
-    "SimulatedAdmin",
-    "SimulatedAdminProvider",
     "SimulatedMatrixOne",
     "install_simulated_matrixone",
 ]

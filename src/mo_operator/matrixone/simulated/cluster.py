@@ -10,10 +10,13 @@ Two shapes, one interface:
   simulator plays only the kubelets of its own simulated Nodes (and their
   volume provisioner), as kwok does, and the real controllers do the rest.
 
-Either way the simulated MatrixOne watches the MatrixOne pods and answers
-the operator's admin calls, in process (``provider``) or over HTTP for an
-operator in another process (``admin_server``, advertised in the kubeconfig).
-The operator, not the simulation, sets the CN readiness gate, as upstream's
+Either way the simulated MatrixOne watches the MatrixOne pods, and its
+processes serve morpc on loopback as MatrixOne's do. An operator reaches
+them as it reaches a real cluster, by the cluster's names and ports, through
+a dialer: ``dialer`` in this process; an operator in another process reads
+the address book the simulation writes to ``address_book`` (beside the
+kubeconfig for ``mo-operator control-plane``: ``address_book_beside``). The
+operator, not the simulation, sets the CN readiness gate, as upstream's
 operator does on a real cluster.
 """
 
@@ -28,9 +31,8 @@ from mo_operator.kube.keepalive import lightkube_client
 from mo_operator.localcluster.controlplane import ControlPlane
 from mo_operator.localcluster.simulator.config import SimulatorConfig
 from mo_operator.localcluster.simulator.simulator import Simulator
-from mo_operator.matrixone.simulated.admin import SimulatedAdminProvider
 from mo_operator.matrixone.simulated.install import SimulatedMatrixOne, install_simulated_matrixone
-from mo_operator.matrixone.simulated.remote import AdminServer, publish
+from mo_operator.matrixone.simulated.rpc.addressbook import BookDialer
 from mo_operator.matrixone.simulated.state import Settings
 
 FAST_SIMULATOR: dict[str, Any] = {
@@ -44,6 +46,12 @@ FAST_SIMULATOR: dict[str, Any] = {
 run on): quick kubelets and room for thousands of pods."""
 
 
+def address_book_beside(kubeconfig: str | Path) -> Path:
+    """Where ``mo-operator control-plane`` writes its simulated MatrixOne's address book."""
+    path = Path(kubeconfig)
+    return path.with_name(f"{path.name}.mo-addresses.json")
+
+
 class SimulatedCluster:
     def __init__(
         self,
@@ -55,8 +63,10 @@ class SimulatedCluster:
         mo_settings: Settings | None = None,
         control_plane_options: dict[str, Any] | None = None,
         refresh_interval: float = 0.2,
+        address_book: str | Path | None = None,
     ) -> None:
-        """``attach_to``: the kubeconfig of a real API server (None: start an embedded one)."""
+        """``attach_to``: the kubeconfig of a real API server (None: start an embedded one);
+        ``address_book``: where to keep the address book for operators in other processes."""
         self.attach_to = Path(attach_to) if attach_to is not None else None
         self.data_dir = data_dir
         self.port = port
@@ -64,18 +74,18 @@ class SimulatedCluster:
         self.mo_settings = mo_settings
         self.control_plane_options = control_plane_options or {}
         self.refresh_interval = refresh_interval
+        self.address_book = Path(address_book) if address_book is not None else None
         self.control_plane: ControlPlane | None = None
         self.simulator: Simulator | None = None
         self.mo: SimulatedMatrixOne | None = None
-        self.admin_server: AdminServer | None = None
         self.kubeconfig: Path | None = None
         self._client: AsyncClient | None = None
 
     @property
-    def provider(self) -> SimulatedAdminProvider:
-        """The in-process admin interface (for an operator in this process)."""
+    def dialer(self) -> BookDialer:
+        """The dialer of an operator in this process (``RpcAdminProvider(dialer=...)``)."""
         assert self.mo is not None, "not started"
-        return self.mo.provider
+        return self.mo.dialer
 
     async def start(self, kubeconfig: str | Path | None = None) -> None:
         """Start; for an embedded cluster, write its kubeconfig to ``kubeconfig``."""
@@ -100,17 +110,14 @@ class SimulatedCluster:
             await self.simulator.start()
         assert self.simulator is not None
         self.mo = await install_simulated_matrixone(
-            self.simulator, self.mo_settings, refresh_interval=self.refresh_interval, cn_store_condition=False
+            self.simulator,
+            self.mo_settings,
+            refresh_interval=self.refresh_interval,
+            cn_store_condition=False,
+            book_path=self.address_book,
         )
-        self.admin_server = AdminServer(self.mo.provider)
-        await self.admin_server.start()
-        if self.kubeconfig is not None and self.attach_to is None:
-            publish(self.kubeconfig, self.admin_server.url, self.admin_server.token)
 
     async def stop(self) -> None:
-        if self.admin_server is not None:
-            await self.admin_server.stop()
-            self.admin_server = None
         if self.mo is not None:
             await self.mo.stop()
             self.mo = None

@@ -10,8 +10,11 @@ whose verdict changed. Every ``full_refresh_interval`` it computes every instanc
 afresh and has the kubelet look at every pod: a backstop, so that an input the
 incremental path missed, or a look the kubelet lost, is made good within that time.
 
-Tests get the admin provider to give the operator, and knobs: bad images, sessions,
-and the model's ``settings`` (``store_timeout``, ``tick_seconds``, ``drain_seconds``).
+The operator reaches it over morpc, as it reaches a real MatrixOne: the processes'
+servers listen on loopback (``rpc/network.py``), and ``dialer`` (or the address book
+file, ``book_path``, for an operator in another process) leads the names and ports of
+the cluster to them. Tests get knobs: bad images, sessions, transactions, RPC faults
+(``faults``), the requests the servers read (``calls``), and the model's ``settings``.
 """
 
 from __future__ import annotations
@@ -21,19 +24,21 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from types import TracebackType
 
 from mo_operator.localcluster.simulator.behaviour import ContainerExit
 from mo_operator.localcluster.simulator.core.cache import ObjectCache
 from mo_operator.localcluster.simulator.core.kinds import CONFIGMAP, NODE, POD, PVC, SERVICE
 from mo_operator.localcluster.simulator.simulator import Simulator
-from mo_operator.matrixone.simulated.admin import SimulatedAdminProvider
 from mo_operator.matrixone.simulated.backuptool import BackupTool, ToolRun, run_tool
 from mo_operator.matrixone.simulated.behaviour import MatrixOneBehaviour
 from mo_operator.matrixone.simulated.instances import Instance
-from mo_operator.matrixone.simulated.lockservice import Binding
+from mo_operator.matrixone.simulated.lockservice import Binding, LockServices
 from mo_operator.matrixone.simulated.objectstore import ObjectStore, cleanup_commands
-from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_address
+from mo_operator.matrixone.simulated.rpc.addressbook import BookDialer
+from mo_operator.matrixone.simulated.rpc.network import MorpcNetwork
+from mo_operator.matrixone.simulated.rpc.server import Call, Faults
 from mo_operator.matrixone.simulated.state import HAKeeper, MOModel, Settings
 from mo_operator.matrixone.simulated.tracker import InstanceTracker
 from mo_operator.matrixone.simulated.verdicts import verdict
@@ -46,9 +51,6 @@ MAX_BUSY_SHARE = 0.25
 
 FULL_REFRESH_INTERVAL = 2.0
 """Seconds (of the simulator's clock) between two refreshes that compute everything afresh."""
-
-OPERATOR_NAMESPACE = "default"
-"""The namespace short discovery hosts are resolved in when the operator calls (it has none)."""
 
 
 class SimulatedMatrixOne:
@@ -63,6 +65,7 @@ class SimulatedMatrixOne:
         refresh_interval: float = 0.2,
         cn_store_condition: bool = True,
         full_refresh_interval: float = FULL_REFRESH_INTERVAL,
+        book_path: Path | None = None,
     ) -> None:
         self.simulator = simulator
         self.full_refresh_interval = full_refresh_interval
@@ -81,7 +84,9 @@ class SimulatedMatrixOne:
         self._task: asyncio.Task[None] | None = None
         self.behaviour = MatrixOneBehaviour(self._dirty.set)
         self.backup_tool = BackupTool(self._run_tool)
-        self.provider = SimulatedAdminProvider(self.model, self._resolve, self._clock, self._dirty.set)
+        self.locks = LockServices(self.model)
+        """The clusters' TN lock services (``lockservice.py``)."""
+        self.network = MorpcNetwork(self.model, self.locks, self._clock, self._dirty.set, book_path=book_path)
         relist = simulator.config.relist_period
         self._configmaps = ObjectCache(simulator.api, CONFIGMAP, relist_period=relist)
         self._services = ObjectCache(simulator.api, SERVICE, relist_period=relist)
@@ -89,6 +94,21 @@ class SimulatedMatrixOne:
     @property
     def settings(self) -> Settings:
         return self.model.settings
+
+    @property
+    def dialer(self) -> BookDialer:
+        """The dialer an operator in this process is constructed with (``RpcAdminProvider``)."""
+        return self.network.dialer
+
+    @property
+    def faults(self) -> Faults:
+        """Make the morpc servers misbehave (``rpc/server.py``): ``faults.set("refuse")``, ``clear()``."""
+        return self.network.faults
+
+    @property
+    def calls(self) -> list[Call]:
+        """Every request the morpc servers read, oldest first."""
+        return self.network.calls
 
     # ------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -100,6 +120,7 @@ class SimulatedMatrixOne:
             await cache.start()
         self.simulator.cache(POD).add_handler(self._on_pod)
         self.simulator.cache(NODE).add_handler(self._on_event)
+        self.network.start()
         self.refresh()
         self.simulator.add_behaviour(self.behaviour)
         self.simulator.add_behaviour(self.backup_tool)
@@ -116,6 +137,7 @@ class SimulatedMatrixOne:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self.network.stop()
         for cache in (self._configmaps, self._services):
             await cache.stop()
         self.simulator.resync_pods()
@@ -164,13 +186,13 @@ class SimulatedMatrixOne:
 
     def set_transactions(self, uuid: str, count: int) -> None:
         """Give CN ``uuid`` ``count`` transactions holding locks in the TN lock service;
-        once the CN is marked restarting they end over ``provider.locks.txn_seconds``."""
-        self.provider.locks.set_transactions(uuid, count, self._clock())
+        once the CN is marked restarting they end over ``locks.txn_seconds``."""
+        self.locks.set_transactions(uuid, count, self._clock())
         self._dirty.set()
 
     def lock_binding(self, uuid: str) -> Binding | None:
         """CN ``uuid``'s binding in its TN lock service (status, transactions left)."""
-        return self.provider.locks.binding(uuid)
+        return self.locks.binding(uuid)
 
     def hakeeper(self, namespace: str, logset: str) -> HAKeeper | None:
         """The HAKeeper of a LogSet as the model holds it (phase, stores), for tests to look at."""
@@ -187,11 +209,12 @@ class SimulatedMatrixOne:
         instances = self._tracker.observe(snapshot, self._bad_images)
         all_pods = self.simulator.cache(POD).objects()
         self.model.observe(instances, self._clock(), snapshot.volume_claims)
-        self.provider.locks.advance(self._clock())
+        self.locks.advance(self._clock())
         self.objects.observe(instances, snapshot, self.model, all_pods)
         before = self._instances
         self._snapshot = snapshot
         self._instances = {i.key: i for i in instances}
+        self.network.plan(instances, snapshot)
         verdicts = {
             i.uid: verdict(i, self.model, cn_store_condition=self.cn_store_condition) for i in instances
         }
@@ -234,9 +257,6 @@ class SimulatedMatrixOne:
     def _run_tool(self, pod: Obj, run: ToolRun) -> ContainerExit:
         """A ``mo_br`` pod's outcome against the clusters as of the last refresh."""
         return run_tool(pod, run, self._snapshot, self._instances, self.model, self._clock())
-
-    def _resolve(self, address: str) -> LogSetKey | Unresolved:
-        return resolve_address(address, OPERATOR_NAMESPACE, self._snapshot)
 
     def _on_pod(self, _etype: str, old: Obj | None, new: Obj | None) -> None:
         if any(p is not None and (mo_component(p) is not None or cleanup_commands(p)) for p in (old, new)):
@@ -283,10 +303,12 @@ async def install_simulated_matrixone(
     refresh_interval: float = 0.2,
     cn_store_condition: bool = True,
     full_refresh_interval: float = FULL_REFRESH_INTERVAL,
+    book_path: Path | None = None,
 ) -> SimulatedMatrixOne:
     """Start a simulated MatrixOne on a started ``simulator`` (e.g. ``ControlPlane.simulator``).
 
-    Give the operator ``.provider`` as its ``MOAdminProvider``; ``await .stop()`` when done.
+    Construct the operator's ``RpcAdminProvider`` with ``.dialer`` (an operator in another
+    process: with a dialer reading ``book_path``); ``await .stop()`` when done.
     With ``cn_store_condition=False`` CN pods get no ``matrixorigin.io/cn-store``
     condition from the simulation (for an operator that writes it itself, as upstream's).
     """
@@ -297,6 +319,7 @@ async def install_simulated_matrixone(
         refresh_interval=refresh_interval,
         cn_store_condition=cn_store_condition,
         full_refresh_interval=full_refresh_interval,
+        book_path=book_path,
     )
     await simulated.start()
     return simulated

@@ -57,6 +57,8 @@ class Instance:
     sql_address: str = ""
     lock_service_address: str = ""
     logtail_address: str = ""
+    query_address: str = ""
+    pod_ip: str = ""
 
     @property
     def key(self) -> Key:
@@ -148,6 +150,7 @@ def _addresses(pod: Mapping[str, Any], component: Component, set_name: str, name
             "service_address": f"{ip}:{ports.CN_RPC}",
             "sql_address": f"{ip}:{ports.CN_SQL}",
             "lock_service_address": f"{ip}:{ports.CN_LOCK_SERVICE}",
+            "query_address": f"{ip}:{ports.CN_QUERY}",
         }
     return {}
 
@@ -221,6 +224,7 @@ def observe_with_client(
         bootstrap=config.bootstrap,
         volume_claims=_volume_claims(pod),
         init_work_state=config.init_work_state,
+        pod_ip=str((pod.get("status") or {}).get("podIP") or ""),
         **_addresses(pod, component, set_name, namespace),
     )
     return instance, config.hakeeper

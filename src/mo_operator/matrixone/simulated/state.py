@@ -12,9 +12,18 @@ How it mirrors MatrixOne, seen from outside:
   (a raft quorum). Its state lives on the log stores' volume claims: a LogSet whose
   pods are all gone keeps its HAKeeper (not answering) while any claim its pods
   mounted still exists, and is forgotten with its stores once none does.
-- TN and CN stores register (heartbeat) with the first HAKeeper their config reaches
-  that answers. A CN first registers in its ``cn.init-work-state`` and then keeps the
-  work state HAKeeper holds for it, across restarts, until its store is deleted.
+- TN and CN processes wait for their HAKeeper before they serve, as ``mo-service``
+  does (matrixone ``cmd/mo-service/launch.go`` at 7c27538f: ``waitHAKeeperReady``
+  retries for 5 minutes, then a TN waits for HAKeeper to be Running, ``waitHAKeeperRunning``,
+  and a CN for a TN store holding shards, ``waitAnyShardReady``); a process still
+  waiting after ``Settings.hakeeper_wait_seconds`` exits (``panic``), and the kubelet
+  restarts it. A TN registers (heartbeats) with the first HAKeeper its config reaches
+  that answers; a CN with one that also lists a TN. A CN first registers in its
+  ``cn.init-work-state`` (``CNState.Update``: Working unless configured) and then keeps
+  the work state HAKeeper holds for it, across restarts, until its store is deleted.
+- The HAKeeper shard's replicas live on its member log stores (replica IDs from 131072,
+  as upstream's bootstrap numbers them); every member hosts a HAKeeper replica and
+  answers HAKeeper calls while a quorum serves; the first member serving leads.
 - A store that stops heartbeating shows ``TIMEOUT`` after ``store_timeout`` seconds.
 - A CN's sessions die with its process. A Draining CN hands its sessions over to the
   Working CNs of its cluster, evenly over ``drain_seconds``; with no Working CN to
@@ -44,6 +53,9 @@ from mo_operator.matrixone.simulated.instances import Instance
 from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved
 from mo_operator.matrixone.simulated.view import Key
 
+FIRST_REPLICA_ID = 131072
+"""The HAKeeper shard's first replica ID (upstream's ``init-hakeeper-members``: 131072 + i)."""
+
 
 @dataclass
 class Settings:
@@ -55,6 +67,9 @@ class Settings:
     """One HAKeeper tick (the ``Tick`` in HAKeeper's answers)."""
     drain_seconds: float = 2.0
     """How long a Draining CN takes to hand all its sessions over to Working CNs."""
+    hakeeper_wait_seconds: float = 300.0
+    """How long a TN or CN process waits for its HAKeeper (and a CN for a TN) before it
+    exits: MatrixOne's ``waitHAKeeperReady`` gives up after 5 minutes."""
 
 
 @dataclass
@@ -70,6 +85,7 @@ class StoreRecord:
     sql_address: str = ""
     lock_service_address: str = ""
     logtail_address: str = ""
+    query_address: str = ""
     work_state: WorkState = WorkState.WORKING
     labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sessions: int = 0
@@ -89,6 +105,8 @@ class HAKeeper:
     members: tuple[str, ...] = ()
     """Log stores holding a replica now: the bootstrap members, then as the checker
     replaces expired ones (``_repair_membership``)."""
+    replica_ids: dict[str, int] = field(default_factory=dict)
+    """Each member's replica ID in the HAKeeper shard."""
     stores: dict[Component, dict[str, StoreRecord]] = field(
         default_factory=lambda: {Component.LOG: {}, Component.TN: {}, Component.CN: {}}
     )
@@ -113,6 +131,13 @@ class HAKeeper:
         """Members serving at the last observation: the Raft quorum counts these."""
         return self.live_logs & frozenset(self.members)
 
+    @property
+    def leader(self) -> str | None:
+        """The member leading the HAKeeper shard: the first serving one, while a quorum serves."""
+        if not self.available:
+            return None
+        return next((m for m in self.members if m in self.live_logs), None)
+
     def cn(self, uuid: str) -> StoreRecord:
         record = self.stores[Component.CN].get(uuid)
         if record is None:
@@ -131,6 +156,10 @@ class MOModel:
         self._serving_cns: dict[str, tuple[str, LogSetKey | None]] = {}
         """CN UUID → the process that served it at the last observation, and the HAKeeper
         it heartbeated to (None when it reached none: it still serves its sessions)."""
+        self.now = 0.0
+        """The time of the last observation."""
+        self._waiting: dict[str, float] = {}
+        """TN or CN process → since when it waits for its HAKeeper (not registered yet)."""
 
     # ------------------------------------------------------------ observing
     def observe(
@@ -138,16 +167,24 @@ class MOModel:
     ) -> None:
         """Advance to ``now`` given what every MatrixOne pod does and which claims exist."""
         instances = list(instances)
+        self.now = now
         self._observe_logs([i for i in instances if i.component is Component.LOG], now, volume_claims)
         self._serving_cns = {}
-        for i in instances:
+        waiting: dict[str, float] = {}
+        # TNs first: a CN registers only with a HAKeeper that lists a TN (waitAnyShardReady)
+        for i in sorted(instances, key=lambda i: i.component is Component.CN):
             if i.component not in (Component.TN, Component.CN) or not i.serving or i.uuid is None:
                 continue
             hakeeper = self.reachable(i)
+            if hakeeper is not None and i.component is Component.CN and not _lists_a_tn(hakeeper, now, self):
+                hakeeper = None
             if hakeeper is not None:
                 _heartbeat(hakeeper, i, now)
+            elif self.registration(i) is None:
+                waiting[i.process] = self._waiting.get(i.process, now)
             if i.component is Component.CN:
                 self._serving_cns[i.uuid] = (i.process, hakeeper.key if hakeeper is not None else None)
+        self._waiting = waiting
         for hakeeper in self.hakeepers.values():
             for record in hakeeper.stores[Component.CN].values():
                 if not self._cn_serving(hakeeper, record):
@@ -198,7 +235,31 @@ class MOModel:
                 return record
         return None
 
+    def gave_up(self, instance: Instance) -> bool:
+        """Whether this TN or CN process, at the last observation, had waited for its
+        HAKeeper longer than MatrixOne does before it exits (``hakeeper_wait_seconds``)."""
+        since = self._waiting.get(instance.process)
+        return since is not None and self.now - since >= self.settings.hakeeper_wait_seconds
+
     # ------------------------------------------------------------ answering
+    def shard(self, key: LogSetKey, now: float) -> tuple[dict[int, tuple[str, str]], int] | None:
+        """The HAKeeper shard as the log stores' gossip knows it (``GET_SHARD_INFO``): replica
+        ID → (store UUID, service address) of the members not hard down, and the leader's
+        replica ID (0: none); None before the shard exists (HAKeeper not bootstrapped)."""
+        hakeeper = self.hakeepers.get(key)
+        if hakeeper is None or not hakeeper.bootstrapped:
+            return None
+        records = hakeeper.stores[Component.LOG]
+        replicas: dict[int, tuple[str, str]] = {}
+        for member in hakeeper.members:
+            record = records.get(member)
+            down = record is None or now - record.last_heartbeat > self.settings.store_timeout
+            if not down:
+                assert record is not None
+                replicas[hakeeper.replica_ids[member]] = (member, record.service_address)
+        leader = hakeeper.leader
+        return replicas, hakeeper.replica_ids[leader] if leader is not None else 0
+
     def available(self, key: LogSetKey) -> bool:
         hakeeper = self.hakeepers.get(key)
         return hakeeper is not None and hakeeper.available
@@ -240,6 +301,7 @@ class MOModel:
                     state(r),
                     r.work_state,
                     lock_service_address=r.lock_service_address,
+                    query_address=r.query_address,
                     labels=dict(r.labels),
                 )
                 for r in _sorted(stores[Component.CN])
@@ -383,6 +445,14 @@ def _heartbeat(hakeeper: HAKeeper, instance: Instance, now: float) -> None:
     record.sql_address = instance.sql_address
     record.lock_service_address = instance.lock_service_address
     record.logtail_address = instance.logtail_address
+    record.query_address = instance.query_address
+
+
+def _lists_a_tn(hakeeper: HAKeeper, now: float, model: MOModel) -> bool:
+    """A TN store heartbeats to ``hakeeper`` (MatrixOne's ``waitAnyShardReady``: a TN
+    holding shards), which a CN waits for before it starts."""
+    timeout = model.settings.store_timeout
+    return any(now - r.last_heartbeat <= timeout for r in hakeeper.stores[Component.TN].values())
 
 
 def _try_bootstrap(hakeeper: HAKeeper, serving: list[Instance], now: float, backups: BackupCatalog) -> None:
@@ -405,6 +475,7 @@ def _try_bootstrap(hakeeper: HAKeeper, serving: list[Instance], now: float, back
             hakeeper.bootstrapped_at = now
             hakeeper.replicas = len(members)
             hakeeper.members = members
+            hakeeper.replica_ids = {m: FIRST_REPLICA_ID + i for i, m in enumerate(members)}
             return
 
 
@@ -425,3 +496,8 @@ def _repair_membership(hakeeper: HAKeeper, now: float, expire: float) -> None:
     kept = tuple(m for m in hakeeper.members if not expired(m))
     spare = sorted(u for u in hakeeper.live_logs if u not in kept)
     hakeeper.members = kept + tuple(spare[: max(0, hakeeper.replicas - len(kept))])
+    for member in hakeeper.members:
+        if member not in hakeeper.replica_ids:
+            hakeeper.replica_ids[member] = (
+                max(hakeeper.replica_ids.values(), default=FIRST_REPLICA_ID - 1) + 1
+            )

@@ -1,11 +1,16 @@
 """What the kubelet reports for a MatrixOne pod: readiness, the CN store condition, a state note.
 
-Readiness follows what makes each component useful, since upstream sets no probes and
-relies on readiness gates instead: a log store is ready once it runs with a valid
-config; a TN once its store registered in HAKeeper; a CN's container once its store
+Readiness follows what a kubelet would report, since upstream sets no probes and relies
+on readiness gates instead: a log store and a TN are ready once they run with a valid
+config (a TN still waiting for its HAKeeper is ready, as a container without a probe
+is; ``kubectl describe`` shows what it waits for); a CN's container once its store
 registered, and its ``matrixorigin.io/cn-store`` condition (the readiness gate of CN
 pods, as upstream) only while HAKeeper holds it Working, so a Draining CN leaves its
 Services; a proxy once it reaches a HAKeeper. A pod that cannot run never becomes ready.
+
+A TN or CN waits for its HAKeeper (and a CN for a TN) as ``mo-service`` does, not ready,
+and exits with a panic once it waited ``Settings.hakeeper_wait_seconds`` (state.py); the
+kubelet restarts it and it waits again.
 
 A process that cannot run exits, as MatrixOne does: ``mo-service`` panics on a config it
 cannot parse or use (cmd/mo-service/main.go: ``panic("failed to parse config ...")``, exit
@@ -55,10 +60,12 @@ def _cn_store(status: bool, reason: str, message: str = "") -> dict[str, str]:
     return condition
 
 
-def _waiting_for_hakeeper(instance: Instance) -> str:
+def _waiting_for_hakeeper(instance: Instance, model: MOModel) -> str:
     if isinstance(instance.hakeeper, Unresolved):
         return instance.hakeeper.reason
     logsets = ", ".join(f"{ns}/{name}" for ns, name in instance.hakeeper)
+    if instance.component is Component.CN and model.reachable(instance) is not None:
+        return f"no TN store has registered in the HAKeeper of LogSet {logsets} yet"
     return f"the HAKeeper of LogSet {logsets} is not up"
 
 
@@ -85,17 +92,26 @@ def verdict(instance: Instance, model: MOModel, *, cn_store_condition: bool = Tr
         return PodVerdict(ready=True, annotations={STATE_ANNOTATION: "Serving"})
     if instance.component is Component.PROXY:
         if model.reachable(instance) is None:
-            note = f"WaitingForHAKeeper: {_waiting_for_hakeeper(instance)}"
+            note = f"WaitingForHAKeeper: {_waiting_for_hakeeper(instance, model)}"
             return PodVerdict(ready=False, annotations={STATE_ANNOTATION: note})
         return PodVerdict(ready=True, annotations={STATE_ANNOTATION: "Serving"})
     record = model.registration(instance)
     if record is None:
-        message = _waiting_for_hakeeper(instance)
+        message = _waiting_for_hakeeper(instance, model)
         conditions = (_cn_store(False, "NotRegistered", message),) if cn else ()
+        gave_up = model.gave_up(instance)
         return PodVerdict(
-            ready=False,
+            # no readiness probe: a TN's container is ready once it runs, waiting or not
+            ready=instance.component is Component.TN and not gave_up,
             conditions=conditions,
-            annotations={STATE_ANNOTATION: f"WaitingForHAKeeper: {message}"},
+            annotations={STATE_ANNOTATION: f"{'GaveUp' if gave_up else 'WaitingForHAKeeper'}: {message}"},
+            crash=ContainerExit(
+                exit_code=2,
+                log=f"panic: wait hakeeper ready timeout: {message}",
+                container=layout.MAIN_CONTAINER,
+            )
+            if gave_up
+            else None,
         )
     if not cn:
         return PodVerdict(ready=True, annotations={STATE_ANNOTATION: "Registered"})

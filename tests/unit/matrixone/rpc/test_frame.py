@@ -10,6 +10,7 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xxhash import xxh64_intdigest as xxh64
 
 from mo_operator.matrixone.rpc.frame import (
     FLAG_CHECKSUM,
@@ -25,7 +26,6 @@ from mo_operator.matrixone.rpc.frame import (
     encode_frame,
     frame_size,
 )
-from mo_operator.matrixone.xxhash64 import xxh64
 
 TEN_SECONDS = "00 00 00 02 54 0b e4 00"  # int64 10_000_000_000 ns, big-endian
 NO_TRACE = "18" + " 00" * 24  # SpanContext size 24, then 16-byte trace ID and 8-byte span ID, zero

@@ -23,15 +23,15 @@ def h(text: str) -> bytes:
 @pytest.mark.parametrize(
     "cls",
     [
-        lk.Empty,
+        lk.Timestamp,
         lk.LockOptions,
         lk.LockRequest,
         lk.UnlockRequest,
-        lk.TxnRequest,
-        lk.ServiceRequest,
+        lk.GetWaitingListRequest,
+        lk.SetRestartServiceRequest,
         lk.Request,
-        lk.OKResponse,
-        lk.RemainTxnResponse,
+        lk.CanRestartServiceResponse,
+        lk.RemainTxnInServiceResponse,
         lk.Response,
     ],
 )
@@ -43,10 +43,11 @@ def test_field_tables_name_real_attributes(cls: type[Message]) -> None:
 
 def test_method_numbers_are_upstreams() -> None:
     # proto/lock.proto enum Method (the same at v1.2.0, v2.0.0 and fa8af5c4)
-    assert [(m.name, m.value) for m in lk.Method] == [
-        ("SET_RESTART_SERVICE", 12),
-        ("REMAIN_TXN_IN_SERVICE", 13),
-        ("CAN_RESTART_SERVICE", 14),
+    used = (lk.Method.SetRestartService, lk.Method.RemainTxnInService, lk.Method.CanRestartService)
+    assert [(m.name, m.value) for m in used] == [
+        ("SetRestartService", 12),
+        ("RemainTxnInService", 13),
+        ("CanRestartService", 14),
     ]
 
 
@@ -79,9 +80,9 @@ SERVICE = "06 0a 04 63 6e 2d 31"  # len 6: field 1 "cn-1"
 @pytest.mark.parametrize(
     ("method", "wire"),
     [
-        (lk.Method.CAN_RESTART_SERVICE, _request("0e", "00", SERVICE, "00")),
-        (lk.Method.SET_RESTART_SERVICE, _request("0c", SERVICE, "00", "00")),
-        (lk.Method.REMAIN_TXN_IN_SERVICE, _request("0d", "00", "00", SERVICE)),
+        (lk.Method.CanRestartService, _request("0e", "00", SERVICE, "00")),
+        (lk.Method.SetRestartService, _request("0c", SERVICE, "00", "00")),
+        (lk.Method.RemainTxnInService, _request("0d", "00", "00", SERVICE)),
     ],
 )
 def test_service_requests_are_what_the_go_client_writes(method: lk.Method, wire: bytes) -> None:
@@ -142,18 +143,19 @@ async def _ask(answer: lk.Response, method: lk.Method) -> tuple[lk.Response, lis
 
 async def test_asking_the_tn_sends_one_request_and_reads_its_answer() -> None:
     answer, seen = await _ask(
-        lk.Response(remain_txn_in_service=lk.RemainTxnResponse(remain_txn=4)), lk.Method.REMAIN_TXN_IN_SERVICE
+        lk.Response(remain_txn_in_service=lk.RemainTxnInServiceResponse(remain_txn=4)),
+        lk.Method.RemainTxnInService,
     )
     assert answer.remain_txn_in_service.remain_txn == 4
     [request] = seen
-    assert request.method == lk.Method.REMAIN_TXN_IN_SERVICE
+    assert request.method == lk.Method.RemainTxnInService
     assert request.remain_txn_in_service.service_id == "cn-1" and request.request_id > 0
 
 
 async def test_an_error_answer_is_raised_and_an_unknown_method_means_an_older_tn() -> None:
     failed = lk.Response(error=MOError(code=20101, message="boom").encode())
     with pytest.raises(ServerError, match="boom"):
-        await _ask(failed, lk.Method.CAN_RESTART_SERVICE)
+        await _ask(failed, lk.Method.CanRestartService)
     older = lk.Response(error=MOError(code=20105, message="method [CanRestartService]").encode())
     with pytest.raises(NotSupported):
-        await _ask(older, lk.Method.CAN_RESTART_SERVICE)
+        await _ask(older, lk.Method.CanRestartService)

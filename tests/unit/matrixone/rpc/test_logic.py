@@ -13,6 +13,7 @@ from mo_operator.matrixone.admin import (
     WorkState,
 )
 from mo_operator.matrixone.rpc import logservice_pb as pb
+from mo_operator.matrixone.rpc.codes import labels_to_pb
 from mo_operator.matrixone.rpc.connection import response_id, split_address
 from mo_operator.matrixone.rpc.errors import NoHAKeeper, ServerError, Unreachable
 from mo_operator.matrixone.rpc.hakeeper import hakeeper_candidates, raise_for_error
@@ -90,7 +91,7 @@ def test_hakeeper_state_from_answers() -> None:
         tn_stores=(pb.TNStore("t", "t:1", 5, 0, logtail_server_address="t:2", lock_service_address="t:3"),),
         cn_stores=(
             pb.CNStore("c2", "c2:1", "c2:6001", tick=3, state=1, work_state=7),
-            pb.CNStore("c1", query_address="c1:q", work_state=2, labels=pb.labels_to_pb({"k": ("v",)})),
+            pb.CNStore("c1", query_address="c1:q", work_state=2, labels=labels_to_pb({"k": ("v",)})),
         ),
         log_stores=(pb.LogStore("l", "l:1", 9, 5),),
     )

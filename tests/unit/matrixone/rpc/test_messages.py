@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from mo_operator.matrixone.rpc import logservice_pb as pb
 from mo_operator.matrixone.rpc import query_pb as q
+from mo_operator.matrixone.rpc.codes import ErrorCode, labels_from_pb, labels_to_pb
 from mo_operator.matrixone.rpc.pbmessage import Message, check_fields
 from mo_operator.matrixone.rpc.protobuf import DecodeError
 
@@ -33,12 +34,13 @@ ALL_MESSAGES: list[type[Message]] = [
     pb.LogResponse,
     pb.Response,
     q.ShowProcessListRequest,
-    q.Empty,
+    q.GetPipelineInfoRequest,
     q.GetReplicaCountRequest,
     q.Request,
     q.Session,
     q.ShowProcessListResponse,
-    q.CountResponse,
+    q.GetPipelineInfoResponse,
+    q.GetReplicaCountResponse,
     q.Response,
     q.MOError,
 ]
@@ -57,37 +59,35 @@ def test_field_tables_name_real_attributes(cls: type[Message]) -> None:
 
 def test_method_numbers_are_upstreams() -> None:
     # proto/logservice.proto enum MethodType; proto/query.proto enum CmdMethod
-    assert [(m.name, m.value) for m in pb.Method] == [
-        ("CHECK_HAKEEPER", 10),
-        ("GET_CLUSTER_DETAILS", 11),
-        ("GET_SHARD_INFO", 12),
-        ("GET_CLUSTER_STATE", 14),
-        ("UPDATE_CN_LABEL", 15),
-        ("UPDATE_CN_WORK_STATE", 16),
-        ("PATCH_CN_STORE", 17),
-        ("DELETE_CN_STORE", 18),
-    ]
-    assert [(m.name, m.value) for m in q.CmdMethod] == [
-        ("SHOW_PROCESS_LIST", 1),
-        ("GET_PIPELINE_INFO", 19),
-        ("GET_REPLICA_COUNT", 24),
-    ]
+    used = [pb.MethodType[m] for m in ("CHECK_HAKEEPER", "GET_CLUSTER_DETAILS", "GET_SHARD_INFO")]
+    used += [pb.MethodType[m] for m in ("GET_CLUSTER_STATE", "UPDATE_CN_LABEL", "UPDATE_CN_WORK_STATE")]
+    used += [pb.MethodType[m] for m in ("PATCH_CN_STORE", "DELETE_CN_STORE")]
+    assert [m.value for m in used] == [10, 11, 12, 14, 15, 16, 17, 18]
+    methods = (q.CmdMethod.ShowProcessList, q.CmdMethod.GetPipelineInfo, q.CmdMethod.GetReplicaCount)
+    assert [m.value for m in methods] == [1, 19, 24]
 
 
 # ------------------------------------------------------------------ requests we send
+GO_ZERO_TIME = "3a 0b 08 80 92 b8 c3 98 fe ff ff ff 01"
+"""LogRequest.TS (7), a non-nullable stdtime: Go's zero time.Time is Seconds -62135596800,
+a 10-byte varint; gogo writes it in every LogRequest, so every log service request has it."""
+LOG_REQUEST = f"1a 0d {GO_ZERO_TIME}"
+
+
 def test_check_hakeeper_request() -> None:
-    # RequestID=1 (1:varint), Method=CHECK_HAKEEPER 10 (2:varint), LogRequest non-nullable (3:len 0)
-    assert pb.Request(request_id=1, method=pb.Method.CHECK_HAKEEPER).encode() == h("08 01 10 0a 1a 00")
+    # RequestID=1 (1:varint), Method=CHECK_HAKEEPER 10 (2:varint), LogRequest non-nullable (3)
+    request = pb.Request(request_id=1, method=pb.MethodType.CHECK_HAKEEPER)
+    assert request.encode() == h(f"08 01 10 0a {LOG_REQUEST}")
 
 
 def test_get_shard_info_request() -> None:
     request = pb.Request(
         request_id=7,
-        method=pb.Method.GET_SHARD_INFO,
+        method=pb.MethodType.GET_SHARD_INFO,
         log_request=pb.LogRequest(shard_id=0, exclude_hard_down_replica_addresses=True),
     )
-    # LogRequest{ShardID: 0 (left out), ExcludeHardDownReplicaAddresses (9:varint, tag 0x48): true}
-    assert request.encode() == h("08 07 10 0c 1a 02 48 01")
+    # LogRequest{ShardID: 0 (left out), TS, ExcludeHardDownReplicaAddresses (9:varint, tag 0x48): true}
+    assert request.encode() == h(f"08 07 10 0c 1a 0f {GO_ZERO_TIME} 48 01")
 
 
 def test_patch_cn_store_request() -> None:
@@ -95,9 +95,9 @@ def test_patch_cn_store_request() -> None:
     # UUID "a"; State Draining=2; Labels map entry {1: "role", 2: LabelList{1: "tp"}}
     entry = "0a 04 72 6f 6c 65 12 04 0a 02 74 70"
     assert label.encode() == h(f"0a 01 61 10 02 1a 0c {entry}")
-    request = pb.Request(request_id=2, method=pb.Method.PATCH_CN_STORE, cn_state_label=label)
+    request = pb.Request(request_id=2, method=pb.MethodType.PATCH_CN_STORE, cn_state_label=label)
     # CNStateLabel is Request field 11: tag 11 << 3 | 2 = 0x5a
-    assert request.encode() == h(f"08 02 10 11 1a 00 5a 13 0a 01 61 10 02 1a 0c {entry}")
+    assert request.encode() == h(f"08 02 10 11 {LOG_REQUEST} 5a 13 0a 01 61 10 02 1a 0c {entry}")
 
 
 def test_labels_are_written_in_key_order_with_empty_values_kept() -> None:
@@ -108,34 +108,44 @@ def test_labels_are_written_in_key_order_with_empty_values_kept() -> None:
 
 
 def test_delete_and_work_state_requests() -> None:
-    delete = pb.Request(request_id=3, method=pb.Method.DELETE_CN_STORE, delete_cn_store=pb.DeleteCNStore("x"))
-    assert delete.encode() == h("08 03 10 12 1a 00 62 03 0a 01 78")
+    deleted = pb.DeleteCNStore("x")
+    delete = pb.Request(request_id=3, method=pb.MethodType.DELETE_CN_STORE, delete_cn_store=deleted)
+    assert delete.encode() == h(f"08 03 10 12 {LOG_REQUEST} 62 03 0a 01 78")
     state = pb.Request(
-        request_id=4, method=pb.Method.UPDATE_CN_WORK_STATE, cn_work_state=pb.CNWorkState("x", 1)
+        request_id=4, method=pb.MethodType.UPDATE_CN_WORK_STATE, cn_work_state=pb.CNWorkState("x", 1)
     )
-    assert state.encode() == h("08 04 10 10 1a 00 52 05 0a 01 78 10 01")
+    assert state.encode() == h(f"08 04 10 10 {LOG_REQUEST} 52 05 0a 01 78 10 01")
+
+
+# Every non-nullable sub-request of query.Request, empty: 27 GetReplicaCount (da 01), 29
+# GoMaxProcs (ea 01), 30, 31, 32, 33, 34, 36 CtlMoTableStats (a2 02), 40 (c2 02), 41 (ca 02)
+ALWAYS = "da 01 00 ea 01 00 f2 01 00 fa 01 00 82 02 00 8a 02 00 92 02 00 a2 02 00 c2 02 00 ca 02 00"
 
 
 def test_query_requests() -> None:
     show = q.Request(
         request_id=1,
-        cmd_method=q.CmdMethod.SHOW_PROCESS_LIST,
-        show_process_list=q.ShowProcessListRequest(sys_tenant=True),
+        cmd_method=q.CmdMethod.ShowProcessList,
+        show_process_list_request=q.ShowProcessListRequest(sys_tenant=True),
     )
-    # 4: ShowProcessListRequest{SysTenant: true}; 27 (tag da 01): GetReplicaCount, non-nullable
-    assert show.encode() == h("08 01 10 01 22 02 10 01 da 01 00")
-    pipelines = q.Request(request_id=2, cmd_method=q.CmdMethod.GET_PIPELINE_INFO, get_pipeline_info=q.Empty())
+    # 4: ShowProcessListRequest{SysTenant: true}, then the sub-requests gogo always writes
+    assert show.encode() == h(f"08 01 10 01 22 02 10 01 {ALWAYS}")
+    pipelines = q.Request(
+        request_id=2,
+        cmd_method=q.CmdMethod.GetPipelineInfo,
+        get_pipeline_info_request=q.GetPipelineInfoRequest(),
+    )
     # 22 (tag b2 01): an empty but present GetPipelineInfoRequest (the CN rejects a nil one)
-    assert pipelines.encode() == h("08 02 10 13 b2 01 00 da 01 00")
-    replicas = q.Request(request_id=3, cmd_method=q.CmdMethod.GET_REPLICA_COUNT)
-    assert replicas.encode() == h("08 03 10 18 da 01 00")
+    assert pipelines.encode() == h(f"08 02 10 13 b2 01 00 {ALWAYS}")
+    replicas = q.Request(request_id=3, cmd_method=q.CmdMethod.GetReplicaCount)
+    assert replicas.encode() == h(f"08 03 10 18 {ALWAYS}")
 
 
 # ----------------------------------------------------------------- answers we read
 def test_check_hakeeper_response_as_gogo_writes_it() -> None:
     # RequestID 1, Method 10, IsHAKeeper (5) true, LogResponse (6) always present
     response = pb.Response.decode(h("08 01 10 0a 28 01 32 00"))
-    assert (response.request_id, response.method, response.is_hakeeper) == (1, 10, True)
+    assert (response.request_id, response.method, response.is_ha_keeper) == (1, 10, True)
     assert response.error_code == 0 and response.cluster_details is None
 
 
@@ -144,7 +154,7 @@ def test_error_response() -> None:
     # ErrorCode 20101 = 157 * 128 + 5 -> varint 85 9d 01; ErrorMessage (4)
     data = h("08 05 10 11 18 85 9d 01 22") + bytes([len(message)]) + message + h("32 00")
     response = pb.Response.decode(data)
-    assert response.error_code == pb.ErrorCode.INTERNAL
+    assert response.error_code == ErrorCode.INTERNAL
     assert response.error_message == message.decode()
 
 
@@ -204,13 +214,13 @@ def test_query_responses() -> None:
     # Sessions: {Account (4) "acc", FromProxy (19, tag 98 01) true}, {Account "sys"}
     sessions = "0a 08 22 03 61 63 63 98 01 01 0a 05 22 03 73 79 73"
     response = q.Response.decode(h(f"08 01 10 01 22 11 {sessions} da 01 00"))
-    assert response.show_process_list == q.ShowProcessListResponse(
+    assert response.show_process_list_response == q.ShowProcessListResponse(
         (q.Session(account="acc", from_proxy=True), q.Session(account="sys"))
     )
     # GetPipelineInfoResponse (22) {Count: 3}; GetReplicaCount (27) {Count: -1 as int64}
     counts = q.Response.decode(h("08 02 10 13 b2 01 02 08 03 da 01 0b 08 ff ff ff ff ff ff ff ff ff 01"))
-    assert counts.get_pipeline_info == q.CountResponse(3)
-    assert counts.get_replica_count == q.CountResponse(-1)
+    assert counts.get_pipeline_info_response == q.GetPipelineInfoResponse(3)
+    assert counts.get_replica_count == q.GetReplicaCountResponse(-1)
 
 
 def test_moerror() -> None:
@@ -253,14 +263,14 @@ def test_round_trips(
     uuid: str, state: int, tick: int, up_time: int, label_map: dict[str, tuple[str, ...]]
 ) -> None:
     store = pb.CNStore(
-        uuid=uuid, tick=tick, work_state=state, up_time=up_time, labels=pb.labels_to_pb(label_map)
+        uuid=uuid, tick=tick, work_state=state, up_time=up_time, labels=labels_to_pb(label_map)
     )
     details = pb.ClusterDetails(cn_stores=(store, store))
     response = pb.Response(
         request_id=tick, method=11, cluster_details=details, checker_state=pb.CheckerState(tick, 4)
     )
     assert pb.Response.decode(response.encode()) == response
-    assert pb.labels_from_pb(pb.CNStore.decode(store.encode()).labels) == label_map
+    assert labels_from_pb(pb.CNStore.decode(store.encode()).labels) == label_map
 
 
 @settings(max_examples=300)

@@ -76,12 +76,13 @@ def pod(
 ) -> dict[str, Any]:
     """A pod running ``component``; ``volumes`` maps volume names to ConfigMap names."""
     headless = names.headless_service_name(component, set_name)
+    serial = next(_uids)
     state = {"running": {"startedAt": "2024-01-01T00:00:00Z"}} if running else {"waiting": {}}
     return {
         "metadata": {
             "name": name,
             "namespace": namespace,
-            "uid": f"uid-{next(_uids)}",
+            "uid": f"uid-{serial}",
             "labels": labels.sub_resource_labels(component, set_name, namespace),
         },
         "spec": {
@@ -99,7 +100,7 @@ def pod(
         },
         "status": {
             "phase": "Running" if running else "Pending",
-            "podIP": f"10.0.0.{len(name)}",
+            "podIP": f"10.0.{serial // 256 % 256}.{serial % 256}",
             "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
             "containerStatuses": [{"name": layout.MAIN_CONTAINER, "state": state, "restartCount": restarts}],
         },

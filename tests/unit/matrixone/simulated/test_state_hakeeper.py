@@ -174,14 +174,35 @@ def test_two_logsets_have_separate_hakeepers() -> None:
     world.configmaps += log_config_maps(logset="b")
     world.services += logset_services("b")
     world.configmaps.append(component_config_map(Component.CN, "b-tp", logset="b"))
+    world.configmaps.append(component_config_map(Component.TN, "b", logset="b"))
     _logs(world, range(3))
-    world.add(set_pod(Component.CN, "b-tp", 0))
+    world.add(set_pod(Component.CN, "b-tp", 0), set_pod(Component.TN, "b", 0))
     world.step()
     assert world.model.available(KEY) and not world.model.available((NS, "b"))
     assert not world.model.hakeeper_state(KEY, world.now).cn_stores
     _logs(world, range(3), logset="b")
     world.step()
     assert len(world.model.hakeeper_state((NS, "b"), world.now).cn_stores) == 1
+
+
+def test_a_cn_waits_for_a_tn_and_a_process_that_waits_too_long_gives_up() -> None:
+    """``mo-service`` starts a CN only once HAKeeper lists a TN holding shards
+    (``waitAnyShardReady``), and exits when its wait times out."""
+    world = _world()
+    world.configmaps.append(component_config_map(Component.CN, "mo-tp"))
+    world.configmaps.append(component_config_map(Component.TN, "mo"))
+    _logs(world, range(3))
+    world.add(set_pod(Component.CN, "mo-tp", 0))
+    world.step()
+    cn = world.instances["mo-tp-cn-0"]
+    assert world.model.available(KEY) and world.model.registration(cn) is None
+    assert not world.model.gave_up(cn)
+    world.step(world.settings.hakeeper_wait_seconds)
+    assert world.model.gave_up(world.instances["mo-tp-cn-0"]), "waited as long as MatrixOne does"
+    world.add(set_pod(Component.TN, "mo", 0), set_pod(Component.CN, "mo-tp", 0, restarts=1))
+    world.step()
+    cn = world.instances["mo-tp-cn-0"]
+    assert world.model.registration(cn) is not None and not world.model.gave_up(cn)
 
 
 def _with_data(world: World, pod: dict[str, Any]) -> dict[str, Any]:
@@ -197,7 +218,10 @@ def test_hakeeper_state_survives_its_pods_on_their_volume_claims() -> None:
     is away, and comes back with its stores and their work states."""
     world = _world(replicas=1, members=1)
     world.configmaps.append(component_config_map(Component.CN, "mo-tp"))
-    world.add(_with_data(world, log_pod(0)), set_pod(Component.CN, "mo-tp", 0))
+    world.configmaps.append(component_config_map(Component.TN, "mo"))
+    world.add(
+        _with_data(world, log_pod(0)), set_pod(Component.CN, "mo-tp", 0), set_pod(Component.TN, "mo", 0)
+    )
     world.step()
     cn = world.uuid("mo-tp-cn-0")
     world.model.set_work_state(KEY, cn, WorkState.DRAINING, None, world.now)

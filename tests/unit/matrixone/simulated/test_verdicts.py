@@ -45,6 +45,8 @@ def test_everything_ready_in_a_healthy_cluster() -> None:
 
 
 def test_log_pods_are_ready_before_the_hakeeper_but_tn_cn_and_proxy_wait() -> None:
+    """A TN, CN or proxy waits for its HAKeeper; a TN's pod is Ready meanwhile, as a
+    container without a readiness probe is (upstream sets none), and gives up at last."""
     world = World()
     cluster(world)
     world.configmaps.append(component_config_map(Component.PROXY, "mo"))
@@ -54,10 +56,14 @@ def test_log_pods_are_ready_before_the_hakeeper_but_tn_cn_and_proxy_wait() -> No
     assert world.verdict("mo-log-0").ready is True
     for name in ("mo-dn-0", "mo-tp-cn-0", "mo-proxy-0"):
         found = world.verdict(name)
-        assert found.ready is False
+        assert found.ready is (name == "mo-dn-0")
         assert _note(found).startswith("WaitingForHAKeeper: ")
         assert "ns/mo is not up" in _note(found)
     assert _cn_store(world.verdict("mo-tp-cn-0"))["reason"] == "NotRegistered"
+    world.step(world.settings.hakeeper_wait_seconds)
+    gave_up = world.verdict("mo-dn-0")
+    assert gave_up.ready is False and gave_up.crash is not None and gave_up.crash.exit_code == 2
+    assert _note(gave_up).startswith("GaveUp: ")
 
 
 def test_draining_cn_keeps_running_but_its_gate_goes_false() -> None:

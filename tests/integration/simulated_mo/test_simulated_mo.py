@@ -29,9 +29,10 @@ async def _note(cluster: MOCluster, pod: str) -> str:
 
 
 async def test_bootstrap_then_registration_then_drain(mo_cluster: MOCluster) -> None:
-    """TN and CN wait for the HAKeeper; it bootstraps once its initial members run;
-    a Draining CN leaves Ready (readiness gate, kubernetes.io/docs/concepts/workloads/
-    pods/pod-lifecycle/#pod-readiness-gate) and hands its sessions over."""
+    """TN and CN wait for the HAKeeper; it bootstraps once its initial members run.
+    A waiting TN is Ready as a container without a readiness probe is; a CN is not, its
+    readiness gate (kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-readiness-gate)
+    waits for its store; a Draining CN leaves Ready and hands its sessions over."""
     c = mo_cluster
     await c.logset()
     await c.set_config(Component.TN, "mo")
@@ -39,7 +40,9 @@ async def test_bootstrap_then_registration_then_drain(mo_cluster: MOCluster) -> 
     tn = await c.run(Component.TN, "mo", 0)
     cns = [await c.run(Component.CN, "mo-tp", i) for i in range(2)]
     await eventually(lambda: _noted(c, tn, "WaitingForHAKeeper"))
-    assert not await c.ready(tn)
+    await eventually(lambda: _noted(c, cns[0], "WaitingForHAKeeper"))
+    await eventually(lambda: c.ready(tn))
+    assert not await c.ready(cns[0])
     assert await _state(c) is None, "no HAKeeper answers before the log service runs"
 
     logs = [await c.run(Component.LOG, "mo", i) for i in range(3)]

@@ -112,8 +112,13 @@ async def assert_clean_end_state(world: World, cn_groups: Mapping[str, int], ver
         f"mo-{g}" for g in cn_groups
     )
 
-    pods = await world.list(r.PODS, **{labels.CLUSTER: "mo"})
-    assert not [p["metadata"]["name"] for p in pods if p["metadata"].get("deletionTimestamp")], "pods stuck"
+    async def none_terminating() -> list[Any] | None:
+        # a rollout's last replaced pod may still run out its grace period as the cluster
+        # settles; stuck is one that outlives it
+        pods = await world.list(r.PODS, **{labels.CLUSTER: "mo"})
+        return None if any(p["metadata"].get("deletionTimestamp") for p in pods) else pods
+
+    pods = await eventually(none_terminating, timeout=60, message="no pod stuck Terminating")
     counts: dict[str, int] = {}
     for pod in pods:
         key = f"{pod['metadata']['labels'][labels.INSTANCE]}/{pod['metadata']['labels'][labels.COMPONENT]}"

@@ -11,7 +11,8 @@ its Backups, its deletion Jobs' pods and the restores that hold a Backup back: n
 polls. When no run is due and nothing expired, it writes nothing.
 
 **Deleting a Backup.** Its data goes first, through the backup tool: the Job
-``<backupjob>-rm`` (owned by the schedule) runs ``mo_br delete <id>`` with the Backup's
+``<backupjob>-rm`` (owned by the schedule, with the template's ``overlay`` over its pod:
+the same tool, placed like the backups) runs ``mo_br delete <id>`` with the Backup's
 metadata and its storage's keys, as a restore would. Once that Job succeeded the Backup
 object is deleted (conditional on its uid), then the Job. A deletion that fails is
 reported (``RetentionApplied=False``, reason ``DeletionFailed``) and its Job kept with
@@ -254,7 +255,7 @@ class BackupScheduleActor:
                 plan.delete(r.JOBS, ctx.namespace, job_name, uid=uid_of(job))
         failures = []
         for name in verdict.expired:
-            failure = self._delete(ctx, backups[name], deletions, plan)
+            failure = self._delete(ctx, spec, backups[name], deletions, plan)
             if failure:
                 failures.append(failure)
         if failures:
@@ -271,7 +272,12 @@ class BackupScheduleActor:
         return deletion_job_name(job)
 
     def _delete(
-        self, ctx: Context, backup: Mapping[str, Any], jobs: Mapping[str, Mapping[str, Any]], plan: Writes
+        self,
+        ctx: Context,
+        spec: Mapping[str, Any],
+        backup: Mapping[str, Any],
+        jobs: Mapping[str, Mapping[str, Any]],
+        plan: Writes,
     ) -> str | None:
         """Plan the next step of deleting ``backup``; a failure's message, if it failed."""
         name = meta_of(backup).name
@@ -290,7 +296,7 @@ class BackupScheduleActor:
                     image=self.env.settings.backup_image,
                     script=br.delete_script(str(meta.get("id") or "")),
                     env=br.delete_env(str(meta.get("raw") or ""), source),
-                    overlay=None,
+                    overlay=spec["template"].get("overlay"),
                     name=job_name,
                 ),
                 r.JOBS,

@@ -222,3 +222,26 @@ def test_a_restore_that_ended_or_a_cluster_that_restored_holds_nothing() -> None
         "spec": {"restoreFrom": "d"},
     }
     assert backups_in_use([done, running], [restoring, restored]) == {"b", "c"}
+
+
+async def test_replace_deletes_the_running_backupjob_before_creating_the_new_one() -> None:
+    running = run_of(DUE - 5 * MINUTE, "Running")
+    status = {"lastScheduleTime": format_time(DUE - 5 * MINUTE)}
+    ctx, _, client = await observe(schedule(status, concurrencyPolicy="Replace"), running)
+    assert [(verb, kind) for verb, kind, _ in client.calls] == [
+        ("delete", "BackupJob"),
+        ("create", "BackupJob"),
+    ]
+    assert client.calls[0][2]["uid"] == "uid-run"
+    assert ctx.status["active"] == [run_name("nightly", DUE)]
+
+
+async def test_forbid_skips_the_run_while_one_runs_and_says_which() -> None:
+    running = run_of(DUE - 5 * MINUTE, "Running")
+    status = {"lastScheduleTime": format_time(DUE - 5 * MINUTE)}
+    ctx, plan, client = await observe(schedule(status), running)
+    assert plan is None and client.calls == []
+    skipped = cond(ctx, "Scheduled")
+    assert skipped["status"] == "False" and skipped["reason"] == "RunSkipped"
+    assert run_name("nightly", DUE - 5 * MINUTE) in skipped["message"]
+    assert ctx.status["lastScheduleTime"] == format_time(DUE - 5 * MINUTE)

@@ -37,6 +37,7 @@ NAMESPACED_KINDS = (
     "bucketclaim",
     "backupjob",
     "restorejob",
+    "backupschedule",
     "cnclaim",
     "cnclaimset",
     "cnpool",

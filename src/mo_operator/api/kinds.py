@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .backup import Backup, BackupJob, RestoreJob
+from .backupschedule import BackupSchedule
 from .base import APIModel
 from .bucketclaim import BucketClaim
 from .cluster import MatrixOneCluster
@@ -187,6 +188,23 @@ _STORAGE_KINDS = (
         namespaced=False,
     ),
     KindInfo("RestoreJob", "restorejobs", RestoreJob, (_PHASE, _AGE)),
+    KindInfo(
+        "BackupSchedule",
+        "backupschedules",
+        BackupSchedule,
+        (
+            PrinterColumn("Schedule", "string", ".spec.schedule", "When backups run (cron syntax)."),
+            PrinterColumn("Suspend", "boolean", ".spec.suspend", "Whether new runs are held."),
+            PrinterColumn(
+                "Last Schedule", "date", ".status.lastScheduleTime", "Time since the last run started."
+            ),
+            _AGE,
+            PrinterColumn(
+                "Next", "string", ".status.nextScheduleTime", "The next scheduled run.", priority=1
+            ),
+        ),
+        short_names=("bs",),
+    ),
 )
 """The shared-storage bucket and the backups kept in it."""
 

@@ -42,7 +42,13 @@ from mo_operator.matrixone.component import Component
 
 from .adoption import KruiseGuard
 from .adoption.guard import REFUSED as TAKEOVER_REFUSED
-from .backup import BackupJobActor, RestoreJobActor
+from .backup import (
+    BackupJobActor,
+    BackupScheduleActor,
+    RestoreJobActor,
+    schedules_of_backup,
+    schedules_of_restore,
+)
 from .bucketclaim import BucketClaimActor
 from .build_info import BUILD_INFO  # noqa: F401  (registered on import)
 from .cluster import MatrixOneClusterActor
@@ -96,6 +102,8 @@ WARNING_REASONS = frozenset(
         "RestoreBlocked",
         "RestoreFailed",
         "BackupFailed",
+        "DeletionFailed",
+        "RunSkipped",
         "Failed",
         "JobConflict",
         "JobMissing",
@@ -366,6 +374,19 @@ class Operator:
         ):
             job_controller = self._actor_controller(name, res, job_actor, (r.JOBS,), reads=job_reads)
             self._watch(job_controller, r.PODS, set_of_pod(res.kind))
+        # no finalizer: what a schedule makes is owned by it, and its Backups outlive it
+        schedules = self._actor_controller(
+            "backupschedule",
+            r.BACKUPSCHEDULES,
+            BackupScheduleActor(env),
+            (r.BACKUPJOBS, r.JOBS),
+            reads=(r.BACKUPS, r.RESTOREJOBS, r.MATRIXONE_CLUSTERS),
+            adds_finalizer=False,
+        )
+        self._watch(schedules, r.PODS, set_of_pod(r.BACKUPSCHEDULES.kind))
+        self._watch(schedules, r.BACKUPS, schedules_of_backup)
+        self._watch(schedules, r.RESTOREJOBS, schedules_of_restore(self.caches))
+        self._watch(schedules, r.MATRIXONE_CLUSTERS, schedules_of_restore(self.caches))
         # CN pools, with upstream's controller (and so finalizer) names
         pools = self._actor_controller("cn-pool-manager", r.CNPOOLS, CNPoolActor(env), (r.CNSETS,))
         self._watch(pools, r.PODS, pool_of_pod)

@@ -11,7 +11,13 @@ condition gauges are:
   on a pod that does not come up (``UpToDate`` reason ``RolloutStalled`` or
   ``RolloutHalted``);
 - ``mo_operator_backup_jobs{phase}`` and
-  ``mo_operator_backup_last_completion_timestamp_seconds`` per source cluster.
+  ``mo_operator_backup_last_completion_timestamp_seconds`` per source cluster;
+- ``mo_operator_backup_schedule_failing{reason}`` per BackupSchedule: 1 while its last
+  run failed (``LastRunSucceeded`` False, reason ``BackupFailed``) or its retention
+  cannot delete an expired backup (``RetentionApplied`` reason ``DeletionFailed``),
+  each reason a series; and
+  ``mo_operator_backup_schedule_last_success_timestamp_seconds``
+  (``status.lastSuccessfulTime``).
 """
 
 from __future__ import annotations
@@ -62,6 +68,27 @@ def _families() -> dict[str, GaugeMetricFamily]:
             "When the newest Backup of a cluster completed (Unix time).",
             labels=["namespace", "name"],
         ),
+        "schedule_failing": GaugeMetricFamily(
+            f"{PREFIX}_backup_schedule_failing",
+            "1 while a BackupSchedule's last run failed (reason BackupFailed) or its retention cannot "
+            "delete an expired Backup (reason DeletionFailed), else 0.",
+            labels=["namespace", "name", "reason"],
+        ),
+        "schedule_success": GaugeMetricFamily(
+            f"{PREFIX}_backup_schedule_last_success_timestamp_seconds",
+            "When the last BackupJob of a BackupSchedule completed (Unix time).",
+            labels=["namespace", "name"],
+        ),
+    }
+
+
+def _schedule_failing(obj: Any) -> dict[str, float]:
+    body = view(obj)
+    last_run = body.condition("LastRunSucceeded") or {}
+    retention = body.condition("RetentionApplied") or {}
+    return {
+        "BackupFailed": 1.0 if last_run.get("status") == "False" else 0.0,
+        "DeletionFailed": 1.0 if retention.get("reason") == "DeletionFailed" else 0.0,
     }
 
 
@@ -123,6 +150,14 @@ class StateCollector(CachedCollector):
                 newest[(namespace, name)] = max(done, newest.get((namespace, name), 0.0))
         for (namespace, name), done in sorted(newest.items()):
             families["last"].add_metric([namespace, name], done)
+        for obj in self.cached(r.BACKUPSCHEDULES):
+            body = view(obj)
+            key = [body.meta.namespace, body.meta.name]
+            for reason, failing in _schedule_failing(obj).items():
+                families["schedule_failing"].add_metric([*key, reason], failing)
+            succeeded = parse_time(body.status.get("lastSuccessfulTime"))
+            if succeeded is not None:
+                families["schedule_success"].add_metric(key, succeeded)
         yield from families.values()
 
 

@@ -133,12 +133,18 @@ def backup_script(host: str, port: int, target: S3Target) -> str:
     return " ".join(args) + f" && cat {META_FILE} > {TERMINATION_MESSAGE_PATH}"
 
 
+_META_BACK: Final = (
+    f"echo {_env(ENV_RAW_META)} > {META_FILE}"
+    f" && sha256sum {META_FILE} | awk '{{printf \"%s\",$1}}' > {META_FILE}.sha256"
+)
+"""The backup's metadata back into ``mo_br.meta``, with the checksum ``mo_br`` checks."""
+
+
 def restore_script(backup_id: str, source: S3Target, target: S3Target) -> str:
     """The shell command of a restore job: the backup's metadata (``$RAW_META``) back into
     ``mo_br.meta`` with its checksum, then ``mo_br restore <id>`` into ``target``."""
     args = [
-        f"echo {_env(ENV_RAW_META)} > {META_FILE}",
-        f"&& sha256sum {META_FILE} | awk '{{printf \"%s\",$1}}' > {META_FILE}.sha256",
+        _META_BACK,
         f"&& {BINARY} restore {_q(backup_id)}",
         "--restore_dir s3",
     ]
@@ -155,6 +161,22 @@ def restore_script(backup_id: str, source: S3Target, target: S3Target) -> str:
     if target.minio:
         args.append("--restore_is_minio")
     return " ".join(args)
+
+
+def delete_script(backup_id: str) -> str:
+    """The shell command of a deletion job: the backup's metadata (``$RAW_META``) back
+    into ``mo_br.meta`` with its checksum, as for a restore, then ``mo_br delete <id>``,
+    which removes the backup's data from the storage that metadata names."""
+    return f"{_META_BACK} && {BINARY} delete {_q(backup_id)}"
+
+
+def delete_env(raw_meta: str, source: S3Target) -> list[dict[str, Any]]:
+    """The deletion container's environment: the backup's metadata and its storage's keys."""
+    env: list[dict[str, Any]] = [{"name": ENV_RAW_META, "value": raw_meta}]
+    if source.secret:
+        for key in (layout.ENV_AWS_ACCESS_KEY_ID, layout.ENV_AWS_SECRET_ACCESS_KEY):
+            env.append(_secret_env(key, source.secret, key))
+    return env
 
 
 def _secret_env(name: str, secret: str, key: str) -> dict[str, Any]:

@@ -150,7 +150,12 @@ def test_embedded_kubernetes_objects_are_kept_as_written() -> None:
 
 def test_names_short_names_categories_and_scope() -> None:
     expected_short = {"MatrixOneCluster": ["mo"], "LogSet": ["log"], "DNSet": ["dn"], "TNSet": ["tn"]}
-    expected_short |= {"CNSet": ["cn"], "ProxySet": ["proxy"], "BucketClaim": ["bucket"]}
+    expected_short |= {
+        "CNSet": ["cn"],
+        "ProxySet": ["proxy"],
+        "BucketClaim": ["bucket"],
+        "BackupSchedule": ["bs"],
+    }
     for kind, crd in BY_KIND.items():
         names = crd["spec"]["names"]
         assert crd["metadata"]["name"] == f"{names['plural']}.{GROUP}"

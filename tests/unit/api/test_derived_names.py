@@ -16,6 +16,7 @@ from mo_operator.api.validation import validate_create
 from mo_operator.api.validation.cluster import MAX_CLUSTER_NAME_LENGTH
 from mo_operator.api.validation.derived import DERIVED, MAX_DERIVED_LENGTH, name_limit
 from mo_operator.api.validation.names import dns1035_label, dns1123_label, label_value
+from mo_operator.controllers.backup.schedule_decisions import deletion_job_name, run_name
 from mo_operator.controllers.cluster.restore import restore_job_name
 from mo_operator.controllers.pool.cnpool import REVISION_LENGTH, managed_by
 from mo_operator.matrixone import names
@@ -27,6 +28,8 @@ from .conftest import example
 ORDINAL = 1999
 """The highest pod ordinal a set of 1,000 pods reaches during a roll."""
 HASH = "a" * 10
+FAR = 99_999_999 * 60.0
+"""The last minute since the epoch written with 8 digits, as the rule allows for (in 2160)."""
 
 
 def _component(component: Component) -> Callable[[str], dict[str, list[str]]]:
@@ -75,6 +78,12 @@ MADE: dict[str, Callable[[str], dict[str, list[str]]]] = {
     "CNClaimSet": lambda n: {"service": [], "pod": [], "label": [n]},
     "BackupJob": lambda n: {"service": [], "pod": [], "label": [n]},
     "RestoreJob": lambda n: {"service": [], "pod": [], "label": [n]},
+    # a run's BackupJob, its Job's label, and the Job deleting its Backup's data, far in the future
+    "BackupSchedule": lambda n: {
+        "service": [],
+        "pod": [],
+        "label": [run_name(n, FAR), deletion_job_name(run_name(n, FAR))],
+    },
     "BucketClaim": lambda n: {"service": [], "pod": [], "label": [cleanup_job_name(n)]},
 }
 RULES = {"service": dns1035_label, "pod": dns1123_label, "label": label_value}
@@ -132,6 +141,7 @@ SETS = {
     "CNClaimSet": "cnclaimset",
     "BackupJob": "backupjob",
     "RestoreJob": "restorejob",
+    "BackupSchedule": "backupschedule",
 }
 
 

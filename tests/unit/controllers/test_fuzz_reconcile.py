@@ -23,6 +23,7 @@ from api.fuzzing import mutated
 from hypothesis import HealthCheck, given, settings
 
 from mo_operator.api.validation.names import dns1035_label, dns1123_label, dns1123_subdomain, label_errors
+from mo_operator.controllers.backup import BackupScheduleActor
 from mo_operator.controllers.cluster import MatrixOneClusterActor
 from mo_operator.controllers.cnset import CNSetActor
 from mo_operator.controllers.dnset import DNSetActor
@@ -44,6 +45,7 @@ ACTORS: dict[str, Any] = {
     "CNSet": CNSetActor,
     "ProxySet": ProxySetActor,
     "MatrixOneCluster": MatrixOneClusterActor,
+    "BackupSchedule": BackupScheduleActor,
 }
 FIELD_ROOTS = ("spec", "metadata", "deps", "status", "<root>", "apiVersion", "kind")
 

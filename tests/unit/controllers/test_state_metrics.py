@@ -86,3 +86,22 @@ def test_backups_are_counted_by_phase_and_dated_per_cluster(caches: FakeCaches) 
     )
     assert value("mo_operator_backup_jobs", phase="Failed") == 1
     assert value("mo_operator_backup_last_completion_timestamp_seconds", name="mo") == 1767312000.0
+
+
+def test_a_schedule_whose_last_run_failed_is_failing_and_dated_by_its_last_success(
+    caches: FakeCaches,
+) -> None:
+    failed = {"type": "LastRunSucceeded", "status": "False", "reason": "BackupFailed"}
+    caches.add(
+        {
+            "kind": "BackupSchedule",
+            "metadata": {"name": "nightly", "namespace": "ns"},
+            "status": {"lastSuccessfulTime": "2026-01-01T00:00:00Z", "conditions": [failed]},
+        },
+        {"kind": "BackupSchedule", "metadata": {"name": "fresh", "namespace": "ns"}, "status": {}},
+    )
+    assert value("mo_operator_backup_schedule_failing", name="nightly", reason="BackupFailed") == 1
+    assert value("mo_operator_backup_schedule_failing", name="nightly", reason="DeletionFailed") == 0
+    assert value("mo_operator_backup_schedule_failing", name="fresh", reason="BackupFailed") == 0
+    assert value("mo_operator_backup_schedule_last_success_timestamp_seconds", name="nightly") == 1767225600.0
+    assert value("mo_operator_backup_schedule_last_success_timestamp_seconds", name="fresh") is None

@@ -22,7 +22,7 @@ from .derived import derived_name_errors
 from .errors import ROOT, FieldError
 from .ignored import ignored_warnings
 from .immutable import update_errors
-from .jobs import backup_errors, backupjob_errors, restorejob_errors
+from .jobs import backup_errors, backupjob_errors, backupschedule_errors, restorejob_errors
 from .listmaps import list_map_errors
 from .podset import podset_errors
 from .pool import cnclaim_errors, cnclaimset_errors, cnpool_errors
@@ -80,6 +80,7 @@ _SEMANTIC: Mapping[str, Callable[[Obj], list[FieldError]]] = {
     "BackupJob": backupjob_errors,
     "RestoreJob": restorejob_errors,
     "Backup": backup_errors,
+    "BackupSchedule": backupschedule_errors,
     "CNClaim": cnclaim_errors,
     "CNClaimSet": cnclaimset_errors,
     "CNPool": cnpool_errors,

@@ -104,6 +104,9 @@ DERIVED: Final[dict[str, tuple[Derived, ...]]] = {
     "CNClaimSet": (Derived("claims' label matrixorigin.io/claimset", "{}", Rule.LABEL),),
     "BackupJob": (Derived("Job's label job-name", "{}", Rule.LABEL),),
     "RestoreJob": (Derived("Job's label job-name", "{}", Rule.LABEL),),
+    # a run's BackupJob is <schedule>-<minutes since the epoch> (8 digits until 2160), and
+    # the Job deleting its Backup's data that name and -rm
+    "BackupSchedule": (Derived("deletion Job's label job-name", "{}-00000000-rm", Rule.LABEL),),
     "BucketClaim": (Derived("cleanup Job's label job-name", "job-{}", Rule.LABEL),),
 }
 """Per kind, every name derived from an object's name that Kubernetes bounds. A

@@ -14,7 +14,8 @@ again after a crash finds it instead of making a second; a Backup of that name r
 another backup is reported, never overwritten). It has no owner: it records data that
 outlives the job, and a cluster-scoped object cannot be owned by a namespaced one. It
 carries the job's labels, so ``kubectl get backups -l matrixorigin.io/instance=<bj>``
-finds it.
+finds it; a BackupJob of a BackupSchedule passes its ``matrixorigin.io/backup-schedule``
+label on, which is how the schedule's retention finds its Backups.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.actor import Context, TerminalError
 from mo_operator.kube.errors import AlreadyExists
 from mo_operator.kube.frozen import thaw
-from mo_operator.kube.objects import mapping_at, status_of
+from mo_operator.kube.objects import labels_of, mapping_at, status_of
 from mo_operator.kube.times import format_time
 from mo_operator.matrixone import backup as br
-from mo_operator.matrixone import ports
+from mo_operator.matrixone import labels, ports
 
 from ..common import resources as r
 from ..common.admission import admitted
@@ -174,10 +175,14 @@ class BackupJobActor(JobActor):
         }
         if meta.size is not None:
             record["size"] = meta.size
+        backup_labels = job_labels(ctx.obj, KIND)
+        schedule = labels_of(ctx.obj).get(labels.BACKUP_SCHEDULE)
+        if schedule:
+            backup_labels[labels.BACKUP_SCHEDULE] = schedule
         return {
             "apiVersion": API_VERSION,
             "kind": "Backup",
-            "metadata": {"name": name, "labels": job_labels(ctx.obj, KIND)},
+            "metadata": {"name": name, "labels": backup_labels},
             "meta": record,
         }
 

@@ -77,9 +77,11 @@ def build_job(
     script: str,
     env: Sequence[Obj],
     overlay: Mapping[str, Any] | None,
+    name: str | None = None,
 ) -> Obj:
-    """The Job ``<job object name>`` that runs ``script`` once (no retry: a backup is not
-    idempotent), with the job object's ``overlay`` over its pod (the command stays ours)."""
+    """The Job ``name`` (the job object's by default) that runs ``script`` once (no retry:
+    a backup is not idempotent), with the job object's ``overlay`` over its pod (the
+    command stays ours)."""
     overlay = overlay or {}
     container: Obj = {
         "name": br.CONTAINER,
@@ -105,7 +107,7 @@ def build_job(
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": child_metadata(owner, name_of(owner), obj_labels),
+        "metadata": child_metadata(owner, name or name_of(owner), obj_labels),
         "spec": {
             "parallelism": 1,
             "completions": 1,

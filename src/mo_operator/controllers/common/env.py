@@ -57,6 +57,7 @@ OUR_KINDS: tuple[Resource, ...] = (
     r.BUCKETCLAIMS,
     r.BACKUPJOBS,
     r.RESTOREJOBS,
+    r.BACKUPSCHEDULES,
     r.BACKUPS,
     r.CNPOOLS,
     r.CNCLAIMS,

@@ -59,6 +59,9 @@ class BackupCatalog:
     def record(self, backup: BackupRecord) -> None:
         self.backups[backup.id] = backup
 
+    def delete(self, backup_id: str) -> None:
+        self.backups.pop(backup_id, None)
+
     def restore(self, backup_id: str, target: StorageLocation) -> None:
         self.restored[target] = backup_id
 

@@ -1,6 +1,6 @@
 """The simulated ``mo_br``: MatrixOne's backup tool as seen from outside its pod.
 
-A pod whose container runs ``/mo_br backup`` or ``/mo_br restore`` (the shell command
+A pod whose container runs ``/mo_br backup``, ``restore`` or ``delete`` (the shell command
 ``matrixone.backup`` builds) is played here; every other pod is left alone. The outcome
 is decided once per pod, when the kubelet first asks, and the kubelet then ends the
 container with it (``PodVerdict.completion``):
@@ -10,6 +10,9 @@ container with it (``PodVerdict.completion``):
   a running HAKeeper. Then the backup is recorded in the model (an ID, the target path,
   the source cluster, a size) and the container exits 0 having written ``mo_br.meta`` to
   its termination-message file; otherwise it exits 1 and says why on its output.
+- **delete**: the backup named on the command line must be one recorded in the model,
+  named by the metadata handed over (``$RAW_META``); it is removed from the model (its
+  data is gone: a later restore of it fails) and the container exits 0.
 - **restore**: the backup named on the command line must be one recorded in the model
   and the metadata handed over (``$RAW_META``) must name it and its path. Then the target
   path is marked as holding that backup's data (a log service restoring from it can
@@ -50,7 +53,7 @@ class ToolRun:
 
     container: str
     action: str
-    """``backup`` or ``restore``."""
+    """``backup``, ``restore`` or ``delete``."""
     positional: tuple[str, ...]
     flags: Mapping[str, str]
     """``--name=value`` / ``--name value``; boolean flags map to ``"true"``."""
@@ -72,7 +75,7 @@ def _parse(script: str) -> tuple[str, tuple[str, ...], dict[str, str]] | None:
             words = shlex.split(part)
         except ValueError:
             continue
-        if len(words) < 2 or words[0] != BINARY or words[1] not in ("backup", "restore"):
+        if len(words) < 2 or words[0] != BINARY or words[1] not in ("backup", "restore", "delete"):
             continue
         positional: list[str] = []
         flags: dict[str, str] = {}
@@ -239,6 +242,22 @@ def run_restore(run: ToolRun, model: MOModel) -> ContainerExit:
     )
 
 
+def run_delete(run: ToolRun, model: MOModel) -> ContainerExit:
+    if len(run.positional) != 1:
+        return _fail(run, "delete takes exactly one backup ID")
+    backup_id = run.positional[0]
+    try:
+        meta = parse_metadata(run.env.get("RAW_META", ""))
+    except MetadataError as e:
+        return _fail(run, f"cannot read mo_br.meta: {e}")
+    if meta.id != backup_id:
+        return _fail(run, f"backup {backup_id} is not in mo_br.meta")
+    if model.backups.backups.get(backup_id) is None:
+        return _fail(run, f"backup {backup_id} not found: no such backup data")
+    model.backups.delete(backup_id)
+    return ContainerExit(exit_code=0, log=f"deleted backup {backup_id}\n", container=run.container)
+
+
 class BackupTool:
     """The ``PodBehaviour`` of ``mo_br`` pods: each pod's outcome, decided once."""
 
@@ -276,4 +295,6 @@ def run_tool(
     meta = meta_of(pod)
     if run.action == "backup":
         return run_backup(run, meta.uid, meta.namespace, view, instances, model, now)
+    if run.action == "delete":
+        return run_delete(run, model)
     return run_restore(run, model)

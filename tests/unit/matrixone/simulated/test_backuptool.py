@@ -22,6 +22,7 @@ from mo_operator.matrixone.simulated.backuptool import (
     ToolRun,
     resolve_sql_host,
     run_backup,
+    run_delete,
     run_restore,
     run_tool,
     tool_run,
@@ -153,6 +154,25 @@ def test_a_restore_needs_a_recorded_backup_at_the_path_its_metadata_names() -> N
     assert world.model.backups.restored == {
         StorageLocation.of(DEFAULT_S3_ENDPOINT, "bucket", "copy"): meta.id
     }
+
+
+def test_a_delete_removes_a_recorded_backup_so_it_can_no_longer_be_restored() -> None:
+    world = running_cluster()
+    meta = br.parse_metadata(backup(world).message)
+
+    def delete(backup_id: str, raw: str) -> Any:
+        run = tool_run(tool_pod(br.delete_script(backup_id), uid="uid-rm", env={"RAW_META": raw}))
+        assert run is not None and run.action == "delete"
+        return run_delete(run, world.model)
+
+    assert delete(meta.id, "someone-else,1").exit_code == 1
+    assert meta.id in world.model.backups.backups
+    assert delete(meta.id, meta.raw).exit_code == 0
+    assert meta.id not in world.model.backups.backups
+    again = delete(meta.id, meta.raw)
+    assert again.exit_code == 1 and "no such backup data" in again.log
+    run = tool_run(restore_pod(meta.id, meta.raw))
+    assert run is not None and run_restore(run, world.model).exit_code == 1
 
 
 def _restoring_log_service(world: World, logset: str = "copy") -> None:

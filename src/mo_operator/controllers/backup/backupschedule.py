@@ -1,0 +1,344 @@
+"""The BackupSchedule controller: BackupJobs on a cron schedule, and the deletion of the
+Backups its retention no longer keeps.
+
+A reconcile reads the schedule's BackupJobs, Backups, deletion Jobs and the restores in
+progress from the cache, hands them to the pure decisions (``schedule_decisions``) with
+the clock, and plans what they say: the run's BackupJob ``<schedule>-<minutes>`` (owned
+by the schedule, labelled ``matrixorigin.io/backup-schedule`` so that its Backup is
+too), the active BackupJobs a Replace run deletes, the ended ones beyond the history
+limits. It requeues itself at the next scheduled time and is woken by its BackupJobs,
+its Backups, its deletion Jobs' pods and the restores that hold a Backup back: nothing
+polls. When no run is due and nothing expired, it writes nothing.
+
+**Deleting a Backup.** Its data goes first, through the backup tool: the Job
+``<backupjob>-rm`` (owned by the schedule, with the template's ``overlay`` over its pod:
+the same tool, placed like the backups) runs ``mo_br delete <id>`` with the Backup's
+metadata and its storage's keys, as a restore would. Once that Job succeeded the Backup
+object is deleted (conditional on its uid), then the Job. A deletion that fails is
+reported (``RetentionApplied=False``, reason ``DeletionFailed``) and its Job kept with
+its pod's output; deleting that Job tries again. A Backup that a RestoreJob which has
+not ended names, or that a MatrixOneCluster still restoring names in
+``spec.restoreFrom``, is held until that restore ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from mo_operator.api.cron import Schedule
+from mo_operator.api.fields import parse_duration
+from mo_operator.api.kinds import API_VERSION
+from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.controller import Request
+from mo_operator.kube.frozen import thaw
+from mo_operator.kube.objects import labels_of, mapping_at, meta_of, status_of, view
+from mo_operator.kube.times import format_time, parse_time
+from mo_operator.matrixone import backup as br
+from mo_operator.matrixone import labels
+
+from ..cluster.restore import RESTORE_COMPLETE_VALUE
+from ..common import resources as r
+from ..common.admission import admitted
+from ..common.env import Caches, Env
+from ..common.meta import child_metadata, is_controlled_by, is_deleting, uid_of
+from ..common.writes import Writes
+from .jobs import COMPLETED, ENDED, FAILED, build_job, job_outcome
+from .schedule_decisions import (
+    BackupRef,
+    Retention,
+    RunDecision,
+    RunRef,
+    ScheduleSpec,
+    decide_history,
+    decide_retention,
+    decide_run,
+    deletion_job_name,
+    run_name,
+)
+
+Obj = dict[str, Any]
+
+KIND: Final = "BackupSchedule"
+SCHEDULED: Final = "Scheduled"
+LAST_RUN: Final = "LastRunSucceeded"
+RETENTION: Final = "RetentionApplied"
+
+
+def schedule_spec(spec: Mapping[str, Any]) -> ScheduleSpec:
+    """The decisions' view of an admitted (defaulted) spec."""
+    deadline = spec.get("startingDeadlineSeconds")
+    return ScheduleSpec(
+        schedule=Schedule(str(spec["schedule"]), spec.get("timeZone")),
+        suspend=bool(spec.get("suspend")),
+        concurrency=spec.get("concurrencyPolicy") or "Forbid",
+        starting_deadline=None if deadline is None else float(deadline),
+        successful_history=int(spec.get("successfulJobsHistoryLimit", 3)),
+        failed_history=int(spec.get("failedJobsHistoryLimit", 1)),
+    )
+
+
+def retention_of(spec: Mapping[str, Any]) -> Retention:
+    retention = spec.get("retention") or {}
+    age = retention.get("maxAge")
+    return Retention(count=retention.get("count"), max_age=None if age is None else parse_duration(str(age)))
+
+
+def _time(text: Any) -> float | None:
+    return parse_time(text) if text else None
+
+
+def _run(job: Mapping[str, Any]) -> RunRef:
+    body = view(job)
+    scheduled = _time(body.meta.annotations.get(labels.SCHEDULED_AT)) or parse_time(
+        body.meta.creation_timestamp
+    )
+    ended = get_condition(body.status.get("conditions") or (), ENDED) or {}
+    return RunRef(
+        name=body.meta.name,
+        scheduled=scheduled or 0.0,
+        phase=str(body.status.get("phase") or "Pending"),
+        ended_at=_time(ended.get("lastTransitionTime")) if ended.get("status") == "True" else None,
+        deleting=is_deleting(job),
+    )
+
+
+def backups_in_use(
+    restore_jobs: Iterable[Mapping[str, Any]], clusters: Iterable[Mapping[str, Any]]
+) -> set[str]:
+    """Backups that a restore which has not ended reads: a RestoreJob's ``backupName``,
+    a MatrixOneCluster's ``restoreFrom`` until it recorded its restore as complete."""
+    used = set()
+    for job in restore_jobs:
+        ended = get_condition(status_of(job).get("conditions") or (), ENDED)
+        name = mapping_at(job, "spec").get("backupName")
+        if name and not (ended is not None and ended.get("status") == "True"):
+            used.add(str(name))
+    for cluster in clusters:
+        name = mapping_at(cluster, "spec").get("restoreFrom")
+        if name and meta_of(cluster).annotations.get(labels.RESTORE_COMPLETE) != RESTORE_COMPLETE_VALUE:
+            used.add(str(name))
+    return used
+
+
+class BackupScheduleActor:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    # ------------------------------------------------------------- reading
+    def runs(self, ctx: Context) -> list[Mapping[str, Any]]:
+        return [j for j in self.env.caches.list(r.BACKUPJOBS, ctx.namespace) if is_controlled_by(j, ctx.obj)]
+
+    def backups(self, ctx: Context) -> list[Mapping[str, Any]]:
+        selector = {labels.BACKUP_SCHEDULE: ctx.name, labels.NAMESPACE: ctx.namespace}
+        return [b for b in self.env.caches.list(r.BACKUPS, "", selector) if not is_deleting(b)]
+
+    def deletion_jobs(self, ctx: Context) -> dict[str, Mapping[str, Any]]:
+        selector = {labels.COMPONENT: KIND, labels.INSTANCE: ctx.name}
+        jobs = self.env.caches.list(r.JOBS, ctx.namespace, selector)
+        return {meta_of(j).name: j for j in jobs if is_controlled_by(j, ctx.obj)}
+
+    # ------------------------------------------------------------- deciding
+    async def observe(self, ctx: Context) -> Writes | None:
+        try:
+            spec = admitted(KIND, ctx.obj)["spec"]
+        except TerminalError as e:
+            ctx.set_condition(SCHEDULED, False, e.reason, e.message)
+            return None
+        plan = Writes(self.env.client)
+        now = self.env.clock()
+        jobs = self.runs(ctx)
+        runs = [_run(j) for j in jobs]
+        mine = {run.name for run in runs}
+        taken = {meta_of(j).name for j in self.env.caches.list(r.BACKUPJOBS, ctx.namespace)} - mine
+        sched = schedule_spec(spec)
+        decision = decide_run(
+            sched,
+            name=ctx.name,
+            created=parse_time(meta_of(ctx.obj).creation_timestamp) or now,
+            last_schedule=_time(ctx.status.get("lastScheduleTime")),
+            last_successful=_time(ctx.status.get("lastSuccessfulTime")),
+            runs=runs,
+            taken=taken,
+            now=now,
+        )
+        uids = {meta_of(j).name: uid_of(j) for j in jobs}
+        for name in decision.replace:
+            plan.delete(r.BACKUPJOBS, ctx.namespace, name, uid=uids[name])
+        if decision.start is not None:
+            self.start(ctx, spec, decision, plan)
+        for name in decide_history(sched, runs):
+            plan.delete(r.BACKUPJOBS, ctx.namespace, name, uid=uids[name])
+        self.record(ctx, sched, decision, runs, jobs)
+        self.retain(ctx, spec, now, plan)
+        if decision.next_run is not None:
+            ctx.requeue(max(0.0, decision.next_run - now))
+        return plan or None
+
+    def start(self, ctx: Context, spec: Mapping[str, Any], decision: RunDecision, plan: Writes) -> None:
+        assert decision.start is not None
+        name = run_name(ctx.name, decision.start)
+        at = format_time(decision.start)
+        meta = child_metadata(ctx.obj, name, {labels.BACKUP_SCHEDULE: ctx.name})
+        meta["annotations"] = {labels.SCHEDULED_AT: at}
+        plan.create(
+            {
+                "apiVersion": API_VERSION,
+                "kind": "BackupJob",
+                "metadata": meta,
+                "spec": thaw(spec["template"]),
+            },
+            r.BACKUPJOBS,
+        )
+        missed = f" ({decision.missed} earlier run(s) missed, not caught up)" if decision.missed else ""
+        replaced = f", replacing {', '.join(decision.replace)}" if decision.replace else ""
+        ctx.event("Normal", "RunStarted", f"created BackupJob {name} for the run at {at}{replaced}{missed}")
+
+    # ------------------------------------------------------------- status
+    def record(
+        self,
+        ctx: Context,
+        sched: ScheduleSpec,
+        decision: RunDecision,
+        runs: Sequence[RunRef],
+        jobs: Sequence[Mapping[str, Any]],
+    ) -> None:
+        status = ctx.status
+        for key, value in (
+            ("lastScheduleTime", decision.last_schedule),
+            ("lastSuccessfulTime", decision.last_successful),
+            ("nextScheduleTime", decision.next_run),
+        ):
+            if value is None:
+                status.pop(key, None)
+            else:
+                status[key] = format_time(value)
+        if decision.active:
+            status["active"] = list(decision.active)
+        else:
+            status.pop("active", None)
+        if sched.suspend:
+            ctx.set_condition(SCHEDULED, False, "Suspended", "spec.suspend is true: no new run starts")
+        elif decision.skipped is not None:
+            ctx.set_condition(
+                SCHEDULED, False, "RunSkipped", f"the run due is not started: {decision.skipped}"
+            )
+        else:
+            ctx.set_condition(SCHEDULED, True, SCHEDULED, f"next run at {status['nextScheduleTime']}")
+        ended = sorted((run for run in runs if run.ended), key=lambda run: (run.scheduled, run.name))
+        if not ended:
+            return
+        last = ended[-1]
+        if last.phase == COMPLETED:
+            ctx.set_condition(LAST_RUN, True, "BackupCompleted", f"BackupJob {last.name} completed")
+        elif last.phase == FAILED:
+            job = next(j for j in jobs if meta_of(j).name == last.name)
+            why = (view(job).condition(ENDED) or {}).get("message") or "no reason given"
+            ctx.set_condition(LAST_RUN, False, "BackupFailed", f"BackupJob {last.name} failed: {why}")
+
+    # ------------------------------------------------------------- retention
+    def retain(self, ctx: Context, spec: Mapping[str, Any], now: float, plan: Writes) -> None:
+        backups = {meta_of(b).name: b for b in self.backups(ctx)}
+        refs = [
+            BackupRef(name, _time(mapping_at(b, "meta").get("atTime")) or 0.0) for name, b in backups.items()
+        ]
+        in_use = backups_in_use(
+            self.env.caches.list(r.RESTOREJOBS), self.env.caches.list(r.MATRIXONE_CLUSTERS)
+        )
+        verdict = decide_retention(retention_of(spec), refs, in_use, now)
+        deletions = self.deletion_jobs(ctx)
+        wanted = {self._deletion_job(backups[name]) for name in verdict.expired}
+        for job_name, job in deletions.items():
+            if job_name not in wanted and not is_deleting(job):
+                # its Backup is gone (deleted, or no longer expired): the Job's work is done
+                plan.delete(r.JOBS, ctx.namespace, job_name, uid=uid_of(job))
+        failures = []
+        for name in verdict.expired:
+            failure = self._delete(ctx, spec, backups[name], deletions, plan)
+            if failure:
+                failures.append(failure)
+        if failures:
+            ctx.set_condition(RETENTION, False, "DeletionFailed", "; ".join(failures))
+        elif verdict.held:
+            held = ", ".join(verdict.held)
+            ctx.set_condition(RETENTION, False, "BackupInUse", f"kept while a restore reads it: {held}")
+        elif spec.get("retention"):
+            ctx.set_condition(RETENTION, True, "Applied", f"{verdict.kept} Backup(s) kept")
+
+    @staticmethod
+    def _deletion_job(backup: Mapping[str, Any]) -> str:
+        job = labels_of(backup).get(labels.INSTANCE) or meta_of(backup).name
+        return deletion_job_name(job)
+
+    def _delete(
+        self,
+        ctx: Context,
+        spec: Mapping[str, Any],
+        backup: Mapping[str, Any],
+        jobs: Mapping[str, Mapping[str, Any]],
+        plan: Writes,
+    ) -> str | None:
+        """Plan the next step of deleting ``backup``; a failure's message, if it failed."""
+        name = meta_of(backup).name
+        job_name = self._deletion_job(backup)
+        job = jobs.get(job_name)
+        meta = mapping_at(backup, "meta")
+        if job is None:
+            try:
+                source = br.S3Target.of(meta.get("location") or {})
+            except ValueError as e:
+                return f"Backup {name}: meta.location: {e}"
+            plan.create(
+                build_job(
+                    ctx.obj,
+                    KIND,
+                    image=self.env.settings.backup_image,
+                    script=br.delete_script(str(meta.get("id") or "")),
+                    env=br.delete_env(str(meta.get("raw") or ""), source),
+                    overlay=spec["template"].get("overlay"),
+                    name=job_name,
+                ),
+                r.JOBS,
+            )
+            ctx.event(
+                "Normal", "DeletingBackup", f"Backup {name} expired: deleting its data in Job {job_name}"
+            )
+            return None
+        selector = {labels.COMPONENT: KIND, labels.INSTANCE: ctx.name}
+        outcome = job_outcome(job, self.env.caches.list(r.PODS, ctx.namespace, selector))
+        if outcome.state == "failed":
+            return f"Backup {name}: {outcome.message}"
+        if outcome.state == "succeeded":
+            plan.delete(r.BACKUPS, "", name, uid=uid_of(backup))
+            ctx.event(
+                "Normal", "BackupDeleted", f"Backup {name} expired: its data and the object are deleted"
+            )
+        return None
+
+    async def finalize(self, ctx: Context) -> bool:
+        return True
+
+
+def _schedule_of(backup: Mapping[str, Any] | None) -> list[Request]:
+    if backup is None:
+        return []
+    found = labels_of(backup)
+    schedule, namespace = found.get(labels.BACKUP_SCHEDULE), found.get(labels.NAMESPACE)
+    return [Request(namespace, schedule)] if schedule and namespace else []
+
+
+def schedules_of_backup(backup: Mapping[str, Any]) -> Iterable[Request]:
+    """The schedule whose retention keeps ``backup``."""
+    return _schedule_of(backup)
+
+
+def schedules_of_restore(caches: Caches) -> Callable[[Mapping[str, Any]], Iterable[Request]]:
+    """A restore that starts or ends holds or frees a Backup: its schedule looks again."""
+
+    def mapper(obj: Mapping[str, Any]) -> Iterable[Request]:
+        spec = mapping_at(obj, "spec")
+        name = spec.get("backupName") or spec.get("restoreFrom")
+        return _schedule_of(caches.get(r.BACKUPS, "", str(name))) if name else []
+
+    return mapper

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.localcluster.simulator.core.kinds import DEPLOYMENT, REPLICASET
-from mo_operator.localcluster.simulator.core.objects import (
+from mo_devkit.localcluster.simulator.core.kinds import DEPLOYMENT, REPLICASET
+from mo_devkit.localcluster.simulator.core.objects import (
     Obj,
     annotations_of,
     generation_of,

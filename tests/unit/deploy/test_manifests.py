@@ -466,7 +466,8 @@ def test_the_dockerfile_builds_a_wheel_and_runs_it_as_non_root() -> None:
     froms = [line for line in lines if line.startswith("FROM ")]
     assert len(froms) == 2 and all("${PYTHON_IMAGE}" in f for f in froms)
     assert "ARG PYTHON_IMAGE=python:3.11-slim" in lines
-    assert any("pip wheel" in line for line in lines)
+    assert any("python -m build --wheel" in line for line in lines)
+    assert any("--constraint /tmp/constraints.txt /dist/*.whl" in line for line in lines)
     assert "USER 65532:65532" in lines
     # The user is set after every RUN: nothing installs as the runtime user.
     assert lines.index("USER 65532:65532") > max(i for i, line in enumerate(lines) if line.startswith("RUN"))

@@ -27,7 +27,9 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from mo_devkit.simulated.cluster import SimulatedCluster
 from mo_operator.api.install import install_crds
+from mo_operator.cli.shutdown import Interrupted, Shutdown
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.operator import Operator
@@ -38,10 +40,7 @@ from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
 from mo_operator.matrixone.labels import cluster_labels
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
-from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 from mo_operator.webhooks import api_claim_lookup, install_webhook_configurations, register
-
-from .shutdown import Interrupted, Shutdown
 
 SETS = ((r.LOGSETS, "LogSet"), (r.DNSETS, "DNSet"), (r.CNSETS, "CNSet"), (r.PROXYSETS, "ProxySet"))
 DEMO_TIMINGS = {"start_delay": 0.5, "ready_delay": 0.3, "time_scale": 0.05}
@@ -61,7 +60,7 @@ def kubectl_binary() -> str:
 
 
 def example_cluster() -> dict[str, Any]:
-    text = resources.files("mo_operator.cli").joinpath("examples/demo-cluster.yaml").read_text()
+    text = resources.files("mo_devkit.cli").joinpath("examples/demo-cluster.yaml").read_text()
     found: dict[str, Any] = yaml.safe_load(text)
     return found
 

@@ -335,7 +335,7 @@ class RealControlPlane:
 
 
 def main() -> None:
-    """``python -m mo_operator.localcluster.envtest``: start one and wait, for a person."""
+    """``python -m mo_devkit.localcluster.envtest``: start one and wait, for a person."""
     assets = assets_dir()
     if assets is None:
         sys.exit(f"set {ASSETS_ENV} to a folder with etcd and kube-apiserver")

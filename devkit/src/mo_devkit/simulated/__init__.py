@@ -12,10 +12,10 @@ address book that leads the cluster's names to them), ``behaviour`` and ``instal
 (the wiring).
 """
 
-from mo_operator.matrixone.simulated.install import SimulatedMatrixOne, install_simulated_matrixone
-from mo_operator.matrixone.simulated.rpc.server import Call, Faults
-from mo_operator.matrixone.simulated.state import MOModel, Settings
-from mo_operator.matrixone.simulated.verdicts import STATE_ANNOTATION
+from mo_devkit.simulated.install import SimulatedMatrixOne, install_simulated_matrixone
+from mo_devkit.simulated.rpc.server import Call, Faults
+from mo_devkit.simulated.state import MOModel, Settings
+from mo_devkit.simulated.verdicts import STATE_ANNOTATION
 
 __all__ = [
     "STATE_ANNOTATION",

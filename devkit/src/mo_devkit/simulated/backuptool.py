@@ -25,17 +25,17 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mo_devkit.localcluster.simulator.behaviour import ContainerExit, PodVerdict
+from mo_devkit.simulated.backups import BackupRecord, StorageLocation
+from mo_devkit.simulated.instances import Instance
+from mo_devkit.simulated.resolve import LogSetKey, Unresolved
+from mo_devkit.simulated.state import MOModel
+from mo_devkit.simulated.view import Key, Snapshot
 from mo_operator.kube.objects import labels_of, meta_of, spec_of, uid_of
 from mo_operator.kube.times import format_time
-from mo_operator.localcluster.simulator.behaviour import ContainerExit, PodVerdict
 from mo_operator.matrixone import ports
 from mo_operator.matrixone.backup import BINARY, MetadataError, format_metadata, parse_metadata
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.backups import BackupRecord, StorageLocation
-from mo_operator.matrixone.simulated.instances import Instance
-from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved
-from mo_operator.matrixone.simulated.state import MOModel
-from mo_operator.matrixone.simulated.view import Key, Snapshot
 
 Obj = dict[str, Any]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mo_operator.localcluster.simulator.behaviour import PodVerdict
-from mo_operator.matrixone.simulated.view import mo_component
+from mo_devkit.localcluster.simulator.behaviour import PodVerdict
+from mo_devkit.simulated.view import mo_component
 
 _UNSEEN = PodVerdict(ready=False)
 

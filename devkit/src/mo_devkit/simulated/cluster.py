@@ -27,13 +27,13 @@ from typing import Any
 
 from lightkube import AsyncClient, KubeConfig
 
+from mo_devkit.localcluster.controlplane import ControlPlane
+from mo_devkit.localcluster.simulator.config import SimulatorConfig
+from mo_devkit.localcluster.simulator.simulator import Simulator
+from mo_devkit.simulated.install import SimulatedMatrixOne, install_simulated_matrixone
+from mo_devkit.simulated.rpc.addressbook import BookDialer
+from mo_devkit.simulated.state import Settings
 from mo_operator.kube.keepalive import lightkube_client
-from mo_operator.localcluster.controlplane import ControlPlane
-from mo_operator.localcluster.simulator.config import SimulatorConfig
-from mo_operator.localcluster.simulator.simulator import Simulator
-from mo_operator.matrixone.simulated.install import SimulatedMatrixOne, install_simulated_matrixone
-from mo_operator.matrixone.simulated.rpc.addressbook import BookDialer
-from mo_operator.matrixone.simulated.state import Settings
 
 FAST_SIMULATOR: dict[str, Any] = {
     "start_delay": 0.05,

@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mo_devkit.simulated.backups import RestorePoint, StorageLocation
+from mo_devkit.simulated.view import Snapshot
 from mo_operator.matrixone import layout
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config.tomlconfig import get_in
-from mo_operator.matrixone.simulated.backups import RestorePoint, StorageLocation
-from mo_operator.matrixone.simulated.view import Snapshot
 
 _MEMBER = re.compile(r"([0-9]+):(.+)")
 _SERVICE_TYPES = {

@@ -27,22 +27,22 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from mo_operator.localcluster.simulator.behaviour import ContainerExit
-from mo_operator.localcluster.simulator.core.cache import ObjectCache
-from mo_operator.localcluster.simulator.core.kinds import CONFIGMAP, NODE, POD, PVC, SERVICE
-from mo_operator.localcluster.simulator.simulator import Simulator
-from mo_operator.matrixone.simulated.backuptool import BackupTool, ToolRun, run_tool
-from mo_operator.matrixone.simulated.behaviour import MatrixOneBehaviour
-from mo_operator.matrixone.simulated.instances import Instance
-from mo_operator.matrixone.simulated.lockservice import Binding, LockServices
-from mo_operator.matrixone.simulated.objectstore import ObjectStore, cleanup_commands
-from mo_operator.matrixone.simulated.rpc.addressbook import BookDialer
-from mo_operator.matrixone.simulated.rpc.network import MorpcNetwork
-from mo_operator.matrixone.simulated.rpc.server import Call, Faults
-from mo_operator.matrixone.simulated.state import HAKeeper, MOModel, Settings
-from mo_operator.matrixone.simulated.tracker import InstanceTracker
-from mo_operator.matrixone.simulated.verdicts import verdict
-from mo_operator.matrixone.simulated.view import Key, Obj, Snapshot, mo_component
+from mo_devkit.localcluster.simulator.behaviour import ContainerExit
+from mo_devkit.localcluster.simulator.core.cache import ObjectCache
+from mo_devkit.localcluster.simulator.core.kinds import CONFIGMAP, NODE, POD, PVC, SERVICE
+from mo_devkit.localcluster.simulator.simulator import Simulator
+from mo_devkit.simulated.backuptool import BackupTool, ToolRun, run_tool
+from mo_devkit.simulated.behaviour import MatrixOneBehaviour
+from mo_devkit.simulated.instances import Instance
+from mo_devkit.simulated.lockservice import Binding, LockServices
+from mo_devkit.simulated.objectstore import ObjectStore, cleanup_commands
+from mo_devkit.simulated.rpc.addressbook import BookDialer
+from mo_devkit.simulated.rpc.network import MorpcNetwork
+from mo_devkit.simulated.rpc.server import Call, Faults
+from mo_devkit.simulated.state import HAKeeper, MOModel, Settings
+from mo_devkit.simulated.tracker import InstanceTracker
+from mo_devkit.simulated.verdicts import verdict
+from mo_devkit.simulated.view import Key, Obj, Snapshot, mo_component
 
 log = logging.getLogger(__name__)
 

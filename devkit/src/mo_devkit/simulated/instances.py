@@ -13,19 +13,19 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.objects import labels_of
-from mo_operator.matrixone import identity, labels, layout, names, ports
-from mo_operator.matrixone.admin import WorkState
-from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.configfiles import (
+from mo_devkit.simulated.configfiles import (
     Bootstrap,
     HAKeeperClient,
     Problem,
     ProcessConfig,
     read_config,
 )
-from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved, resolve_client
-from mo_operator.matrixone.simulated.view import Key, Snapshot, key_of, mo_component
+from mo_devkit.simulated.resolve import LogSetKey, Unresolved, resolve_client
+from mo_devkit.simulated.view import Key, Snapshot, key_of, mo_component
+from mo_operator.kube.objects import labels_of
+from mo_operator.matrixone import identity, labels, layout, names, ports
+from mo_operator.matrixone.admin import WorkState
+from mo_operator.matrixone.component import Component
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ import enum
 import math
 from dataclasses import dataclass
 
+from mo_devkit.simulated.resolve import LogSetKey
+from mo_devkit.simulated.state import MOModel
 from mo_operator.matrixone.admin import AdminError, StoreNotFound
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.resolve import LogSetKey
-from mo_operator.matrixone.simulated.state import MOModel
 
 
 class BindStatus(enum.Enum):

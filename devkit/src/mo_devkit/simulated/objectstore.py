@@ -29,12 +29,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mo_devkit.simulated.configfiles import mounted_file
+from mo_devkit.simulated.instances import Instance
+from mo_devkit.simulated.state import MOModel
+from mo_devkit.simulated.view import Obj, Snapshot
 from mo_operator.matrixone import layout
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.configfiles import mounted_file
-from mo_operator.matrixone.simulated.instances import Instance
-from mo_operator.matrixone.simulated.state import MOModel
-from mo_operator.matrixone.simulated.view import Obj, Snapshot
 
 AWS = "aws"
 """The service key of every AWS endpoint."""

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mo_devkit.simulated.configfiles import HAKeeperClient
+from mo_devkit.simulated.view import Snapshot, mo_component
 from mo_operator.kube.objects import labels_of
 from mo_operator.matrixone import labels, ports
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.configfiles import HAKeeperClient
-from mo_operator.matrixone.simulated.view import Snapshot, mo_component
 
 LogSetKey = tuple[str, str]
 """``(namespace, LogSet name)``: identifies one HAKeeper."""

@@ -36,6 +36,10 @@ import math
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from mo_devkit.simulated.backups import BackupCatalog
+from mo_devkit.simulated.instances import Instance
+from mo_devkit.simulated.resolve import LogSetKey, Unresolved
+from mo_devkit.simulated.view import Key
 from mo_operator.matrixone.admin import (
     CNLoad,
     CNStore,
@@ -48,10 +52,6 @@ from mo_operator.matrixone.admin import (
     WorkState,
 )
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.backups import BackupCatalog
-from mo_operator.matrixone.simulated.instances import Instance
-from mo_operator.matrixone.simulated.resolve import LogSetKey, Unresolved
-from mo_operator.matrixone.simulated.view import Key
 
 FIRST_REPLICA_ID = 131072
 """The HAKeeper shard's first replica ID (upstream's ``init-hakeeper-members``: 131072 + i)."""

@@ -20,9 +20,9 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.matrixone.simulated.instances import Instance, observe_with_client
-from mo_operator.matrixone.simulated.resolve import lookup_namespaces
-from mo_operator.matrixone.simulated.view import Key, Obj, Snapshot
+from mo_devkit.simulated.instances import Instance, observe_with_client
+from mo_devkit.simulated.resolve import lookup_namespaces
+from mo_devkit.simulated.view import Key, Obj, Snapshot
 
 Token = tuple[tuple[Obj, ...], tuple[Obj, ...]]
 

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 from typing import Final
 
-from mo_operator.localcluster.simulator.behaviour import ContainerExit, PodVerdict
+from mo_devkit.localcluster.simulator.behaviour import ContainerExit, PodVerdict
+from mo_devkit.simulated.configfiles import Problem
+from mo_devkit.simulated.instances import Instance
+from mo_devkit.simulated.resolve import Unresolved
+from mo_devkit.simulated.state import MOModel
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.configfiles import Problem
-from mo_operator.matrixone.simulated.instances import Instance
-from mo_operator.matrixone.simulated.resolve import Unresolved
-from mo_operator.matrixone.simulated.state import MOModel
 
 STATE_ANNOTATION: Final = "simulated.matrixorigin.io/state"
 """A short note of what the simulated process is doing, for humans (``kubectl describe``)."""

@@ -18,7 +18,7 @@ It sits on the top layer, beside the CLI: it knows the whole product and
 nothing imports it but tests and benchmarks.
 """
 
-from mo_operator.localcluster.envtest import free_port
+from mo_devkit.localcluster.envtest import free_port
 
 from .cleanup import NAMESPACES, OUR_FINALIZERS, PERSISTENT_VOLUMES
 from .cluster_process import ClusterProcess

@@ -3,7 +3,7 @@ its own (see ``cluster_process``): the kubelet-mode simulator and the
 simulated MatrixOne, with the timings of ``mo-operator control-plane --fast``
 so that figures on either server are taken alike.
 
-    python -m mo_operator.testing.attach REAL_KUBECONFIG OUT_KUBECONFIG
+    python -m mo_devkit.testing.attach REAL_KUBECONFIG OUT_KUBECONFIG
 
 writes ``OUT_KUBECONFIG`` (a copy of the real one) once both run, keeps the
 simulated MatrixOne's address book beside it (``address_book_beside``), and
@@ -18,7 +18,7 @@ import shutil
 import signal
 import sys
 
-from mo_operator.matrixone.simulated.cluster import FAST_SIMULATOR, SimulatedCluster, address_book_beside
+from mo_devkit.simulated.cluster import FAST_SIMULATOR, SimulatedCluster, address_book_beside
 
 
 async def attach(real_kubeconfig: str, out: str) -> None:
@@ -42,5 +42,5 @@ async def attach(real_kubeconfig: str, out: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
-        sys.exit("usage: python -m mo_operator.testing.attach REAL_KUBECONFIG OUT_KUBECONFIG")
+        sys.exit("usage: python -m mo_devkit.testing.attach REAL_KUBECONFIG OUT_KUBECONFIG")
     asyncio.run(attach(sys.argv[1], sys.argv[2]))

@@ -7,7 +7,7 @@ On the embedded control plane that process is ``mo-operator control-plane``
 (``--fast``: quick kubelets and room for thousands of pods, or
 ``--no-simulator``: an API server alone). On a real API server it is the
 kubelet-mode simulator with the simulated MatrixOne (``python -m
-mo_operator.testing.attach``); with no simulator, the real server alone.
+mo_devkit.testing.attach``); with no simulator, the real server alone.
 Either writes its simulated MatrixOne's address book beside the kubeconfig
 (``address_book_beside``): an operator in the benchmark's process reaches
 MatrixOne over morpc, as on a real cluster, with the dialer that reads it. Where
@@ -21,8 +21,8 @@ import contextlib
 import sys
 from pathlib import Path
 
-from mo_operator.matrixone.simulated.cluster import address_book_beside
-from mo_operator.matrixone.simulated.rpc.addressbook import BookDialer, file_dialer
+from mo_devkit.simulated.cluster import address_book_beside
+from mo_devkit.simulated.rpc.addressbook import BookDialer, file_dialer
 
 
 class ClusterProcess:
@@ -66,7 +66,7 @@ async def start_cluster_process(
         return ClusterProcess(Path(real_kubeconfig), None)
     kubeconfig = workdir / "kubeconfig"
     if real_kubeconfig:
-        args = ["-m", "mo_operator.testing.attach", real_kubeconfig, str(kubeconfig)]
+        args = ["-m", "mo_devkit.testing.attach", real_kubeconfig, str(kubeconfig)]
     else:
         args = ["-m", "mo_operator.cli", "--log-level", "ERROR", "control-plane"]
         args += ["--kubeconfig", str(kubeconfig), "--fast" if simulator else "--no-simulator"]

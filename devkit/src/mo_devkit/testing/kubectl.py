@@ -30,7 +30,7 @@ class Kubectl:
     def binary(self) -> str:
         """Looked up when first run: the CLI module that knows where kubectl is costs a
         benchmark's measured operator process a tenth of a second to import, for nothing."""
-        from mo_operator.cli.demo import kubectl_binary
+        from mo_devkit.cli.demo import kubectl_binary
 
         return kubectl_binary()
 

@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
+from mo_devkit.localcluster.simulator.config import SIMULATED_LABEL
 
 Obj = dict[str, Any]
 

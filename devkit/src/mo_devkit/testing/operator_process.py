@@ -1,7 +1,7 @@
 """The operator as a process of its own against a simulated cluster: the product's
 ``mo-operator run``, with the dialer that reaches the simulated MatrixOne.
 
-    python -m mo_operator.testing.operator_process [--mo-address-book FILE] [run flags...]
+    python -m mo_devkit.testing.operator_process [--mo-address-book FILE] [run flags...]
 
 takes every flag of ``mo-operator run`` and calls the same run code; the only
 difference is how it reaches MatrixOne's morpc servers: through the address book
@@ -19,11 +19,11 @@ from typing import Any
 
 import click
 
+from mo_devkit.simulated.cluster import address_book_beside
+from mo_devkit.simulated.rpc.addressbook import file_dialer
 from mo_operator.cli.logging_setup import setup_logging
 from mo_operator.cli.main import run_command
 from mo_operator.cli.run import RunOptions, run
-from mo_operator.matrixone.simulated.cluster import address_book_beside
-from mo_operator.matrixone.simulated.rpc.addressbook import file_dialer
 
 
 def _run(mo_address_book: str | None, run_log_level: str | None, run_log_json: bool, **options: Any) -> None:
@@ -55,4 +55,4 @@ command = click.Command(
 )
 
 if __name__ == "__main__":
-    command(prog_name="python -m mo_operator.testing.operator_process")
+    command(prog_name="python -m mo_devkit.testing.operator_process")

@@ -33,6 +33,7 @@ from typing import Any
 import aiohttp
 from lightkube.config.kubeconfig import KubeConfig
 
+from mo_devkit.localcluster.envtest import free_port
 from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator
@@ -43,7 +44,6 @@ from mo_operator.kube.reads import UndeclaredRead
 from mo_operator.kube.status_policy import StatusWindow
 from mo_operator.kube.webhook_certs import GeneratedCerts
 from mo_operator.kube.webhook_server import WebhookServer
-from mo_operator.localcluster.envtest import free_port
 from mo_operator.matrixone.rpc.provider import DEFAULT_TIMEOUT, RpcAdminProvider
 from mo_operator.webhooks import (
     api_claim_lookup,
@@ -293,7 +293,7 @@ class OperatorRunner:
         return [
             sys.executable,
             "-m",
-            "mo_operator.testing.operator_process",
+            "mo_devkit.testing.operator_process",
             "--mo-address-book",
             str(book),
             "--log-level",

@@ -29,15 +29,15 @@ from typing import Any
 import yaml
 from lightkube.config.kubeconfig import KubeConfig
 
+from mo_devkit.localcluster.apiserver.server import ApiServer
+from mo_devkit.localcluster.simulator.config import SIMULATED_LABEL
+from mo_devkit.localcluster.simulator.rules import RuleSet, rules_configmap
+from mo_devkit.simulated.cluster import SimulatedCluster
 from mo_operator.api.crdgen import all_crds
 from mo_operator.api.install import CRDS, install_crds
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.resource import Resource
-from mo_operator.localcluster.apiserver.server import ApiServer
-from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
-from mo_operator.localcluster.simulator.rules import RuleSet, rules_configmap
-from mo_operator.matrixone.simulated.cluster import SimulatedCluster
 
 from . import cleanup, manifests
 from .cluster_process import ClusterProcess, start_cluster_process

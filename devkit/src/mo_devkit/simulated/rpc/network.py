@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mo_devkit.simulated.instances import Instance
+from mo_devkit.simulated.lockservice import LockServices
+from mo_devkit.simulated.rpc.addressbook import AddressBook, BookDialer, canonical
+from mo_devkit.simulated.rpc.server import Faults, Journal, MorpcServer, Service
+from mo_devkit.simulated.rpc.services import LockService, LogStoreService, QueryService
+from mo_devkit.simulated.state import MOModel
+from mo_devkit.simulated.view import Snapshot
 from mo_operator.kube.objects import labels_of
 from mo_operator.matrixone import ports
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.instances import Instance
-from mo_operator.matrixone.simulated.lockservice import LockServices
-from mo_operator.matrixone.simulated.rpc.addressbook import AddressBook, BookDialer, canonical
-from mo_operator.matrixone.simulated.rpc.server import Faults, Journal, MorpcServer, Service
-from mo_operator.matrixone.simulated.rpc.services import LockService, LogStoreService, QueryService
-from mo_operator.matrixone.simulated.state import MOModel
-from mo_operator.matrixone.simulated.view import Snapshot
 
 log = logging.getLogger(__name__)
 

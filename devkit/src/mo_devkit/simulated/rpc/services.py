@@ -27,16 +27,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from mo_devkit.simulated.lockservice import LockServices
+from mo_devkit.simulated.resolve import LogSetKey
+from mo_devkit.simulated.rpc.server import Call
+from mo_devkit.simulated.state import MOModel
 from mo_operator.matrixone.admin import AdminError, StoreNotFound, WorkState
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.rpc import lock_pb as lk
 from mo_operator.matrixone.rpc import logservice_pb as pb
 from mo_operator.matrixone.rpc import query_pb as q
 from mo_operator.matrixone.rpc.codes import HAKEEPER_SHARD_ID, ErrorCode, labels_from_pb, labels_to_pb
-from mo_operator.matrixone.simulated.lockservice import LockServices
-from mo_operator.matrixone.simulated.resolve import LogSetKey
-from mo_operator.matrixone.simulated.rpc.server import Call
-from mo_operator.matrixone.simulated.state import MOModel
 
 Clock = Callable[[], float]
 ERR_NOT_SUPPORTED = ErrorCode.NOT_SUPPORTED

@@ -21,7 +21,8 @@ def test_the_dev_kits_commands_are_found_through_its_entry_points() -> None:
 
 
 @pytest.mark.parametrize(
-    "args", [["demo"], ["demo", "--exit-when-ready", "--timeout", "5"], ["control-plane", "--kubeconfig", "x"]]
+    "args",
+    [["demo"], ["demo", "--exit-when-ready", "--timeout", "5"], ["control-plane", "--kubeconfig", "x"]],
 )
 def test_without_the_dev_kit_its_commands_say_in_one_line_how_to_install_it(
     args: list[str], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import datetime
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 from multidict import CIMultiDict
@@ -17,16 +17,13 @@ from mo_operator.kube.times import now_time
 from . import patch_ops, scale
 from .encoding.jsonutil import dumps, loads
 from .errors import StatusError, bad_request, field_cause, gone, invalid, method_not_allowed, not_found
-from .objects import WriteOptions
+from .objects import ObjectAPI, WriteOptions
 from .protobuf import codec as protobuf
 from .resources import ResourceType
 from .routing import Target
 from .selectors import parse_field_selector, parse_label_selector
 from .storage.store import Expired
-from .storage.watch import serve_watch
-
-if TYPE_CHECKING:
-    from .server import ApiServer
+from .storage.watch import WatchSettings, serve_watch
 
 Obj = dict[str, Any]
 _TRUE = ("true", "1", "True")
@@ -156,9 +153,12 @@ async def read_body(request: web.Request, rt: ResourceType, *, delete_options: b
 
 
 class ResourceHandlers:
-    def __init__(self, server: ApiServer) -> None:
-        self.server = server
-        self.api = server.api
+    """The resource endpoints, over the server's object API and its watch settings;
+    the server routes to them and they know nothing else of it."""
+
+    def __init__(self, api: ObjectAPI, watch_settings: WatchSettings) -> None:
+        self.api = api
+        self.watch_settings = watch_settings
 
     async def handle(self, request: web.Request, t: Target) -> web.StreamResponse:
         method = request.method
@@ -300,23 +300,19 @@ class ResourceHandlers:
         timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
         bookmarks = q.get("allowWatchBookmarks") in _TRUE
         send_initial = _send_initial_events(q, bookmarks)
-        self.server.active_watches += 1
-        try:
-            return await serve_watch(
-                request,
-                self.api.store,
-                t.rt,
-                None if t.all_namespaces else t.namespace,
-                q.get("resourceVersion"),
-                matches,
-                bookmarks=bookmarks,
-                send_initial_events=send_initial,
-                timeout=timeout,
-                settings=self.server.watch_settings,
-                render=render,
-            )
-        finally:
-            self.server.active_watches -= 1
+        return await serve_watch(
+            request,
+            self.api.store,
+            t.rt,
+            None if t.all_namespaces else t.namespace,
+            q.get("resourceVersion"),
+            matches,
+            bookmarks=bookmarks,
+            send_initial_events=send_initial,
+            timeout=timeout,
+            settings=self.watch_settings,
+            render=render,
+        )
 
     # ----------------------------------------------------------------- writes
     async def _create(self, request: web.Request, t: Target) -> web.Response:

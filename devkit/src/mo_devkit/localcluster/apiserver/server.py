@@ -79,8 +79,7 @@ class ApiServer:
         self.lifecycle = Lifecycle(self.api, self.registry)
         self.watch_settings = WatchSettings(bookmark_interval=bookmark_interval)
         self.faults = Faults()
-        self.handlers = ResourceHandlers(self)
-        self.active_watches = 0
+        self.handlers = ResourceHandlers(self.api, self.watch_settings)
         self._runner: web.AppRunner | None = None
         self._stopped = False
         """Set at the start of ``stop``: from then on this server answers nothing."""

@@ -98,12 +98,36 @@ def _qos_class(spec: Obj) -> str:
     return "Burstable" if (requests_seen or limits_seen) else "BestEffort"
 
 
+# Built-in kinds whose status strategy keeps the metadata the write sends, but
+# for the fields named here, which it resets to the stored object's: what their
+# PrepareForUpdate does (pkg/registry/apps/deployment/strategy.go,
+# deploymentStatusStrategy: spec and labels reset; kube-controller-manager's
+# deployment controller writes deployment.kubernetes.io/revision this way).
+# Other kinds, custom resources among them, keep only status from a /status write.
+_STATUS_KEEPS_METADATA_BUT: dict[tuple[str, str], tuple[str, ...]] = {
+    ("apps", "Deployment"): ("labels",),
+}
+
+
 def merge_for_subresource(rt: ResourceType, old: Obj, new: Obj, subresource: str) -> Obj:
     """The object to store after a write to the main resource or to /status.
 
     Main resource: status is kept from the old object. /status: everything but
-    status (and managedFields, which the write recomputed) is kept from old.
+    status (and managedFields, which the write recomputed) is kept from old,
+    except the metadata a kind's status strategy lets the write change.
     """
+    reset = _STATUS_KEEPS_METADATA_BUT.get((rt.group, rt.kind))
+    if subresource == "status" and reset is not None:
+        merged = {k: v for k, v in old.items() if k != "status"}
+        merged["metadata"] = dict(new["metadata"])
+        for key in reset:
+            if key in old["metadata"]:
+                merged["metadata"][key] = old["metadata"][key]
+            else:
+                merged["metadata"].pop(key, None)
+        if "status" in new:
+            merged["status"] = new["status"]
+        return merged
     if subresource == "status":
         merged = dict(old)
         merged["metadata"] = dict(old["metadata"])

@@ -253,12 +253,19 @@ def _sync_new_annotations(ctx: _Sync, new_rs: Obj) -> tuple[list[Action], Obj]:
 
 
 def _revision_annotation(d: Obj, new_rs: Obj) -> list[Action]:
-    """The Deployment carries its new ReplicaSet's revision."""
+    """The Deployment carries its new ReplicaSet's revision, written through
+    /status as kube-controller-manager writes it, so its generation stays."""
     revision = annotations_of(new_rs).get(REVISION)
     if annotations_of(d).get(REVISION) == revision:
         return []
     return [
-        Patch(DEPLOYMENT, namespace_of(d), name_of(d), {"metadata": {"annotations": {REVISION: revision}}})
+        Patch(
+            DEPLOYMENT,
+            namespace_of(d),
+            name_of(d),
+            {"metadata": {"annotations": {REVISION: revision}}},
+            subresource="status",
+        )
     ]
 
 

@@ -179,7 +179,8 @@ def configure_logging(level: str, json_format: bool) -> None:
     type=click.Path(file_okay=False),
     default=None,
     help="The Go operator's config directory (its ConfigMap mounted, e.g. /etc/mo-operator-cfg): "
-    "defaultArgs become the serviceArgs of sets that set none; featureGates are logged.",
+    "defaultArgs become the serviceArgs of sets that set none; featureGates are logged. "
+    "Without it, the Go operator's chart's defaultArgs: -debug-http=:6060 for every component.",
 )
 @click.option(
     "--failover/--no-failover",

@@ -334,7 +334,9 @@ def test_the_go_operators_config_map_is_mounted_where_it_was_and_read(
     """The same ConfigMap layout as the chart's (and the Go operator's): ``<name>-cm``,
     one key per file under /etc/mo-operator-cfg, read with --operator-config-dir."""
     config_map = one(objs, "ConfigMap", "mo-operator-cm")
-    assert yaml.safe_load(config_map["data"]["defaultArgs"]) == {}
+    assert yaml.safe_load(config_map["data"]["defaultArgs"]) == {
+        c: ["-debug-http=:6060"] for c in ("logService", "dn", "cn", "proxy")
+    }, "the Go operator's chart's defaults"
     assert (
         "- --operator-config-dir=/etc/mo-operator-cfg"
         in (CHART_DIR / "templates" / "deployment.yaml").read_text()

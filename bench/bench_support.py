@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from mo_devkit.testing.cluster_process import ClusterProcess, start_cluster_process
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.resource import Resource
-from mo_operator.testing.cluster_process import ClusterProcess, start_cluster_process
 
 CONFIGMAPS = Resource("", "v1", "ConfigMap", "configmaps", True)
 REPO = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def start_real_control_plane() -> None:
     exit, named in ``MO_TEST_KUBECONFIG`` and, for the figures, ``MO_BENCH_SERVER``."""
     import atexit
 
-    from mo_operator.localcluster.envtest import start_from_environment
+    from mo_devkit.localcluster.envtest import start_from_environment
 
     if os.environ.get("MO_BENCH_SERVER"):
         return  # started already in this process

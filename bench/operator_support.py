@@ -2,7 +2,7 @@
 module per job, gathered here so that a script imports from one place. The
 world, the operator runner, cluster manifests and their placement on the
 simulated nodes, cleanup and the reading of Ready are the test kit's
-(``mo_operator.testing``), as the end-to-end scenarios use them; what is
+(``mo_devkit.testing``), as the end-to-end scenarios use them; what is
 here is what only benchmarks need:
 
 - ``support_target``: the kit's world with its cluster in a process of its
@@ -22,7 +22,7 @@ figure can be taken on a real API server too.
 
 from __future__ import annotations
 
-from mo_operator.testing import OperatorRunner, Write
+from mo_devkit.testing import OperatorRunner, Write
 from support_clusters import SMALL, ClusterRef, Watcher, create_clusters, layout
 from support_load import (
     Load,

@@ -33,12 +33,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bench_support import print_figures
+from mo_devkit.testing import cluster_manifest
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.controller import Request
 from mo_operator.kube.informer import SharedInformer
 from mo_operator.kube.informer_factory import InformerFactory
 from mo_operator.matrixone import labels
-from mo_operator.testing import cluster_manifest
 from operator_support import (
     SMALL,
     ClusterRef,

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.testing import Write
+from mo_devkit.testing import Write
 
 IGNORED = frozenset({"lastTransitionTime", "observedGeneration"})
 """Leaves that move only with a change already counted (a condition's status, the

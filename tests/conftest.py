@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.controlplane import ControlPlane
-from mo_operator.testing.kubectl import Kubectl
+from mo_devkit.localcluster.controlplane import ControlPlane
+from mo_devkit.testing.kubectl import Kubectl
 
 __all__ = ["Kubectl"]
 
@@ -49,7 +49,7 @@ def _start_real_control_plane() -> Any:
 
     Started while this conftest loads, before the e2e harness reads the
     variable; stopped, with its data removed, when the session ends."""
-    from mo_operator.localcluster.envtest import start_from_environment
+    from mo_devkit.localcluster.envtest import start_from_environment
 
     return start_from_environment("MO_TEST_KUBECONFIG")
 

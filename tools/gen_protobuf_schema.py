@@ -1,4 +1,4 @@
-"""Generate ``src/mo_operator/localcluster/apiserver/protobuf/schema.py``, the
+"""Generate ``devkit/src/mo_devkit/localcluster/apiserver/protobuf/schema.py``, the
 table the embedded API server uses to decode Kubernetes protobuf request
 bodies (``application/vnd.kubernetes.protobuf``) into JSON objects.
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUTPUT = ROOT / "src/mo_operator/localcluster/apiserver/protobuf/schema.py"
+OUTPUT = ROOT / "devkit/src/mo_devkit/localcluster/apiserver/protobuf/schema.py"
 
 SCALARS = {"string", "bytes", "bool", "int32", "int64", "uint32", "uint64", "double", "float"}
 
@@ -333,7 +333,7 @@ class Generator:
 def served_kinds() -> list[tuple[str, str, str]]:
     """(group, version, kind) of every body the server decodes."""
     sys.path.insert(0, str(ROOT / "src"))
-    from mo_operator.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
+    from mo_devkit.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
 
     kinds = [(rt.group, rt.version, rt.kind) for rt in BUILTIN_RESOURCE_TYPES]
     for api_version, kind in EXTRA_KINDS:

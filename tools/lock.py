@@ -4,8 +4,10 @@
     python tools/lock.py --upgrade  move every pin to the newest release pyproject allows
     python tools/lock.py --check    fail if constraints.txt is not what pyproject.toml gives
 
-The pins are compiled by uv from pyproject.toml with every extra, for any
-platform and Python 3.11 on. An existing pin is kept while it still satisfies
+The pins are compiled by uv from both distributions of this repository, the
+operator (pyproject.toml, with every extra) and its dev kit
+(devkit/pyproject.toml, whose dependency on the operator is this tree), for any
+platform and Python 3.11 on; the operator itself is not pinned. An existing pin is kept while it still satisfies
 pyproject, so the check fails only when pyproject changed and the file did not.
 Before committing an upgrade, run `.ci/run --latest` to see what it breaks.
 """
@@ -23,13 +25,14 @@ from uv import find_uv_bin
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "constraints.txt"
-PROJECTS = ["pyproject.toml"]
+PROJECTS = ["pyproject.toml", "devkit/pyproject.toml"]
 EXTRAS = ["dev"]
 
 
 def compile_into(out: Path, *, upgrade: bool) -> None:
     command = [find_uv_bin(), "pip", "compile", *PROJECTS, "--universal", "--python-version", "3.11"]
     command += [arg for extra in EXTRAS for arg in ("--extra", extra)]
+    command += ["--no-emit-package", "mo-operator"]
     command += ["--custom-compile-command", "python tools/lock.py", "--quiet", "-o", str(out)]
     if upgrade:
         command.append("--upgrade")

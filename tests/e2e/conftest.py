@@ -1,5 +1,5 @@
 """Fixtures of the acceptance scenarios (MISSION.md): a world per test and
-the operator under test, from the shared test kit (``mo_operator.testing``).
+the operator under test, from the shared test kit (``mo_devkit.testing``).
 
 On the embedded control plane every test gets a fresh cluster (a second to
 start), so scenarios never see each other's objects or faults. With
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mo_operator.testing.world import open_world, remove_crds_and_simulated_nodes
+from mo_devkit.testing.world import open_world, remove_crds_and_simulated_nodes
 
 from .harness import REAL_KUBECONFIG, OperatorRunner, World
 

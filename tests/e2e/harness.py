@@ -1,5 +1,5 @@
 """The world an end-to-end scenario runs in, from the shared test kit
-(``mo_operator.testing``), with what only this suite adds: the real cluster
+(``mo_devkit.testing``), with what only this suite adds: the real cluster
 ``MO_TEST_KUBECONFIG`` names (read once the session set it), and an operator
 runner that fails a scenario whose operator made a request the install's RBAC
 refuses (``rbac.py``).
@@ -16,12 +16,12 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mo_operator.testing import runner
-from mo_operator.testing.cleanup import NAMESPACES, OUR_FINALIZERS, PERSISTENT_VOLUMES
-from mo_operator.testing.manifests import GROUP_VERSION, SIMULATED_STORAGE_CLASS, VERSION
-from mo_operator.testing.timings import FAST_SIMULATOR, MO_SETTINGS, OPERATOR_SETTINGS
-from mo_operator.testing.waiting import Unmet, condition, eventually, is_ready
-from mo_operator.testing.world import World
+from mo_devkit.testing import runner
+from mo_devkit.testing.cleanup import NAMESPACES, OUR_FINALIZERS, PERSISTENT_VOLUMES
+from mo_devkit.testing.manifests import GROUP_VERSION, SIMULATED_STORAGE_CLASS, VERSION
+from mo_devkit.testing.timings import FAST_SIMULATOR, MO_SETTINGS, OPERATOR_SETTINGS
+from mo_devkit.testing.waiting import Unmet, condition, eventually, is_ready
+from mo_devkit.testing.world import World
 
 from .rbac import refused
 

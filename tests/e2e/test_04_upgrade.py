@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+from mo_devkit.localcluster.simulator.rules import FailureRule, RuleSet
 from mo_operator.controllers.common import resources as r
-from mo_operator.localcluster.simulator.rules import FailureRule, RuleSet
 from mo_operator.matrixone import labels
 
 from .harness import OperatorRunner, World, condition, eventually

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
+from mo_devkit.localcluster.simulator.rules import FailureRule, RuleSet
+from mo_devkit.simulated.objectstore import ObjectStore
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.resource import Resource
-from mo_operator.localcluster.simulator.rules import FailureRule, RuleSet
 from mo_operator.matrixone import labels
-from mo_operator.matrixone.simulated.objectstore import ObjectStore
 
 from .harness import OperatorRunner, World, condition, eventually
 

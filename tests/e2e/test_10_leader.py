@@ -16,10 +16,10 @@ import time
 
 import aiohttp
 
+from mo_devkit.testing import free_port
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.settings import LEASE_NAME
 from mo_operator.kube.resource import Resource
-from mo_operator.testing import free_port
 
 from .harness import REAL_KUBECONFIG, OperatorRunner, World, eventually
 

@@ -14,8 +14,8 @@ import shlex
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mo_devkit.localcluster.simulator.config import PROVISIONER
 from mo_operator.controllers.common import resources as r
-from mo_operator.localcluster.simulator.config import PROVISIONER
 from mo_operator.matrixone import labels
 
 from .harness import OPERATOR_SETTINGS, OperatorRunner, World, condition, eventually

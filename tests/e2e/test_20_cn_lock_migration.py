@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mo_devkit.simulated.lockservice import BindStatus
 from mo_operator.controllers.common import resources as r
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.lockservice import BindStatus
 
 from .harness import OperatorRunner, World, eventually, is_ready
 

@@ -1,6 +1,7 @@
 """What scripts written for the Go operator read with ``kubectl get -o yaml`` is
 what it would show: a BucketClaim in use carries upstream's ``recyclable``
-condition (False, reason InUse) next to our Ready, and upstream's finalizers
+condition (False, reason InUse) first, our Ready after it, and the cluster and
+its sets list upstream's Ready and Synced before ours; and upstream's finalizers
 (``matrixorigin.io/BucketClaim``, ``matrixorigin.io/bucket-data-finalizer``);
 released, it is recyclable; a claim also carrying the finalizer earlier versions
 of this operator used is deleted all the same. Log, TN and CN pods carry
@@ -80,7 +81,13 @@ async def test_buckets_and_pods_show_upstreams_metadata(world: World, operator: 
     assert claim["status"]["state"] == "InUse"
     recyclable = _condition(claim, "recyclable")
     assert (recyclable["status"], recyclable["reason"]) == ("False", "InUse")
+    assert claim["status"]["conditions"][0] == recyclable, "upstream's e2e reads conditions[0]"
     assert _condition(claim, "Ready")["status"] == "True"
+    # The cluster and its sets list upstream's framework conditions first too.
+    for kind in ("matrixonecluster", "logset", "dnset", "cnset", "proxyset"):
+        for obj in (await _get_yaml(world, kind))["items"]:
+            types = [c["type"] for c in obj["status"]["conditions"]]
+            assert types[:2] == ["Ready", "Synced"], (kind, types)
     assert set(claim["metadata"]["finalizers"]) == UPSTREAM_FINALIZERS
 
     # Every log, TN and CN pod names the config it runs (the cluster defaults to

@@ -17,7 +17,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-from mo_operator.cli.demo import kubectl_binary
+from mo_devkit.cli.demo import kubectl_binary
 from mo_operator.controllers.common import resources as r
 from mo_operator.matrixone import labels
 

@@ -78,6 +78,12 @@ class KindInfo:
     short_names: tuple[str, ...] = ()
     namespaced: bool = True
     scale: ScaleSubresource | None = None
+    upstream_conditions: tuple[str, ...] = ()
+    """The condition types the Go operator gives this kind, written first and in
+    this order (ours follow), since its clients and e2e tests read
+    ``conditions[0]`` where it gives one (UPSTREAM.md: a BucketClaim's
+    ``recyclable``, a BackupJob's and RestoreJob's ``Ended``, the framework's
+    ``Ready`` and ``Synced`` on the cluster and its sets)."""
 
     @property
     def singular(self) -> str:
@@ -107,6 +113,8 @@ _MESSAGE = PrinterColumn(
     "Message", "string", ".status.message", "The first condition that is not fine.", priority=1
 )
 _SET_COLUMNS = (_READINESS, _UPDATED, _VERSION, _AGE, _IMAGE, _MESSAGE)
+_FRAMEWORK = ("Ready", "Synced")
+"""The conditions upstream's reconcile framework gives every kind it manages (managed.go)."""
 
 
 _CLUSTER_KINDS = (
@@ -136,10 +144,11 @@ _CLUSTER_KINDS = (
             _MESSAGE,
         ),
         short_names=("mo",),
+        upstream_conditions=_FRAMEWORK,
     ),
-    KindInfo("LogSet", "logsets", LogSet, _SET_COLUMNS, short_names=("log",)),
-    KindInfo("DNSet", "dnsets", DNSet, _SET_COLUMNS, short_names=("dn",)),
-    KindInfo("TNSet", "tnsets", TNSet, _SET_COLUMNS, short_names=("tn",)),
+    KindInfo("LogSet", "logsets", LogSet, _SET_COLUMNS, short_names=("log",), upstream_conditions=_FRAMEWORK),
+    KindInfo("DNSet", "dnsets", DNSet, _SET_COLUMNS, short_names=("dn",), upstream_conditions=_FRAMEWORK),
+    KindInfo("TNSet", "tnsets", TNSet, _SET_COLUMNS, short_names=("tn",), upstream_conditions=_FRAMEWORK),
     KindInfo(
         "CNSet",
         "cnsets",
@@ -147,11 +156,18 @@ _CLUSTER_KINDS = (
         _SET_COLUMNS,
         short_names=("cn",),
         scale=ScaleSubresource(),
+        upstream_conditions=_FRAMEWORK,
     ),
     KindInfo(
-        "ProxySet", "proxysets", ProxySet, _SET_COLUMNS, short_names=("proxy",), scale=ScaleSubresource()
+        "ProxySet",
+        "proxysets",
+        ProxySet,
+        _SET_COLUMNS,
+        short_names=("proxy",),
+        scale=ScaleSubresource(),
+        upstream_conditions=_FRAMEWORK,
     ),
-    KindInfo("WebUI", "webuis", WebUI, _SET_COLUMNS),
+    KindInfo("WebUI", "webuis", WebUI, _SET_COLUMNS, upstream_conditions=_FRAMEWORK),
 )
 """The cluster and the component sets it is made of."""
 
@@ -168,12 +184,14 @@ _STORAGE_KINDS = (
             _AGE,
         ),
         short_names=("bucket",),
+        upstream_conditions=("recyclable",),
     ),
     KindInfo(
         "BackupJob",
         "backupjobs",
         BackupJob,
         (_PHASE, PrinterColumn("Backup", "string", ".status.backup", "The Backup the job produced."), _AGE),
+        upstream_conditions=("Ended",),
     ),
     KindInfo(
         "Backup",
@@ -187,7 +205,7 @@ _STORAGE_KINDS = (
         ),
         namespaced=False,
     ),
-    KindInfo("RestoreJob", "restorejobs", RestoreJob, (_PHASE, _AGE)),
+    KindInfo("RestoreJob", "restorejobs", RestoreJob, (_PHASE, _AGE), upstream_conditions=("Ended",)),
     KindInfo(
         "BackupSchedule",
         "backupschedules",

@@ -1,20 +1,20 @@
-"""The ``mo-operator`` command: demo, control-plane, run, crds."""
+"""The ``mo-operator`` command: run, adopt, crds, and the dev kit's demo and
+control-plane where it is installed (``devkit``)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
+import mo_operator
 from mo_operator.controllers.common.settings import OperatorConfig
 
-from .errors import CliError, address_in_use, one_line_errors
+from .devkit import add_plugin_commands
+from .errors import CliError, one_line_errors
 from .logging_setup import LEVELS, known_level, setup_logging
-from .shutdown import Shutdown
 
 DEFAULTS = OperatorConfig()
 """The settings tree's defaults, which the ``run`` flags show and start from."""
@@ -23,6 +23,9 @@ DEFAULTS = OperatorConfig()
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--log-level", default="INFO", show_default=True, help=f"Logging level: {', '.join(LEVELS)}.")
 @click.option("--log-json", is_flag=True, help="Log one JSON object per line.")
+@click.version_option(
+    mo_operator.__version__, "--version", prog_name="mo-operator", message="%(prog)s %(version)s"
+)
 def main(log_level: str, log_json: bool) -> None:
     """The MatrixOne operator for Kubernetes."""
     configure_logging(log_level, log_json)
@@ -34,87 +37,6 @@ def configure_logging(level: str, json_format: bool) -> None:
     setup_logging(level if known_level(level) else "INFO", json_format=json_format)
     if not known_level(level):
         raise CliError(f"--log-level {level!r} is not a level: use one of {', '.join(LEVELS)}")
-
-
-@main.command("control-plane")
-@click.option(
-    "--kubeconfig",
-    "kubeconfig",
-    type=click.Path(dir_okay=False),
-    required=True,
-    help="Where to write the kubeconfig of the embedded control plane.",
-)
-@click.option("--port", default=0, show_default=True, help="Port of the API server (0: any free port).")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Keep the state here, so a restarted control plane keeps its objects.",
-)
-@click.option(
-    "--no-simulator", is_flag=True, help="Serve the API only; do not simulate workloads or MatrixOne."
-)
-@click.option(
-    "--controllers-only",
-    is_flag=True,
-    help="Simulate only kube-controller-manager and kube-scheduler (no Nodes, kubelets or MatrixOne):"
-    " a cluster like the kubelet-less one MO_TEST_KUBECONFIG expects.",
-)
-@click.option(
-    "--fast",
-    is_flag=True,
-    hidden=True,
-    help="Fast simulator timings and room for thousands of pods (benchmarks).",
-)
-@one_line_errors
-def control_plane(
-    kubeconfig: str, port: int, data_dir: str | None, no_simulator: bool, controllers_only: bool, fast: bool
-) -> None:
-    """Run the embedded API server, workload simulator and simulated MatrixOne until interrupted.
-
-    The simulated MatrixOne's address book is written beside the kubeconfig
-    (FILE.mo-addresses.json): `python -m mo_operator.testing.operator_process
-    --kubeconfig FILE ...` runs the operator against it, reaching MatrixOne over
-    morpc as on a real cluster."""
-
-    from mo_operator.matrixone.simulated.cluster import FAST_SIMULATOR, address_book_beside
-
-    async def run() -> None:
-        shutdown = Shutdown().install()
-        if no_simulator or controllers_only:
-            from mo_operator.localcluster.controlplane import ControlPlane
-
-            options = {**(FAST_SIMULATOR if fast else {}), "mode": "controllers"}
-            cp = ControlPlane(
-                port=port, data_dir=data_dir, simulate_workloads=controllers_only, simulator_options=options
-            )
-            await cp.start(kubeconfig)
-            url, stop = cp.server.url, cp.stop
-        else:
-            from mo_operator.matrixone.simulated.cluster import SimulatedCluster
-
-            book = address_book_beside(kubeconfig)
-            cluster = SimulatedCluster(
-                data_dir=data_dir,
-                port=port,
-                simulator_options=FAST_SIMULATOR if fast else None,
-                address_book=book,
-            )
-            await cluster.start(kubeconfig)
-            assert cluster.control_plane is not None
-            url, stop = cluster.control_plane.server.url, cluster.stop
-            click.echo(f"Simulated MatrixOne's address book written to {book}")
-        click.echo(f"API server on {url}; kubeconfig written to {kubeconfig}")
-        click.echo(f"  export KUBECONFIG={Path(kubeconfig).resolve()}")
-        try:
-            await shutdown.requested.wait()
-        finally:
-            await stop()
-
-    try:
-        asyncio.run(run())
-    except OSError as e:
-        raise address_in_use(e, {port: "--port"}) or e from None
 
 
 @main.command("run")
@@ -257,7 +179,8 @@ def control_plane(
     type=click.Path(file_okay=False),
     default=None,
     help="The Go operator's config directory (its ConfigMap mounted, e.g. /etc/mo-operator-cfg): "
-    "defaultArgs become the serviceArgs of sets that set none; featureGates are logged.",
+    "defaultArgs become the serviceArgs of sets that set none; featureGates are logged. "
+    "Without it, the Go operator's chart's defaultArgs: -debug-http=:6060 for every component.",
 )
 @click.option(
     "--failover/--no-failover",
@@ -327,39 +250,6 @@ def adopt_command(kubeconfig: str | None, namespace: str, dry_run: bool, timeout
 
 @main.command()
 @click.option(
-    "--kubeconfig",
-    "kubeconfig",
-    type=click.Path(dir_okay=False),
-    default="mo-demo.kubeconfig",
-    show_default=True,
-    help="Where to write the kubeconfig of the embedded control plane.",
-)
-@click.option(
-    "--exit-when-ready", is_flag=True, help="Exit 0 once the example is Ready (non-zero on timeout)."
-)
-@click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for Ready.")
-@click.option(
-    "--verbose",
-    "-v",
-    is_flag=True,
-    help="Show the operator's and the control plane's logs (at --log-level) above the progress table.",
-)
-@one_line_errors
-def demo(kubeconfig: str, exit_when_ready: bool, timeout: float, verbose: bool) -> None:
-    """Start an embedded control plane with the operator and an example cluster."""
-    import logging
-
-    from .demo import run_demo
-
-    if not verbose:
-        root = logging.getLogger()
-        root.setLevel(max(root.level, logging.WARNING))  # the progress table says what INFO lines would
-
-    sys.exit(asyncio.run(run_demo(kubeconfig, exit_when_ready=exit_when_ready, timeout=timeout)))
-
-
-@main.command()
-@click.option(
     "--check",
     "check_dir",
     type=click.Path(file_okay=False, exists=True),
@@ -392,6 +282,8 @@ def crds(check_dir: str | None, write_dir: str | None) -> None:
         return
     click.echo(crds_yaml(), nl=False)
 
+
+add_plugin_commands(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main(prog_name=os.path.basename(sys.argv[0]))

@@ -14,12 +14,14 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
 
 __all__ = [
     "COMPONENTS",
+    "DEFAULT_ARGS",
     "UPSTREAM_GATES",
     "OperatorConfigError",
     "UpstreamOperatorConfig",
@@ -49,9 +51,20 @@ class OperatorConfigError(Exception):
     """The configuration directory cannot be used; the message names the key and why."""
 
 
+DEFAULT_ARGS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {component: ("-debug-http=:6060",) for component in COMPONENTS}
+)
+"""The Go operator's chart's ``defaultArgs`` (MatrixOne's debug HTTP server), which
+the operator gives when it is run with no configuration directory, as the chart
+and the plain manifests give them in theirs."""
+
+
 @dataclass(frozen=True)
 class UpstreamOperatorConfig:
-    default_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The configuration; with no directory given, the Go operator's chart's defaults.
+    A directory gives what it says: a ``defaultArgs`` it lacks gives none, as upstream."""
+
+    default_args: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_ARGS))
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
 
 

@@ -211,7 +211,7 @@ async def run_operator(options: RunOptions, dialer: Dialer = open_connection) ->
     except OperatorConfigError as e:
         log.error("--operator-config-dir: %s", e)
         return 1
-    if upstream.default_args and not options.webhooks:
+    if options.operator_config_dir and upstream.default_args and not options.webhooks:
         log.warning(
             "defaultArgs are given by the defaulting webhook: with --no-webhooks they are not applied"
         )

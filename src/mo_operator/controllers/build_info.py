@@ -4,21 +4,10 @@ dashboard can join on it, as ``*_build_info`` series do elsewhere."""
 
 from __future__ import annotations
 
-from importlib import metadata
-
 from prometheus_client import Info
 
+from mo_operator import __version__
 from mo_operator.kube.metrics import REGISTRY
 
-
-def operator_version() -> str:
-    """The installed distribution's version, ``unknown`` when run from a tree
-    that was never installed."""
-    try:
-        return metadata.version("mo-operator")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
 BUILD_INFO = Info("mo_operator_build", "The operator's release.", registry=REGISTRY)
-BUILD_INFO.info({"version": operator_version()})
+BUILD_INFO.info({"version": __version__})

@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from mo_operator.api.kinds import kind_info
 from mo_operator.kube.actor import Actor, ActorReconciler
 from mo_operator.kube.adapters import Client, ClientEventSink, ClientLeaseStore, ClientWriter, fenced
 from mo_operator.kube.client import ApiClient
@@ -278,6 +279,7 @@ class Operator:
             warning_reasons=WARNING_REASONS,
             adds_finalizer=adds_finalizer,
             quiet_fields=quiet_fields,
+            leading_conditions=_upstream_conditions(res.kind),
         )
         controller = Controller(name, reconciler, max_concurrent=self.config.workers)
         for informer in caches.informers(res):
@@ -443,3 +445,9 @@ class Operator:
 
     def stop(self) -> None:
         self.manager.request_stop()
+
+
+def _upstream_conditions(kind: str) -> tuple[str, ...]:
+    """The condition types the Go operator gives ``kind``, which its status lists first."""
+    info = kind_info(kind)
+    return info.upstream_conditions if info is not None else ()

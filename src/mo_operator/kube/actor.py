@@ -40,7 +40,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .conditions import set_condition
+from .conditions import lead_with, set_condition
 from .controller import ReportedError, Request, Result
 from .errors import ApiError, NotFound
 from .objects import meta_of, spec_of, status_of
@@ -169,6 +169,7 @@ class ActorReconciler:
         status_window: StatusWindow | None = None,
         adds_finalizer: bool = True,
         quiet_fields: frozenset[str] = frozenset(),
+        leading_conditions: tuple[str, ...] = (),
     ) -> None:
         """``warning_reasons``: condition reasons announced as Warning Events (the others
         as Normal ones). ``status_window``: how non-urgent status writes are spaced
@@ -177,7 +178,8 @@ class ActorReconciler:
         costs no finalizer write and no round trip before its first observe, and
         ``finalizer`` is only removed where found. ``quiet_fields``: top-level status
         fields that only report (nothing waits for them to appear), whose appearing is
-        written with the next write rather than at once."""
+        written with the next write rather than at once. ``leading_conditions``: condition
+        types always written first, in this order (``conditions.lead_with``)."""
         self.kind = kind
         self.actor = actor
         self.get = get
@@ -189,6 +191,7 @@ class ActorReconciler:
         self.progress_requeue = progress_requeue
         self.warning_reasons = warning_reasons
         self.quiet_fields = quiet_fields
+        self.leading_conditions = leading_conditions
         self._written: dict[tuple[str, str], _WrittenStatus] = {}
         self._failing: dict[tuple[str, str], str] = {}
         """The last error of each object whose reconciles fail, until one succeeds."""
@@ -352,6 +355,8 @@ class ActorReconciler:
         describe`` then tells what happened, Day-2 operations included). Synced is
         never announced: the other conditions say what it would."""
         ctx.status["observedGeneration"] = ctx.generation
+        if self.leading_conditions and ctx.status.get("conditions"):
+            ctx.status["conditions"] = lead_with(ctx.status["conditions"], self.leading_conditions)
         key = (req.namespace, req.name)
         if ctx.status == current:
             self._held.discard(key)

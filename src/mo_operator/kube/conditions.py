@@ -103,6 +103,18 @@ def _with_time(cond: Condition, stamp: str) -> Condition:
     return {k: out[k] for k in order if k in out}
 
 
+def lead_with(conditions: Sequence[Mapping[str, Any]], types: Sequence[str]) -> list[Condition]:
+    """``conditions`` with those of ``types`` first, in that order, and the others
+    after them in their own order: a kind whose clients read ``conditions[0]``
+    (as some read another controller's single condition) keep reading the one
+    they expect however many conditions follow."""
+    rank = {ctype: i for i, ctype in enumerate(types)}
+    ordered = sorted(
+        enumerate(conditions), key=lambda ic: (rank.get(str(ic[1].get("type")), len(rank)), ic[0])
+    )
+    return [dict(c) for _, c in ordered]
+
+
 def get_condition(conditions: Sequence[Mapping[str, Any]] | None, ctype: str) -> Condition | None:
     """A copy of the condition of ``ctype``, or None."""
     for cond in conditions or ():

@@ -13,8 +13,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube import keepalive
-from mo_operator.localcluster.controlplane import ControlPlane
 
 from .raw_http import RawClient
 

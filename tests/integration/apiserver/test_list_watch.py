@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mo_operator.localcluster.controlplane import ControlPlane
+from mo_devkit.localcluster.controlplane import ControlPlane
 
 from .conftest import Raw, cm
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from mo_operator.localcluster.controlplane import ControlPlane
+from mo_devkit.localcluster.controlplane import ControlPlane
 
 from .conftest import Raw, cm
 

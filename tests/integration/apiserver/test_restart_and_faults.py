@@ -10,7 +10,7 @@ from pathlib import Path
 
 import aiohttp
 
-from mo_operator.localcluster.controlplane import ControlPlane
+from mo_devkit.localcluster.controlplane import ControlPlane
 
 from .conftest import Raw, cm
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mo_operator.localcluster.controlplane import ControlPlane
+from mo_devkit.localcluster.controlplane import ControlPlane
 
 from .process import Command, run_with_webhook_url
 

@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 from lightkube import KubeConfig
 
+from mo_devkit.cli.demo import example_cluster
+from mo_devkit.localcluster.controlplane import ControlPlane
+from mo_devkit.testing import free_port
 from mo_operator.api.install import install_crds
-from mo_operator.cli.demo import example_cluster
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.adapters import LEASES
 from mo_operator.kube.client import ApiClient
-from mo_operator.localcluster.controlplane import ControlPlane
-from mo_operator.testing import free_port
 
 from .process import STOP_SECONDS, Command, eventually, http_get
 

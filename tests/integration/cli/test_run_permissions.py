@@ -28,10 +28,10 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace, ServiceAccountToken
 from lightkube.resources.rbac_authorization_v1 import ClusterRole, ClusterRoleBinding
 
+from mo_devkit.localcluster.controlplane import ControlPlane
+from mo_devkit.testing import free_port
 from mo_operator.kube import keepalive
 from mo_operator.kube.keepalive import lightkube_client
-from mo_operator.localcluster.controlplane import ControlPlane
-from mo_operator.testing import free_port
 
 from .process import Command, run_with_webhook_url
 

@@ -10,8 +10,8 @@ import signal
 
 import pytest
 
-from mo_operator.localcluster.controlplane import ControlPlane
-from mo_operator.testing import free_port
+from mo_devkit.localcluster.controlplane import ControlPlane
+from mo_devkit.testing import free_port
 
 from .process import STOP_SECONDS, Command
 

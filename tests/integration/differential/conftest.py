@@ -18,9 +18,9 @@ import pytest
 import yaml
 from lightkube import KubeConfig
 
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube import keepalive
 from mo_operator.kube.client import ApiClient
-from mo_operator.localcluster.controlplane import ControlPlane
 
 from .harness import USER_AGENT, Target
 

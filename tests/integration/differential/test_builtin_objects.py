@@ -142,6 +142,51 @@ async def case_generation_moves_on_spec_only(t: Target) -> Transcript:
     return tr
 
 
+async def case_deployment_status_keeps_annotations_not_labels_or_spec(t: Target) -> Transcript:
+    """deployments/status keeps the annotations a write sends (how
+    kube-controller-manager records deployment.kubernetes.io/revision) without
+    moving generation, and resets labels and spec (deploymentStatusStrategy);
+    the same annotation change through the main resource moves generation."""
+    tr = Transcript()
+    body = {
+        "metadata": {"name": "d", "labels": {"app": "d"}},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [_container()]}},
+        },
+    }
+    path = t.ns_path("deployments", "d", group="apps")
+    await t.post(t.ns_path("deployments", group="apps"), body)
+    status = await t.patch(
+        path + "/status",
+        {
+            "metadata": {"annotations": {"deployment.kubernetes.io/revision": "1"}, "labels": {"x": "y"}},
+            "spec": {"replicas": 3},
+            "status": {"observedGeneration": 1},
+        },
+        MERGE,
+    )
+    meta = status.body["metadata"]
+    tr.add(
+        "status write",
+        [
+            status.code,
+            meta.get("generation"),
+            meta.get("annotations"),
+            meta.get("labels"),
+            status.body["spec"]["replicas"],
+        ],
+    )
+    got = (await t.get(path)).body
+    tr.add("read back", [got["metadata"].get("generation"), got["metadata"].get("annotations")])
+    main = await t.patch(
+        path, {"metadata": {"annotations": {"deployment.kubernetes.io/revision": "2"}}}, MERGE
+    )
+    tr.add("main resource", [main.code, main.body["metadata"].get("generation")])
+    return tr
+
+
 async def case_pvc_protection_and_deletion(t: Target) -> Transcript:
     """A new claim gets the pvc-protection finalizer (StorageObjectInUseProtection
     admission) and Pending; its delete answers with the claim, now deleting,

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mo_operator.cli.demo import kubectl_binary
-from mo_operator.localcluster.envtest import RealControlPlane, assets_dir
+from mo_devkit.cli.demo import kubectl_binary
+from mo_devkit.localcluster.envtest import RealControlPlane, assets_dir
 
 ASSETS = os.environ.get("KUBEBUILDER_ASSETS")
 pytestmark = pytest.mark.skipif(not ASSETS, reason="needs KUBEBUILDER_ASSETS (real control-plane binaries)")
@@ -75,7 +75,7 @@ def test_its_processes_die_with_a_test_process_killed_without_cleanup(tmp_path: 
         f"""
         import sys
         from pathlib import Path
-        from mo_operator.localcluster.envtest import RealControlPlane
+        from mo_devkit.localcluster.envtest import RealControlPlane
         plane = RealControlPlane(Path({str(assets_dir())!r}), controllers=False)
         plane.start()
         print(" ".join(str(p.popen.pid) for p in plane._procs), flush=True)

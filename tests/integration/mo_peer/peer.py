@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from mo_operator.localcluster.envtest import free_port
+from mo_devkit.localcluster.envtest import free_port
 from mo_operator.matrixone import ports
 
 ROOT = Path(__file__).resolve().parents[3]

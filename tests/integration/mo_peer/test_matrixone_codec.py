@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
+from mo_devkit.localcluster.envtest import free_port
+from mo_devkit.testing import OperatorRunner, World, eventually, open_world
 from mo_operator.controllers.common import resources as r
-from mo_operator.localcluster.envtest import free_port
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.admin import CNLoad, HAKeeperPhase, StoreNotFound, WorkState
 from mo_operator.matrixone.rpc import lock_pb, lockservice
@@ -34,7 +35,6 @@ from mo_operator.matrixone.rpc import query_pb as q
 from mo_operator.matrixone.rpc.codes import HAKEEPER_SHARD_ID, labels_to_pb
 from mo_operator.matrixone.rpc.frame import encode_frame
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
-from mo_operator.testing import OperatorRunner, World, eventually, open_world
 
 from .peer import UNPACK, Peer, ProxyingDialer, unpack
 

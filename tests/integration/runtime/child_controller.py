@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube.adapters import Client
 from mo_operator.kube.controller import Controller, Request, request_for
 from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.localcluster.controlplane import ControlPlane
 
 from .ledger import CONFIGMAPS
 

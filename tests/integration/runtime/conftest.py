@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from lightkube.config.kubeconfig import KubeConfig
 
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube.backoff import Backoff
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.localcluster.controlplane import ControlPlane
 
 ClientFactory = Callable[..., ApiClient]
 

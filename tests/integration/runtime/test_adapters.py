@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube.adapters import EVENTS, ClientEventSink, ClientLeaseStore, ClientWriter
 from mo_operator.kube.errors import ApiError, is_conflict
 from mo_operator.kube.events import EventNotFound, EventRecorder, EventRejected
 from mo_operator.kube.leader import LeaderElectionConfig, LeaderElector, LeaseConflict
-from mo_operator.localcluster.controlplane import ControlPlane
 
 from .conftest import ClientFactory
 from .widgets import WIDGETS, install_widget_crd, widget

@@ -14,13 +14,13 @@ import itertools
 import time
 from typing import Any
 
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube.actor import ActorReconciler, Context
 from mo_operator.kube.adapters import ClientEventSink, ClientWriter
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.controller import Controller
 from mo_operator.kube.errors import is_conflict
 from mo_operator.kube.events import EventRecorder
-from mo_operator.localcluster.controlplane import ControlPlane
 
 from .conftest import ClientFactory, make_informers
 from .ledger import Ledger, cache_state, eventually, server_state

@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mo_devkit.testing.runner import OperatorRunner
+from mo_devkit.testing.waiting import eventually
+from mo_devkit.testing.world import World, open_world
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.operator import Operator
 from mo_operator.kube.controller import Controller
-from mo_operator.testing.runner import OperatorRunner
-from mo_operator.testing.waiting import eventually
-from mo_operator.testing.world import World, open_world
 
 GROUP_VERSION = "core.matrixorigin.io/v1alpha1"
 SELECTOR = {"matchLabels": {"pool": "default"}}

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.informer import SharedInformer
-from mo_operator.localcluster.controlplane import ControlPlane
 
 from .conftest import ClientFactory, make_client, make_informers
 from .ledger import (

@@ -16,8 +16,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube.client import ApiClient
-from mo_operator.localcluster.controlplane import ControlPlane
 
 from .conftest import make_client, make_informers
 from .ledger import (

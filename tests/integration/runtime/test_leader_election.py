@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
+from mo_devkit.localcluster.apiserver.faults import RequestRecord
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube.adapters import ClientLeaseStore, WriteFence, WriteRefused
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.controller import Request
 from mo_operator.kube.leader import LeaderElectionConfig, LeaderElector
 from mo_operator.kube.manager import Manager
-from mo_operator.localcluster.apiserver.faults import RequestRecord
-from mo_operator.localcluster.controlplane import ControlPlane
 
 from .child_controller import PARENT_LABEL, BeforeWrite, ChildController, all_children_as_desired, parent
 from .conftest import make_client, make_informers

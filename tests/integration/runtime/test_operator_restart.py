@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mo_operator.localcluster.controlplane import ControlPlane
+from mo_devkit.localcluster.controlplane import ControlPlane
 
 from .child_controller import CHILD_LABEL, PARENT_LABEL, all_children_as_desired, parent
 from .conftest import ClientFactory

@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.discovery import unserved, wait_until_served
 from mo_operator.kube.errors import ApiError
 from mo_operator.kube.resource import Resource
-from mo_operator.localcluster.controlplane import ControlPlane
 
 from .conftest import make_client
 from .ledger import eventually

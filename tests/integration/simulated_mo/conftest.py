@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.simulator.config import SimulatorConfig
-from mo_operator.localcluster.simulator.core.kinds import CONFIGMAP, NAMESPACE, POD, SERVICE
-from mo_operator.localcluster.simulator.core.kubeapi import KubeApi
-from mo_operator.localcluster.simulator.simulator import Simulator
+from mo_devkit.localcluster.simulator.config import SimulatorConfig
+from mo_devkit.localcluster.simulator.core.kinds import CONFIGMAP, NAMESPACE, POD, SERVICE
+from mo_devkit.localcluster.simulator.core.kubeapi import KubeApi
+from mo_devkit.localcluster.simulator.simulator import Simulator
+from mo_devkit.simulated import Settings, SimulatedMatrixOne, install_simulated_matrixone
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.bootstrap import plan_bootstrap
 from mo_operator.matrixone.component import Component
@@ -20,7 +21,6 @@ from mo_operator.matrixone.config import config_map_data
 from mo_operator.matrixone.config import log as log_config
 from mo_operator.matrixone.discovery import logset_endpoint
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
-from mo_operator.matrixone.simulated import Settings, SimulatedMatrixOne, install_simulated_matrixone
 
 NS = "mo-test"
 STORAGE = {"s3": {"path": "bucket/mo"}}

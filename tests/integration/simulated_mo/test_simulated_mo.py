@@ -6,11 +6,11 @@ import functools
 
 import pytest
 
-from mo_operator.localcluster.simulator.core.kinds import POD
+from mo_devkit.localcluster.simulator.core.kinds import POD
+from mo_devkit.simulated import STATE_ANNOTATION
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.admin import AdminError, HAKeeperState, NodeState, WorkState
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated import STATE_ANNOTATION
 
 from .conftest import NS, MOCluster, eventually
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.simulator.config import SimulatorConfig
-from mo_operator.localcluster.simulator.core.kinds import CONFIGMAP
-from mo_operator.localcluster.simulator.core.kubeapi import KubeApi
-from mo_operator.localcluster.simulator.simulator import Simulator
+from mo_devkit.localcluster.simulator.config import SimulatorConfig
+from mo_devkit.localcluster.simulator.core.kinds import CONFIGMAP
+from mo_devkit.localcluster.simulator.core.kubeapi import KubeApi
+from mo_devkit.localcluster.simulator.simulator import Simulator
 
 FAST = {"start_delay": 0.05, "ready_delay": 0.05, "run_duration": 0.1, "time_scale": 0.002}
 
@@ -43,7 +43,7 @@ def _control_plane_missing() -> str | None:
     start one and make a write, while the API server is still being built."""
 
     async def probe() -> None:
-        from mo_operator.localcluster.controlplane import ControlPlane
+        from mo_devkit.localcluster.controlplane import ControlPlane
 
         cp = ControlPlane(simulate_workloads=False)
         await cp.start()

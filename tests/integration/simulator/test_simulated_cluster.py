@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.simulator.core.kinds import (
+from mo_devkit.localcluster.simulator.core.kinds import (
     CONFIGMAP,
     DEPLOYMENT,
     ENDPOINTS,
@@ -22,8 +22,8 @@ from mo_operator.localcluster.simulator.core.kinds import (
     SERVICE,
     STATEFULSET,
 )
-from mo_operator.localcluster.simulator.core.objects import find_condition
-from mo_operator.localcluster.simulator.rules import Effect, FailureRule, RuleSet, rules_configmap
+from mo_devkit.localcluster.simulator.core.objects import find_condition
+from mo_devkit.localcluster.simulator.rules import Effect, FailureRule, RuleSet, rules_configmap
 
 from .conftest import CONTROL_PLANE_MISSING, Cluster, eventually
 

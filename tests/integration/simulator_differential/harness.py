@@ -26,11 +26,10 @@ from typing import Any
 import pytest
 from lightkube import AsyncClient, KubeConfig
 
-from mo_operator.kube.keepalive import lightkube_client
-from mo_operator.localcluster.controlplane import ControlPlane
-from mo_operator.localcluster.simulator.config import SIMULATED_LABEL, SimulatorConfig
-from mo_operator.localcluster.simulator.core.cache import Caches
-from mo_operator.localcluster.simulator.core.kinds import (
+from mo_devkit.localcluster.controlplane import ControlPlane
+from mo_devkit.localcluster.simulator.config import SIMULATED_LABEL, SimulatorConfig
+from mo_devkit.localcluster.simulator.core.cache import Caches
+from mo_devkit.localcluster.simulator.core.kinds import (
     CONTROLLER_REVISION,
     DEPLOYMENT,
     JOB,
@@ -44,8 +43,8 @@ from mo_operator.localcluster.simulator.core.kinds import (
     STORAGE_CLASS,
     Kind,
 )
-from mo_operator.localcluster.simulator.core.kubeapi import KubeApi, KubeError
-from mo_operator.localcluster.simulator.core.objects import (
+from mo_devkit.localcluster.simulator.core.kubeapi import KubeApi, KubeError
+from mo_devkit.localcluster.simulator.core.objects import (
     Obj,
     find_condition,
     is_deleting,
@@ -55,7 +54,8 @@ from mo_operator.localcluster.simulator.core.objects import (
     status_of,
     uid_of,
 )
-from mo_operator.localcluster.simulator.simulator import Simulator
+from mo_devkit.localcluster.simulator.simulator import Simulator
+from mo_operator.kube.keepalive import lightkube_client
 
 REAL_KUBECONFIG = os.environ.get("MO_TEST_KUBECONFIG")
 """The real control plane (tests/conftest.py starts one from KUBEBUILDER_ASSETS)."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.localcluster.simulator.core.kinds import DEPLOYMENT, REPLICASET
-from mo_operator.localcluster.simulator.core.objects import (
+from mo_devkit.localcluster.simulator.core.kinds import DEPLOYMENT, REPLICASET
+from mo_devkit.localcluster.simulator.core.objects import (
     Obj,
     annotations_of,
     generation_of,
@@ -73,8 +73,9 @@ def snapshot(side: Side) -> dict[str, Any]:
     st = status_of(d)
     return {
         "status": {f: st.get(f, 0) for f in STATUS_FIELDS},
-        # Not the number: the embedded server bumps it for the controller's
-        # revision annotation (see docs/design.md, known differences).
+        # The number too: the controller's revision annotation goes through
+        # /status, which moves no generation on either server.
+        "generation": generation_of(d),
         "observed": st.get("observedGeneration") == generation_of(d),
         "conditions": condition_summary(d, "Available", "Progressing"),
         "replicaSets": {
@@ -99,8 +100,7 @@ def replica_sets_settled(side: Side) -> bool:
 
 
 def progressing(side: Side, image: str, reason: str) -> bool:
-    """The controller has seen the template with ``image`` (the generation also
-    moves with annotations, on both servers) and says ``reason``."""
+    """The controller has seen the template with ``image`` and says ``reason``."""
     d = side.get(DEPLOYMENT, "app") or {}
     cond = condition_summary(d, "Progressing")
     return (

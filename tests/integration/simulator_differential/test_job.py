@@ -11,9 +11,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from mo_operator.localcluster.simulator.core.kinds import JOB, POD
-from mo_operator.localcluster.simulator.core.objects import Obj, find_condition, meta, status_of
-from mo_operator.localcluster.simulator.core.pods import phase_of
+from mo_devkit.localcluster.simulator.core.kinds import JOB, POD
+from mo_devkit.localcluster.simulator.core.objects import Obj, find_condition, meta, status_of
+from mo_devkit.localcluster.simulator.core.pods import phase_of
 
 from .harness import REQUIRES_REAL, Event, Side, both, condition_summary
 

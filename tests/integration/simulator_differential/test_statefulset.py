@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.simulator.core.kinds import CONTROLLER_REVISION, POD, STATEFULSET
-from mo_operator.localcluster.simulator.core.objects import (
+from mo_devkit.localcluster.simulator.core.kinds import CONTROLLER_REVISION, POD, STATEFULSET
+from mo_devkit.localcluster.simulator.core.objects import (
     Obj,
     generation_of,
     is_deleting,
@@ -20,7 +20,7 @@ from mo_operator.localcluster.simulator.core.objects import (
     status_of,
     uid_of,
 )
-from mo_operator.localcluster.simulator.core.pods import is_running_and_ready, phase_of
+from mo_devkit.localcluster.simulator.core.pods import is_running_and_ready, phase_of
 
 from .harness import REQUIRES_REAL, Side, both, image_of
 

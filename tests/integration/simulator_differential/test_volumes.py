@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.simulator.core.kinds import POD, PV, PVC, STATEFULSET
-from mo_operator.localcluster.simulator.core.objects import (
+from mo_devkit.localcluster.simulator.core.kinds import POD, PV, PVC, STATEFULSET
+from mo_devkit.localcluster.simulator.core.objects import (
     Obj,
     annotations_of,
     is_deleting,
@@ -22,7 +22,7 @@ from mo_operator.localcluster.simulator.core.objects import (
     status_of,
     uid_of,
 )
-from mo_operator.localcluster.simulator.core.pods import is_running_and_ready, node_name_of
+from mo_devkit.localcluster.simulator.core.pods import is_running_and_ready, node_name_of
 
 from .harness import REQUIRES_REAL, Event, Side, both, two_sides
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
+from mo_devkit.localcluster.apiserver.schema.structural import structural_causes
+from mo_devkit.localcluster.apiserver.schema.validation import validate as apiserver_validate
 from mo_operator.api.crdgen import all_crds, crd_file_name, crds_yaml, stale_crd_files, write_crds
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
-from mo_operator.localcluster.apiserver.schema.structural import structural_causes
-from mo_operator.localcluster.apiserver.schema.validation import validate as apiserver_validate
 
 from .conftest import EXAMPLES
 

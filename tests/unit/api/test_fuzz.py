@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mo_devkit.localcluster.apiserver.schema.validation import validate as apiserver_validate
 from mo_operator.api.defaulting import default
 from mo_operator.api.kinds import KINDS
 from mo_operator.api.normalize import kind_schema
 from mo_operator.api.validation import FieldError, validate_create, validate_update
-from mo_operator.localcluster.apiserver.schema.validation import validate as apiserver_validate
 
 from .fuzzing import FUZZ, JUNK, SPECIALS, mutated, names_a_field
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.builtins import builtin_type
-from mo_operator.localcluster.apiserver.tables import to_table
+from mo_devkit.localcluster.apiserver.builtins import builtin_type
+from mo_devkit.localcluster.apiserver.tables import to_table
 
 NOW = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
 AGO_2D = (NOW - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from mo_operator.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES, builtin_type
+from mo_devkit.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES, builtin_type
 
 # apiVersion, kind, plural, namespaced, short names, categories
 EXPECTED = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from mo_operator.localcluster.apiserver.encoding.go_zero_values import with_zero_values
+from mo_devkit.localcluster.apiserver.encoding.go_zero_values import with_zero_values
 
 
 def sts() -> dict:

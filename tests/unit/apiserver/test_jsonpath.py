@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.jsonpath import JSONPathError, compile_path, find, format_value
+from mo_devkit.localcluster.apiserver.jsonpath import JSONPathError, compile_path, find, format_value
 
 OBJ: dict[str, Any] = {
     "metadata": {

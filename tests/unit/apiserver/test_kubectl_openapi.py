@@ -27,11 +27,11 @@ import pytest
 import yaml
 from aiohttp import web
 
-from mo_operator.cli.demo import kubectl_binary
-from mo_operator.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
-from mo_operator.localcluster.apiserver.openapi.document import openapi_document, openapi_index, openapi_v2
-from mo_operator.localcluster.apiserver.registry import Registry
-from mo_operator.localcluster.apiserver.tables import to_table
+from mo_devkit.cli.demo import kubectl_binary
+from mo_devkit.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
+from mo_devkit.localcluster.apiserver.openapi.document import openapi_document, openapi_index, openapi_v2
+from mo_devkit.localcluster.apiserver.registry import Registry
+from mo_devkit.localcluster.apiserver.tables import to_table
 
 CRD = {
     "metadata": {"name": "widgets.example.com"},

@@ -22,16 +22,16 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
-from mo_operator.localcluster.apiserver.openapi.document import (
+from mo_devkit.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
+from mo_devkit.localcluster.apiserver.openapi.document import (
     build_document,
     custom_schema_name,
     openapi_document,
     openapi_index,
     openapi_v2,
 )
-from mo_operator.localcluster.apiserver.openapi.models import parse_docstring
-from mo_operator.localcluster.apiserver.registry import resource_types_of_crd
+from mo_devkit.localcluster.apiserver.openapi.models import parse_docstring
+from mo_devkit.localcluster.apiserver.registry import resource_types_of_crd
 
 REF = "#/components/schemas/"
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from mo_operator.localcluster.apiserver import patch_ops
-from mo_operator.localcluster.apiserver.errors import StatusError
-from mo_operator.localcluster.apiserver.patch_ops import APPLY_PATCH, MERGE_PATCH, parse_patch_body
-from mo_operator.localcluster.apiserver.resources import ResourceType
+from mo_devkit.localcluster.apiserver import patch_ops
+from mo_devkit.localcluster.apiserver.errors import StatusError
+from mo_devkit.localcluster.apiserver.patch_ops import APPLY_PATCH, MERGE_PATCH, parse_patch_body
+from mo_devkit.localcluster.apiserver.resources import ResourceType
 
 STATEFULSET = ResourceType(
     group="apps",

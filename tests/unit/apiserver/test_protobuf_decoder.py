@@ -22,9 +22,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mo_operator.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
-from mo_operator.localcluster.apiserver.protobuf import schema as protobuf_schema
-from mo_operator.localcluster.apiserver.protobuf.codec import DecodeError, decode
+from mo_devkit.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
+from mo_devkit.localcluster.apiserver.protobuf import schema as protobuf_schema
+from mo_devkit.localcluster.apiserver.protobuf.codec import DecodeError, decode
 
 
 # ------------------------------------------------------------- an encoder

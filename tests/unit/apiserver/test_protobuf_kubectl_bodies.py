@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.protobuf.codec import decode
+from mo_devkit.localcluster.apiserver.protobuf.codec import decode
 
 RBAC = "rbac.authorization.k8s.io"
 
@@ -273,7 +273,7 @@ def corrupted(body: bytes) -> list[bytes]:
 def test_corrupted_kubectl_bodies_decode_or_fail_cleanly(name: str) -> None:
     """Damaged bytes give an object or a DecodeError (a 400), never another
     exception (a 500)."""
-    from mo_operator.localcluster.apiserver.protobuf.codec import DecodeError
+    from mo_devkit.localcluster.apiserver.protobuf.codec import DecodeError
 
     failures = 0
     for body in corrupted(bytes.fromhex(BODIES[name][1])):

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
-from mo_operator.localcluster.apiserver.encoding import quantities
-from mo_operator.localcluster.apiserver.openapi.document import build_document
+from mo_devkit.localcluster.apiserver.builtins import BUILTIN_RESOURCE_TYPES
+from mo_devkit.localcluster.apiserver.encoding import quantities
+from mo_devkit.localcluster.apiserver.openapi.document import build_document
 
 QUANTITY_SCHEMA = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.builtins import builtin_type
-from mo_operator.localcluster.apiserver.errors import StatusError
-from mo_operator.localcluster.apiserver.printers.base import human_duration
-from mo_operator.localcluster.apiserver.registry import resource_types_of_crd
-from mo_operator.localcluster.apiserver.resources import ResourceType
-from mo_operator.localcluster.apiserver.tables import to_table
+from mo_devkit.localcluster.apiserver.builtins import builtin_type
+from mo_devkit.localcluster.apiserver.errors import StatusError
+from mo_devkit.localcluster.apiserver.printers.base import human_duration
+from mo_devkit.localcluster.apiserver.registry import resource_types_of_crd
+from mo_devkit.localcluster.apiserver.resources import ResourceType
+from mo_devkit.localcluster.apiserver.tables import to_table
 
 NOW = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
 

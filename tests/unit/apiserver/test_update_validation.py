@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.localcluster.apiserver.builtins import builtin_type
-from mo_operator.localcluster.apiserver.strategy import validate_update
+from mo_devkit.localcluster.apiserver.builtins import builtin_type
+from mo_devkit.localcluster.apiserver.strategy import validate_update
 
 _PVC = builtin_type("v1", "PersistentVolumeClaim")
 assert _PVC is not None

@@ -4,7 +4,7 @@ whose quoting is broken, so an unescaped quote used to hide the warning."""
 
 from __future__ import annotations
 
-from mo_operator.localcluster.apiserver.handlers import json_response, warning_header
+from mo_devkit.localcluster.apiserver.handlers import json_response, warning_header
 
 
 def test_quotes_and_backslashes_are_escaped() -> None:

@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from mo_operator.cli.operator_config import OperatorConfigError, load_operator_config
+from mo_operator.cli.operator_config import (
+    DEFAULT_ARGS,
+    OperatorConfigError,
+    UpstreamOperatorConfig,
+    load_operator_config,
+)
 
 UPSTREAM_DEFAULT_ARGS = """logService:
 - -debug-http=:6060
@@ -62,6 +67,15 @@ def test_upstreams_chart_config_is_read(tmp_path: Path, caplog: pytest.LogCaptur
 def test_an_empty_directory_means_no_defaults(tmp_path: Path) -> None:
     config = load_operator_config(tmp_path)
     assert config.default_args == {} and config.feature_gates == {}
+
+
+def test_no_directory_gives_the_go_operators_chart_defaults() -> None:
+    """What upstream's chart installs (values.yaml: -debug-http=:6060 for each
+    component), so a set created without serviceArgs gets the same from both
+    operators however ours was installed."""
+    config = UpstreamOperatorConfig()
+    assert config.default_args == {c: ("-debug-http=:6060",) for c in ("logService", "dn", "cn", "proxy")}
+    assert config.default_args == DEFAULT_ARGS and config.feature_gates == {}
 
 
 @pytest.mark.parametrize(

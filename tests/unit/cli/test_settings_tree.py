@@ -46,8 +46,8 @@ def test_run_flags_reach_the_tree(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_run_command_does_not_import_the_simulated_matrixone() -> None:
     code = (
         "import sys, mo_operator.cli.main, mo_operator.cli.run; "
-        "print(sorted(m for m in sys.modules if m.startswith(('mo_operator.matrixone.simulated', "
-        "'mo_operator.localcluster'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('mo_devkit.simulated', "
+        "'mo_devkit.localcluster'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

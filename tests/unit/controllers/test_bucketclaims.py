@@ -8,12 +8,12 @@ import hashlib
 
 import pytest
 
+from mo_devkit.simulated.objectstore import ObjectStore, cleanup_commands
 from mo_operator.controllers.bucketclaim import cleanup_job
 from mo_operator.controllers.common import bucketclaims as bc
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.meta import name_of
 from mo_operator.matrixone import buckets, labels
-from mo_operator.matrixone.simulated.objectstore import ObjectStore, cleanup_commands
 
 from .bucketclaim_fakes import NS, OLD_FINALIZER, S3, TEMPLATE, Obj, World, claim, logset
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from mo_devkit.localcluster.simulator.behaviour import ContainerExit, PodVerdict
+from mo_devkit.localcluster.simulator.decisions.containers import Timing
+from mo_devkit.localcluster.simulator.decisions.pod_status import sync_pod
+from mo_devkit.localcluster.simulator.rules import RuleSet
 from mo_operator.controllers.common import pods
-from mo_operator.localcluster.simulator.behaviour import ContainerExit, PodVerdict
-from mo_operator.localcluster.simulator.decisions.containers import Timing
-from mo_operator.localcluster.simulator.decisions.pod_status import sync_pod
-from mo_operator.localcluster.simulator.rules import RuleSet
 
 
 def pod(

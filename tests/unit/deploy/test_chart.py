@@ -231,7 +231,7 @@ def test_default_args_reach_the_operator_as_upstreams_config_map(values: dict[st
     """``defaultArgs`` (upstream's value) is the ConfigMap's key of that name, mounted
     where upstream mounts it and read with ``--operator-config-dir``; changing it
     restarts the operator, which reads it at start-up."""
-    assert values["defaultArgs"] == {}
+    assert values["defaultArgs"] == {c: ["-debug-http=:6060"] for c in ("logService", "dn", "cn", "proxy")}
     config = _template("operator-config.yaml")
     assert 'name: {{ include "mo-operator.fullname" . }}-cm' in config
     assert "{{- toYaml .Values.defaultArgs | nindent 4 }}" in config

@@ -334,7 +334,9 @@ def test_the_go_operators_config_map_is_mounted_where_it_was_and_read(
     """The same ConfigMap layout as the chart's (and the Go operator's): ``<name>-cm``,
     one key per file under /etc/mo-operator-cfg, read with --operator-config-dir."""
     config_map = one(objs, "ConfigMap", "mo-operator-cm")
-    assert yaml.safe_load(config_map["data"]["defaultArgs"]) == {}
+    assert yaml.safe_load(config_map["data"]["defaultArgs"]) == {
+        c: ["-debug-http=:6060"] for c in ("logService", "dn", "cn", "proxy")
+    }, "the Go operator's chart's defaults"
     assert (
         "- --operator-config-dir=/etc/mo-operator-cfg"
         in (CHART_DIR / "templates" / "deployment.yaml").read_text()
@@ -466,7 +468,8 @@ def test_the_dockerfile_builds_a_wheel_and_runs_it_as_non_root() -> None:
     froms = [line for line in lines if line.startswith("FROM ")]
     assert len(froms) == 2 and all("${PYTHON_IMAGE}" in f for f in froms)
     assert "ARG PYTHON_IMAGE=python:3.11-slim" in lines
-    assert any("pip wheel" in line for line in lines)
+    assert any("python -m build --wheel" in line for line in lines)
+    assert any("--constraint /tmp/constraints.txt /dist/*.whl" in line for line in lines)
     assert "USER 65532:65532" in lines
     # The user is set after every RUN: nothing installs as the runtime user.
     assert lines.index("USER 65532:65532") > max(i for i, line in enumerate(lines) if line.startswith("RUN"))

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import helm_python as helm
 import promql_parser
 import pytest
 import yaml
@@ -142,39 +143,14 @@ def test_the_dashboard_ships_in_a_configmap_for_grafanas_sidecar_off_by_default(
 
 
 # ---------------------------------------------------------------- alerts
-def _render(template: str, values: dict[str, Any]) -> str:
-    """The subset of Helm's template language the PrometheusRule uses, enough to
-    read it as YAML: raw strings kept, values and names filled in, control lines
-    (if, end, variables, includes of label blocks) left out."""
-    names = {
-        "$ns": "mo-system",
-        "$job": "mo-operator-metrics",
-        "$runbook": values["prometheusRule"]["runbookBaseUrl"],
-    }
-
-    def value(path: str) -> str:
-        found: Any = values
-        for key in path.split("."):
-            found = found[key]
-        return str(found)
-
-    out = []
-    for line in template.splitlines():
-        if re.fullmatch(r"\s*{{-.*}}\s*", line) and "`" not in line:
-            continue  # a control line: if/end/with, a variable, an included block
-        line = re.sub(r"{{ \.Values\.([\w.]+) }}", lambda m: value(m.group(1)), line)
-        line = re.sub(r'{{ include "mo-operator.fullname" \. }}', "mo-operator", line)
-        line = re.sub(r"{{ \.Release\.Namespace }}", "mo-system", line)
-        line = re.sub(r"{{ (\$(?:ns|job|runbook)) }}", lambda m: names[m.group(1)], line)
-        assert "{{" not in re.sub(r"{{`.*?`}}", "", line), f"an action this reader does not know: {line}"
-        out.append(re.sub(r"{{`(.*?)`}}", lambda m: json.dumps(m.group(1)), line))
-    return "\n".join(out)
-
-
 @pytest.fixture(scope="module")
 def alerts() -> list[dict[str, Any]]:
-    values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
-    rule = yaml.safe_load(_render((TEMPLATES / "prometheusrule.yaml").read_text(), values))
+    """The PrometheusRule as Helm renders it with the chart's defaults."""
+    with helm.Chart.load(CHART_DIR) as chart:
+        rendered = chart.render(
+            {"prometheusRule": {"enabled": True}}, name="mo-operator", namespace="mo-system"
+        )
+    rule = yaml.safe_load(rendered["mo-operator/templates/prometheusrule.yaml"])
     assert rule["kind"] == "PrometheusRule"
     return [r for group in rule["spec"]["groups"] for r in group["rules"]]
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mo_operator.kube.conditions import DEFAULT_REASON, get_condition, is_true, set_condition
+from mo_operator.kube.conditions import DEFAULT_REASON, get_condition, is_true, lead_with, set_condition
 
 T1 = "2024-01-01T00:00:00Z"
 T2 = "2024-01-01T00:05:00Z"
@@ -148,3 +148,11 @@ def test_transition_time_changes_exactly_when_status_does(statuses: list[str]) -
         expected = previous_time if status == previous_status else stamp
         assert conds[0]["lastTransitionTime"] == expected
         previous_status = status
+
+
+def test_lead_with_puts_the_named_types_first_in_their_order_and_keeps_the_rest_in_theirs() -> None:
+    conds = [{"type": t, "status": "True"} for t in ("UpToDate", "Ready", "Custom", "recyclable", "Synced")]
+    ordered = lead_with(conds, ("recyclable", "Ready", "Absent"))
+    assert [c["type"] for c in ordered] == ["recyclable", "Ready", "UpToDate", "Custom", "Synced"]
+    assert conds[0]["type"] == "UpToDate", "the input is not reordered"
+    assert lead_with([], ("Ready",)) == []

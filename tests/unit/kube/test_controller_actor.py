@@ -15,6 +15,7 @@ import pytest
 from mo_operator.kube.actor import ActorReconciler, Context, TerminalError
 from mo_operator.kube.controller import Controller, ReportedError, Request, Result, generation_changed
 from mo_operator.kube.errors import ApiError
+from mo_operator.kube.status_policy import StatusWindow
 
 Obj = dict[str, Any]
 
@@ -206,6 +207,29 @@ async def test_actor_lifecycle_and_zero_writes_when_settled() -> None:
     store["t"]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     await r(req)
     assert actor.finalized and store["t"]["metadata"]["finalizers"] == []
+
+
+async def test_leading_conditions_are_written_first_whatever_order_they_were_set_in() -> None:
+    """Synced is set before Ready here; a kind whose clients read conditions[0]
+    names the types that must come first, and a status already in that order
+    costs no write."""
+    store = {
+        "t": {"metadata": {"name": "t", "namespace": "default", "generation": 1, "resourceVersion": "1"}}
+    }
+    r, _, writer, _ = make(store)
+    r.leading_conditions = ("Ready", "Synced")
+    r.status_window = StatusWindow(window=0)  # the reorder below is written at once
+    req = Request("default", "t")
+    for _ in range(3):
+        await r(req)
+    assert [c["type"] for c in store["t"]["status"]["conditions"]] == ["Ready", "Synced"]
+    store["t"]["status"]["conditions"].insert(0, store["t"]["status"]["conditions"].pop())  # another writer's
+    store["t"]["metadata"]["resourceVersion"] = str(int(store["t"]["metadata"]["resourceVersion"]) + 1)
+    await r(req)
+    assert [c["type"] for c in store["t"]["status"]["conditions"]] == ["Ready", "Synced"], "put back in order"
+    writes = len(writer.writes)
+    await r(req)
+    assert len(writer.writes) == writes
 
 
 async def test_a_kind_without_a_finalizer_observes_at_once_and_removes_one_it_finds() -> None:

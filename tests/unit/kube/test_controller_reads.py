@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from mo_devkit.testing.runner import CONTROLLER_LOG, UndeclaredReads
+from mo_devkit.testing.waiting import eventually
 from mo_operator.kube.controller import Controller, Request
 from mo_operator.kube.manager import Manager
 from mo_operator.kube.reads import check_read
-from mo_operator.testing.runner import CONTROLLER_LOG, UndeclaredReads
-from mo_operator.testing.waiting import eventually
 
 from .fakes import SyncedByEvent
 

@@ -8,7 +8,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 import mo_operator.controllers.operator  # noqa: F401  (registers the operator's collectors)
-from mo_operator.controllers.build_info import operator_version
+from mo_operator import __version__
 from mo_operator.kube.metrics import REGISTRY, REST_CLIENT_REQUESTS
 
 
@@ -42,6 +42,6 @@ def test_rest_client_series_carry_client_gos_label_names() -> None:
 
 
 def test_build_info_names_the_installed_version() -> None:
-    assert operator_version() not in ("", "unknown")
-    value = REGISTRY.get_sample_value("mo_operator_build_info", {"version": operator_version()})
+    assert __version__ not in ("", "unknown")
+    value = REGISTRY.get_sample_value("mo_operator_build_info", {"version": __version__})
     assert value == 1.0

@@ -16,9 +16,9 @@ import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mo_devkit.localcluster.simulator.core.kinds import Kind
+from mo_devkit.localcluster.simulator.core.kubeapi import KubeApi, KubeError
 from mo_operator.kube.times import format_time
-from mo_operator.localcluster.simulator.core.kinds import Kind
-from mo_operator.localcluster.simulator.core.kubeapi import KubeApi, KubeError
 
 Obj = dict[str, Any]
 _STATUS_KINDS = {

@@ -3,8 +3,8 @@ write-through the simulator adds)."""
 
 from __future__ import annotations
 
-from mo_operator.localcluster.simulator.core.cache import ObjectCache
-from mo_operator.localcluster.simulator.core.kinds import POD
+from mo_devkit.localcluster.simulator.core.cache import ObjectCache
+from mo_devkit.localcluster.simulator.core.kinds import POD
 
 from .factories import pod
 from .fake_api import FakeKubeApi

@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from mo_operator.localcluster.simulator.core.actions import Create, Delete, Patch
-from mo_operator.localcluster.simulator.core.objects import find_condition
-from mo_operator.localcluster.simulator.decisions.job import TRACKING_FINALIZER, plan_job
+from mo_devkit.localcluster.simulator.core.actions import Create, Delete, Patch
+from mo_devkit.localcluster.simulator.core.objects import find_condition
+from mo_devkit.localcluster.simulator.decisions.job import TRACKING_FINALIZER, plan_job
 
 T0 = 1_700_000_000.0
 

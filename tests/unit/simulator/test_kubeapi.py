@@ -11,8 +11,8 @@ from typing import Any
 import httpx2
 from lightkube import AsyncClient, KubeConfig
 
-from mo_operator.localcluster.simulator.core.kinds import NODE, POD, STATEFULSET
-from mo_operator.localcluster.simulator.core.kubeapi import KubeApi, KubeError
+from mo_devkit.localcluster.simulator.core.kinds import NODE, POD, STATEFULSET
+from mo_devkit.localcluster.simulator.core.kubeapi import KubeApi, KubeError
 
 
 class Recorder:
@@ -76,7 +76,7 @@ async def test_list_all_namespaces_and_watch_from_version() -> None:
 
 async def test_scoped_list_uses_namespace_and_field_selector() -> None:
     api, rec = api_with([(200, {"metadata": {"resourceVersion": "1"}, "items": []})])
-    from mo_operator.localcluster.simulator.core.kinds import CONFIGMAP
+    from mo_devkit.localcluster.simulator.core.kinds import CONFIGMAP
 
     await api.list_all(CONFIGMAP, "localcluster-system", {"metadata.name": "simulator-rules"})
     r = rec.requests[0]

@@ -5,10 +5,10 @@ else the log tail under FallbackToLogsOnError when the exit code is not 0)."""
 
 from __future__ import annotations
 
-from mo_operator.localcluster.simulator.behaviour import ContainerExit, PodVerdict
-from mo_operator.localcluster.simulator.decisions.containers import MESSAGE_FILE_BYTES, Timing
-from mo_operator.localcluster.simulator.decisions.pod_status import PodTimeline, sync_pod
-from mo_operator.localcluster.simulator.rules import Effect, FailureRule, RuleSet
+from mo_devkit.localcluster.simulator.behaviour import ContainerExit, PodVerdict
+from mo_devkit.localcluster.simulator.decisions.containers import MESSAGE_FILE_BYTES, Timing
+from mo_devkit.localcluster.simulator.decisions.pod_status import PodTimeline, sync_pod
+from mo_devkit.localcluster.simulator.rules import Effect, FailureRule, RuleSet
 
 from .factories import pod
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.localcluster.simulator.behaviour import ContainerExit, PodVerdict
-from mo_operator.localcluster.simulator.decisions.pod_status import PodTimeline
-from mo_operator.localcluster.simulator.rules import Effect, FailureRule, RuleSet
+from mo_devkit.localcluster.simulator.behaviour import ContainerExit, PodVerdict
+from mo_devkit.localcluster.simulator.decisions.pod_status import PodTimeline
+from mo_devkit.localcluster.simulator.rules import Effect, FailureRule, RuleSet
 
 from .factories import pod
 from .test_kubelet_status import T0, cond, run, settle

@@ -7,10 +7,10 @@ named a missing Secret went Ready on the simulator.)"""
 
 from __future__ import annotations
 
-from mo_operator.localcluster.simulator.decisions.containers import Timing
-from mo_operator.localcluster.simulator.decisions.pod_status import sync_pod
-from mo_operator.localcluster.simulator.decisions.references import Unmet, unmet_references
-from mo_operator.localcluster.simulator.rules import RuleSet
+from mo_devkit.localcluster.simulator.decisions.containers import Timing
+from mo_devkit.localcluster.simulator.decisions.pod_status import sync_pod
+from mo_devkit.localcluster.simulator.decisions.references import Unmet, unmet_references
+from mo_devkit.localcluster.simulator.rules import RuleSet
 
 from .factories import pod
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mo_operator.localcluster.simulator.behaviour import PodVerdict
-from mo_operator.localcluster.simulator.core.objects import find_condition
-from mo_operator.localcluster.simulator.decisions.containers import Timing, go_duration, image_id, image_ref
-from mo_operator.localcluster.simulator.decisions.pod_status import KubeletDecision, PodTimeline, sync_pod
-from mo_operator.localcluster.simulator.rules import Effect, FailureRule, RuleSet
+from mo_devkit.localcluster.simulator.behaviour import PodVerdict
+from mo_devkit.localcluster.simulator.core.objects import find_condition
+from mo_devkit.localcluster.simulator.decisions.containers import Timing, go_duration, image_id, image_ref
+from mo_devkit.localcluster.simulator.decisions.pod_status import KubeletDecision, PodTimeline, sync_pod
+from mo_devkit.localcluster.simulator.rules import Effect, FailureRule, RuleSet
 
 from .factories import pod
 

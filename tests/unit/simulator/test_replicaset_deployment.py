@@ -6,10 +6,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from mo_operator.localcluster.simulator.core.actions import Create, Delete, Patch
-from mo_operator.localcluster.simulator.core.objects import find_condition, name_of
-from mo_operator.localcluster.simulator.decisions.deployment import fenceposts, plan_deployment
-from mo_operator.localcluster.simulator.decisions.replicaset import plan_replicaset
+from mo_devkit.localcluster.simulator.core.actions import Create, Delete, Patch
+from mo_devkit.localcluster.simulator.core.objects import find_condition, name_of
+from mo_devkit.localcluster.simulator.decisions.deployment import fenceposts, plan_deployment
+from mo_devkit.localcluster.simulator.decisions.replicaset import plan_replicaset
 
 from .factories import pod, ready_pod
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mo_operator.localcluster.simulator.rules import (
+from mo_devkit.localcluster.simulator.rules import (
     Effect,
     FailureRule,
     RuleSet,

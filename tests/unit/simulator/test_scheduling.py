@@ -4,7 +4,7 @@ volumebinding; framework/types.go FitError.Error)."""
 
 from __future__ import annotations
 
-from mo_operator.localcluster.simulator.decisions.scheduling import ClusterState, schedule, unscheduled
+from mo_devkit.localcluster.simulator.decisions.scheduling import ClusterState, schedule, unscheduled
 
 from .factories import node, pod
 

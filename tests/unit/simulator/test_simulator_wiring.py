@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.simulator.config import SimulatorConfig
-from mo_operator.localcluster.simulator.core.kinds import DEPLOYMENT, JOB, POD, SERVICE, STATEFULSET
-from mo_operator.localcluster.simulator.core.kubeapi import KubeError
-from mo_operator.localcluster.simulator.rules import Effect, FailureRule
-from mo_operator.localcluster.simulator.simulator import Simulator
+from mo_devkit.localcluster.simulator.config import SimulatorConfig
+from mo_devkit.localcluster.simulator.core.kinds import DEPLOYMENT, JOB, POD, SERVICE, STATEFULSET
+from mo_devkit.localcluster.simulator.core.kubeapi import KubeError
+from mo_devkit.localcluster.simulator.rules import Effect, FailureRule
+from mo_devkit.localcluster.simulator.simulator import Simulator
 
 from .fake_api import FakeKubeApi
 
@@ -275,7 +275,7 @@ async def test_pod_behaviour_plugin_decides_readiness_and_annotates(
     """A PodBehaviour holds pods unready, sets a readiness-gate condition and
     annotations; after it changes its mind, resync_pods lets them be ready."""
     s, api = sim
-    from mo_operator.localcluster.simulator.behaviour import PodVerdict
+    from mo_devkit.localcluster.simulator.behaviour import PodVerdict
 
     class Gate:
         open = False
@@ -358,7 +358,7 @@ async def test_kubelet_mode_plays_only_kubelets_and_provisioner() -> None:
         await eventually(lambda: api.store[("Pod", "t", "bound")]["status"].get("phase") == "Running")
         await asyncio.sleep(0.1)
         assert not api.store[("Pod", "t", "unbound")]["spec"].get("nodeName"), "no scheduler in kubelet mode"
-        from mo_operator.localcluster.simulator.core.kinds import PVC
+        from mo_devkit.localcluster.simulator.core.kinds import PVC
 
         await api.create(
             PVC,

@@ -6,10 +6,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from mo_operator.localcluster.simulator.core.actions import Create, Delete, Patch
-from mo_operator.localcluster.simulator.core.objects import name_of
-from mo_operator.localcluster.simulator.decisions.replicaset import BURST
-from mo_operator.localcluster.simulator.decisions.statefulset import StatefulSetPlan, plan_statefulset
+from mo_devkit.localcluster.simulator.core.actions import Create, Delete, Patch
+from mo_devkit.localcluster.simulator.core.objects import name_of
+from mo_devkit.localcluster.simulator.decisions.replicaset import BURST
+from mo_devkit.localcluster.simulator.decisions.statefulset import StatefulSetPlan, plan_statefulset
 
 from .factories import ready_pod
 

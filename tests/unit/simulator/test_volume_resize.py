@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.localcluster.simulator.core.actions import Patch
-from mo_operator.localcluster.simulator.core.kinds import PV, PVC
-from mo_operator.localcluster.simulator.decisions.volumes import (
+from mo_devkit.localcluster.simulator.core.actions import Patch
+from mo_devkit.localcluster.simulator.core.kinds import PV, PVC
+from mo_devkit.localcluster.simulator.decisions.volumes import (
     FS_RESIZE_PENDING,
     PROVISIONED_BY,
     RESIZING,

@@ -5,16 +5,16 @@ controller (pkg/controller/endpoint), and node lifecycle / pod GC
 
 from __future__ import annotations
 
-from mo_operator.localcluster.simulator.core.actions import Create, Delete, Patch
-from mo_operator.localcluster.simulator.decisions.endpoints import plan_endpoints
-from mo_operator.localcluster.simulator.decisions.nodes import (
+from mo_devkit.localcluster.simulator.core.actions import Create, Delete, Patch
+from mo_devkit.localcluster.simulator.decisions.endpoints import plan_endpoints
+from mo_devkit.localcluster.simulator.decisions.nodes import (
     allocate_pod_ip,
     collect_orphans,
     evict_from_unreachable,
     mark_unreachable,
     node_status,
 )
-from mo_operator.localcluster.simulator.decisions.volumes import (
+from mo_devkit.localcluster.simulator.decisions.volumes import (
     plan_claim,
     plan_volume,
     provision,

@@ -8,10 +8,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+from mo_devkit.testing import World
+from mo_devkit.testing.cleanup import delete_namespaces
 from mo_operator.kube.client import ApiClient
 from mo_operator.kube.resource import Resource
-from mo_operator.testing import World
-from mo_operator.testing.cleanup import delete_namespaces
 
 Obj = dict[str, Any]
 

@@ -11,15 +11,8 @@ from typing import Any, cast
 
 import pytest
 
-from mo_operator.controllers.common.settings import OperatorConfig
-from mo_operator.controllers.common.settings import Settings as OperatorSettings
-from mo_operator.controllers.operator import Operator
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.errors import ApiConnectionError
-from mo_operator.localcluster.simulator.config import SIMULATED_LABEL
-from mo_operator.matrixone.admin import AdminError
-from mo_operator.matrixone.rpc.provider import RpcAdminProvider
-from mo_operator.testing import (
+from mo_devkit.localcluster.simulator.config import SIMULATED_LABEL
+from mo_devkit.testing import (
     SIMULATED_STORAGE_CLASS,
     OperatorRunner,
     Shape,
@@ -31,8 +24,15 @@ from mo_operator.testing import (
     is_settled,
     runnable,
 )
-from mo_operator.testing.cluster_process import ClusterProcess
-from mo_operator.testing.observation import primary_resource
+from mo_devkit.testing.cluster_process import ClusterProcess
+from mo_devkit.testing.observation import primary_resource
+from mo_operator.controllers.common.settings import OperatorConfig
+from mo_operator.controllers.common.settings import Settings as OperatorSettings
+from mo_operator.controllers.operator import Operator
+from mo_operator.kube.client import ApiClient
+from mo_operator.kube.errors import ApiConnectionError
+from mo_operator.matrixone.admin import AdminError
+from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 
 Obj = dict[str, Any]
 
@@ -125,7 +125,7 @@ def test_a_spawned_operator_runs_with_the_worlds_cluster_and_the_runners_timings
     settings = OperatorSettings(poll_seconds=7.0, busy_poll_seconds=0.5, rollout_stall_seconds=9.0)
     args = OperatorRunner(cast(World, world), settings=settings)._run_args("me")
     flags = dict(itertools.pairwise(args))
-    assert args[1:3] == ["-m", "mo_operator.testing.operator_process"], (
+    assert args[1:3] == ["-m", "mo_devkit.testing.operator_process"], (
         "the product's run, with the kit's dialer"
     )
     assert (flags["--kubeconfig"], flags["--mo-address-book"]) == ("/tmp/kc", str(book))

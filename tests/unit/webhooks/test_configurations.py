@@ -13,10 +13,10 @@ import pytest
 from api.conftest import EXAMPLES
 from api.fuzzing import BASES
 
+from mo_devkit.localcluster.apiserver.schema.defaulting import apply_defaults
 from mo_operator.api.defaulting import default
 from mo_operator.api.kinds import KINDS
 from mo_operator.api.normalize import kind_schema, prune_nulls
-from mo_operator.localcluster.apiserver.schema.defaulting import apply_defaults
 from mo_operator.webhooks import (
     DEFAULTED_KINDS,
     VALIDATED_KINDS,

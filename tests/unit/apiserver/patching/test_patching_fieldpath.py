@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from mo_operator.localcluster.apiserver.patching.fieldpath import (
+from mo_devkit.localcluster.apiserver.patching.fieldpath import (
     FieldSet,
     deserialize_element,
     field_element,
@@ -21,8 +21,8 @@ from mo_operator.localcluster.apiserver.patching.fieldpath import (
     serialize_element,
     value_element,
 )
-from mo_operator.localcluster.apiserver.patching.managed_fields import fields_of
-from mo_operator.localcluster.apiserver.patching.typeinfo import builtin_type_info
+from mo_devkit.localcluster.apiserver.patching.managed_fields import fields_of
+from mo_devkit.localcluster.apiserver.patching.typeinfo import builtin_type_info
 
 F = field_element
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.patching.json_patch import PatchError, apply_json_patch
+from mo_devkit.localcluster.apiserver.patching.json_patch import PatchError, apply_json_patch
 
 
 def patched(doc: Any, *ops: dict[str, Any]) -> Any:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from mo_operator.localcluster.apiserver.patching.managed_fields import record_update
-from mo_operator.localcluster.apiserver.patching.typeinfo import builtin_type_info, schema_type_info
+from mo_devkit.localcluster.apiserver.patching.managed_fields import record_update
+from mo_devkit.localcluster.apiserver.patching.typeinfo import builtin_type_info, schema_type_info
 
 CM = builtin_type_info("", "ConfigMap")
 DEPLOY = builtin_type_info("apps", "Deployment")

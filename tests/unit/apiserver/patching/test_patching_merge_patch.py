@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.patching.errors import PatchError
-from mo_operator.localcluster.apiserver.patching.merge_patch import apply_merge_patch, create_merge_patch
+from mo_devkit.localcluster.apiserver.patching.errors import PatchError
+from mo_devkit.localcluster.apiserver.patching.merge_patch import apply_merge_patch, create_merge_patch
 
 RFC_7386_CASES: list[tuple[Any, Any, Any]] = [
     ({"a": "b"}, {"a": "c"}, {"a": "c"}),

@@ -24,11 +24,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mo_operator.localcluster.apiserver.patching.fieldpath import from_fields_v1
-from mo_operator.localcluster.apiserver.patching.managed_fields import fields_of, server_side_apply
-from mo_operator.localcluster.apiserver.patching.merge_patch import apply_merge_patch, create_merge_patch
-from mo_operator.localcluster.apiserver.patching.strategic_merge import apply_strategic_merge_patch
-from mo_operator.localcluster.apiserver.patching.typeinfo import TypeInfo, schema_type_info
+from mo_devkit.localcluster.apiserver.patching.fieldpath import from_fields_v1
+from mo_devkit.localcluster.apiserver.patching.managed_fields import fields_of, server_side_apply
+from mo_devkit.localcluster.apiserver.patching.merge_patch import apply_merge_patch, create_merge_patch
+from mo_devkit.localcluster.apiserver.patching.strategic_merge import apply_strategic_merge_patch
+from mo_devkit.localcluster.apiserver.patching.typeinfo import TypeInfo, schema_type_info
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
 SCALARS = st.one_of(st.booleans(), st.integers(-3, 3), st.text("xy", max_size=2))

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.patching.errors import PatchError
-from mo_operator.localcluster.apiserver.patching.managed_fields import (
+from mo_devkit.localcluster.apiserver.patching.errors import PatchError
+from mo_devkit.localcluster.apiserver.patching.managed_fields import (
     ApplyConflict,
     record_update,
     server_side_apply,
 )
-from mo_operator.localcluster.apiserver.patching.typeinfo import TypeInfo, builtin_type_info, schema_type_info
+from mo_devkit.localcluster.apiserver.patching.typeinfo import TypeInfo, builtin_type_info, schema_type_info
 
 CM = builtin_type_info("", "ConfigMap")
 DEPLOY = builtin_type_info("apps", "Deployment")

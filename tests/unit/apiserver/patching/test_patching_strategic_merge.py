@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from mo_operator.localcluster.apiserver.patching.errors import PatchError
-from mo_operator.localcluster.apiserver.patching.strategic_merge import apply_strategic_merge_patch
-from mo_operator.localcluster.apiserver.patching.typeinfo import builtin_type_info
+from mo_devkit.localcluster.apiserver.patching.errors import PatchError
+from mo_devkit.localcluster.apiserver.patching.strategic_merge import apply_strategic_merge_patch
+from mo_devkit.localcluster.apiserver.patching.typeinfo import builtin_type_info
 
 DEPLOYMENT = builtin_type_info("apps", "Deployment")
 POD = builtin_type_info("", "Pod")

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import pytest
 
-from mo_operator.localcluster.apiserver.patching.typeinfo import (
+from mo_devkit.localcluster.apiserver.patching.typeinfo import (
     builtin_type_info,
     schema_type_info,
     split_path,
     type_info_for,
 )
-from mo_operator.localcluster.apiserver.patching.typerules import ListType
-from mo_operator.localcluster.apiserver.resources import ResourceType
+from mo_devkit.localcluster.apiserver.patching.typerules import ListType
+from mo_devkit.localcluster.apiserver.resources import ResourceType
 
 POD_TEMPLATE_OWNERS = [
     ("apps", "Deployment", "spec.template.spec"),

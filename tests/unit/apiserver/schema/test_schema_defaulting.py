@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mo_operator.localcluster.apiserver.schema.defaulting import apply_defaults
+from mo_devkit.localcluster.apiserver.schema.defaulting import apply_defaults
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mo_operator.localcluster.apiserver.schema.goformat import go_float_v, go_json, go_quote, go_sharp_v
-from mo_operator.localcluster.apiserver.schema.goregex import PatternError, compile_go
+from mo_devkit.localcluster.apiserver.schema.goformat import go_float_v, go_json, go_quote, go_sharp_v
+from mo_devkit.localcluster.apiserver.schema.goregex import PatternError, compile_go
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ from typing import Any
 from crd_schema_strategies import json_values, schemas
 from hypothesis import given, settings
 
-from mo_operator.localcluster.apiserver.schema.pruning import prune
-from mo_operator.localcluster.apiserver.schema.validation import validate
+from mo_devkit.localcluster.apiserver.schema.pruning import prune
+from mo_devkit.localcluster.apiserver.schema.validation import validate
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.localcluster.apiserver.schema.structural import structural_causes, structural_errors
+from mo_devkit.localcluster.apiserver.schema.structural import structural_causes, structural_errors
 
 ROOT = "spec.versions[0].schema.openAPIV3Schema"
 

@@ -15,7 +15,7 @@ import pytest
 from crd_schema_strategies import json_values, schemas
 from hypothesis import given, settings
 
-from mo_operator.localcluster.apiserver.schema.validation import Cause, validate
+from mo_devkit.localcluster.apiserver.schema.validation import Cause, validate
 
 
 def obj_schema(**props: Any) -> dict[str, Any]:

@@ -11,17 +11,17 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.localcluster.simulator.behaviour import PodVerdict
+from mo_devkit.localcluster.simulator.behaviour import PodVerdict
+from mo_devkit.simulated.instances import Instance, observe_instances
+from mo_devkit.simulated.state import MOModel, Settings
+from mo_devkit.simulated.verdicts import verdict
+from mo_devkit.simulated.view import Snapshot
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.bootstrap import plan_bootstrap
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
 from mo_operator.matrixone.config import log as log_config
 from mo_operator.matrixone.discovery import logset_endpoint
-from mo_operator.matrixone.simulated.instances import Instance, observe_instances
-from mo_operator.matrixone.simulated.state import MOModel, Settings
-from mo_operator.matrixone.simulated.verdicts import verdict
-from mo_operator.matrixone.simulated.view import Snapshot
 
 NS = "ns"
 STORAGE = {"s3": {"path": "bucket/mo"}}

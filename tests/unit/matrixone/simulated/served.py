@@ -8,10 +8,10 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from mo_devkit.simulated.lockservice import LockServices
+from mo_devkit.simulated.rpc.network import MorpcNetwork
 from mo_operator.matrixone import names
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
-from mo_operator.matrixone.simulated.lockservice import LockServices
-from mo_operator.matrixone.simulated.rpc.network import MorpcNetwork
 
 from .factories import NS, World
 

@@ -9,15 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.matrixone import backup as br
-from mo_operator.matrixone import labels, names, ports
-from mo_operator.matrixone.admin import HAKeeperPhase
-from mo_operator.matrixone.bootstrap import plan_bootstrap
-from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.config import log as log_config
-from mo_operator.matrixone.config.fileservice import DEFAULT_S3_ENDPOINT
-from mo_operator.matrixone.simulated.backups import RestorePoint, StorageLocation
-from mo_operator.matrixone.simulated.backuptool import (
+from mo_devkit.simulated.backups import RestorePoint, StorageLocation
+from mo_devkit.simulated.backuptool import (
     BackupTool,
     ToolRun,
     resolve_sql_host,
@@ -27,7 +20,14 @@ from mo_operator.matrixone.simulated.backuptool import (
     run_tool,
     tool_run,
 )
-from mo_operator.matrixone.simulated.configfiles import read_config
+from mo_devkit.simulated.configfiles import read_config
+from mo_operator.matrixone import backup as br
+from mo_operator.matrixone import labels, names, ports
+from mo_operator.matrixone.admin import HAKeeperPhase
+from mo_operator.matrixone.bootstrap import plan_bootstrap
+from mo_operator.matrixone.component import Component
+from mo_operator.matrixone.config import log as log_config
+from mo_operator.matrixone.config.fileservice import DEFAULT_S3_ENDPOINT
 
 from .factories import NS, World, cluster, config_map, log_pod, logset_services, service
 

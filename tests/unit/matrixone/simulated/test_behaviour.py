@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mo_operator.localcluster.simulator.behaviour import PodBehaviour, PodVerdict
+from mo_devkit.localcluster.simulator.behaviour import PodBehaviour, PodVerdict
+from mo_devkit.simulated.behaviour import MatrixOneBehaviour
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.behaviour import MatrixOneBehaviour
 
 from .factories import set_pod
 

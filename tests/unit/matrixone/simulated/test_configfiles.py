@@ -6,17 +6,17 @@ from typing import Any
 
 import pytest
 
-from mo_operator.matrixone import identity, layout, names
-from mo_operator.matrixone.admin import WorkState
-from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.configfiles import (
+from mo_devkit.simulated.configfiles import (
     Bootstrap,
     HAKeeperClient,
     Problem,
     ProcessConfig,
     read_config,
 )
-from mo_operator.matrixone.simulated.view import Snapshot
+from mo_devkit.simulated.view import Snapshot
+from mo_operator.matrixone import identity, layout, names
+from mo_operator.matrixone.admin import WorkState
+from mo_operator.matrixone.component import Component
 
 from .factories import (
     NS,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import copy
 
+from mo_devkit.simulated.instances import observe_instances
+from mo_devkit.simulated.tracker import InstanceTracker
 from mo_operator.matrixone import names
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.instances import observe_instances
-from mo_operator.matrixone.simulated.tracker import InstanceTracker
 
 from .factories import NS, World, cluster, component_config_map, config_map, node, set_pod
 

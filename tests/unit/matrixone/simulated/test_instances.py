@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from mo_devkit.simulated.instances import Instance, observe_instance
+from mo_devkit.simulated.view import Snapshot
 from mo_operator.matrixone import identity, labels, layout
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.instances import Instance, observe_instance
-from mo_operator.matrixone.simulated.view import Snapshot
 
 from .factories import NS, component_config_map, log_config_maps, log_pod, logset_services, node, pod, set_pod
 

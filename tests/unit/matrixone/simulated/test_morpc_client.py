@@ -11,10 +11,10 @@ import time
 
 import pytest
 
+from mo_devkit.simulated.rpc.server import Faults
 from mo_operator.matrixone.admin import AdminError, CNLoad, WorkState
 from mo_operator.matrixone.rpc.errors import ConnectionLost, NoHAKeeper, ProtocolError, Unreachable
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
-from mo_operator.matrixone.simulated.rpc.server import Faults
 
 from .factories import World, cluster, log_pod
 from .served import DISCOVERY, served

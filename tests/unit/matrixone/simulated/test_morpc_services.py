@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from mo_devkit.simulated.lockservice import BindStatus
+from mo_devkit.simulated.rpc.server import Call
 from mo_operator.matrixone.admin import AdminError, CNLoad, HAKeeperPhase, StoreNotFound, WorkState
-from mo_operator.matrixone.simulated.lockservice import BindStatus
-from mo_operator.matrixone.simulated.rpc.server import Call
 
 from .factories import World, cluster
 from .served import DISCOVERY, served

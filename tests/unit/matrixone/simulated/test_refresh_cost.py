@@ -12,11 +12,11 @@ import asyncio
 import time
 from typing import Any
 
+from mo_devkit.simulated import configfiles
+from mo_devkit.simulated.install import refresh_loop
+from mo_devkit.simulated.instances import observe_instances
+from mo_devkit.simulated.view import Snapshot
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated import configfiles
-from mo_operator.matrixone.simulated.install import refresh_loop
-from mo_operator.matrixone.simulated.instances import observe_instances
-from mo_operator.matrixone.simulated.view import Snapshot
 
 from .factories import component_config_map, logset_services, node, set_pod
 

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from mo_operator.localcluster.simulator.core.kinds import NODE, POD, PVC
+from mo_devkit.localcluster.simulator.core.kinds import NODE, POD, PVC
+from mo_devkit.simulated.install import SimulatedMatrixOne
+from mo_devkit.simulated.instances import observe_instances
+from mo_devkit.simulated.tracker import InstanceTracker
+from mo_devkit.simulated.view import key_of
 from mo_operator.matrixone import names
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.install import SimulatedMatrixOne
-from mo_operator.matrixone.simulated.instances import observe_instances
-from mo_operator.matrixone.simulated.tracker import InstanceTracker
-from mo_operator.matrixone.simulated.view import key_of
 
 from .factories import NS, OLD_IMAGE, World, cluster, logset_services, node, set_pod
 

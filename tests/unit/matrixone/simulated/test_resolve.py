@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from mo_devkit.simulated.configfiles import HAKeeperClient
+from mo_devkit.simulated.resolve import Unresolved, resolve_address, resolve_client
+from mo_devkit.simulated.view import Snapshot
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.configfiles import HAKeeperClient
-from mo_operator.matrixone.simulated.resolve import Unresolved, resolve_address, resolve_client
-from mo_operator.matrixone.simulated.view import Snapshot
 
 from .factories import NS, log_pod, logset_services, service, set_pod
 

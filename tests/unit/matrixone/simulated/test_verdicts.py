@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.localcluster.simulator.behaviour import PodVerdict
+from mo_devkit.localcluster.simulator.behaviour import PodVerdict
+from mo_devkit.simulated.verdicts import STATE_ANNOTATION, verdict
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.simulated.verdicts import STATE_ANNOTATION, verdict
 
 from .factories import NS, World, cluster, component_config_map, config_map, log_pod, set_pod
 

@@ -95,12 +95,17 @@ async def test_a_new_set_writes_its_config_service_and_workload_then_nothing_mor
     obj = a_set(kind)
     calls, ctx = await one_round(kind, obj, logset())
     kinds = [(c[0], c[1]) for c in calls]
-    assert kinds == [("apply", "ConfigMap"), ("apply", "Service"), ("apply", WORKLOAD[kind][0])]
+    assert kinds == [
+        ("apply", "PodDisruptionBudget"),
+        ("apply", "ConfigMap"),
+        ("apply", "Service"),
+        ("apply", WORKLOAD[kind][0]),
+    ]
     workload = calls[-1][3]
     assert workload["metadata"]["name"] == WORKLOAD[kind][1]
     assert workload["metadata"]["ownerReferences"][0]["uid"] == f"uid-{kind}"
     mounted = {v.get("configMap", {}).get("name") for v in workload["spec"]["template"]["spec"]["volumes"]}
-    assert calls[0][2] in mounted, "the pods run the config just written"
+    assert calls[1][2] in mounted, "the pods run the config just written"
     assert _ready(ctx)["status"] == "False"
 
     again, _ = await one_round(kind, obj, logset(), *written(calls))

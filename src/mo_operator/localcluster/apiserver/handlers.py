@@ -1,6 +1,6 @@
 """HTTP handlers of resource requests: verbs, query parameters, content
 negotiation (JSON or server-side printed Tables), lists with pagination, and
-the special subresources (status, scale, binding, finalize)."""
+the special subresources (status, scale, binding, eviction, finalize)."""
 
 from __future__ import annotations
 
@@ -163,7 +163,9 @@ class ResourceHandlers:
     async def handle(self, request: web.Request, t: Target) -> web.StreamResponse:
         method = request.method
         sub = t.subresource
-        if sub and sub not in ("status", "scale", "binding", "finalize"):
+        if sub and sub not in ("status", "scale", "binding", "eviction", "finalize"):
+            raise not_found(t.rt.group_resource, t.name)
+        if sub == "eviction" and (t.rt.group, t.rt.kind) != ("", "Pod"):
             raise not_found(t.rt.group_resource, t.name)
         if sub == "scale" and t.rt.scale is None:
             raise not_found(t.rt.group_resource, t.name)
@@ -178,6 +180,8 @@ class ResourceHandlers:
         if method == "POST":
             if sub == "binding" or (t.rt.kind == "Binding"):
                 return await self._bind(request, t)
+            if sub == "eviction":
+                return await self._evict(request, t)
             if t.name:
                 raise method_not_allowed("the server does not allow this method on the requested resource")
             return await self._create(request, t)
@@ -457,6 +461,15 @@ class ResourceHandlers:
         return json_response(
             {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201
         )
+
+    async def _evict(self, request: web.Request, t: Target) -> web.Response:
+        """pods/eviction: a deletion a PodDisruptionBudget may refuse (``eviction.py``)."""
+        opts = write_options(request)
+        body = await read_body(request, t.rt)
+        if not isinstance(body, dict):
+            raise bad_request("the request body must be a JSON object")
+        answer = await self.server.evictions.evict(t.namespace, t.name, body, opts)
+        return json_response(answer, int(answer["code"]))
 
     async def _finalize_namespace(self, t: Target, body: Obj, opts: WriteOptions) -> Obj:
         from .encoding.jsonutil import clone

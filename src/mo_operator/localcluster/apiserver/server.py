@@ -24,6 +24,7 @@ from mo_operator.kube.http_log import request_log
 from ..private_files import private_dir, write_private
 from .admission import Admission
 from .errors import StatusError, internal, not_found, unauthorized
+from .eviction import Evictions
 from .faults import Faults, RequestRecord
 from .handlers import ResourceHandlers, json_response
 from .lifecycle import Lifecycle
@@ -77,6 +78,10 @@ class ApiServer:
         self.admission = Admission(self.api)
         self.api.admission = self.admission
         self.lifecycle = Lifecycle(self.api, self.registry)
+        pods = self.registry.lookup("", "v1", "pods")
+        budgets = self.registry.lookup("policy", "v1", "poddisruptionbudgets")
+        assert pods is not None and budgets is not None
+        self.evictions = Evictions(self.api, pods, budgets)
         self.watch_settings = WatchSettings(bookmark_interval=bookmark_interval)
         self.faults = Faults()
         self.handlers = ResourceHandlers(self)

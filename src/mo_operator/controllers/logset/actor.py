@@ -222,7 +222,10 @@ def _ran(ctx: Context) -> bool:
 def _ran_before(status: Mapping[str, Any]) -> bool:
     """A LogSet an earlier version of the operator ran published its discovery address
     only once its HAKeeper ran, and reported no HAKeeper condition."""
-    reported = any(c.get("type") == HAKEEPER for c in status.get("conditions") or ())
+    conditions = status.get("conditions")
+    reported = isinstance(conditions, list) and any(
+        isinstance(c, Mapping) and c.get("type") == HAKEEPER for c in conditions
+    )
     return bool(status.get("discovery")) and not reported
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 from .base import APIModel, opt, req
 from .common import (
     ConditionalStatus,
+    DisruptionBudget,
     LogSetRef,
     MainContainerOverlay,
     ObjectByMeta,
@@ -96,6 +97,10 @@ class CNSetSpec(PodSet):
     pause_update: bool | None = opt("Pauses rolling updates of the set.")
     reuse_pvc: bool | None = opt(
         "Reuse the volumes of removed pods for new ones; off by default.", alias="reusePVC"
+    )
+    pod_disruption_budget: DisruptionBudget | None = opt(
+        "The PodDisruptionBudget of the set's pods (an addition of this operator): kept by default, "
+        "with the default budget its maxUnavailable describes."
     )
 
 

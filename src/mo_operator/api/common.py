@@ -24,6 +24,7 @@ from .limits import (
 __all__ = [
     "CertificateRef",
     "ConditionalStatus",
+    "DisruptionBudget",
     "ExternalLogSet",
     "FailoverStatus",
     "FileSystemProvider",
@@ -319,6 +320,25 @@ class FailoverStatus(APIModel):
 
     available_stores: list[Store] | None = opt("Stores that are up.")
     failed_stores: list[Store] | None = opt("Stores that are down, with when they went down.")
+
+
+class DisruptionBudget(APIModel):
+    """The PodDisruptionBudget the operator keeps for a set's pods: how many a node drain
+    (or any other user of the Eviction API) may take down at once."""
+
+    enabled: bool | None = opt(
+        "Keep a PodDisruptionBudget for the set's pods: true (the default) or false, which removes it."
+    )
+    max_unavailable: IntOrString | None = opt(
+        'Pods that may be evicted while the others are not ready: a count or a percentage ("25%"). '
+        "When neither this nor minAvailable is set: for a log service, as many as its Raft groups can "
+        "lose and keep a majority (1 of 3, 2 of 5, 0 of 1); for TN, CN and proxy sets, 1. Mutually "
+        "exclusive with minAvailable."
+    )
+    min_available: IntOrString | None = opt(
+        'Pods that must stay ready through evictions: a count or a percentage ("50%"); mutually '
+        "exclusive with maxUnavailable."
+    )
 
 
 class RollingUpdateStrategy(APIModel):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .base import opt, req
 from .common import (
     ConditionalStatus,
+    DisruptionBudget,
     FailoverStatus,
     LogSetRef,
     PodSet,
@@ -25,6 +26,10 @@ class DNSetSpec(PodSet):
         "A persistent volume for the local cache of shared storage; node storage is used if unset."
     )
     shared_storage_cache: SharedStorageCache | None = opt("Sizes of the caches of shared storage.")
+    pod_disruption_budget: DisruptionBudget | None = opt(
+        "The PodDisruptionBudget of the set's pods (an addition of this operator): kept by default, "
+        "with the default budget its maxUnavailable describes."
+    )
 
 
 class DNSetStatus(ConditionalStatus, RolloutStatus, FailoverStatus):

@@ -7,6 +7,7 @@ from typing import Literal
 from .base import APIModel, opt, req
 from .common import (
     ConditionalStatus,
+    DisruptionBudget,
     FailoverStatus,
     PodSet,
     RetentionPolicy,
@@ -62,6 +63,10 @@ class LogSetSpec(PodSet):
         "What happens to the volumes of log service pods removed by the deletion of the LogSet (or its "
         "cluster) or by scale-in: Retain them (the default; upstream's default is Delete) for a pod of the "
         "same name to reuse, or Delete them. Follows s3RetentionPolicy when only that is set."
+    )
+    pod_disruption_budget: DisruptionBudget | None = opt(
+        "The PodDisruptionBudget of the set's pods (an addition of this operator): kept by default, "
+        "with the default budget its maxUnavailable describes."
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import opt, req
-from .common import ConditionalStatus, LogSetRef, PodSet, RolloutStatus, ServiceTypeField
+from .common import ConditionalStatus, DisruptionBudget, LogSetRef, PodSet, RolloutStatus, ServiceTypeField
 from .fields import Int32, Int64
 from .k8s import Resource
 
@@ -25,6 +25,10 @@ class ProxySetSpec(PodSet):
     )
     wait_plugin_addr: str | None = opt(
         'Address ("host:port") of a plugin the proxy waits for before it starts.'
+    )
+    pod_disruption_budget: DisruptionBudget | None = opt(
+        "The PodDisruptionBudget of the set's pods (an addition of this operator): kept by default, "
+        "with the default budget its maxUnavailable describes."
     )
 
 

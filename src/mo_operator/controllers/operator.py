@@ -304,7 +304,7 @@ class Operator:
 
     def _build(self) -> None:
         env = self.env
-        stateful = (r.STATEFULSETS, r.SERVICES, r.CONFIGMAPS)
+        stateful = (r.STATEFULSETS, r.SERVICES, r.CONFIGMAPS, r.PDBS)
         logsets = self._actor_controller(
             "logset",
             r.LOGSETS,
@@ -336,7 +336,7 @@ class Operator:
             of_class = sets_of_storage_class(self.caches, "DNSet")
             self._watch(tn, r.STORAGECLASSES, existing_only(self.caches, res, of_class))
             self._watch(tn, r.LOGSETS, dependents_of_logset(self.caches, res))
-        cn_owns = (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS)
+        cn_owns = (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS, r.PDBS)
         cn = self._actor_controller(
             "cnset", r.CNSETS, KruiseGuard(CNSetActor(env), env, Component.CN), cn_owns, reads=TAKEOVER_READS
         )
@@ -345,7 +345,7 @@ class Operator:
             self._watch(cn, tn_res, dependents_of_dnset(self.caches))
         self._watch(cn, r.PVCS, set_of_pod("CNSet"))
         self._watch(cn, r.STORAGECLASSES, sets_of_storage_class(self.caches, "CNSet"))
-        proxy_owns = (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS)
+        proxy_owns = (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS, r.PDBS)
         proxy = self._actor_controller(
             "proxyset",
             r.PROXYSETS,

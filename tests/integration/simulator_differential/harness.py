@@ -35,6 +35,7 @@ from mo_devkit.localcluster.simulator.core.kinds import (
     JOB,
     NAMESPACE,
     NODE,
+    PDB,
     POD,
     PV,
     PVC,
@@ -85,7 +86,7 @@ SIMULATOR = {
 }
 """The same Nodes and kubelet timings on both sides; only the controllers differ."""
 
-WATCHED = (POD, STATEFULSET, CONTROLLER_REVISION, DEPLOYMENT, REPLICASET, JOB, PVC)
+WATCHED = (POD, STATEFULSET, CONTROLLER_REVISION, DEPLOYMENT, REPLICASET, JOB, PVC, PDB)
 
 
 @dataclass(frozen=True)

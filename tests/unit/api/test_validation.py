@@ -65,6 +65,13 @@ CASES: list[tuple[str, Callable[[Obj], None], str | None, str | None]] = [
      "spec.cnGroups[1]", 'Duplicate value: {"name":"tp"}'),
     ("cnset", _set("spec.serviceType", "ExternalName"), "spec.serviceType",
      'Unsupported value: "ExternalName": supported values: "ClusterIP", "NodePort", "LoadBalancer"'),
+    # PodDisruptionBudgets: one bound, a count or a percentage, as the API server takes them.
+    ("logset", _set("spec.podDisruptionBudget", {"maxUnavailable": 1, "minAvailable": 2}),
+     "spec.podDisruptionBudget.minAvailable", "minAvailable and maxUnavailable cannot be both set"),
+    ("cnset", _set("spec.podDisruptionBudget", {"maxUnavailable": "150%"}),
+     "spec.podDisruptionBudget.maxUnavailable", 'Invalid value: "150%": must not be greater than 100%'),
+    ("matrixonecluster", _set("spec.cnGroups.0.podDisruptionBudget", {"minAvailable": -1}),
+     "spec.cnGroups[0].podDisruptionBudget.minAvailable", "must be greater than or equal to 0"),
     # Pod sets: image, resources, node selector, cluster domain, Prometheus, GOMEMLIMIT.
     ("cnset", _delete("spec.image"), "spec.image", "image must be set"),
     ("cnset-full", _set("spec.resources.requests.memory", "8Gi"), "spec.resources.requests[memory]",

@@ -32,6 +32,7 @@ Obj = dict[str, Any]
 NS = "ns"
 API = "core.matrixorigin.io/v1alpha1"
 WRITTEN = [
+    ("PodDisruptionBudget", "mo-log"),
     ("ConfigMap", "mo-log-config-"),
     ("ConfigMap", "mo-log-bootstrap"),
     ("ConfigMap", "mo-log-gossip"),
@@ -172,7 +173,7 @@ async def test_a_logset_writes_its_configs_services_and_statefulset_then_nothing
     assert all(c[2].startswith(prefix) for c, (_, prefix) in zip(calls, WRITTEN, strict=True))
     sts = calls[-1][3]
     mounted = {v.get("configMap", {}).get("name") for v in sts["spec"]["template"]["spec"]["volumes"]}
-    assert {calls[0][2], "mo-log-bootstrap", "mo-log-gossip"} <= mounted
+    assert {calls[1][2], "mo-log-bootstrap", "mo-log-gossip"} <= mounted
     assert _reason(ctx) == ("False", "StoresNotReady", "0/3 log stores ready")
     assert ctx.status["discovery"] == {"address": names.discovery_host("mo", NS), "port": 32001}, (
         "published once the discovery Service and the StatefulSet exist, as upstream's"
@@ -282,7 +283,8 @@ async def test_a_config_change_keeps_the_old_config_mid_roll_and_collects_it_aft
     hakeeper = FakeHAKeeper(HAKeeperPhase.RUNNING)
     calls, ctx = await one_round(changed, *running(old[-1]), *old[:-1], hakeeper=hakeeper)
     [config] = [c[2] for c in calls if c[1] == "ConfigMap"]
-    assert config != first[0][2], "a new hashed ConfigMap"
+    first_config = next(c[2] for c in first if c[1] == "ConfigMap")
+    assert config != first_config, "a new hashed ConfigMap"
     assert [c[1] for c in calls] == ["ConfigMap", "StatefulSet"]
     assert not [c for c in calls if c[0] == "delete"], "the old config stays while pods may need it"
     assert _reason(ctx, "UpToDate")[:2] == ("False", "RollingUpdate")
@@ -294,9 +296,9 @@ async def test_a_config_change_keeps_the_old_config_mid_roll_and_collects_it_aft
     stored = [
         {**cm, "metadata": {**cm["metadata"], "uid": f"uid-{cm['metadata']['name']}"}} for cm in cached_old
     ]
-    services = [o for o in old[:-1] if o["kind"] == "Service"]
-    calls, _ = await one_round(changed, *rolled, *stored, *services, new[0], hakeeper=hakeeper)
-    assert [(c[0], c[1], c[2]) for c in calls] == [("delete", "ConfigMap", first[0][2])]
+    kept = [o for o in old[:-1] if o["kind"] in ("Service", "PodDisruptionBudget")]
+    calls, _ = await one_round(changed, *rolled, *stored, *kept, new[0], hakeeper=hakeeper)
+    assert [(c[0], c[1], c[2]) for c in calls] == [("delete", "ConfigMap", first_config)]
 
 
 async def test_a_logset_scaled_to_zero_is_stopped_not_ready() -> None:

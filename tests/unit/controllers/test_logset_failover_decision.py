@@ -115,3 +115,30 @@ def test_a_lost_store_plus_one_awaiting_a_human_are_a_majority_of_three() -> Non
     found = [store(0), store(1, down_for=TIMEOUT + 1), store(2, down_for=TIMEOUT + 1, orphaned=True)]
     d = decide(found, NOW, Policy(TIMEOUT, 3), quorum=True)
     assert d.reason == "MajorityLost" and d.replace == ()
+
+
+def test_a_store_the_roll_restarts_is_not_reported_down_until_it_would_be_lost() -> None:
+    """Planned work is quiet: the Failover condition stays True (no Event), and a
+    restart that outlasts the timeout is a loss like any other."""
+    rolling = [store(0), store(1, down_for=5, planned=True), store(2)]
+    d = decide(rolling, NOW, Policy(TIMEOUT, 3), quorum=True)
+    assert (d.status, d.reason, d.warning) == (True, "StoresRestarting", None), d
+    assert d.message == "log stores mo-log-1 restarting for the rollout; replaced only if down for 60s"
+    assert d.recheck_after == TIMEOUT - 5
+    crashed = [store(0, down_for=5), store(1, down_for=5, planned=True), store(2)]
+    assert decide(crashed, NOW, Policy(TIMEOUT, 3), quorum=True).reason == "StoresDown"
+    stuck = [store(0), store(1, down_for=TIMEOUT + 1, planned=True), store(2)]
+    assert decide(stuck, NOW, Policy(TIMEOUT, 3), quorum=True).reason == "RepairingStores"
+
+
+def test_hakeeper_silent_while_a_majority_is_ready_is_a_pause_not_a_lost_quorum() -> None:
+    found = [store(0), store(1, down_for=5), store(2)]
+    d = decide(found, NOW, Policy(TIMEOUT, 3), quorum=False)
+    assert (d.status, d.reason, d.warning, d.replace) == (False, "HAKeeperNotAnswering", None, ())
+    assert d.message == (
+        "HAKeeper does not answer while 2/3 log stores are ready (mo-log-1 not ready): "
+        "no log store is replaced until it answers"
+    )
+    minority = [store(0), store(1, down_for=5), store(2, down_for=5)]
+    d = decide(minority, NOW, Policy(TIMEOUT, 3), quorum=False)
+    assert d.reason == "NoQuorum" and "bring back a majority" in d.message

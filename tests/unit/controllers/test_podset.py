@@ -140,10 +140,23 @@ async def test_a_set_waits_for_its_log_service_without_writing(kind: str) -> Non
 @pytest.mark.parametrize(
     ("kind", "made"),
     [
-        ("DNSet", [("ConfigMap", "mo-dn-config-"), ("Service", "mo-dn-headless"), ("StatefulSet", "mo-dn")]),
+        (
+            "DNSet",
+            [
+                ("PodDisruptionBudget", "mo-dn"),
+                ("ConfigMap", "mo-dn-config-"),
+                ("Service", "mo-dn-headless"),
+                ("StatefulSet", "mo-dn"),
+            ],
+        ),
         (
             "ProxySet",
-            [("ConfigMap", "mo-proxy-config-"), ("Service", "mo-proxy"), ("Deployment", "mo-proxy")],
+            [
+                ("PodDisruptionBudget", "mo-proxy"),
+                ("ConfigMap", "mo-proxy-config-"),
+                ("Service", "mo-proxy"),
+                ("Deployment", "mo-proxy"),
+            ],
         ),
     ],
 )
@@ -155,7 +168,7 @@ async def test_a_new_set_applies_config_before_the_workload_that_mounts_it(
     assert [k for k, _ in shown] == [k for k, _ in made]
     for (_, name), (_, want) in zip(shown, made, strict=True):
         assert name.startswith(want), name
-    config = applied[0]["metadata"]["name"]
+    config = next(o for o in applied if o["kind"] == "ConfigMap")["metadata"]["name"]
     workload = next(o for o in applied if o["kind"] in ("StatefulSet", "Deployment"))
     volumes = workload["spec"]["template"]["spec"]["volumes"]
     assert config in {(v.get("configMap") or {}).get("name") for v in volumes}
@@ -193,7 +206,7 @@ async def test_a_settled_set_makes_zero_writes_and_reports_ready(
 async def test_a_complete_roll_deletes_the_config_no_pod_mounts(kind: str) -> None:
     applied, _ = await first_reconcile(kind)
     caches = settled_world(kind, applied, replicas=2)
-    current = applied[0]
+    current = next(o for o in applied if o["kind"] == "ConfigMap")
     base = current["metadata"]["labels"][CONFIG_HASH_LABEL]
     stale = {
         **current,
@@ -212,7 +225,7 @@ async def test_a_complete_roll_deletes_the_config_no_pod_mounts(kind: str) -> No
 async def test_a_rolling_set_keeps_every_config(kind: str) -> None:
     applied, _ = await first_reconcile(kind)
     caches = settled_world(kind, applied, replicas=2)
-    current = applied[0]
+    current = next(o for o in applied if o["kind"] == "ConfigMap")
     stale = {**current, "metadata": {**current["metadata"], "name": "mo-old", "uid": "uid-stale"}}
     caches.add(stale)
     obj = a_set(kind, replicas=3)  # one more pod than the workload has: not complete

@@ -95,12 +95,17 @@ async def test_a_new_set_writes_its_config_service_and_workload_then_nothing_mor
     obj = a_set(kind)
     calls, ctx = await one_round(kind, obj, logset())
     kinds = [(c[0], c[1]) for c in calls]
-    assert kinds == [("apply", "ConfigMap"), ("apply", "Service"), ("apply", WORKLOAD[kind][0])]
+    assert kinds == [
+        ("apply", "PodDisruptionBudget"),
+        ("apply", "ConfigMap"),
+        ("apply", "Service"),
+        ("apply", WORKLOAD[kind][0]),
+    ]
     workload = calls[-1][3]
     assert workload["metadata"]["name"] == WORKLOAD[kind][1]
     assert workload["metadata"]["ownerReferences"][0]["uid"] == f"uid-{kind}"
     mounted = {v.get("configMap", {}).get("name") for v in workload["spec"]["template"]["spec"]["volumes"]}
-    assert calls[0][2] in mounted, "the pods run the config just written"
+    assert calls[1][2] in mounted, "the pods run the config just written"
     assert _ready(ctx)["status"] == "False"
 
     again, _ = await one_round(kind, obj, logset(), *written(calls))
@@ -113,7 +118,8 @@ async def test_a_config_change_writes_a_new_config_and_keeps_the_old_one_mid_rol
     changed = a_set(kind, config="[observability]\nenableMetricToProm = false\n")
     calls, ctx = await one_round(kind, changed, logset(), *written(first))
     configs = [c[2] for c in calls if c[1] == "ConfigMap"]
-    assert len(configs) == 1 and configs[0] != first[0][2], "a new hashed ConfigMap"
+    [old_config] = [c[2] for c in first if c[1] == "ConfigMap"]
+    assert len(configs) == 1 and configs[0] != old_config, "a new hashed ConfigMap"
     assert not [c for c in calls if c[0] == "delete"], "the old config stays while pods may need it"
     assert [c[1] for c in calls if c[0] == "apply"][-1] == WORKLOAD[kind][0]
     up_to_date = condition(ctx, "UpToDate")
@@ -134,3 +140,23 @@ async def test_a_tn_with_a_cache_volume_gets_one_claim_per_pod() -> None:
     [sts] = [c[3] for c in calls if c[1] == "StatefulSet"]
     [claim] = sts["spec"]["volumeClaimTemplates"]
     assert claim["spec"]["resources"]["requests"]["storage"] == "10Gi"
+
+
+@pytest.mark.parametrize("kind", sorted(ACTORS))
+async def test_a_set_keeps_a_budget_of_one_pod_until_its_spec_switches_it_off(kind: str) -> None:
+    first, _ = await one_round(kind, a_set(kind, replicas=2), logset())
+    [pdb] = [c[3] for c in first if c[1] == "PodDisruptionBudget"]
+    assert pdb["apiVersion"] == "policy/v1" and pdb["metadata"]["name"] == WORKLOAD[kind][1]
+    assert pdb["metadata"]["ownerReferences"][0]["uid"] == f"uid-{kind}"
+    [workload] = [c[3] for c in first if c[1] == WORKLOAD[kind][0]]
+    assert pdb["spec"] == {"maxUnavailable": 1, "selector": workload["spec"]["selector"]}
+
+    stored = [{**o, "metadata": {**o["metadata"], "uid": f"uid-{o['kind']}"}} for o in written(first)]
+    larger = a_set(kind, replicas=2, podDisruptionBudget={"minAvailable": "50%"})
+    calls, _ = await one_round(kind, larger, logset(), *stored)
+    assert [(c[0], c[1], c[3]["spec"]) for c in calls] == [
+        ("apply", "PodDisruptionBudget", {"minAvailable": "50%", "selector": workload["spec"]["selector"]})
+    ]
+    off = a_set(kind, replicas=2, podDisruptionBudget={"enabled": False})
+    calls, _ = await one_round(kind, off, logset(), *stored)
+    assert [(c[0], c[1], c[2]) for c in calls] == [("delete", "PodDisruptionBudget", WORKLOAD[kind][1])]

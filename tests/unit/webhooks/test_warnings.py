@@ -219,3 +219,19 @@ async def test_tns_beyond_the_tn_shards_are_admitted_with_a_warning_that_they_st
     assert "1 more TN only stands by" in (await _admitted(served, dnset))[0]
     cluster = example("matrixonecluster")
     assert await _admitted(served, cluster) == [], "one TN is what MatrixOne runs"
+
+
+async def test_a_log_budget_that_lets_a_drain_break_quorum_is_admitted_with_a_warning(
+    served: Served,
+) -> None:
+    """A drain could then take down two of three stores at once: the user asked for it,
+    and is told what it costs."""
+    cluster = example("matrixonecluster")
+    cluster["spec"]["logService"]["podDisruptionBudget"] = {"maxUnavailable": 2}
+    (warning,) = await _admitted(served, cluster)
+    assert warning == (
+        "spec.logService.podDisruptionBudget.maxUnavailable: lets a drain evict 2 log stores at once, "
+        "more than the 1 a 3-replica log shard can lose and keep its quorum"
+    )
+    cluster["spec"]["logService"]["podDisruptionBudget"] = {"maxUnavailable": "33%"}
+    assert await _admitted(served, cluster) == [], "33% of 3 rounds up to 1"

@@ -18,6 +18,7 @@ from .storage import cache_errors, shared_storage_errors
 __all__ = [
     "cn_label_errors",
     "cnset_spec_errors",
+    "disruption_budget_errors",
     "dnset_spec_errors",
     "logset_spec_errors",
     "proxyset_spec_errors",
@@ -53,7 +54,7 @@ def logset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
         )
     errs += shared_storage_errors(spec["sharedStorage"], child(path, "sharedStorage"))
     errs += _duration_errors(spec, "storeFailureTimeout", path)
-    return errs
+    return errs + disruption_budget_errors(spec, path)
 
 
 _ONE_TN_SHARD = SemVer(2, 0, 0)
@@ -97,7 +98,7 @@ def dnset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
         sections = tomllib.loads(config)
         if "tn" in sections and "dn" in sections:
             errs.append(FieldError(child(path, "config"), "[tn] and [dn] cannot be set at the same time"))
-    return errs
+    return errs + disruption_budget_errors(spec, path)
 
 
 def rolling_update_errors(strategy: dict[str, Any] | None, path: str) -> list[FieldError]:
@@ -111,6 +112,27 @@ def rolling_update_errors(strategy: dict[str, Any] | None, path: str) -> list[Fi
             value.endswith("%") and value[:-1].isascii() and value[:-1].isdigit()
         ):
             errs.append(FieldError(at, f'Invalid value: "{value}": {_PERCENT}'))
+    return errs
+
+
+def disruption_budget_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
+    """``podDisruptionBudget``: a count of at least 0 or a percentage up to 100%, and not
+    both bounds (the PodDisruptionBudget they become takes one, as the API server says)."""
+    budget = spec.get("podDisruptionBudget")
+    if not budget:
+        return []
+    at = child(path, "podDisruptionBudget")
+    bounds = {k: v for k, v in budget.items() if k in ("maxUnavailable", "minAvailable")}
+    errs = rolling_update_errors(bounds, at)
+    for name, value in bounds.items():
+        if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit() and int(value[:-1]) > 100:
+            errs.append(
+                FieldError(child(at, name), f'Invalid value: "{value}": must not be greater than 100%')
+            )
+    if len(bounds) == 2:
+        errs.append(
+            FieldError(child(at, "minAvailable"), "minAvailable and maxUnavailable cannot be both set")
+        )
     return errs
 
 
@@ -159,7 +181,7 @@ def cnset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     errs += _duration_errors(
         spec.get("scalingConfig") or {}, "storeDrainTimeout", child(path, "scalingConfig")
     )
-    return errs
+    return errs + disruption_budget_errors(spec, path)
 
 
 def webui_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
@@ -179,4 +201,4 @@ def proxyset_spec_errors(spec: dict[str, Any], path: str) -> list[FieldError]:
     errs = _annotation_key_errors(spec.get("serviceAnnotations"), child(path, "serviceAnnotations"))
     if spec.get("nodePort") is not None and spec.get("serviceType", "ClusterIP") == "ClusterIP":
         errs.append(FieldError(child(path, "nodePort"), "cannot set node port when serviceType is ClusterIP"))
-    return errs
+    return errs + disruption_budget_errors(spec, path)

@@ -49,6 +49,7 @@ from .children import (
     held,
     with_finalizer,
 )
+from .drift import REVERTED, drifted_fields, reverted_message
 from .restore import restore_gate
 
 Obj = dict[str, Any]
@@ -118,6 +119,9 @@ class MatrixOneClusterActor:
                         held_children.append(child)
                     want = applied
                 if not up_to_date(cached, want):
+                    drift = drifted_fields(want, cached)
+                    if drift:
+                        ctx.event("Normal", REVERTED, reverted_message(child, name, spec, drift))
                     plan.apply(with_finalizer(want, cached), child.resource)
             if any(not settled(cached_children[c.label], stamped(c.obj)) for c in group):
                 unsettled_roles.append(role)

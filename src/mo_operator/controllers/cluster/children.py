@@ -248,8 +248,10 @@ def desired_children(
 
 
 NON_ROLLING: Mapping[str, frozenset[str]] = {
-    "LogSet": frozenset({"replicas", "storeFailureTimeout", "failedPodStrategy", "pvcRetentionPolicy"}),
-    "DNSet": frozenset({"replicas"}),
+    "LogSet": frozenset(
+        {"replicas", "storeFailureTimeout", "failedPodStrategy", "pvcRetentionPolicy", "podDisruptionBudget"}
+    ),
+    "DNSet": frozenset({"replicas", "podDisruptionBudget"}),
     "CNSet": frozenset(
         {
             "replicas",
@@ -262,9 +264,19 @@ NON_ROLLING: Mapping[str, frozenset[str]] = {
             "podsToDelete",
             "pauseUpdate",
             "reusePVC",
+            "podDisruptionBudget",
         }
     ),
-    "ProxySet": frozenset({"replicas", "serviceType", "serviceAnnotations", "nodePort", "minReadySeconds"}),
+    "ProxySet": frozenset(
+        {
+            "replicas",
+            "serviceType",
+            "serviceAnnotations",
+            "nodePort",
+            "minReadySeconds",
+            "podDisruptionBudget",
+        }
+    ),
     "WebUI": frozenset({"replicas", "serviceType"}),
 }
 """Spec fields whose change does not touch the pods: they apply at once, even while an

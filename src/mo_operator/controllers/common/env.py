@@ -72,6 +72,7 @@ OWNED_KINDS: tuple[Resource, ...] = (
     r.PVCS,
     r.SECRETS,
     r.JOBS,
+    r.PDBS,
 )
 READ_KINDS: tuple[Resource, ...] = (r.STORAGECLASSES,)
 """Objects others own that the controllers read in full: StorageClasses (few, cluster-wide),

@@ -62,6 +62,7 @@ from .admission import admitted
 from .configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
 from .deps import LogService, Waiting, resolve
 from .desired import stamped
+from .disruption import sync_disruption_budget
 from .env import Env
 from .expansion import sync_stateful
 from .meta import name_of, namespace_of, set_labels
@@ -234,8 +235,10 @@ def sync_desired(
     plan: Writes,
     sync: Callable[[Context, Env, Sequence[tuple[Resource, Obj]], Writes], None] = _sync_plain,
 ) -> None:
-    """Plan the writes that make the cluster hold ``desired`` (through ``sync``, a
-    workload's own when it has one) and the metric Service the spec asks for."""
+    """Plan the writes that make the cluster hold the set's PodDisruptionBudget (before
+    its pods, so none is ever unguarded), ``desired`` (through ``sync``, a workload's own
+    when it has one) and the metric Service the spec asks for."""
+    sync_disruption_budget(env, ctx.obj, component, spec, plan)
     sync(ctx, env, desired, plan)
     sync_metric_service(env, ctx.obj, component, spec, plan)
 

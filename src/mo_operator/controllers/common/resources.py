@@ -17,6 +17,7 @@ from lightkube.resources.core_v1 import (
     Secret,
     Service,
 )
+from lightkube.resources.policy_v1 import PodDisruptionBudget
 from lightkube.resources.storage_v1 import StorageClass
 
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
@@ -52,6 +53,7 @@ PVCS = Resource.of(PersistentVolumeClaim)
 STATEFULSETS = Resource.of(StatefulSet)
 DEPLOYMENTS = Resource.of(Deployment)
 JOBS = Resource.of(Job)
+PDBS = Resource.of(PodDisruptionBudget)
 STORAGECLASSES = Resource.of(StorageClass)
 NODES = Resource.of(Node)
 PERSISTENT_VOLUMES = Resource.of(PersistentVolume)

@@ -6,7 +6,12 @@ enough for HAKeeper to expire it) and its pod has not been ready for
 that heartbeats, or a store restarting in a ready pod). Replacing lost stores is
 safe only while the rest still form the Raft quorum, so:
 
-- without a live quorum (HAKeeper does not answer) nothing is judged or touched;
+- without a live quorum (HAKeeper does not answer) nothing is judged or touched; while
+  a majority of the stores is ready that is a pause (a leader election, a roll), not
+  a lost quorum, and the condition says so;
+- a store its set's roll is restarting is not reported down (planned work is told in
+  Normal Events only) until it has been down for the failover timeout, when it counts
+  as lost like any other;
 - losses beyond a minority of the shard's replicas are only reported: acting on
   a lost majority could split the Raft group;
 - with failover switched off, or ``failedPodStrategy: Orphan``, lost stores are
@@ -54,6 +59,8 @@ class Store:
     """Already marked for a human (``failedPodStrategy: Orphan``)."""
     stranded: tuple[Claim, ...] = ()
     """Its claims whose volume is pinned to a node that is gone."""
+    planned: bool = False
+    """Down for planned work: the set's roll is replacing it (or has just replaced it)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,15 @@ def decide(stores: Sequence[Store], now: float, policy: Policy, *, quorum: bool)
     if not quorum:
         down = sorted(s.pod for s in stores if s.down_since is not None)
         where = f" ({', '.join(down)} not ready)" if down else ""
+        up = len(stores) - len(down)
+        if up > len(stores) // 2:
+            # a majority runs: HAKeeper is electing a leader or its Service is catching up
+            return Decision(
+                False,
+                "HAKeeperNotAnswering",
+                f"HAKeeper does not answer while {up}/{len(stores)} log stores are ready{where}: "
+                "no log store is replaced until it answers",
+            )
         return Decision(
             False,
             "NoQuorum",
@@ -112,6 +128,15 @@ def decide(stores: Sequence[Store], now: float, policy: Policy, *, quorum: bool)
     lost, waiting, soonest = _classify(stores, now, policy.timeout)
     marked = sorted((s for s in stores if s.orphaned and s.down_since is not None), key=lambda s: s.pod)
     if not lost and not marked:
+        restarting = {s.pod for s in stores if s.planned}
+        if waiting and set(waiting) <= restarting:
+            return Decision(
+                True,
+                "StoresRestarting",
+                f"log stores {', '.join(waiting)} restarting for the rollout; replaced only if down for "
+                f"{int(policy.timeout)}s",
+                recheck_after=soonest,
+            )
         if waiting:
             return Decision(
                 False,

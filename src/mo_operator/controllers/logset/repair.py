@@ -12,11 +12,13 @@ from mo_operator.kube.errors import ApiError
 from mo_operator.kube.objects import labels_of
 from mo_operator.matrixone import identity, labels, names
 from mo_operator.matrixone.admin import HAKeeperState
+from mo_operator.matrixone.component import Component
 
 from ..common import pods as podutil
 from ..common import resources as r
 from ..common.env import Env
 from ..common.meta import name_of, uid_of
+from ..common.statefulsets import REVISION_LABEL
 from ..common.writes import Writes
 from .bootstrap import log_shard_replicas
 from .failover import CONDITION, Decision, Policy, Store, decide
@@ -48,8 +50,24 @@ async def failover(
     does not answer."""
     rules = policy(env, spec, ctx.namespace)
     now = env.clock()
-    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout)
+    sts = env.caches.get(r.STATEFULSETS, ctx.namespace, names.workload_name(Component.LOG, ctx.name))
+    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, rolling_to(sts))
     act(ctx, decide(stores, now, rules, quorum=state is not None), plan)
+
+
+def rolling_to(sts: Mapping[str, Any] | None) -> str | None:
+    """The revision the StatefulSet is rolling its pods to, None when it is not rolling."""
+    status = (sts or {}).get("status") or {}
+    update = status.get("updateRevision")
+    return str(update) if update and status.get("currentRevision") != update else None
+
+
+def _planned(pod: Mapping[str, Any], roll_to: str | None) -> bool:
+    """The pod is down because the roll replaces it: being deleted by it, or its
+    replacement, on the new revision, starting."""
+    if roll_to is None:
+        return False
+    return bool(pod["metadata"].get("deletionTimestamp")) or labels_of(pod).get(REVISION_LABEL) == roll_to
 
 
 async def store_facts(
@@ -59,9 +77,10 @@ async def store_facts(
     state: HAKeeperState | None,
     now: float,
     timeout: float,
+    roll_to: str | None = None,
 ) -> list[Store]:
     """One ``Store`` per log pod; the stranded claims of those already lost (the only
-    ones whose volumes and nodes are read)."""
+    ones whose volumes and nodes are read). ``roll_to``: the revision the set rolls to."""
     down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
 
     async def lookup(res: Any, name: str) -> Mapping[str, Any] | None:
@@ -84,7 +103,9 @@ async def store_facts(
             if lost or (orphaned and since is not None)
             else ()
         )
-        stores.append(Store(name_of(pod), uid_of(pod), since, store_down, orphaned, stranded))
+        stores.append(
+            Store(name_of(pod), uid_of(pod), since, store_down, orphaned, stranded, _planned(pod, roll_to))
+        )
     return stores
 
 

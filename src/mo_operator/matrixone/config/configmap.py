@@ -29,7 +29,8 @@ HASH_LENGTH: Final = 10
 def content_hash(data: Mapping[str, str]) -> str:
     """The content hash of ConfigMap ``data`` (10 hex digits); equal data, equal hash."""
     canonical = json.dumps(dict(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_LENGTH]
+    # surrogatepass: a lone surrogate (a JSON escape no API server stores) still hashes
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_LENGTH]
 
 
 def hashed_name(base: str, data: Mapping[str, str]) -> str:

@@ -1,6 +1,6 @@
 """HTTP handlers of resource requests: verbs, query parameters, content
 negotiation (JSON or server-side printed Tables), lists with pagination, and
-the special subresources (status, scale, binding, finalize)."""
+the special subresources (status, scale, binding, eviction, finalize)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from mo_operator.kube.times import now_time
 from . import patch_ops, scale
 from .encoding.jsonutil import dumps, loads
 from .errors import StatusError, bad_request, field_cause, gone, invalid, method_not_allowed, not_found
+from .eviction import Evictions
 from .objects import ObjectAPI, WriteOptions
 from .protobuf import codec as protobuf
 from .resources import ResourceType
@@ -156,14 +157,17 @@ class ResourceHandlers:
     """The resource endpoints, over the server's object API and its watch settings;
     the server routes to them and they know nothing else of it."""
 
-    def __init__(self, api: ObjectAPI, watch_settings: WatchSettings) -> None:
+    def __init__(self, api: ObjectAPI, watch_settings: WatchSettings, evictions: Evictions) -> None:
         self.api = api
         self.watch_settings = watch_settings
+        self.evictions = evictions
 
     async def handle(self, request: web.Request, t: Target) -> web.StreamResponse:
         method = request.method
         sub = t.subresource
-        if sub and sub not in ("status", "scale", "binding", "finalize"):
+        if sub and sub not in ("status", "scale", "binding", "eviction", "finalize"):
+            raise not_found(t.rt.group_resource, t.name)
+        if sub == "eviction" and (t.rt.group, t.rt.kind) != ("", "Pod"):
             raise not_found(t.rt.group_resource, t.name)
         if sub == "scale" and t.rt.scale is None:
             raise not_found(t.rt.group_resource, t.name)
@@ -178,6 +182,8 @@ class ResourceHandlers:
         if method == "POST":
             if sub == "binding" or (t.rt.kind == "Binding"):
                 return await self._bind(request, t)
+            if sub == "eviction":
+                return await self._evict(request, t)
             if t.name:
                 raise method_not_allowed("the server does not allow this method on the requested resource")
             return await self._create(request, t)
@@ -453,6 +459,15 @@ class ResourceHandlers:
         return json_response(
             {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201
         )
+
+    async def _evict(self, request: web.Request, t: Target) -> web.Response:
+        """pods/eviction: a deletion a PodDisruptionBudget may refuse (``eviction.py``)."""
+        opts = write_options(request)
+        body = await read_body(request, t.rt)
+        if not isinstance(body, dict):
+            raise bad_request("the request body must be a JSON object")
+        answer = await self.evictions.evict(t.namespace, t.name, body, opts)
+        return json_response(answer, int(answer["code"]))
 
     async def _finalize_namespace(self, t: Target, body: Obj, opts: WriteOptions) -> Obj:
         from .encoding.jsonutil import clone

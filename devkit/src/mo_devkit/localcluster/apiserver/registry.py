@@ -138,6 +138,17 @@ class Registry:
                         "verbs": ["create"],
                     }
                 )
+                resources.append(
+                    {
+                        "name": "pods/eviction",
+                        "singularName": "",
+                        "namespaced": True,
+                        "group": "policy",
+                        "version": "v1",
+                        "kind": "Eviction",
+                        "verbs": ["create"],
+                    }
+                )
             if rt.kind == "Namespace" and rt.group == "":
                 resources.append(
                     {

@@ -24,6 +24,7 @@ from mo_operator.kube.http_log import request_log
 from ..private_files import private_dir, write_private
 from .admission import Admission
 from .errors import StatusError, internal, not_found, unauthorized
+from .eviction import Evictions
 from .faults import Faults, RequestRecord
 from .handlers import ResourceHandlers, json_response
 from .lifecycle import Lifecycle
@@ -77,9 +78,13 @@ class ApiServer:
         self.admission = Admission(self.api)
         self.api.admission = self.admission
         self.lifecycle = Lifecycle(self.api, self.registry)
+        pods = self.registry.lookup("", "v1", "pods")
+        budgets = self.registry.lookup("policy", "v1", "poddisruptionbudgets")
+        assert pods is not None and budgets is not None
+        self.evictions = Evictions(self.api, pods, budgets)
         self.watch_settings = WatchSettings(bookmark_interval=bookmark_interval)
         self.faults = Faults()
-        self.handlers = ResourceHandlers(self.api, self.watch_settings)
+        self.handlers = ResourceHandlers(self.api, self.watch_settings, self.evictions)
         self._runner: web.AppRunner | None = None
         self._stopped = False
         """Set at the start of ``stop``: from then on this server answers nothing."""

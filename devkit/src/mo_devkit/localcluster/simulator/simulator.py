@@ -17,6 +17,7 @@ from typing import Any
 from .behaviour import PodBehaviour
 from .config import SimulatorConfig
 from .controllers.base import Component, Context, index_pods
+from .controllers.disruption import DisruptionController
 from .controllers.kubelet import Kubelet, NodeAgent
 from .controllers.nodelifecycle import NodeLifecycleController
 from .controllers.scheduler import Scheduler
@@ -82,6 +83,7 @@ class Simulator:
                 DeploymentController(self.ctx),
                 JobController(self.ctx),
                 EndpointsController(self.ctx),
+                DisruptionController(self.ctx),
             ]
         self._rules_cache: ObjectCache | None = None
         self._started = False

@@ -224,6 +224,18 @@ class KubeApi:
         except ApiError as e:
             raise _from_api_error(e) from e
 
+    async def get_raw(self, path: str) -> Obj | None:
+        """GET any path of the API (a discovery document, a subresource of a kind only
+        discovery names); None when it is not found."""
+        http = self.client._client._client  # lightkube's configured HTTP client
+        resp = await http.request("GET", path, headers={"Accept": "application/json"})
+        body = json.loads(resp.content or b"{}")
+        if resp.status_code == 404:
+            return None
+        if resp.status_code >= 400:
+            raise KubeError(resp.status_code, str(body.get("reason", "")), str(body.get("message", "")))
+        return cast(Obj, body)
+
     async def delete(
         self,
         kind: Kind,

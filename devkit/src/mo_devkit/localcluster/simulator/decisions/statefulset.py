@@ -339,9 +339,12 @@ def _claim_actions(ctx: _Sync, pod: Obj | None, ordinal: int) -> tuple[list[Acti
     return out, False
 
 
-def _sync_replicas(ctx: _Sync, step: _Step) -> None:
+def _sync_replicas(ctx: _Sync, step: _Step, counters: dict[str, int]) -> None:
     """Creates missing in-range pods, replaces finished ones and keeps their
     claims; a monotonic set stops at the first pod that is not yet available.
+    A pod created is counted in the status at once (``replicas`` and its revision's
+    count), as kube-controller-manager's ``processReplica`` counts it: a roll is not
+    complete in the moment between its last old pod's deletion and its replacement.
     At most ``BURST`` pods are created in one sync (the ReplicaSet controller's
     bound; kube-controller-manager's StatefulSet has none, but a set of a hundred
     thousand replicas must not build them all at once here): the next sync, at
@@ -362,6 +365,11 @@ def _sync_replicas(ctx: _Sync, step: _Step) -> None:
                 step.actions.append(
                     Create(POD, new_pod(ctx.sts, template_of_revision(rev), name_of(rev), ordinal))
                 )
+                counters["replicas"] += 1
+                if name_of(rev) == name_of(ctx.current_rev):
+                    counters["currentReplicas"] += 1
+                if name_of(rev) == name_of(ctx.update_rev):
+                    counters["updatedReplicas"] += 1
         elif phase_of(pod) in ("Failed", "Succeeded"):
             if not is_deleting(pod):
                 step.actions.append(pod_delete(pod))
@@ -489,7 +497,7 @@ def plan_statefulset(
 
     step = _Step(actions=revision_adoption + list(revs.actions) + adoption)
     if not is_deleting(sts):
-        _sync_replicas(ctx, step)
+        _sync_replicas(ctx, step, counters)
         if not step.halt:
             _scale_down(ctx, step)
         if not step.halt and rolling and _roll(ctx, step):

@@ -1,0 +1,53 @@
+"""A child set changed on the set itself (``kubectl scale cnset``, ``kubectl edit
+logset``) while its MatrixOneCluster did not change: the cluster sets it back, and
+says so in a Normal Event naming the cluster's field to change instead. The change
+is told apart from the cluster's own by the applied hash: the cluster's last apply
+left it on the child, and only a change of the cluster's spec changes it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.kube.objects import annotations_of
+
+from ..common.desired import APPLIED_HASH, matches
+from .children import ROLE_CN, ROLE_LOG, ROLE_PROXY, ROLE_TN, ROLE_WEBUI, Child
+
+REVERTED = "ChildReverted"
+"""Event reason: a direct change of a child set is set back to the cluster's spec."""
+
+
+def drifted_fields(want: Mapping[str, Any], cached: Mapping[str, Any] | None) -> list[str]:
+    """The spec fields of ``want`` (stamped) the child no longer holds though the
+    cluster's spec for it did not change: someone changed the set itself."""
+    if cached is None or annotations_of(want).get(APPLIED_HASH) != annotations_of(cached).get(APPLIED_HASH):
+        return []
+    spec, have = want.get("spec") or {}, cached.get("spec") or {}
+    return sorted(k for k, v in spec.items() if not matches({k: v}, have))
+
+
+def cluster_field(child: Child, cluster: str, spec: Mapping[str, Any]) -> str:
+    """Where the cluster's spec says what this child holds."""
+    if child.role == ROLE_LOG:
+        return "spec.logService"
+    if child.role == ROLE_TN:
+        return "spec.tn" if spec.get("tn") else "spec.dn"
+    if child.role == ROLE_CN:
+        group = child.name[len(cluster) + 1 :]
+        legacy = group in ("tp", "ap") and spec.get(group)
+        return f"spec.{group}" if legacy else f"spec.cnGroups[name={group}]"
+    if child.role == ROLE_PROXY:
+        return "spec.proxy"
+    assert child.role == ROLE_WEBUI, child.role
+    return "spec.webui"
+
+
+def reverted_message(child: Child, cluster: str, spec: Mapping[str, Any], fields: list[str]) -> str:
+    at = cluster_field(child, cluster, spec)
+    changed = ", ".join(f"spec.{f}" for f in fields)
+    instead = ", ".join(f"{at}.{f}" for f in fields)
+    return (
+        f"{child.label}: {changed} changed on the set itself is set back to what MatrixOneCluster "
+        f"{cluster} says: change {instead} of the MatrixOneCluster instead"
+    )

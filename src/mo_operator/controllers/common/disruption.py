@@ -1,0 +1,100 @@
+"""The PodDisruptionBudget of each MatrixOne set: how many of its pods a node drain, a
+managed node-pool upgrade or anything else using the Eviction API may take down at once.
+
+Each log, TN, CN and proxy set owns one, named like its workload (``<ls>-log``,
+``<tn>-dn``, ``<cn>-cn``, ``<p>-proxy``) and selecting its pods, made with the set
+and collected with it. Its bound is the set's ``podDisruptionBudget`` when that gives
+one, else the default:
+
+- a log service may lose, at once, what its Raft groups can lose and keep a majority:
+  ``(n - 1) // 2`` of ``n``, ``n`` the smaller of its replicas and of each log shard's
+  replicas (``logShardReplicas``): 1 of 3, 2 of 5, and 0 of a single store, which no
+  drain may evict (the log service would stop);
+- a TN, CN group or proxy set may lose one pod at a time (``maxUnavailable: 1``), as
+  their rolls do.
+
+``maxUnavailable`` keeps its meaning when the set scales (the disruption controller
+counts the set's desired replicas, not the pods that happen to exist). ``enabled:
+false`` removes the budget. A CNSet that a CNPool runs (``Pooling``) has none: its idle
+pods serve no one, and its bound pods belong to their claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mo_operator.api.validation.capacity import quorum_safe
+from mo_operator.matrixone import labels, names
+from mo_operator.matrixone.bootstrap import default_log_shard_replicas
+from mo_operator.matrixone.component import Component
+
+from . import resources as r
+from .desired import stamped
+from .env import Env
+from .meta import child_metadata, is_controlled_by, is_deleting, set_labels, uid_of
+from .writes import Writes
+
+Obj = dict[str, Any]
+
+BUDGETED = frozenset({Component.LOG, Component.TN, Component.CN, Component.PROXY})
+"""The components whose sets keep a PodDisruptionBudget."""
+DEFAULT_MAX_UNAVAILABLE = 1
+"""TN, CN and proxy sets: one pod at a time, as a roll takes them."""
+
+
+def default_max_unavailable(component: Component, spec: Mapping[str, Any]) -> int:
+    """The bound of a set whose spec gives none. For the log service, what every log shard
+    can lose and keep its quorum (a drain may take down stores holding replicas of the
+    same shard)."""
+    if component is not Component.LOG:
+        return DEFAULT_MAX_UNAVAILABLE
+    replicas = int(spec.get("replicas") or 0)
+    shard = (spec.get("initialConfig") or {}).get("logShardReplicas")
+    return quorum_safe(min(replicas, int(shard or default_log_shard_replicas(replicas))))
+
+
+def budget_spec(component: Component, spec: Mapping[str, Any], selector: Mapping[str, str]) -> Obj | None:
+    """The PodDisruptionBudget's spec for a set, None when it should have none."""
+    if component not in BUDGETED or spec.get("podManagementPolicy") == "Pooling":
+        return None
+    given = spec.get("podDisruptionBudget") or {}
+    if given.get("enabled") is False:
+        return None
+    out: Obj = {}
+    if given.get("minAvailable") is not None:
+        out["minAvailable"] = given["minAvailable"]
+    else:
+        bound = given.get("maxUnavailable")
+        out["maxUnavailable"] = default_max_unavailable(component, spec) if bound is None else bound
+    out["selector"] = {"matchLabels": dict(selector)}
+    return out
+
+
+def sync_disruption_budget(
+    env: Env,
+    owner: Mapping[str, Any],
+    component: Component,
+    spec: Mapping[str, Any],
+    plan: Writes,
+) -> None:
+    """Plan the set's PodDisruptionBudget when it should have one, its deletion when not."""
+    meta = owner["metadata"]
+    namespace, set_name = meta.get("namespace") or "", meta["name"]
+    name = names.workload_name(component, set_name)
+    selector = labels.sub_resource_labels(component, set_name, namespace)
+    wanted = budget_spec(component, spec, selector)
+    if wanted is not None:
+        pdb = {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": child_metadata(owner, name, set_labels(component, owner)),
+            "spec": wanted,
+        }
+        plan.sync(env, [(r.PDBS, stamped(pdb))])
+        return
+    if component not in BUDGETED:
+        return
+    cached = env.caches.get(r.PDBS, namespace, name)
+    if cached is not None and is_controlled_by(cached, owner) and not is_deleting(cached):
+        plan.delete(r.PDBS, namespace, name, uid=uid_of(cached))

@@ -1,0 +1,107 @@
+"""Quiet routine (docs/day2-operations.md): planned work — an upgrade, a scale — is
+told in Normal Events and in conditions with its progress; a Warning Event is for
+what needs a person, so a planned upgrade and a scale bring none from the operator. A
+change made on a set the cluster owns is set back, with a Normal Event naming the
+cluster's field to change instead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightkube.resources.core_v1 import Event
+
+from mo_operator.controllers.common import resources as r
+from mo_operator.kube.resource import Resource
+from mo_operator.matrixone import labels
+
+from .harness import OperatorRunner, World, eventually
+
+EVENTS = Resource.of(Event)
+Obj = dict[str, Any]
+
+
+async def operator_events(world: World) -> list[Obj]:
+    events = (await world.client.list(EVENTS, world.namespace)).items
+    return [e for e in events if (e.get("source") or {}).get("component", "").startswith("mo-operator")]
+
+
+def shown(events: list[Obj]) -> list[str]:
+    return [
+        f"{e.get('type')} {e.get('reason')} {e['involvedObject'].get('kind')}/{e['involvedObject'].get('name')}: "
+        f"{e.get('message')}"
+        for e in events
+    ]
+
+
+async def test_an_upgrade_and_a_scale_bring_no_warning_event(world: World, operator: OperatorRunner) -> None:
+    await world.apply(world.cluster_manifest("mo"))
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo")
+    settled = {e["metadata"]["uid"] for e in await operator_events(world)}
+    if world.cluster.mo is not None:
+        # HAKeeper expires a store faster than its pod restarts, as on a real cluster
+        # where a store takes seconds to come back: a rolled store shows down
+        world.cluster.mo.model.settings.store_timeout = 0.3
+
+    await world.kubectl("patch", "mo", "mo", "--type", "merge", "-p", '{"spec":{"version":"2.1.0"}}')
+    progress: list[str] = []
+    phases: list[str] = []
+
+    async def upgraded() -> bool:
+        log = await world.get(r.LOGSETS, "mo")
+        for c in (log or {}).get("status", {}).get("conditions") or ():
+            if c["type"] == "UpToDate" and c["status"] == "False":
+                progress.append(str(c.get("message")))
+        cluster = await world.get(r.MATRIXONE_CLUSTERS, "mo") or {}
+        status = cluster.get("status") or {}
+        phases.append(str(status.get("phase")))
+        return (
+            status.get("phase") == "Ready"
+            and status.get("observedGeneration") == (cluster["metadata"]["generation"])
+        )
+
+    await eventually(upgraded, timeout=120, interval=0.1, message="the upgrade completes")
+    assert "Upgrading" in phases and set(phases) <= {"Ready", "Upgrading"}, phases
+    assert any(m.endswith("/3 updated") for m in progress), progress
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+    patch = '[{"op":"replace","path":"/spec/cnGroups/0/replicas","value":3}]'
+    await world.kubectl("patch", "mo", "mo", "--type", "json", "-p", patch)
+    await eventually(lambda: _cn_replicas(world, 3), timeout=60, message="the CN group scales to 3")
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+
+    # a change on the set itself: the cluster sets it back and says where to change it
+    await world.kubectl("scale", "cnset", "mo-tp", "--replicas=4")
+    reverted = await eventually(
+        lambda: _event(world, "ChildReverted"), timeout=30, message="the revert is told"
+    )
+    assert reverted["type"] == "Normal" and reverted["message"] == (
+        "CNSet mo-tp: spec.replicas changed on the set itself is set back to what MatrixOneCluster mo "
+        "says: change spec.cnGroups[name=tp].replicas of the MatrixOneCluster instead"
+    ), reverted
+    await eventually(lambda: _cn_spec_replicas(world, 3), timeout=30, message="the CNSet is set back to 3")
+    await eventually(lambda: _cn_pods(world, 3), timeout=60, message="the CN started meanwhile goes")
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=60)
+
+    events = [e for e in await operator_events(world) if e["metadata"]["uid"] not in settled]
+    warnings = [e for e in events if e.get("type") == "Warning"]
+    assert not warnings, "\n".join(
+        shown(sorted(events, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime"))))
+    )
+    assert {"RolloutComplete", "AllCNsReady"} <= {e.get("reason") for e in events}, shown(events)
+
+
+async def _event(world: World, reason: str) -> Obj | None:
+    return next((e for e in await operator_events(world) if e.get("reason") == reason), None)
+
+
+async def _cn_spec_replicas(world: World, count: int) -> bool:
+    cnset = await world.get(r.CNSETS, "mo-tp")
+    return ((cnset or {}).get("spec") or {}).get("replicas") == count
+
+
+async def _cn_pods(world: World, count: int) -> bool:
+    return len(await world.pods(**{labels.INSTANCE: "mo-tp"})) == count
+
+
+async def _cn_replicas(world: World, count: int) -> bool:
+    cnset = await world.get(r.CNSETS, "mo-tp")
+    return ((cnset or {}).get("status") or {}).get("readyReplicas") == count

@@ -1,0 +1,53 @@
+"""The bound of each set's PodDisruptionBudget (controllers/common/disruption.py): the
+log service's keeps a majority of every log shard's replicas, the others let one pod
+go at a time, and a CN pool's sets have none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mo_operator.controllers.common.disruption import budget_spec
+from mo_operator.matrixone.component import Component
+
+SELECTOR = {"app": "x"}
+
+
+def bound(component: Component, **spec: Any) -> dict[str, Any] | None:
+    found = budget_spec(component, spec, SELECTOR)
+    if found is None:
+        return None
+    assert found.pop("selector") == {"matchLabels": SELECTOR}
+    return found
+
+
+@pytest.mark.parametrize(
+    ("replicas", "shard", "allowed"),
+    [(1, None, 0), (3, None, 1), (5, None, 1), (5, 5, 2), (7, 3, 1), (2, None, 0)],
+)
+def test_a_log_budget_lets_go_what_every_shard_can_lose_and_keep_its_quorum(
+    replicas: int, shard: int | None, allowed: int
+) -> None:
+    """5 stores keep MatrixOne's default of 3 replicas per shard: two stores evicted
+    together may hold two replicas of one shard."""
+    initial = {"logShardReplicas": shard} if shard else {}
+    assert bound(Component.LOG, replicas=replicas, initialConfig=initial) == {"maxUnavailable": allowed}
+
+
+@pytest.mark.parametrize("component", [Component.TN, Component.CN, Component.PROXY])
+def test_other_sets_let_one_pod_go_at_a_time(component: Component) -> None:
+    assert bound(component, replicas=4) == {"maxUnavailable": 1}
+
+
+def test_the_spec_overrides_the_bound_or_switches_the_budget_off() -> None:
+    assert bound(Component.LOG, replicas=3, podDisruptionBudget={"maxUnavailable": "50%"}) == {
+        "maxUnavailable": "50%"
+    }
+    assert bound(Component.CN, replicas=3, podDisruptionBudget={"minAvailable": 2}) == {"minAvailable": 2}
+    assert bound(Component.TN, replicas=3, podDisruptionBudget={"enabled": False}) is None
+
+
+def test_a_pooled_cn_set_and_the_webui_have_no_budget() -> None:
+    assert bound(Component.CN, replicas=3, podManagementPolicy="Pooling") is None
+    assert bound(Component.WEBUI, replicas=3) is None

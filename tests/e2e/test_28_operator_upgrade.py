@@ -1,0 +1,135 @@
+"""Scenario: the operator is upgraded in place on converged clusters, and no
+MatrixOne pod is recreated.
+
+The released operator (A) brings up the representative clusters of the golden
+files (``tests/integration/golden/cases.py``) until they settle; what the server
+then holds is checked against the committed golden files, which are the output
+of the operator as released. A is stopped, nothing deleted, and the operator
+under test (B) starts on those objects with cold caches, as a new release's pod
+does after a ``helm upgrade``. Once B has reconciled every object of every kind
+it manages and gone quiet, no pod was deleted or replaced (same UIDs), no
+StatefulSet or Deployment changed generation (no rollout), no Service or
+ConfigMap was rewritten, B made no write to any of them, and every cluster is
+Ready.
+
+The golden files are captured on the embedded API server (kube-apiserver
+defaults other fields of a pod), so the scenario runs there only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from integration.golden.cases import CASES, capture, create_cases, load, namespace_of, wait_settled
+from mo_operator.controllers.common import resources as r
+from mo_operator.matrixone import labels
+from mo_operator.testing.observation import Write, primary_resource
+
+from .harness import REAL_KUBECONFIG, OperatorRunner, Unmet, World, eventually, is_ready
+
+pytestmark = pytest.mark.skipif(
+    REAL_KUBECONFIG is not None, reason="the golden files are captured on the embedded API server"
+)
+
+Obj = dict[str, Any]
+ROLLING_KINDS = {"StatefulSet", "Deployment", "Pod", "Service", "ConfigMap"}
+"""The kinds a write to which a user may see as a rolled pod or a moved endpoint."""
+LOAD_ANNOTATIONS = {labels.STORE_SCORE, labels.STORE_CONNECTIONS, labels.POD_DELETION_COST}
+"""A CN's load, which the operator records on its pod every 30 s and at once after a
+start (``cnset/stats.py``), as upstream does: a patch of these alone rolls nothing."""
+
+
+def _rolls_or_moves(write: Write) -> bool:
+    """A write of the kinds that carry pods and their endpoints, other than a CN's load."""
+    if write.kind not in ROLLING_KINDS:
+        return False
+    body = write.body if isinstance(write.body, dict) else {}
+    only_load = (
+        write.kind == "Pod"
+        and write.verb == "patch"
+        and set(body) == {"metadata"}
+        and set(body["metadata"]) == {"annotations"}
+        and set(body["metadata"]["annotations"]) <= LOAD_ANNOTATIONS
+    )
+    return not only_load
+
+
+async def _server_state(world: World) -> dict[str, str]:
+    """Each pod's UID, each workload's generation, each Service's and ConfigMap's
+    resourceVersion, by kind/namespace/name, across the cases' namespaces."""
+    state: dict[str, str] = {}
+    for case in CASES:
+        namespace = namespace_of(case)
+        for res, field in (
+            (r.PODS, "uid"),
+            (r.STATEFULSETS, "generation"),
+            (r.DEPLOYMENTS, "generation"),
+            (r.SERVICES, "resourceVersion"),
+            (r.CONFIGMAPS, "resourceVersion"),
+        ):
+            for obj in (await world.client.list(res, namespace)).items:
+                meta = obj["metadata"]
+                deleting = " (deleting)" if meta.get("deletionTimestamp") else ""
+                state[f"{res.kind} {namespace}/{meta['name']}"] = f"{meta[field]}{deleting}"
+    return state
+
+
+def _reconciled_everything(runner: OperatorRunner) -> bool | Unmet:
+    """Whether the operator has reconciled each object of every kind it manages in the
+    cases' namespaces since it started."""
+    assert runner.operator is not None
+    if not runner.operator.informers.has_synced():
+        return Unmet("caches not synced")
+    namespaces = {namespace_of(case) for case in CASES}
+    done = {(name, req.namespace, req.name) for name, req in runner.seen.finished_at}
+    waiting = [
+        f"{controller.name} {obj['metadata']['namespace']}/{obj['metadata']['name']}"
+        for controller in runner.controllers
+        for obj in runner.operator.caches.list(primary_resource(controller))
+        if obj["metadata"].get("namespace") in namespaces
+        and (controller.name, obj["metadata"]["namespace"], obj["metadata"]["name"]) not in done
+    ]
+    return Unmet(f"not yet reconciled: {waiting}") if waiting else True
+
+
+@pytest.mark.timeout(240)
+async def test_a_new_operator_on_converged_clusters_recreates_no_pod_and_rolls_nothing(
+    world: World, operator_runner: OperatorRunner
+) -> None:
+    world.namespaces += [namespace_of(case) for case in CASES]
+    await operator_runner.start()
+    await create_cases(world.client)
+    await wait_settled(world.client)
+    for case in CASES:
+        assert await capture(world.client, case) == load(case), (
+            f"{case}: the released operator's objects are not the golden ones"
+            " (tests/integration/golden says how they differ)"
+        )
+    await operator_runner.quiet()
+    before = await _server_state(world)
+    assert sum(key.startswith("Pod ") for key in before) >= 15, sorted(before)
+    await operator_runner.stop()
+
+    upgraded = OperatorRunner(world)
+    try:
+        await upgraded.start()
+        await eventually(
+            lambda: _reconciled_everything(upgraded), timeout=60, message="B reconciles everything"
+        )
+        await upgraded.quiet()
+        writes = [w for w in upgraded.seen.writes if _rolls_or_moves(w)]
+        assert writes == [], [(w.verb, w.kind, w.namespace, w.name, w.subresource, w.body) for w in writes]
+        after = await _server_state(world)
+        changed = {
+            k: (before.get(k), after.get(k))
+            for k in before.keys() | after.keys()
+            if before.get(k) != after.get(k)
+        }
+        assert changed == {}, changed
+        for case in CASES:
+            cluster = await world.client.get(r.MATRIXONE_CLUSTERS, "mo", namespace_of(case))
+            assert is_ready(cluster), (case, cluster.get("status"))
+    finally:
+        await upgraded.stop()

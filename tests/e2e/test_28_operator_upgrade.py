@@ -12,12 +12,23 @@ StatefulSet or Deployment changed generation (no rollout), no Service or
 ConfigMap was rewritten, B made no write to any of them, and every cluster is
 Ready.
 
+``MO_UPGRADE_FROM=<git revision>`` makes the released operator that revision's,
+run from its sources (``git archive``) as a child process, as a release check of
+"old commit's output against new": its objects are then not checked against the
+golden files (they are its own), and B's writes and recreations are what a user
+upgrading from that revision would see.
+
 The golden files are captured on the embedded API server (kube-apiserver
 defaults other fields of a pod), so the scenario runs there only.
 """
 
 from __future__ import annotations
 
+import asyncio
+import io
+import os
+import tarfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +45,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 Obj = dict[str, Any]
+RELEASED = os.environ.get("MO_UPGRADE_FROM")
+"""A git revision whose operator plays the released one; unset: the operator under
+test, its objects checked against the committed golden files."""
+REPO = Path(__file__).resolve().parents[2]
 ROLLING_KINDS = {"StatefulSet", "Deployment", "Pod", "Service", "ConfigMap"}
 """The kinds a write to which a user may see as a rolled pod or a moved endpoint."""
 LOAD_ANNOTATIONS = {labels.STORE_SCORE, labels.STORE_CONNECTIONS, labels.POD_DELETION_COST}
@@ -94,12 +109,10 @@ def _reconciled_everything(runner: OperatorRunner) -> bool | Unmet:
     return Unmet(f"not yet reconciled: {waiting}") if waiting else True
 
 
-@pytest.mark.timeout(240)
-async def test_a_new_operator_on_converged_clusters_recreates_no_pod_and_rolls_nothing(
-    world: World, operator_runner: OperatorRunner
-) -> None:
-    world.namespaces += [namespace_of(case) for case in CASES]
-    await operator_runner.start()
+async def _converge_with_the_golden_operator(world: World, runner: OperatorRunner) -> None:
+    """The operator under test brings the cases up, their objects are the committed golden
+    ones (the released operator's output), and it stops once quiet."""
+    await runner.start()
     await create_cases(world.client)
     await wait_settled(world.client)
     for case in CASES:
@@ -107,10 +120,44 @@ async def test_a_new_operator_on_converged_clusters_recreates_no_pod_and_rolls_n
             f"{case}: the released operator's objects are not the golden ones"
             " (tests/integration/golden says how they differ)"
         )
-    await operator_runner.quiet()
+    await runner.quiet()
+    await runner.stop()
+
+
+async def _converge_with_a_released_operator(
+    world: World, runner: OperatorRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The operator of ``RELEASED``, from its sources in a child process, brings the cases
+    up (the admission webhooks the current ones), and is killed once they settled."""
+    git = await asyncio.create_subprocess_exec(
+        "git", "archive", str(RELEASED), "src", cwd=REPO, stdout=asyncio.subprocess.PIPE
+    )
+    archive, _ = await git.communicate()
+    assert git.returncode == 0, f"git archive {RELEASED} failed"
+    sources = tmp_path / "released"
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(sources, filter="data")
+    await runner.start_webhooks()
+    with monkeypatch.context() as env:
+        env.setenv("PYTHONPATH", str(sources / "src"))
+        await runner.spawn("--no-leader-elect")
+    await create_cases(world.client)
+    await wait_settled(world.client)
+    await runner.kill()
+    await runner.stop_webhooks()
+
+
+@pytest.mark.timeout(240)
+async def test_a_new_operator_on_converged_clusters_recreates_no_pod_and_rolls_nothing(
+    world: World, operator_runner: OperatorRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world.namespaces += [namespace_of(case) for case in CASES]
+    if RELEASED is None:
+        await _converge_with_the_golden_operator(world, operator_runner)
+    else:
+        await _converge_with_a_released_operator(world, operator_runner, tmp_path, monkeypatch)
     before = await _server_state(world)
     assert sum(key.startswith("Pod ") for key in before) >= 15, sorted(before)
-    await operator_runner.stop()
 
     upgraded = OperatorRunner(world)
     try:

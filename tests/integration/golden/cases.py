@@ -85,14 +85,24 @@ def _v1_1(ns: str) -> list[Obj]:
 
 
 def _v1_2(ns: str) -> list[Obj]:
-    """1.2.3 (pipeline info, session source, lock migration), a proxy, a shared filesystem."""
+    """1.2.3 (pipeline info, session source, lock migration), a proxy, a shared filesystem,
+    and the pod-level options: the binary in memory, extra service arguments, GOMEMLIMIT,
+    DNS-based identity, an overlay."""
+    overlay = {"env": [{"name": "EXTRA", "value": "1"}], "podAnnotations": {"team": "db"}}
     return [
         _cluster(
             ns,
             "1.2.3",
             logService=_log(sharedStorage={"fileSystem": {"path": "/mnt/shared"}}),
-            cnGroups=[_cn("tp")],
+            tn={
+                "replicas": 1,
+                "serviceArgs": ["-debug-http=:6060"],
+                "memoryLimitPercent": 80,
+                "resources": {"limits": {"memory": "2Gi"}},
+            },
+            cnGroups=[_cn("tp", dnsBasedIdentity=True, overlay=overlay)],
             proxy={"replicas": 1},
+            memoryFsSize="512Mi",
         )
     ]
 

@@ -115,12 +115,12 @@ async def _converge_with_the_golden_operator(world: World, runner: OperatorRunne
     await runner.start()
     await create_cases(world.client)
     await wait_settled(world.client)
+    await runner.quiet()
     for case in CASES:
         assert await capture(world.client, case) == load(case), (
             f"{case}: the released operator's objects are not the golden ones"
             " (tests/integration/golden says how they differ)"
         )
-    await runner.quiet()
     await runner.stop()
 
 

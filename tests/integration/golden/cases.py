@@ -32,7 +32,7 @@ from mo_operator.kube.client import ApiClient
 from mo_operator.matrixone import labels
 from mo_operator.testing.cleanup import NAMESPACES
 from mo_operator.testing.manifests import GROUP_VERSION, cluster_manifest
-from mo_operator.testing.waiting import eventually, is_settled
+from mo_operator.testing.waiting import condition, eventually, is_settled
 
 Obj = dict[str, Any]
 
@@ -206,15 +206,26 @@ async def create_cases(client: ApiClient) -> None:
 
 
 async def _case_settled(client: ApiClient, case: str) -> bool:
+    """The case's cluster settled, its claims bound, its pool refilled, and every pod
+    Ready with the load the operator records on a CN (so what is captured is what a
+    settled cluster keeps)."""
     namespace = namespace_of(case)
     if not is_settled(await client.get_or_none(r.MATRIXONE_CLUSTERS, CLUSTER, namespace)):
         return False
     for claim in (await client.list(r.CNCLAIMS, namespace)).items:
         if (claim.get("status") or {}).get("phase") != "Bound":
             return False
-    if (await client.list(r.CNPOOLS, namespace)).items:  # a bound CN and a fresh idle one
-        pods = (await client.list(r.PODS, namespace, label_selector="pool=default")).items
-        return len([p for p in pods if not p["metadata"].get("deletionTimestamp")]) >= 2
+    pods = (await client.list(r.PODS, namespace)).items
+    pooled = [p for p in pods if (p["metadata"].get("labels") or {}).get("pool") == "default"]
+    if (await client.list(r.CNPOOLS, namespace)).items and len(pooled) < 2:  # a bound CN, an idle one
+        return False
+    for pod in pods:
+        meta = pod["metadata"]
+        if meta.get("deletionTimestamp") or condition(pod, "Ready").get("status") != "True":
+            return False
+        cn = (meta.get("labels") or {}).get(labels.COMPONENT) == "CNSet"
+        if cn and labels.STORE_SCORE not in (meta.get("annotations") or {}):
+            return False
     return True
 
 
@@ -232,6 +243,8 @@ SERVER_ANNOTATIONS = (
     "matrixorigin.io/score",  # a CN's sessions and start time, as HAKeeper last said
 )
 SERVICE_ADDRESSES = ("clusterIP", "clusterIPs")
+SIMULATOR_ANNOTATIONS = "simulated.matrixorigin.io/"
+"""What the simulated MatrixOne and kubelets note on a pod: the dev kit's, not the operator's."""
 POD_PLACEMENT = ("nodeName",)
 TOKEN_VOLUME = "kube-api-access-"
 """The service account token volume admission adds to a pod, under a random name."""
@@ -241,7 +254,11 @@ MOVING_POD_LABELS = (labels.CN_UUID,)
 
 def _metadata(meta: Obj) -> Obj:
     out = {k: v for k, v in meta.items() if k not in SERVER_METADATA}
-    annotations = {k: v for k, v in (out.get("annotations") or {}).items() if k not in SERVER_ANNOTATIONS}
+    annotations = {
+        k: v
+        for k, v in (out.get("annotations") or {}).items()
+        if k not in SERVER_ANNOTATIONS and not k.startswith(SIMULATOR_ANNOTATIONS)
+    }
     if annotations:
         out["annotations"] = annotations
     else:

@@ -42,6 +42,7 @@ async def test_the_operator_renders_exactly_the_golden_objects(world: World) -> 
     try:
         await create_cases(world.client)
         await wait_settled(world.client)
+        await runner.quiet()  # settled for a user; done writing for the operator too
         rendered = {case: render(case, await capture(world.client, case)) for case in CASES}
     finally:
         await runner.stop()

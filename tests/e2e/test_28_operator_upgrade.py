@@ -9,8 +9,8 @@ under test (B) starts on those objects with cold caches, as a new release's pod
 does after a ``helm upgrade``. Once B has reconciled every object of every kind
 it manages and gone quiet, no pod was deleted or replaced (same UIDs), no
 StatefulSet or Deployment changed generation (no rollout), no Service or
-ConfigMap was rewritten, B made no write to any of them, and every cluster is
-Ready.
+ConfigMap was rewritten, B made no write to any of them (but the CN load
+annotations it refreshes at once after a start), and every cluster is Ready.
 
 ``MO_UPGRADE_FROM=<git revision>`` makes the released operator that revision's,
 run from its sources (``git archive``) as a child process, as a release check of

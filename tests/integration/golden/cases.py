@@ -80,8 +80,14 @@ def _cluster(namespace: str, version: str, **spec: Any) -> Obj:
 
 
 def _v1_1(ns: str) -> list[Obj]:
-    """1.1.0, before every version-gated feature: log, TN, one CN group on S3."""
-    return [_cluster(ns, "1.1.0", logService=_log(sharedStorage=_s3("bucket/v1-1")), cnGroups=[_cn("tp")])]
+    """1.1.0, before every version-gated feature: log, TN and CN on S3, written as a Go
+    operator user's older manifests have them (the deprecated ``dn`` and ``tp``)."""
+    cluster = _cluster(ns, "1.1.0", logService=_log(sharedStorage=_s3("bucket/v1-1")))
+    spec = cluster["spec"]
+    del spec["tn"], spec["cnGroups"]
+    spec["dn"] = {"replicas": 1}
+    spec["tp"] = {"replicas": 1, "scalingConfig": {"minDelaySeconds": 0}}
+    return [cluster]
 
 
 def _v1_2(ns: str) -> list[Obj]:
@@ -110,7 +116,7 @@ def _v1_2(ns: str) -> list[Obj]:
 def _v2_0(ns: str) -> list[Obj]:
     """2.0.0 with every optional feature of a cluster: S3 with credentials and a custom CA,
     custom TOML in each set, metrics exported both ways, a cache volume, two CN groups,
-    the proxy and the web console."""
+    the proxy, the web console and pods spread over hosts."""
     storage = _s3(
         "bucket/v2-0",
         type="minio",
@@ -146,6 +152,7 @@ def _v2_0(ns: str) -> list[Obj]:
             ],
             proxy={"replicas": 1, **METRICS_POD},
             webui={"replicas": 1},
+            topologySpread=["kubernetes.io/hostname"],
         ),
     ]
 
@@ -176,7 +183,7 @@ def _v2_1_pool(ns: str) -> list[Obj]:
 
 
 CASES = {
-    "v1.1-log-tn-cn-s3": _v1_1,
+    "v1.1-dn-tp-s3": _v1_1,
     "v1.2-proxy-filesystem": _v1_2,
     "v2.0-all-features": _v2_0,
     "v2.1-cn-pool-and-claim": _v2_1_pool,

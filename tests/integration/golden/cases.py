@@ -203,13 +203,31 @@ RESOURCES = {
 }
 
 
-async def create_cases(client: ApiClient) -> None:
-    """Every case's namespace and objects."""
+async def create_cases(client: ApiClient, timeout: float = 120.0) -> None:
+    """Every case's namespace and objects; a claim once its pool has an idle CN, so that
+    the claim binds the pool's first CN and the pool refills with the second, whatever
+    the timing (a claim made first may find two CNs starting and bind either)."""
+    claims: list[Obj] = []
     for case, objects in CASES.items():
         namespace = namespace_of(case)
         await client.create(NAMESPACES, {"metadata": {"name": namespace}})
         for obj in objects(namespace):
-            await client.create(RESOURCES[obj["kind"]], obj, namespace)
+            if obj["kind"] == "CNClaim":
+                claims.append(obj)
+            else:
+                await client.create(RESOURCES[obj["kind"]], obj, namespace)
+    for claim in claims:
+        namespace = claim["metadata"]["namespace"]
+        await eventually(
+            functools.partial(_has_idle_cn, client, namespace), timeout, message=f"{namespace}: an idle CN"
+        )
+        await client.create(r.CNCLAIMS, claim, namespace)
+
+
+async def _has_idle_cn(client: ApiClient, namespace: str) -> bool:
+    selector = f"{labels.POOL_PHASE}={labels.POOL_PHASE_IDLE}"
+    pods = (await client.list(r.PODS, namespace, label_selector=selector)).items
+    return any(condition(p, "Ready").get("status") == "True" for p in pods)
 
 
 async def _case_settled(client: ApiClient, case: str) -> bool:

@@ -27,12 +27,12 @@ from typing import Any
 
 import yaml
 
+from mo_devkit.testing.cleanup import NAMESPACES
+from mo_devkit.testing.manifests import GROUP_VERSION, cluster_manifest
+from mo_devkit.testing.waiting import condition, eventually, is_settled
 from mo_operator.controllers.common import resources as r
 from mo_operator.kube.client import ApiClient
 from mo_operator.matrixone import labels
-from mo_operator.testing.cleanup import NAMESPACES
-from mo_operator.testing.manifests import GROUP_VERSION, cluster_manifest
-from mo_operator.testing.waiting import condition, eventually, is_settled
 
 Obj = dict[str, Any]
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from mo_operator.testing.runner import OperatorRunner
-from mo_operator.testing.world import World, open_world
+from mo_devkit.testing.runner import OperatorRunner
+from mo_devkit.testing.world import World, open_world
 
 from .cases import CASES, GOLDEN_DIR, UPDATE, capture, create_cases, golden_path, render, wait_settled
 

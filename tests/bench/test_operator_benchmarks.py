@@ -84,7 +84,8 @@ def test_cold_start_to_first_reconcile() -> None:
     assert first["cached_objects"] == first["objects"] >= 60, first
     assert first["value"] >= figures["cold_start_imports"]["value"] > 0
     assert figures["cold_start_kit_import"]["value"] > 0  # timed apart, not in the figures above
-    assert figures["cold_start_all_controllers_started"]["value"] >= first["value"]
+    # each controller starts once its own caches synced: the first may reconcile before the last starts
+    assert figures["cold_start_all_controllers_started"]["value"] >= figures["cold_start_imports"]["value"]
     assert len(first["first_controller"]) == 1
 
 

@@ -22,7 +22,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap
 
 from bench_support import control_plane_process, print_figures, rss_bytes
-from mo_operator.kube.keepalive import lightkube_client
+from mo_operator.kube.client.keepalive import lightkube_client
 
 
 async def run(objects: int, concurrency: int) -> list[dict[str, Any]]:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from mo_devkit.testing.cluster_process import ClusterProcess, start_cluster_process
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
 
 CONFIGMAPS = Resource("", "v1", "ConfigMap", "configmaps", True)
 REPO = Path(__file__).resolve().parents[1]

@@ -26,8 +26,8 @@ from typing import Any
 
 from mo_devkit.testing import bounded, condition
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.informer import SharedInformer
-from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.kube.cache.informer import SharedInformer
+from mo_operator.kube.cache.informer_factory import InformerFactory
 from support_objects import Captured
 from support_target import log, target
 

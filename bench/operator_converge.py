@@ -79,9 +79,9 @@ from lightkube.generic_resource import create_namespaced_resource
 from bench_support import print_figures
 from converge_ideal import ideal
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.events import LOST
-from mo_operator.kube.keepalive import lightkube_client
-from mo_operator.kube.metrics import REGISTRY
+from mo_operator.kube.client.keepalive import lightkube_client
+from mo_operator.kube.metrics.metrics import REGISTRY
+from mo_operator.kube.recorder.events import LOST
 from operator_support import (
     SMALL,
     Captured,

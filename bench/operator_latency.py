@@ -41,7 +41,7 @@ from typing import Any
 
 from bench_support import print_figures
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.controller import Request
+from mo_operator.kube.controller.controller import Request
 from operator_support import (
     ClusterRef,
     Write,

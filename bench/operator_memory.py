@@ -43,7 +43,7 @@ import mo_operator.cli.run  # noqa: F401  (imported for its size: what an operat
 from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client.client import ApiClient
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 
 MIB = 1024 * 1024

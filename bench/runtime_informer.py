@@ -31,9 +31,9 @@ from bench_support import (
     print_figures,
     rss_bytes,
 )
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.informer import SharedInformer
-from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.kube.cache.informer import SharedInformer
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.client.client import ApiClient
 
 
 async def cold_start(kubeconfig: KubeConfig) -> tuple[float, SharedInformer, ApiClient]:

@@ -26,8 +26,8 @@ from typing import Any
 from lightkube.config.kubeconfig import KubeConfig
 
 from bench_support import REPO, config_map, control_plane_process, create_all, print_figures
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.client.client import ApiClient
 
 sys.path.insert(0, str(REPO / "tests"))
 from integration.runtime.child_controller import PARENT_LABEL, ChildController

@@ -1,4 +1,4 @@
-"""Throughput of the controller work queue (``kube/workqueue.py``).
+"""Throughput of the controller work queue (``kube/controller/workqueue.py``).
 
 Three figures, each over ``--keys`` distinct keys with asyncio workers that
 do nothing but ``get``/``forget``/``done`` (so the queue's own cost shows):
@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from bench_support import print_figures
-from mo_operator.kube.workqueue import QueueShutDown, WorkQueue
+from mo_operator.kube.controller.workqueue import QueueShutDown, WorkQueue
 
 
 async def drain(queue: WorkQueue[str], workers: int, expected: int) -> float:

@@ -13,8 +13,8 @@ from typing import Any
 
 from mo_devkit.testing import Shape, World, bounded, cluster_manifest, is_ready
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.informer import SharedInformer
-from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.kube.cache.informer import SharedInformer
+from mo_operator.kube.cache.informer_factory import InformerFactory
 from support_target import client_of
 
 SMALL = Shape(log=1, tn=1, cn=1, proxy=1)

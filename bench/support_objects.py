@@ -15,9 +15,9 @@ from mo_devkit.testing import bounded
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.env import MANAGED_SELECTOR, OUR_KINDS, OWNED_KINDS
 from mo_operator.controllers.operator import FIELD_MANAGER
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.errors import AlreadyExists
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.errors import AlreadyExists
 from support_clusters import ClusterRef
 
 Obj = dict[str, Any]

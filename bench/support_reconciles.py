@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from mo_operator.kube.controller import Request
+from mo_operator.kube.controller.controller import Request
 
 
 @dataclass

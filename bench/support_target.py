@@ -24,7 +24,7 @@ from lightkube.config.kubeconfig import KubeConfig
 
 from bench_support import note_server, start_real_control_plane
 from mo_devkit.testing import World, open_world
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client.client import ApiClient
 
 start_real_control_plane()
 REAL_KUBECONFIG = os.environ.get("MO_TEST_KUBECONFIG")

@@ -14,7 +14,7 @@ from lightkube.resources.core_v1 import Event
 
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common import volumes
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import labels
 
 from .harness import SIMULATED_STORAGE_CLASS, OperatorRunner, World, condition, eventually

@@ -23,7 +23,7 @@ from mo_operator.controllers.adoption.guard import CONDITION as ADOPTED
 from mo_operator.controllers.adoption.guard import REFUSED
 from mo_operator.controllers.adoption.optin import ADOPT_ANNOTATION
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
 
 from .adoption_probe import (
     SET_OBJECTS,

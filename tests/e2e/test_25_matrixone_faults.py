@@ -26,7 +26,7 @@ from lightkube.resources.core_v1 import Event
 
 from mo_devkit.testing import Shape, cluster_manifest, condition
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import labels, names
 
 from .harness import REAL_KUBECONFIG, OperatorRunner, World, eventually

@@ -22,7 +22,7 @@ import pytest
 
 from mo_operator.controllers.backup.schedule_decisions import run_name
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.times import format_time, parse_time
+from mo_operator.kube.meta.times import format_time, parse_time
 from mo_operator.matrixone import labels
 
 from .harness import GROUP_VERSION, REAL_KUBECONFIG, OperatorRunner, World, condition, eventually

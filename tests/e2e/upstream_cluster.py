@@ -50,9 +50,9 @@ import yaml
 
 from mo_operator.api.install import CRDS
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.conditions import is_true
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.conditions import is_true
+from mo_operator.kube.meta.errors import ApiError
 from mo_operator.matrixone import buckets, identity, labels, names
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from mo_operator.kube.quantity import Quantity, format_quantity, quantity_value
+from mo_operator.kube.meta.quantity import Quantity, format_quantity, quantity_value
 
 from .base import parse
 from .kinds import kind_info

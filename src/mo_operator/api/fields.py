@@ -18,7 +18,7 @@ from typing import Annotated, Any, Final
 from annotated_types import MaxLen
 from pydantic import AfterValidator, PlainValidator
 
-from mo_operator.kube.quantity import QUANTITY_PATTERN, parse_quantity
+from mo_operator.kube.meta.quantity import QUANTITY_PATTERN, parse_quantity
 
 from .limits import MAX_CONFIG_LENGTH
 

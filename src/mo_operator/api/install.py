@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.conditions import is_true
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.conditions import is_true
 
 from .crdgen import all_crds
 

@@ -19,7 +19,7 @@ import click
 from mo_operator.controllers.adoption.preflight import SetPlan
 from mo_operator.controllers.adoption.survey import refusals, survey
 from mo_operator.controllers.adoption.takeover import TakeoverTimeout, take_over
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client.client import ApiClient
 
 from .kubeconfig import load_kubeconfig
 

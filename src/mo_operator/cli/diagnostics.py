@@ -5,8 +5,8 @@ a stream of retries or a traceback."""
 from __future__ import annotations
 
 from mo_operator.api.kinds import GROUP
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.errors import ApiError
 
 CRD_INSTALL_HINT = (
     "install them with `kubectl apply --server-side -f deploy/crds` (the Helm chart charts/mo-operator"

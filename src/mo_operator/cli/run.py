@@ -36,12 +36,12 @@ from mo_operator.controllers.common.settings import (
     Settings,
 )
 from mo_operator.controllers.operator import FIELD_MANAGER, Operator, default_identity
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.discovery import wait_until_served
-from mo_operator.kube.errors import Forbidden
-from mo_operator.kube.probes import ProbeServer
-from mo_operator.kube.webhook_certs import CertSource, DirectoryCerts, GeneratedCerts, shared_ca
-from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.discovery import wait_until_served
+from mo_operator.kube.healthz.probes import ProbeServer
+from mo_operator.kube.meta.errors import Forbidden
+from mo_operator.kube.webhook.server import WebhookServer
+from mo_operator.kube.webhook.serving_certs import CertSource, DirectoryCerts, GeneratedCerts, shared_ca
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.rpc.connection import Dialer, open_connection
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider

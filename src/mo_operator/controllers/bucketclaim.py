@@ -46,8 +46,16 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import labels_of, mapping_at, meta_of, namespace_of, spec_of, status_of, view
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import (
+    labels_of,
+    mapping_at,
+    meta_of,
+    namespace_of,
+    spec_of,
+    status_of,
+    view,
+)
 from mo_operator.matrixone import buckets, labels, layout
 from mo_operator.matrixone.component import Component
 

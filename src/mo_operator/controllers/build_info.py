@@ -7,7 +7,7 @@ from __future__ import annotations
 from prometheus_client import Info
 
 from mo_operator import __version__
-from mo_operator.kube.metrics import REGISTRY
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 BUILD_INFO = Info("mo_operator_build", "The operator's release.", registry=REGISTRY)
 BUILD_INFO.info({"version": __version__})

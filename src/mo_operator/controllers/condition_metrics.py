@@ -19,9 +19,9 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from mo_operator.kube.metrics import REGISTRY
-from mo_operator.kube.objects import view
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.objects import view
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 from .common import resources as r
 from .common.env import Caches

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import mapping_at
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import mapping_at
 from mo_operator.matrixone import layout, names, ports
 from mo_operator.matrixone.component import Component
 

@@ -9,7 +9,7 @@ client to the embedded control plane and the simulated MatrixOne.
 
 Each controller declares the caches its reconciles read besides those it
 watches (``reads``): it starts once all of them have synced, and a reconcile
-reading any other cache is refused in strict mode (``kube.reads``).
+reading any other cache is refused in strict mode (``kube.cache.reads``).
 
 Writes go through a fenced client when leader election is on, so a replica
 that stopped leading cannot write even from a reconcile already running.
@@ -26,17 +26,17 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mo_operator.api.kinds import kind_info
-from mo_operator.kube.actor import Actor, ActorReconciler
-from mo_operator.kube.adapters import Client, ClientEventSink, ClientLeaseStore, ClientWriter, fenced
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.controller import Controller, Request, deletion_started
-from mo_operator.kube.events import EventRecorder
-from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.kube.leader import LeaderElector
-from mo_operator.kube.manager import Manager
-from mo_operator.kube.objects import key_of, mapping_at, meta_of, name_of, namespace_of, spec_of
-from mo_operator.kube.probes import ProbeServer
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.controller.actor import Actor, ActorReconciler
+from mo_operator.kube.controller.controller import Controller, Request, deletion_started
+from mo_operator.kube.healthz.probes import ProbeServer
+from mo_operator.kube.leaderelection.leader import LeaderElector
+from mo_operator.kube.manager.adapters import Client, ClientEventSink, ClientLeaseStore, ClientWriter, fenced
+from mo_operator.kube.manager.manager import Manager
+from mo_operator.kube.meta.objects import key_of, mapping_at, meta_of, name_of, namespace_of, spec_of
+from mo_operator.kube.recorder.events import EventRecorder
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.component import Component

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.selectors import selector_from_labels
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.selectors import selector_from_labels
 from mo_operator.matrixone import names, ports
 from mo_operator.matrixone.component import Component
 

@@ -28,10 +28,10 @@ from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
 
-from mo_operator.kube.metrics import REGISTRY
-from mo_operator.kube.objects import mapping_at, view
-from mo_operator.kube.resource import Resource
-from mo_operator.kube.times import parse_time
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.objects import mapping_at, view
+from mo_operator.kube.meta.times import parse_time
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 from .common import resources as r
 from .condition_metrics import CachedCollector

@@ -23,8 +23,8 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import mapping_at, namespace_of, spec_of, uid_of
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import mapping_at, namespace_of, spec_of, uid_of
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import webui as webui_config

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mo_operator.kube.times import format_time
+from mo_operator.kube.meta.times import format_time
 from mo_operator.matrixone import layout
 from mo_operator.matrixone.config.fileservice import DEFAULT_S3_ENDPOINT
 
@@ -255,7 +255,7 @@ def _size(text: str) -> int | None:
 def _time(text: str) -> str | None:
     """``mo_br``'s time (RFC 3339, or Go's ``2006-01-02 15:04:05 -0700``) as ``metav1.Time``.
 
-    Not ``kube.times.parse_time``: that reads only RFC 3339, and would take a time
+    Not ``kube.meta.times.parse_time``: that reads only RFC 3339, and would take a time
     without a zone as local time, where a zoneless ``mo_br`` time is unreadable."""
     text = text.strip()
     if not text:

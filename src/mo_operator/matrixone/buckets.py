@@ -29,8 +29,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mo_operator.kube.objects import annotations_of, meta_of, spec_of, status_of
-from mo_operator.kube.objects import is_deleting as is_deleting
+from mo_operator.kube.meta.objects import annotations_of, meta_of, spec_of, status_of
+from mo_operator.kube.meta.objects import is_deleting as is_deleting
 from mo_operator.matrixone import labels
 
 BIND_TO: Final = "bucket.matrixorigin.io/bind-to"

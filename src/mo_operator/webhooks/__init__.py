@@ -2,7 +2,7 @@
 
 The rules are the api package's (:func:`mo_operator.api.defaulting.default`,
 :mod:`mo_operator.api.validation`), shared with the reconcilers; this package
-serves them over the runtime's :class:`~mo_operator.kube.webhook_server.WebhookServer`
+serves them over the runtime's :class:`~mo_operator.kube.webhook.server.WebhookServer`
 and writes the webhook configurations that make the API server call them. One
 module per concern: :mod:`.routes` (which kinds, paths and names),
 :mod:`.defaulter` and :mod:`.validator` (the handlers), :mod:`.configurations`
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.kube.webhook.server import WebhookServer
 
 from .buckets import ClaimLookup, api_claim_lookup, bucket_errors
 from .configurations import (

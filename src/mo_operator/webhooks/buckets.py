@@ -24,10 +24,10 @@ from typing import Any
 
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
 from mo_operator.api.validation import FieldError
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.objects import name_of, namespace_of
-from mo_operator.kube.resource import Resource
-from mo_operator.kube.selectors import selector_from_labels
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.objects import name_of, namespace_of
+from mo_operator.kube.meta.selectors import selector_from_labels
 from mo_operator.matrixone import buckets, names
 
 __all__ = ["ClaimLookup", "api_claim_lookup", "bucket_errors"]

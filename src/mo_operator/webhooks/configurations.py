@@ -30,9 +30,9 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from mo_operator.api.kinds import GROUP, VERSION
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.objects import mapping_at
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.objects import mapping_at
 
 from .routes import MUTATING_ROUTES, VALIDATING_ROUTES, Route
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.api.defaulting import default
-from mo_operator.kube.webhook_server import AdmissionRequest, Denial
+from mo_operator.kube.webhook.server import AdmissionRequest, Denial
 
 __all__ = ["Defaulter"]
 

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from mo_operator.api.kinds import GROUP
 from mo_operator.api.validation import FieldError, admission_warnings, validate_create, validate_update
-from mo_operator.kube.webhook_server import AdmissionRequest, Admitted, Denial
+from mo_operator.kube.webhook.server import AdmissionRequest, Admitted, Denial
 
 from .buckets import ClaimLookup, bucket_errors
 

@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube import keepalive
+from mo_operator.kube.client import keepalive
 
 from .raw_http import RawClient
 

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 import aiohttp
 
-from mo_operator.kube import keepalive
+from mo_operator.kube.client import keepalive
 
 JSON = "application/json"
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from mo_operator.kube.certs import make_ca, make_serving_cert
+from mo_operator.kube.certs.certs import make_ca, make_serving_cert
 
 from .conftest import Raw, cm
 

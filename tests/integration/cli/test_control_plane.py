@@ -13,7 +13,7 @@ from lightkube import KubeConfig
 from lightkube.resources.core_v1 import Namespace, Node
 from lightkube.resources.storage_v1 import StorageClass
 
-from mo_operator.kube.keepalive import lightkube_client
+from mo_operator.kube.client.keepalive import lightkube_client
 
 
 async def test_controllers_only_serves_a_cluster_without_nodes(tmp_path: Path) -> None:

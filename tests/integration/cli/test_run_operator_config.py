@@ -15,7 +15,7 @@ from conftest import Kubectl
 from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_devkit.testing import free_port
 from mo_operator.api.install import install_crds
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client.client import ApiClient
 
 from .process import Command, eventually, run_with_webhook_url
 

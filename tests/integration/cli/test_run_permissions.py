@@ -30,8 +30,8 @@ from lightkube.resources.rbac_authorization_v1 import ClusterRole, ClusterRoleBi
 
 from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_devkit.testing import free_port
-from mo_operator.kube import keepalive
-from mo_operator.kube.keepalive import lightkube_client
+from mo_operator.kube.client import keepalive
+from mo_operator.kube.client.keepalive import lightkube_client
 
 from .process import Command, run_with_webhook_url
 

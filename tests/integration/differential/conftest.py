@@ -19,8 +19,8 @@ import yaml
 from lightkube import KubeConfig
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube import keepalive
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client import keepalive
+from mo_operator.kube.client.client import ApiClient
 
 from .harness import USER_AGENT, Target
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import aiohttp
 
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client.client import ApiClient
 
 from ..apiserver.raw_http import RawClient, Reply
 

@@ -1,4 +1,4 @@
-"""What the operator's own client (``mo_operator.kube.client.ApiClient``)
+"""What the operator's own client (``mo_operator.kube.client.client.ApiClient``)
 sees of both servers: its pages, its errors (``ApiError`` status, reason,
 details), its apply conflicts, its watch events and its expiry signal. The
 operator is tested on the embedded server; these are the answers it must
@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.resource import Resource
-from mo_operator.kube.watch import WatchExpired
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.client.watch import WatchExpired
+from mo_operator.kube.meta.errors import ApiError
 
 from .crds import install
 from .harness import Target, Transcript

@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.adapters import Client
-from mo_operator.kube.controller import Controller, Request, request_for
-from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.controller.controller import Controller, Request, request_for
+from mo_operator.kube.manager.adapters import Client
 
 from .ledger import CONFIGMAPS
 

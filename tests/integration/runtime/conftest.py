@@ -12,9 +12,9 @@ import pytest
 from lightkube.config.kubeconfig import KubeConfig
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.backoff import Backoff
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.informer_factory import InformerFactory
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.flowcontrol.backoff import Backoff
 
 ClientFactory = Callable[..., ApiClient]
 

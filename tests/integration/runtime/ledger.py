@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.informer import SharedInformer, is_tombstone
-from mo_operator.kube.resource import Resource
-from mo_operator.kube.selectors import as_selector
+from mo_operator.kube.cache.informer import SharedInformer, is_tombstone
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.selectors import as_selector
 
 Obj = dict[str, Any]
 CONFIGMAPS = Resource("", "v1", "ConfigMap", "configmaps", True)

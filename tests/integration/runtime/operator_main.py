@@ -19,13 +19,13 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.adapters import ClientLeaseStore, fenced
-from mo_operator.kube.backoff import Backoff
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.informer import SharedInformer, is_tombstone
-from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.kube.leader import LeaderElectionConfig, LeaderElector
-from mo_operator.kube.manager import Manager
+from mo_operator.kube.cache.informer import SharedInformer, is_tombstone
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.flowcontrol.backoff import Backoff
+from mo_operator.kube.leaderelection.leader import LeaderElectionConfig, LeaderElector
+from mo_operator.kube.manager.adapters import ClientLeaseStore, fenced
+from mo_operator.kube.manager.manager import Manager
 
 from .child_controller import ChildController
 from .ledger import cache_state, key_of, rv_of

@@ -1,4 +1,4 @@
-"""``kube/adapters.py`` against the embedded server: what each API answer
+"""``kube/manager/adapters.py`` against the embedded server: what each API answer
 means to leader election, the event recorder and the Actor framework."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.adapters import EVENTS, ClientEventSink, ClientLeaseStore, ClientWriter
-from mo_operator.kube.errors import ApiError, is_conflict
-from mo_operator.kube.events import EventNotFound, EventRecorder, EventRejected
-from mo_operator.kube.leader import LeaderElectionConfig, LeaderElector, LeaseConflict
+from mo_operator.kube.leaderelection.leader import LeaderElectionConfig, LeaderElector, LeaseConflict
+from mo_operator.kube.manager.adapters import EVENTS, ClientEventSink, ClientLeaseStore, ClientWriter
+from mo_operator.kube.meta.errors import ApiError, is_conflict
+from mo_operator.kube.recorder.events import EventNotFound, EventRecorder, EventRejected
 
 from .conftest import ClientFactory
 from .widgets import WIDGETS, install_widget_crd, widget

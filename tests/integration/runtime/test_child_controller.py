@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.manager import Manager
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.manager.manager import Manager
 
 from .child_controller import CHILD_LABEL, ChildController, all_children_as_desired, parent
 from .conftest import ClientFactory, make_informers

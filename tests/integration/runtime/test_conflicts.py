@@ -15,12 +15,12 @@ import time
 from typing import Any
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.actor import ActorReconciler, Context
-from mo_operator.kube.adapters import ClientEventSink, ClientWriter
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.controller import Controller
-from mo_operator.kube.errors import is_conflict
-from mo_operator.kube.events import EventRecorder
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.controller.actor import ActorReconciler, Context
+from mo_operator.kube.controller.controller import Controller
+from mo_operator.kube.manager.adapters import ClientEventSink, ClientWriter
+from mo_operator.kube.meta.errors import is_conflict
+from mo_operator.kube.recorder.events import EventRecorder
 
 from .conftest import ClientFactory, make_informers
 from .ledger import Ledger, cache_state, eventually, server_state

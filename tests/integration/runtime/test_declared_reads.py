@@ -16,7 +16,7 @@ from mo_devkit.testing.waiting import eventually
 from mo_devkit.testing.world import World, open_world
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.operator import Operator
-from mo_operator.kube.controller import Controller
+from mo_operator.kube.controller.controller import Controller
 
 GROUP_VERSION = "core.matrixorigin.io/v1alpha1"
 SELECTOR = {"matchLabels": {"pool": "default"}}

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.informer import SharedInformer
+from mo_operator.kube.cache.informer import SharedInformer
+from mo_operator.kube.client.client import ApiClient
 
 from .conftest import ClientFactory, make_client, make_informers
 from .ledger import (

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client.client import ApiClient
 
 from .conftest import make_client, make_informers
 from .ledger import (

@@ -17,11 +17,11 @@ import pytest
 
 from mo_devkit.localcluster.apiserver.faults import RequestRecord
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.adapters import ClientLeaseStore, WriteFence, WriteRefused
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.controller import Request
-from mo_operator.kube.leader import LeaderElectionConfig, LeaderElector
-from mo_operator.kube.manager import Manager
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.controller.controller import Request
+from mo_operator.kube.leaderelection.leader import LeaderElectionConfig, LeaderElector
+from mo_operator.kube.manager.adapters import ClientLeaseStore, WriteFence, WriteRefused
+from mo_operator.kube.manager.manager import Manager
 
 from .child_controller import PARENT_LABEL, BeforeWrite, ChildController, all_children_as_desired, parent
 from .conftest import make_client, make_informers

@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from mo_devkit.localcluster.controlplane import ControlPlane
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.discovery import unserved, wait_until_served
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.discovery import unserved, wait_until_served
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.errors import ApiError
 
 from .conftest import make_client
 from .ledger import eventually
@@ -109,7 +109,7 @@ async def test_the_wait_says_once_what_is_missing_and_ends_when_it_is_served(
     def said() -> list[str]:
         return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
 
-    with caplog.at_level(logging.INFO, logger="mo_operator.kube.discovery"):
+    with caplog.at_level(logging.INFO, logger="mo_operator.kube.client.discovery"):
         waiting = asyncio.create_task(
             wait_until_served(
                 api,

@@ -56,7 +56,7 @@ from mo_devkit.localcluster.simulator.core.objects import (
     uid_of,
 )
 from mo_devkit.localcluster.simulator.simulator import Simulator
-from mo_operator.kube.keepalive import lightkube_client
+from mo_operator.kube.client.keepalive import lightkube_client
 
 REAL_KUBECONFIG = os.environ.get("MO_TEST_KUBECONFIG")
 """The real control plane (tests/conftest.py starts one from KUBEBUILDER_ASSETS)."""

@@ -17,10 +17,10 @@ from lightkube.config.kubeconfig import KubeConfig
 
 from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_operator.api.crdgen import all_crds
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.resource import Resource
-from mo_operator.kube.webhook_certs import GeneratedCerts
-from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.webhook.server import WebhookServer
+from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 from mo_operator.webhooks import install_webhook_configurations, register
 
 CRD = Resource("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False)

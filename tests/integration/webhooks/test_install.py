@@ -10,7 +10,7 @@ import copy
 from pathlib import Path
 
 from conftest import Kubectl
-from mo_operator.kube.webhook_certs import GeneratedCerts
+from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 from mo_operator.webhooks import (
     FIELD_MANAGER,
     configuration_names,

@@ -10,8 +10,8 @@ from typing import Any, cast
 
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.controllers.common.env import Caches, Env, Settings
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.errors import ApiError
 from mo_operator.matrixone import labels
 
 from .controller_fakes import FakeCaches

@@ -10,9 +10,9 @@ from typing import Any
 from mo_operator.controllers.bucketclaim import BucketClaimActor
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.env import Settings
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import labels_of, status_of
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import labels_of, status_of
 from mo_operator.matrixone import buckets, labels
 
 Obj = dict[str, Any]

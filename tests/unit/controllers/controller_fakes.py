@@ -11,9 +11,9 @@ from typing import Any, cast
 
 from mo_operator.controllers.common.env import Caches, Env, Settings
 from mo_operator.controllers.common.writes import Writes
-from mo_operator.kube.actor import Context
-from mo_operator.kube.frozen import freeze
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.frozen import freeze
 
 Obj = dict[str, Any]
 NOW = 1_700_000_000.0

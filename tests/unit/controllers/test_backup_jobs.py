@@ -13,7 +13,7 @@ from mo_operator.controllers.backup.backupjob import BackupConflict
 from mo_operator.controllers.backup.jobs import build_job, job_outcome, ttl_seconds
 from mo_operator.controllers.backup.restorejob import BACKUP_WAIT_SECONDS
 from mo_operator.controllers.common.pods import parse_time
-from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import labels
 
 from .backup_fakes import (

@@ -12,7 +12,7 @@ from mo_operator.controllers.backup import BackupScheduleActor
 from mo_operator.controllers.backup.backupschedule import backups_in_use
 from mo_operator.controllers.backup.schedule_decisions import run_name
 from mo_operator.controllers.common.pods import format_time
-from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import labels
 
 from .backup_fakes import NOW, S3_TARGET, backup_object, ended, env, meta, restorejob, terminated

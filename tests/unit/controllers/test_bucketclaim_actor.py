@@ -210,7 +210,7 @@ async def test_a_failing_cleanup_is_reported_at_its_first_failed_pod_and_again_w
 
 
 def test_a_released_or_deleted_claim_wakes_every_logset_of_its_path(world: World) -> None:
-    from mo_operator.kube.controller import Request
+    from mo_operator.kube.controller.controller import Request
 
     world.caches.add(r.LOGSETS, logset("mo"))
     world.caches.add(r.LOGSETS, logset("waiting", cluster="waiting"))

@@ -22,7 +22,7 @@ from mo_operator.controllers.common.cache_transforms import (
 )
 from mo_operator.controllers.common.configmaps import hashed_config_map
 from mo_operator.controllers.common.desired import matches, stamped
-from mo_operator.kube.informer import LAST_APPLIED, strip_managed_fields
+from mo_operator.kube.cache.informer import LAST_APPLIED, strip_managed_fields
 
 POD: dict[str, Any] = {
     "apiVersion": "v1",

@@ -9,7 +9,7 @@ import pytest
 
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.bucketclaims import claims_of_path
-from mo_operator.kube.cache import Store
+from mo_operator.kube.cache.cache import Store
 from mo_operator.matrixone import buckets, labels
 
 from .test_env import build, obj, put

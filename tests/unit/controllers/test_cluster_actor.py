@@ -15,7 +15,7 @@ from mo_operator.controllers.cluster.children import Child, desired_children
 from mo_operator.controllers.common.admission import admitted
 from mo_operator.controllers.common.desired import stamped
 from mo_operator.controllers.common.status import UP_TO_DATE
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import labels
 
 from .controller_fakes import FakeCaches, RecordingClient, condition, context, make_env, run

@@ -24,7 +24,7 @@ from mo_operator.controllers.cluster.children import (
 )
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.admission import admitted
-from mo_operator.kube.frozen import freeze
+from mo_operator.kube.meta.frozen import freeze
 from mo_operator.matrixone import labels
 
 Obj = dict[str, Any]

@@ -10,7 +10,7 @@ from mo_operator.api.kinds import API_VERSION
 from mo_operator.controllers.cluster.children import desired_children
 from mo_operator.controllers.cluster.restore import placement, restore_gate, restore_job
 from mo_operator.controllers.common.writes import Writes
-from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import labels
 
 from .backup_fakes import ended, env, meta

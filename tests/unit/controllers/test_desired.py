@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mo_operator.controllers.common.desired import APPLIED_HASH, content_hash, matches, stamped, up_to_date
-from mo_operator.kube.frozen import freeze
+from mo_operator.kube.meta.frozen import freeze
 
 Obj = dict[str, Any]
 

@@ -18,8 +18,8 @@ from mo_operator.controllers.common.env import (
     Caches,
     logset_ref_key,
 )
-from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.client.resource import Resource
 
 Obj = dict[str, Any]
 Scope = tuple[Resource, str | None, str | None]

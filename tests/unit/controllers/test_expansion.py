@@ -13,7 +13,7 @@ from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common import volumes
 from mo_operator.controllers.common.desired import stamped
 from mo_operator.controllers.common.expansion import sync_stateful
-from mo_operator.kube.errors import ApiError
+from mo_operator.kube.meta.errors import ApiError
 
 from .controller_fakes import FakeCaches, RecordingClient, condition, context, make_env, run, writes
 

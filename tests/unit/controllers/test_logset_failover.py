@@ -13,7 +13,7 @@ import pytest
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.logset import FAILOVER
 from mo_operator.controllers.logset.repair import failover as run_failover
-from mo_operator.kube.actor import Context
+from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone import identity, labels
 from mo_operator.matrixone.admin import HAKeeperPhase, HAKeeperState, LogStore, NodeState
 
@@ -275,7 +275,7 @@ async def test_an_unbound_claim_waiting_for_a_gone_node_is_replaced() -> None:
 
 
 async def test_a_node_that_cannot_be_read_is_not_taken_for_gone() -> None:
-    from mo_operator.kube.errors import ApiError
+    from mo_operator.kube.meta.errors import ApiError
 
     pods = [pod(0), mounting(pod(1, down_for=TIMEOUT + 5), "mo-data-mo-log-1"), pod(2)]
     env = make_env(FakeCaches(claim("mo-data-mo-log-1", selected_node="node-b")))

@@ -16,7 +16,7 @@ from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.dnset import DNSetActor
 from mo_operator.controllers.proxyset import ProxySetActor
-from mo_operator.kube.actor import Context
+from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 

@@ -12,7 +12,7 @@ from mo_operator.controllers.common.references import (
     report_references,
     spec_references,
 )
-from mo_operator.kube.errors import ApiError
+from mo_operator.kube.meta.errors import ApiError
 
 from .controller_fakes import condition, context
 

@@ -10,7 +10,7 @@ import pytest
 
 from mo_operator.controllers.common.env import Caches
 from mo_operator.controllers.state_metrics import STATE
-from mo_operator.kube.metrics import REGISTRY
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 from .controller_fakes import FakeCaches
 

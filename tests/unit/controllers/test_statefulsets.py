@@ -17,7 +17,7 @@ from mo_operator.controllers.common.statefulsets import (
     statefulset,
     volume_claim_template,
 )
-from mo_operator.kube.errors import ApiError
+from mo_operator.kube.meta.errors import ApiError
 
 from .controller_fakes import FakeCaches, RecordingClient, context, events, make_env, writes
 

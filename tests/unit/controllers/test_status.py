@@ -15,7 +15,7 @@ from mo_operator.controllers.common.status import (
     report_rollout,
     store_status,
 )
-from mo_operator.kube.actor import Context, TerminalError
+from mo_operator.kube.controller.actor import Context, TerminalError
 from mo_operator.matrixone.config.tomlconfig import ConfigError
 
 WORDING = Readiness(members="proxies ready", not_ready="ProxiesNotReady", all_ready="AllProxiesReady")

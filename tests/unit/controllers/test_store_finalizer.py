@@ -9,8 +9,8 @@ from typing import Any, cast
 from mo_operator.controllers.cnset.pods import HAKEEPER_ANNOTATION, LOGSET_ANNOTATION
 from mo_operator.controllers.cnset.store_finalizer import CNStoreFinalizer
 from mo_operator.controllers.common.pods import format_time
-from mo_operator.kube.controller import Request
-from mo_operator.kube.errors import ApiError
+from mo_operator.kube.controller.controller import Request
+from mo_operator.kube.meta.errors import ApiError
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, ClientFault, StoreNotFound
 

@@ -16,7 +16,7 @@ import pytest
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.unseen import Unseen
 from mo_operator.controllers.common.writes import CREATE_LIMIT, Writes
-from mo_operator.kube.errors import Conflict
+from mo_operator.kube.meta.errors import Conflict
 
 from .controller_fakes import FakeCaches, RecordingClient
 

@@ -17,7 +17,7 @@ import yaml
 
 import mo_operator.cli.run  # noqa: F401  (registers every collector of the operator process)
 from install_manifests import CHART_DIR, REPO
-from mo_operator.kube.metrics import REGISTRY
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 TEMPLATES = CHART_DIR / "templates"
 DASHBOARD = CHART_DIR / "files" / "dashboards" / "mo-operator.json"

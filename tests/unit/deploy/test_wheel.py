@@ -124,7 +124,7 @@ def test_the_wheel_holds_the_operator_and_nothing_of_the_dev_kit(wheel: zipfile.
     for module in (
         "mo_operator/cli/main.py",
         "mo_operator/controllers/operator.py",
-        "mo_operator/kube/manager.py",
+        "mo_operator/kube/manager/manager.py",
     ):
         assert module in names
 

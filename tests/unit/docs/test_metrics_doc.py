@@ -10,7 +10,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 import mo_operator.cli.run  # noqa: F401  (registers everything the operator process does)
-from mo_operator.kube.metrics import REGISTRY
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 DOC = Path(__file__).parents[3] / "docs" / "metrics.md"
 ROW = re.compile(r"^\| `(?P<name>[a-z_:]+)` \| (?P<type>\w+) \|(?P<labels>[^|]*)\|", re.M)

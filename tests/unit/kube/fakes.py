@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.client import ListPage
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.watch import WatchEvent, WatchExpired
+from mo_operator.kube.client.client import ListPage
+from mo_operator.kube.client.watch import WatchEvent, WatchExpired
+from mo_operator.kube.meta.errors import ApiError
 
 Obj = dict[str, Any]
 

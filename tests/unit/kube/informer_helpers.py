@@ -8,10 +8,10 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mo_operator.kube.backoff import Backoff
-from mo_operator.kube.frozen import thaw
-from mo_operator.kube.informer import SharedInformer, is_tombstone
-from mo_operator.kube.listwatch import ListerWatcher
+from mo_operator.kube.cache.informer import SharedInformer, is_tombstone
+from mo_operator.kube.cache.listwatch import ListerWatcher
+from mo_operator.kube.flowcontrol.backoff import Backoff
+from mo_operator.kube.meta.frozen import thaw
 
 Obj = dict[str, Any]
 

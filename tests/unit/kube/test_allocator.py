@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mo_operator.kube.allocator import release_freed_memory
+from mo_operator.kube.memory.allocator import release_freed_memory
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")

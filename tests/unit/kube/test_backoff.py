@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.kube.backoff import Backoff
+from mo_operator.kube.flowcontrol.backoff import Backoff
 
 
 def test_delays_grow_by_the_factor_up_to_the_cap_and_reset() -> None:

@@ -23,13 +23,13 @@ from lightkube import KubeConfig
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 
-from mo_operator.kube import errors
-from mo_operator.kube.backoff import Backoff
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.errors import ApiConnectionError
-from mo_operator.kube.metrics import REGISTRY
-from mo_operator.kube.ratelimit import TokenBucket
-from mo_operator.kube.resource import Resource, register
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource, register
+from mo_operator.kube.flowcontrol.backoff import Backoff
+from mo_operator.kube.flowcontrol.ratelimit import TokenBucket
+from mo_operator.kube.meta import errors
+from mo_operator.kube.meta.errors import ApiConnectionError
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 KUBECONFIG = {
     "apiVersion": "v1",
@@ -407,7 +407,7 @@ def test_resource_urls_and_lookup() -> None:
         Resource.of(Namespace).path("ns", "x")
     with pytest.raises(ValueError):
         Resource.of(Deployment.Status)
-    from mo_operator.kube.resource import resource_for
+    from mo_operator.kube.client.resource import resource_for
 
     assert resource_for("core.matrixorigin.io/v1alpha1", "CNSet") is CNSET
     assert resource_for("apps/v1", "StatefulSet").plural == "statefulsets"

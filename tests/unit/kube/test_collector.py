@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from mo_operator.kube.collector import collector_paused, long_lived_frozen
-from mo_operator.kube.rest import decode_body
+from mo_operator.kube.client.rest import decode_body
+from mo_operator.kube.memory.collector import collector_paused, long_lived_frozen
 
 PAGE = json.dumps(
     {"items": [{"metadata": {"name": f"pod-{i}", "labels": {"a": "b"}}} for i in range(20_000)]}

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mo_operator.kube.conditions import DEFAULT_REASON, get_condition, is_true, lead_with, set_condition
+from mo_operator.kube.meta.conditions import DEFAULT_REASON, get_condition, is_true, lead_with, set_condition
 
 T1 = "2024-01-01T00:00:00Z"
 T2 = "2024-01-01T00:05:00Z"

@@ -12,10 +12,16 @@ from typing import Any
 
 import pytest
 
-from mo_operator.kube.actor import ActorReconciler, Context, TerminalError
-from mo_operator.kube.controller import Controller, ReportedError, Request, Result, generation_changed
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.status_policy import StatusWindow
+from mo_operator.kube.controller.actor import ActorReconciler, Context, TerminalError
+from mo_operator.kube.controller.controller import (
+    Controller,
+    ReportedError,
+    Request,
+    Result,
+    generation_changed,
+)
+from mo_operator.kube.controller.status_policy import StatusWindow
+from mo_operator.kube.meta.errors import ApiError
 
 Obj = dict[str, Any]
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from mo_devkit.testing.runner import CONTROLLER_LOG, UndeclaredReads
 from mo_devkit.testing.waiting import eventually
-from mo_operator.kube.controller import Controller, Request
-from mo_operator.kube.manager import Manager
-from mo_operator.kube.reads import check_read
+from mo_operator.kube.cache.reads import check_read
+from mo_operator.kube.controller.controller import Controller, Request
+from mo_operator.kube.manager.manager import Manager
 
 from .fakes import SyncedByEvent
 

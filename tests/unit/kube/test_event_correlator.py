@@ -20,14 +20,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mo_operator.kube.event_correlator import (
+from mo_operator.kube.meta.times import format_time
+from mo_operator.kube.recorder.event_correlator import (
     AGGREGATE_PREFIX,
     SPAM_BURST,
     SPAM_QPS,
     Correlation,
     EventCorrelator,
 )
-from mo_operator.kube.times import format_time
 
 T0 = 1_700_000_000.0
 STEPS = (0.0, 1.0, 30.0, 299.0, 301.0, 601.0)

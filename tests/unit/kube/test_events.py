@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from mo_operator.kube.backoff import Backoff
-from mo_operator.kube.event_correlator import AGGREGATE_PREFIX
-from mo_operator.kube.events import (
+from mo_operator.kube.flowcontrol.backoff import Backoff
+from mo_operator.kube.metrics.metrics import REGISTRY
+from mo_operator.kube.recorder.event_correlator import AGGREGATE_PREFIX
+from mo_operator.kube.recorder.events import (
     EventNotFound,
     EventRecorder,
     EventRejected,
     object_reference,
 )
-from mo_operator.kube.metrics import REGISTRY
 
 Obj = dict[str, Any]
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
@@ -366,7 +366,7 @@ async def test_drops_are_counted_by_reason_and_logged_rarely(
     recorder = EventRecorder(sink, "c", clock=clock, max_pending=2)
     sink.gate = asyncio.Event()
     before = dropped_total("backlog_full")
-    with caplog.at_level("WARNING", logger="mo_operator.kube.events"):
+    with caplog.at_level("WARNING", logger="mo_operator.kube.recorder.events"):
         for i in range(50):
             recorder.event(pod(name=f"web-{i}", uid=f"u-{i}"), "Normal", "Scaled", "m")
         assert dropped_total("backlog_full") - before == recorder.dropped == 48
@@ -385,7 +385,7 @@ async def test_the_spam_filter_counts_what_it_refuses_without_logging(
     recorder: EventRecorder, caplog: pytest.LogCaptureFixture
 ) -> None:
     before = dropped_total("spam_filter")
-    with caplog.at_level("DEBUG", logger="mo_operator.kube.events"):
+    with caplog.at_level("DEBUG", logger="mo_operator.kube.recorder.events"):
         for i in range(30):
             recorder.event(pod(), "Normal", f"Reason{i}", "m")
     await recorder.flush()

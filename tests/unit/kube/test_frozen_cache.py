@@ -14,9 +14,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from mo_operator.kube import frozen as frozen_module
-from mo_operator.kube.cache import NAMESPACE_INDEX, OWNER_INDEX, Store, object_key
-from mo_operator.kube.frozen import FrozenDict, FrozenList, as_json, freeze, thaw
+from mo_operator.kube.cache.cache import NAMESPACE_INDEX, OWNER_INDEX, Store, object_key
+from mo_operator.kube.meta import frozen as frozen_module
+from mo_operator.kube.meta.frozen import FrozenDict, FrozenList, as_json, freeze, thaw
 
 
 def obj(

@@ -1,4 +1,4 @@
-"""Frozen copies intern short strings (``kube/frozen.py``): objects decoded
+"""Frozen copies intern short strings (``kube/meta/frozen.py``): objects decoded
 separately share one copy of each short key and value, so a cache of many
 similar objects does not hold each label, reason or image once per object."""
 
@@ -10,8 +10,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from mo_operator.kube import frozen
-from mo_operator.kube.frozen import INTERN_MAX, as_json, freeze, thaw
+from mo_operator.kube.meta import frozen
+from mo_operator.kube.meta.frozen import INTERN_MAX, as_json, freeze, thaw
 
 POD = {
     "apiVersion": "v1",

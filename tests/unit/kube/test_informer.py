@@ -16,10 +16,10 @@ from collections import deque
 
 import pytest
 
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.frozen import FrozenDict
-from mo_operator.kube.informer import Tombstone, is_tombstone, strip_managed_fields
-from mo_operator.kube.metrics import REGISTRY
+from mo_operator.kube.cache.informer import Tombstone, is_tombstone, strip_managed_fields
+from mo_operator.kube.meta.errors import ApiError
+from mo_operator.kube.meta.frozen import FrozenDict
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 from .fakes import FakeListerWatcher, FakeServer
 from .informer_helpers import Recorder, eventually, make_informer
@@ -192,7 +192,7 @@ async def test_relist_after_410_reconciles_without_spurious_events(server: FakeS
 
 
 async def test_expired_watch_error_event_triggers_a_relist(server: FakeServer) -> None:
-    from mo_operator.kube.watch import WatchExpired
+    from mo_operator.kube.client.watch import WatchExpired
 
     server.create("a")
     lw = FakeListerWatcher(server)

@@ -15,10 +15,10 @@ import httpx2
 from lightkube import KubeConfig
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.informer import PAGE_SIZE
-from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.cache.informer import PAGE_SIZE
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
 
 from .fakes import FakeListerWatcher, FakeServer
 from .informer_helpers import eventually

@@ -11,9 +11,9 @@ import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
-from mo_operator.kube.client import ListPage
-from mo_operator.kube.frozen import FrozenDict
-from mo_operator.kube.watch import WatchEvent
+from mo_operator.kube.client.client import ListPage
+from mo_operator.kube.client.watch import WatchEvent
+from mo_operator.kube.meta.frozen import FrozenDict
 
 from .informer_helpers import eventually, make_informer
 

@@ -14,8 +14,8 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.frozen import thaw
+from mo_operator.kube.meta.errors import ApiError
+from mo_operator.kube.meta.frozen import thaw
 
 from .fakes import FakeListerWatcher, FakeServer
 from .informer_helpers import Recorder, eventually, make_informer

@@ -12,7 +12,7 @@ import aiohttp
 import httpx2
 import pytest
 
-from mo_operator.kube import keepalive
+from mo_operator.kube.client import keepalive
 
 
 @dataclass

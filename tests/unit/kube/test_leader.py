@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.kube.leader import LeaderElectionConfig, LeaderElector, LeaseConflict
+from mo_operator.kube.leaderelection.leader import LeaderElectionConfig, LeaderElector, LeaseConflict
 
 Obj = dict[str, Any]
 

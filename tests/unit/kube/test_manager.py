@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from mo_operator.kube.manager import Manager
+from mo_operator.kube.manager.manager import Manager
 
 from .fakes import SyncedByEvent
 

@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import mo_operator.controllers.operator  # noqa: F401  (registers the operator's collectors)
 from mo_operator import __version__
-from mo_operator.kube.metrics import REGISTRY, REST_CLIENT_REQUESTS
+from mo_operator.kube.metrics.metrics import REGISTRY, REST_CLIENT_REQUESTS
 
 
 def _families() -> dict[str, object]:

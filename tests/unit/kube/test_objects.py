@@ -7,7 +7,7 @@ import datetime
 
 import pytest
 
-from mo_operator.kube import objects, times
+from mo_operator.kube.meta import objects, times
 
 POD = {
     "apiVersion": "v1",

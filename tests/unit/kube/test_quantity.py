@@ -13,7 +13,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from mo_operator.kube.quantity import (
+from mo_operator.kube.meta.quantity import (
     QUANTITY_PATTERN,
     Quantity,
     QuantityFormat,

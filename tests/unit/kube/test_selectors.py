@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from mo_operator.kube.cache import Store
-from mo_operator.kube.selectors import (
+from mo_operator.kube.cache.cache import Store
+from mo_operator.kube.meta.selectors import (
     Selector,
     as_selector,
     parse_selector,

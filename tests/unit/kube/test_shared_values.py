@@ -11,9 +11,9 @@ import pytest
 from lightkube.resources.apps_v1 import StatefulSet
 from lightkube.resources.core_v1 import Pod
 
-from mo_operator.kube.frozen import INTERN_MAX, FrozenDict, FrozenList, freeze, thaw
-from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.kube.shared_values import SharedValues
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.cache.shared_values import SharedValues
+from mo_operator.kube.meta.frozen import INTERN_MAX, FrozenDict, FrozenList, freeze, thaw
 
 from .fakes import FakeListerWatcher, FakeServer
 

@@ -10,9 +10,9 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.actor import ActorReconciler, Context
-from mo_operator.kube.controller import Request
-from mo_operator.kube.status_policy import (
+from mo_operator.kube.controller.actor import ActorReconciler, Context
+from mo_operator.kube.controller.controller import Request
+from mo_operator.kube.controller.status_policy import (
     HELD_AT_BASE,
     MAX_WINDOW_FACTOR,
     StatusWindow,

@@ -13,9 +13,9 @@ import pytest
 from lightkube import KubeConfig
 from lightkube.resources.core_v1 import Pod
 
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.watch import WatchExpired, decode_event
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.watch import WatchExpired, decode_event
+from mo_operator.kube.meta.errors import ApiError
 
 from .test_client import KUBECONFIG
 

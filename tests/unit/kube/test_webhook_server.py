@@ -11,9 +11,9 @@ from typing import Any
 
 import aiohttp
 
-from mo_operator.kube.jsonpatch_diff import diff
-from mo_operator.kube.webhook_certs import GeneratedCerts
-from mo_operator.kube.webhook_server import AdmissionRequest, Denial, WebhookServer
+from mo_operator.kube.webhook.jsonpatch_diff import diff
+from mo_operator.kube.webhook.server import AdmissionRequest, Denial, WebhookServer
+from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 
 
 def review(obj: dict[str, Any], operation: str = "CREATE") -> dict[str, Any]:
@@ -109,7 +109,7 @@ def test_json_patch_diff_round_trip() -> None:
 
 
 async def test_admission_requests_are_counted_and_timed_by_path_and_code() -> None:
-    from mo_operator.kube.metrics import REGISTRY
+    from mo_operator.kube.metrics.metrics import REGISTRY
 
     certs = GeneratedCerts(["127.0.0.1"])
     server = WebhookServer(certs, host="127.0.0.1", port=0)

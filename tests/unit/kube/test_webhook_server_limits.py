@@ -18,9 +18,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from mo_operator.kube.admission_review import MAX_DEPTH
-from mo_operator.kube.webhook_certs import GeneratedCerts
-from mo_operator.kube.webhook_server import AdmissionRequest, Limits, WebhookServer
+from mo_operator.kube.webhook.admission_review import MAX_DEPTH
+from mo_operator.kube.webhook.server import AdmissionRequest, Limits, WebhookServer
+from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 
 LIMITS = Limits(
     max_body_bytes=64 * 1024,

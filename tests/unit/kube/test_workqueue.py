@@ -11,9 +11,7 @@ import uuid
 
 import pytest
 
-from mo_operator.kube.metrics import REGISTRY
-from mo_operator.kube.ratelimit import TokenBucket
-from mo_operator.kube.workqueue import (
+from mo_operator.kube.controller.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     MaxOfRateLimiter,
@@ -21,6 +19,8 @@ from mo_operator.kube.workqueue import (
     WorkQueue,
     default_controller_rate_limiter,
 )
+from mo_operator.kube.flowcontrol.ratelimit import TokenBucket
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 
 def new_queue(**kwargs: object) -> WorkQueue[str]:

@@ -11,8 +11,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from mo_operator.kube.metrics import REGISTRY
-from mo_operator.kube.workqueue import QueueShutDown, WorkQueue
+from mo_operator.kube.controller.workqueue import QueueShutDown, WorkQueue
+from mo_operator.kube.metrics.metrics import REGISTRY
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
 

@@ -12,8 +12,8 @@ import httpx2
 import pytest
 from lightkube.resources.core_v1 import ConfigMap
 
-from mo_operator.kube.adapters import ClientEventSink, WriteFence, WriteRefused, fenced
-from mo_operator.kube.events import EventRecorder
+from mo_operator.kube.manager.adapters import ClientEventSink, WriteFence, WriteRefused, fenced
+from mo_operator.kube.recorder.events import EventRecorder
 
 from .test_client import Harness, status
 

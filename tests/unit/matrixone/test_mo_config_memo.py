@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.kube.frozen import freeze
+from mo_operator.kube.meta.frozen import freeze
 from mo_operator.matrixone.bootstrap import plan_bootstrap
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import ConfigError, config_map_data

@@ -18,7 +18,7 @@ from typing import Any
 
 from mo_devkit.localcluster.simulator.core.kinds import Kind
 from mo_devkit.localcluster.simulator.core.kubeapi import KubeApi, KubeError
-from mo_operator.kube.times import format_time
+from mo_operator.kube.meta.times import format_time
 
 Obj = dict[str, Any]
 _STATUS_KINDS = {

@@ -10,8 +10,8 @@ from typing import Any, cast
 
 from mo_devkit.testing import World
 from mo_devkit.testing.cleanup import delete_namespaces
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
 
 Obj = dict[str, Any]
 

@@ -29,8 +29,8 @@ from mo_devkit.testing.observation import primary_resource
 from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.errors import ApiConnectionError
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.meta.errors import ApiConnectionError
 from mo_operator.matrixone.admin import AdminError
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 

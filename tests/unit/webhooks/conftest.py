@@ -16,9 +16,9 @@ import pytest
 
 from mo_devkit.localcluster.apiserver.patching.json_patch import apply_json_patch
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
-from mo_operator.kube import keepalive
-from mo_operator.kube.webhook_certs import GeneratedCerts
-from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.kube.client import keepalive
+from mo_operator.kube.webhook.server import WebhookServer
+from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 from mo_operator.webhooks import register, route
 
 Obj = dict[str, Any]

@@ -9,7 +9,7 @@ from typing import Any
 
 from api.conftest import example
 
-from mo_operator.kube.webhook_server import AdmissionRequest
+from mo_operator.kube.webhook.server import AdmissionRequest
 from mo_operator.matrixone import buckets
 from mo_operator.webhooks import Validator
 

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mo_operator.api.kinds import KINDS
-from mo_operator.kube import keepalive
-from mo_operator.kube.admission_review import AdmissionRequest, MalformedReview
-from mo_operator.kube.webhook_certs import GeneratedCerts
-from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.kube.client import keepalive
+from mo_operator.kube.webhook.admission_review import AdmissionRequest, MalformedReview
+from mo_operator.kube.webhook.server import WebhookServer
+from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 from mo_operator.webhooks import register, route
 
 from .conftest import DEFAULT_ARGS, review

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from mo_operator.api.defaulting import default
 from mo_operator.api.kinds import GROUP, KINDS
 from mo_operator.api.validation import FieldError, validate_create, validate_update
-from mo_operator.kube.webhook_server import AdmissionRequest, Admitted, Denial
+from mo_operator.kube.webhook.server import AdmissionRequest, Admitted, Denial
 from mo_operator.webhooks import DEFAULTED_KINDS, Defaulter, Validator
 
 from .conftest import DEFAULT_ARGS, Served, review, wire

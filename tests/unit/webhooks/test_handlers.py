@@ -16,7 +16,7 @@ from api.conftest import EXAMPLES, example
 from mo_operator.api.defaulting import LATEST_OPERATOR_VERSION, default
 from mo_operator.api.kinds import LOGSET_BOOTSTRAP_ANNOTATION
 from mo_operator.api.validation import FieldError
-from mo_operator.kube.webhook_server import AdmissionRequest
+from mo_operator.kube.webhook.server import AdmissionRequest
 from mo_operator.webhooks import DEFAULTED_KINDS, VALIDATED_KINDS, Validator, invalid_message, route
 from mo_operator.webhooks.validator import MAX_ERROR_LENGTH, MAX_ERRORS
 

@@ -12,8 +12,8 @@ import pytest
 from api.conftest import example
 
 from mo_operator.cli.operator_config import load_operator_config
-from mo_operator.kube.webhook_certs import GeneratedCerts
-from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.kube.webhook.server import WebhookServer
+from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 from mo_operator.webhooks import register
 
 from .conftest import Served

@@ -52,7 +52,7 @@ class ControlPlane:
         """A lightkube AsyncClient for this control plane."""
         from lightkube import KubeConfig
 
-        from mo_operator.kube.keepalive import lightkube_client
+        from mo_operator.kube.client.keepalive import lightkube_client
 
         return lightkube_client(KubeConfig.from_dict(self.server.kubeconfig()), field_manager="localcluster")
 

@@ -34,8 +34,8 @@ from mo_devkit.simulated.instances import Instance
 from mo_devkit.simulated.resolve import LogSetKey, Unresolved
 from mo_devkit.simulated.state import MOModel
 from mo_devkit.simulated.view import Key, Snapshot
-from mo_operator.kube.objects import labels_of, meta_of, spec_of, uid_of
-from mo_operator.kube.times import format_time
+from mo_operator.kube.meta.objects import labels_of, meta_of, spec_of, uid_of
+from mo_operator.kube.meta.times import format_time
 from mo_operator.matrixone import ports
 from mo_operator.matrixone.backup import BINARY, MetadataError, format_metadata, parse_metadata
 from mo_operator.matrixone.component import Component

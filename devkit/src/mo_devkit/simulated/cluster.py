@@ -33,7 +33,7 @@ from mo_devkit.localcluster.simulator.simulator import Simulator
 from mo_devkit.simulated.install import SimulatedMatrixOne, install_simulated_matrixone
 from mo_devkit.simulated.rpc.addressbook import BookDialer
 from mo_devkit.simulated.state import Settings
-from mo_operator.kube.keepalive import lightkube_client
+from mo_operator.kube.client.keepalive import lightkube_client
 
 FAST_SIMULATOR: dict[str, Any] = {
     "start_delay": 0.05,

@@ -22,7 +22,7 @@ from mo_devkit.simulated.configfiles import (
 )
 from mo_devkit.simulated.resolve import LogSetKey, Unresolved, resolve_client
 from mo_devkit.simulated.view import Key, Snapshot, key_of, mo_component
-from mo_operator.kube.objects import labels_of
+from mo_operator.kube.meta.objects import labels_of
 from mo_operator.matrixone import identity, labels, layout, names, ports
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component

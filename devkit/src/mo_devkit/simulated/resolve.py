@@ -15,7 +15,7 @@ from typing import Any
 
 from mo_devkit.simulated.configfiles import HAKeeperClient
 from mo_devkit.simulated.view import Snapshot, mo_component
-from mo_operator.kube.objects import labels_of
+from mo_operator.kube.meta.objects import labels_of
 from mo_operator.matrixone import labels, ports
 from mo_operator.matrixone.component import Component
 

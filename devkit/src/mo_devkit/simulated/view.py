@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.objects import labels_of, name_of, namespace_of
+from mo_operator.kube.meta.objects import labels_of, name_of, namespace_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.env import OUR_KINDS
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.errors import ApiError
 from mo_operator.matrixone.labels import NAMESPACE as NAMESPACE_LABEL
 
 from .waiting import eventually

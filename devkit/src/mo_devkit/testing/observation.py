@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.client import Send, WriteCall
-from mo_operator.kube.controller import Controller, Request
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import Send, WriteCall
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.controller.controller import Controller, Request
 
 Obj = dict[str, Any]
 

@@ -37,13 +37,13 @@ from mo_devkit.localcluster.envtest import free_port
 from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator
-from mo_operator.kube.actor import ActorReconciler
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.controller import Controller, Request
-from mo_operator.kube.reads import UndeclaredRead
-from mo_operator.kube.status_policy import StatusWindow
-from mo_operator.kube.webhook_certs import GeneratedCerts
-from mo_operator.kube.webhook_server import WebhookServer
+from mo_operator.kube.cache.reads import UndeclaredRead
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.controller.actor import ActorReconciler
+from mo_operator.kube.controller.controller import Controller, Request
+from mo_operator.kube.controller.status_policy import StatusWindow
+from mo_operator.kube.webhook.server import WebhookServer
+from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 from mo_operator.matrixone.rpc.provider import DEFAULT_TIMEOUT, RpcAdminProvider
 from mo_operator.webhooks import (
     api_claim_lookup,
@@ -57,7 +57,7 @@ from .observation import Observation, primary_resource
 from .timings import OPERATOR_SETTINGS
 from .world import World
 
-CONTROLLER_LOG = logging.getLogger("mo_operator.kube.controller")
+CONTROLLER_LOG = logging.getLogger("mo_operator.kube.controller.controller")
 """Where a controller reports a reconcile requeued for an undeclared read."""
 
 

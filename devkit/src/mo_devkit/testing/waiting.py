@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.errors import ApiConnectionError
+from mo_operator.kube.meta.conditions import get_condition
+from mo_operator.kube.meta.errors import ApiConnectionError
 
 
 async def eventually(

@@ -36,8 +36,8 @@ from mo_devkit.simulated.cluster import SimulatedCluster
 from mo_operator.api.crdgen import all_crds
 from mo_operator.api.install import CRDS, install_crds
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
 
 from . import cleanup, manifests
 from .cluster_process import ClusterProcess, start_cluster_process

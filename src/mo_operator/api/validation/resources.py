@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from mo_operator.kube.quantity import Quantity, parse_quantity
+from mo_operator.kube.meta.quantity import Quantity, parse_quantity
 
 from ..limits import MAX_VOLUME_SIZE
 from .errors import FieldError, child, key

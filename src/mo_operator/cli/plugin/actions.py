@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.objects import name_of, spec_of
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.meta.objects import name_of, spec_of
 from mo_operator.matrixone import labels
 
 from ..errors import CliError

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.live import Live
 
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client.client import ApiClient
 
 from ..errors import one_line_errors
 from ..kubeconfig import load_kubeconfig

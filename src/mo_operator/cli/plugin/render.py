@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from mo_operator.kube.times import parse_time
+from mo_operator.kube.meta.times import parse_time
 
 from .view import ClusterView
 

@@ -28,9 +28,9 @@ from lightkube.config.kubeconfig import SingleConfig
 from rich.console import Console
 
 from mo_operator.controllers.common import resources as r
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.objects import labels_of, name_of
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.objects import labels_of, name_of
 from mo_operator.matrixone import labels
 
 from .actions import get_cluster

@@ -15,11 +15,11 @@ from lightkube.resources.core_v1 import Event
 
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.status import PROGRESSING
-from mo_operator.kube.client import ApiClient
-from mo_operator.kube.objects import annotations_of, mapping_at, name_of, spec_of, status_of, view
-from mo_operator.kube.resource import Resource
-from mo_operator.kube.selectors import selector_from_labels
-from mo_operator.kube.times import parse_time
+from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.objects import annotations_of, mapping_at, name_of, spec_of, status_of, view
+from mo_operator.kube.meta.selectors import selector_from_labels
+from mo_operator.kube.meta.times import parse_time
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.version import image_tag
 

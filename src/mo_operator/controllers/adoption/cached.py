@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 

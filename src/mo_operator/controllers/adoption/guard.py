@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.actor import Action, Actor, Context
-from mo_operator.kube.errors import Forbidden
+from mo_operator.kube.controller.actor import Action, Actor, Context
+from mo_operator.kube.meta.errors import Forbidden
 from mo_operator.matrixone.component import Component
 
 from ..common.env import Env

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import names
 from mo_operator.matrixone.component import Component
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import meta_of
+from mo_operator.kube.meta.objects import meta_of
 
 from ..common import resources as r
 from ..common.env import Env

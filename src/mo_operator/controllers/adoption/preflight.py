@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.conditions import get_condition
+from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import names
 from mo_operator.matrixone.component import Component
 

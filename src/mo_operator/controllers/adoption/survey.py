@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client.client import ApiClient
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 

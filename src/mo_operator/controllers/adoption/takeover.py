@@ -19,7 +19,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from mo_operator.kube.client import ApiClient
+from mo_operator.kube.client.client import ApiClient
 
 from ..common import resources as r
 from ..common.meta import name_of

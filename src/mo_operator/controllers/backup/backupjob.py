@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.api.kinds import API_VERSION
-from mo_operator.kube.actor import Context, TerminalError
-from mo_operator.kube.errors import AlreadyExists
-from mo_operator.kube.frozen import thaw
-from mo_operator.kube.objects import labels_of, mapping_at, status_of
-from mo_operator.kube.times import format_time
+from mo_operator.kube.controller.actor import Context, TerminalError
+from mo_operator.kube.meta.errors import AlreadyExists
+from mo_operator.kube.meta.frozen import thaw
+from mo_operator.kube.meta.objects import labels_of, mapping_at, status_of
+from mo_operator.kube.meta.times import format_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels, ports
 

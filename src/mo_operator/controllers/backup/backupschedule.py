@@ -29,12 +29,12 @@ from typing import Any, Final
 from mo_operator.api.cron import Schedule
 from mo_operator.api.fields import parse_duration
 from mo_operator.api.kinds import API_VERSION
-from mo_operator.kube.actor import Context, TerminalError
-from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.controller import Request
-from mo_operator.kube.frozen import thaw
-from mo_operator.kube.objects import labels_of, mapping_at, meta_of, status_of, view
-from mo_operator.kube.times import format_time, parse_time
+from mo_operator.kube.controller.actor import Context, TerminalError
+from mo_operator.kube.controller.controller import Request
+from mo_operator.kube.meta.conditions import get_condition
+from mo_operator.kube.meta.frozen import thaw
+from mo_operator.kube.meta.objects import labels_of, mapping_at, meta_of, status_of, view
+from mo_operator.kube.meta.times import format_time, parse_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
 

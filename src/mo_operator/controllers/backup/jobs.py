@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from mo_operator.api.fields import parse_duration
-from mo_operator.kube.actor import Context
-from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.objects import mapping_at, meta_of, status_of, view
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.conditions import get_condition
+from mo_operator.kube.meta.objects import mapping_at, meta_of, status_of, view
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
 

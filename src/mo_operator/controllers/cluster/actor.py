@@ -23,9 +23,9 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.frozen import thaw
-from mo_operator.kube.objects import condition_of, mapping_at, view
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.frozen import thaw
+from mo_operator.kube.meta.objects import condition_of, mapping_at, view
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.api.defaulting import default
-from mo_operator.kube.frozen import as_json, thaw
-from mo_operator.kube.objects import mapping_at, meta_of, spec_of
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.frozen import as_json, thaw
+from mo_operator.kube.meta.objects import mapping_at, meta_of, spec_of
 from mo_operator.matrixone import labels, layout, names
 from mo_operator.matrixone.config import cn as cn_config
 from mo_operator.matrixone.version import component_image

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import annotations_of
+from mo_operator.kube.meta.objects import annotations_of
 
 from ..common.desired import APPLIED_HASH, matches
 from .children import ROLE_CN, ROLE_LOG, ROLE_PROXY, ROLE_TN, ROLE_WEBUI, Child

@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mo_operator.api.kinds import API_VERSION
-from mo_operator.kube.actor import Context
-from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.frozen import thaw
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.conditions import get_condition
+from mo_operator.kube.meta.frozen import thaw
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.backup import HAKEEPER_DATA_PATH
 

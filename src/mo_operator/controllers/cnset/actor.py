@@ -50,8 +50,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import is_deleting, labels_of, name_of, spec_of, uid_of
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import is_deleting, labels_of, name_of, spec_of, uid_of
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 

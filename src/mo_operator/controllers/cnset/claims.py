@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import is_deleting, mapping_at, name_of, namespace_of, spec_of
+from mo_operator.kube.meta.objects import is_deleting, mapping_at, name_of, namespace_of, spec_of
 from mo_operator.matrixone import layout
 
 from ..common import resources as r

@@ -21,8 +21,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from mo_operator.api.fields import parse_duration
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import mapping_at
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import mapping_at
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import (
     AdminError,

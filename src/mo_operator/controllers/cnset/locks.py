@@ -22,8 +22,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import annotations_of
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import annotations_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, MOAdmin, StoreNotFound
 from mo_operator.matrixone.version import MOFeature, has_feature, parse_version, version_of

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.actor import Context
+from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone.admin import HAKeeperState, MOAdmin
 
 from ..common.deps import LogService

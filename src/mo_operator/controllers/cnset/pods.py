@@ -19,8 +19,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.frozen import as_json
-from mo_operator.kube.objects import annotations_of, labels_of, meta_of, spec_of
+from mo_operator.kube.meta.frozen import as_json
+from mo_operator.kube.meta.objects import annotations_of, labels_of, meta_of, spec_of
 from mo_operator.matrixone import identity, labels, layout, names
 from mo_operator.matrixone.component import Component
 

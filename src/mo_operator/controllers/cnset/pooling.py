@@ -47,7 +47,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.objects import annotations_of, labels_of
+from mo_operator.kube.meta.objects import annotations_of, labels_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, StoreNotFound, WorkState
 from mo_operator.matrixone.names import free_ordinals

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.objects import status_of
+from mo_operator.kube.meta.objects import status_of
 from mo_operator.matrixone.admin import HAKeeperState
 
 from ..common.meta import is_deleting, uid_of

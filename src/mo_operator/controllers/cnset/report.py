@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import is_deleting, labels_of, name_of
-from mo_operator.kube.selectors import selector_from_labels
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import is_deleting, labels_of, name_of
+from mo_operator.kube.meta.selectors import selector_from_labels
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from itertools import takewhile
 from typing import Any
 
-from mo_operator.kube.objects import mapping_at, status_of
+from mo_operator.kube.meta.objects import mapping_at, status_of
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import AdminError, CNLoad
 

@@ -27,10 +27,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.controller import Request, Result
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.events import EventRecorder
-from mo_operator.kube.objects import mapping_at, spec_of
+from mo_operator.kube.controller.controller import Request, Result
+from mo_operator.kube.meta.errors import ApiError
+from mo_operator.kube.meta.objects import mapping_at, spec_of
+from mo_operator.kube.recorder.events import EventRecorder
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import AdminError, Failure, StoreNotFound, failure_of
 

@@ -24,8 +24,8 @@ import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import annotations_of
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import annotations_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import (
     AdminError,

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.adapters import Client
-from mo_operator.kube.controller import Request
-from mo_operator.kube.objects import (
+from mo_operator.kube.controller.controller import Request
+from mo_operator.kube.manager.adapters import Client
+from mo_operator.kube.meta.objects import (
     is_deleting,
     labels_of,
     mapping_at,

@@ -39,8 +39,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.informer import Transform, keep_spec_fields, strip_managed_fields
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.cache.informer import Transform, keep_spec_fields, strip_managed_fields
+from mo_operator.kube.client.resource import Resource
 
 from . import resources as r
 

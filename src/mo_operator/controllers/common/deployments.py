@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mo_operator.kube.objects import spec_of, status_of
+from mo_operator.kube.meta.objects import spec_of, status_of
 
 from .meta import child_metadata, is_deleting
 from .statefulsets import Rollout, stall

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.objects import mapping_at, meta_of, namespace_of, view
+from mo_operator.kube.meta.objects import mapping_at, meta_of, namespace_of, view
 from mo_operator.matrixone import version
 from mo_operator.matrixone.discovery import HAKeeperEndpoint, active_ordinals, hakeeper_service_addresses
 
@@ -62,7 +62,7 @@ def ready_at_generation(obj: Mapping[str, Any]) -> bool:
     ``IsSyncedWithLatestGeneration``): ``Ready`` True in a status written for the
     object's latest generation. Upstream's ``Synced`` is True on every round that
     applied the spec, which our ``observedGeneration`` says; our ``Synced`` settling is
-    a non-urgent status change (``kube/status_policy.py``), written up to a window late,
+    a non-urgent status change (``kube/controller/status_policy.py``), written up to a window late,
     so waiting for it would only delay every dependent by that window."""
     body = view(obj)
     ready = body.condition("Ready")

@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import annotations_of
+from mo_operator.kube.meta.objects import annotations_of
 
 APPLIED_HASH = "matrixorigin.io/applied-hash"
 

@@ -19,14 +19,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.adapters import Client
-from mo_operator.kube.cache import IndexFunc
-from mo_operator.kube.informer import SharedInformer
-from mo_operator.kube.informer_factory import InformerFactory
-from mo_operator.kube.objects import labels_of, namespace_of
-from mo_operator.kube.reads import check_read
-from mo_operator.kube.resource import Resource
-from mo_operator.kube.selectors import as_selector
+from mo_operator.kube.cache.cache import IndexFunc
+from mo_operator.kube.cache.informer import SharedInformer
+from mo_operator.kube.cache.informer_factory import InformerFactory
+from mo_operator.kube.cache.reads import check_read
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.manager.adapters import Client
+from mo_operator.kube.meta.objects import labels_of, namespace_of
+from mo_operator.kube.meta.selectors import as_selector
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
 
@@ -105,7 +105,7 @@ class Caches:
     Scoped to some namespaces, a resource has one informer per namespace
     (each lists and watches only its namespace, which is all the RBAC of a
     namespaced install allows); reads route to the right one. Every read is
-    checked (``kube.reads.check_read``): a reconcile reading a cache that has
+    checked (``kube.cache.reads.check_read``): a reconcile reading a cache that has
     not synced raises instead of deciding from a partial list.
     """
 

@@ -18,11 +18,11 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.conditions import get_condition
-from mo_operator.kube.errors import AlreadyExists, Conflict
-from mo_operator.kube.objects import mapping_at
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.conditions import get_condition
+from mo_operator.kube.meta.errors import AlreadyExists, Conflict
+from mo_operator.kube.meta.objects import mapping_at
 
 from . import resources as r
 from . import volumes

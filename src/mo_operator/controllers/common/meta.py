@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import is_deleting as is_deleting
-from mo_operator.kube.objects import labels_of, mapping_at, meta_of
-from mo_operator.kube.objects import name_of as name_of
-from mo_operator.kube.objects import namespace_of as namespace_of
-from mo_operator.kube.objects import uid_of as uid_of
+from mo_operator.kube.meta.objects import is_deleting as is_deleting
+from mo_operator.kube.meta.objects import labels_of, mapping_at, meta_of
+from mo_operator.kube.meta.objects import name_of as name_of
+from mo_operator.kube.meta.objects import namespace_of as namespace_of
+from mo_operator.kube.meta.objects import uid_of as uid_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.objects import mapping_at, meta_of, status_of, view
-from mo_operator.kube.times import format_time as format_time
-from mo_operator.kube.times import parse_time as parse_time
+from mo_operator.kube.meta.objects import mapping_at, meta_of, status_of, view
+from mo_operator.kube.meta.times import format_time as format_time
+from mo_operator.kube.meta.times import parse_time as parse_time
 from mo_operator.matrixone import layout
 
 

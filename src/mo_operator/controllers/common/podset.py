@@ -50,8 +50,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.objects import annotations_of, mapping_at
-from mo_operator.kube.quantity import canonical_quantity, quantity_value
+from mo_operator.kube.meta.objects import annotations_of, mapping_at
+from mo_operator.kube.meta.quantity import canonical_quantity, quantity_value
 from mo_operator.matrixone import labels, layout, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.version import LATEST_OPERATOR_VERSION, operator_version, version_annotations

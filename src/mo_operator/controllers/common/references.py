@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.adapters import Client
-from mo_operator.kube.errors import ApiError, NotFound
-from mo_operator.kube.objects import mapping_at
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.manager.adapters import Client
+from mo_operator.kube.meta.errors import ApiError, NotFound
+from mo_operator.kube.meta.objects import mapping_at
 
 from . import resources as r
 

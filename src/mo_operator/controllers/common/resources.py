@@ -21,7 +21,7 @@ from lightkube.resources.policy_v1 import PodDisruptionBudget
 from lightkube.resources.storage_v1 import StorageClass
 
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
-from mo_operator.kube.resource import Resource, register
+from mo_operator.kube.client.resource import Resource, register
 
 
 def _ours(kind: str) -> Resource:

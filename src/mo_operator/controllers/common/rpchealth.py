@@ -12,7 +12,7 @@
   with a Warning (``CLIENT_FAULT``), and the set falls back where it can.
 
 The Warning is the framework's: one Event when the condition turns to such a reason
-(``kube/status_policy.py``), not one per round.
+(``kube/controller/status_policy.py``), not one per round.
 """
 
 from __future__ import annotations

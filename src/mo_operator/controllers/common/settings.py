@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mo_operator.kube.client import DEFAULT_BURST, DEFAULT_QPS
-from mo_operator.kube.leader import LeaderElectionConfig
+from mo_operator.kube.client.client import DEFAULT_BURST, DEFAULT_QPS
+from mo_operator.kube.leaderelection.leader import LeaderElectionConfig
 from mo_operator.matrixone import buckets
 from mo_operator.matrixone.backup import DEFAULT_IMAGE as DEFAULT_BACKUP_IMAGE
 

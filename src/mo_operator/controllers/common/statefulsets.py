@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.errors import Conflict
-from mo_operator.kube.objects import labels_of, spec_of, status_of
-from mo_operator.kube.times import format_time
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.errors import Conflict
+from mo_operator.kube.meta.objects import labels_of, spec_of, status_of
+from mo_operator.kube.meta.times import format_time
 
 from . import pods as podutil
 from . import resources as r

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.actor import SYNCED, Context
-from mo_operator.kube.objects import is_deleting
+from mo_operator.kube.controller.actor import SYNCED, Context
+from mo_operator.kube.meta.objects import is_deleting
 from mo_operator.matrixone import layout
 from mo_operator.matrixone.version import image_tag
 
@@ -31,7 +31,7 @@ from .statefulsets import Rollout
 
 UP_TO_DATE = "UpToDate"
 PROGRESSING = "Progressing"
-"""``Synced``'s reason while a round's writes are applied (``kube.actor``)."""
+"""``Synced``'s reason while a round's writes are applied (``kube.controller.actor``)."""
 NOT_STARTED = ("NotStarted", "no workload yet: the set waits for what it runs against")
 """``UpToDate`` of a set that has not started its workload (reason, message)."""
 APPLYING = ("Applying", "applying the current spec to the workload")

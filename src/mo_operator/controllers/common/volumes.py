@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.objects import annotations_of, is_deleting, mapping_at, spec_of, status_of
-from mo_operator.kube.quantity import canonical_quantity, quantity_value
+from mo_operator.kube.meta.objects import annotations_of, is_deleting, mapping_at, spec_of, status_of
+from mo_operator.kube.meta.quantity import canonical_quantity, quantity_value
 
 from .desired import matches
 

@@ -31,10 +31,10 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.adapters import Client
-from mo_operator.kube.errors import AlreadyExists, NotFound
-from mo_operator.kube.resource import Resource, resource_of_object
+from mo_operator.kube.client.resource import Resource, resource_of_object
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.manager.adapters import Client
+from mo_operator.kube.meta.errors import AlreadyExists, NotFound
 
 from .desired import up_to_date
 from .env import Env

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_operator.api.fields import parse_duration
-from mo_operator.kube.actor import Context
-from mo_operator.kube.errors import ApiError
-from mo_operator.kube.objects import labels_of
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.errors import ApiError
+from mo_operator.kube.meta.objects import labels_of
 from mo_operator.matrixone import identity, labels, names
 from mo_operator.matrixone.admin import HAKeeperState
 from mo_operator.matrixone.component import Component

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mo_operator.kube.objects import annotations_of, is_deleting, spec_of, uid_of
-from mo_operator.kube.resource import Resource
+from mo_operator.kube.client.resource import Resource
+from mo_operator.kube.meta.objects import annotations_of, is_deleting, spec_of, uid_of
 
 from ..common.resources import NODES, PERSISTENT_VOLUMES
 from .failover import Claim

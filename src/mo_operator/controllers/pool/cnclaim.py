@@ -52,9 +52,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.errors import Conflict, NotFound
-from mo_operator.kube.objects import annotations_of, labels_of, mapping_at, meta_of, spec_of
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.errors import Conflict, NotFound
+from mo_operator.kube.meta.objects import annotations_of, labels_of, mapping_at, meta_of, spec_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, CNStore, WorkState, cn_labels_from_spec
 

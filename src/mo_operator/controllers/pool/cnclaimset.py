@@ -26,8 +26,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.actor import Context
-from mo_operator.kube.objects import (
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import (
     annotations_of,
     labels_of,
     mapping_at,
@@ -37,7 +37,7 @@ from mo_operator.kube.objects import (
     status_of,
     view,
 )
-from mo_operator.kube.selectors import selector_from_dict, selector_from_labels
+from mo_operator.kube.meta.selectors import selector_from_dict, selector_from_labels
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError
 from mo_operator.matrixone.names import free_ordinals

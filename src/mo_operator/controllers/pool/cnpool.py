@@ -42,9 +42,9 @@ from typing import Any
 
 from mo_operator.api.defaulting import default
 from mo_operator.api.limits import MAX_REPLICAS
-from mo_operator.kube.actor import Context
-from mo_operator.kube.errors import Conflict, NotFound
-from mo_operator.kube.objects import condition_of, labels_of, mapping_at, meta_of, namespace_of, spec_of
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.errors import Conflict, NotFound
+from mo_operator.kube.meta.objects import condition_of, labels_of, mapping_at, meta_of, namespace_of, spec_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 

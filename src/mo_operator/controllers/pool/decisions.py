@@ -15,8 +15,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.objects import labels_of, spec_of, status_of
-from mo_operator.kube.selectors import selector_from_dict
+from mo_operator.kube.meta.objects import labels_of, spec_of, status_of
+from mo_operator.kube.meta.selectors import selector_from_dict
 from mo_operator.matrixone import labels
 
 from ..cnset.pooling import phase_of

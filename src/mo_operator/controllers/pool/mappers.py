@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mo_operator.kube.controller import Request
-from mo_operator.kube.objects import labels_of, mapping_at, spec_of
+from mo_operator.kube.controller.controller import Request
+from mo_operator.kube.meta.objects import labels_of, mapping_at, spec_of
 from mo_operator.matrixone import labels
 
 from ..common import resources as r

@@ -1,5 +1,5 @@
 """Prometheus metrics of the operator's calls to MatrixOne, beside the runtime's own
-(``kube/metrics.py``, on its registry).
+(``kube/metrics/metrics.py``, on its registry).
 
 ``matrixone_rpc_requests_total{method,result}`` counts every morpc request by
 MatrixOne's name of its method (``GET_CLUSTER_DETAILS``, ``ShowProcessList``,
@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from prometheus_client import Counter, Histogram
 
-from mo_operator.kube.metrics import REGISTRY
+from mo_operator.kube.metrics.metrics import REGISTRY
 from mo_operator.matrixone.admin import ClientFault, Unreachable
 from mo_operator.matrixone.rpc.errors import NotSupported
 

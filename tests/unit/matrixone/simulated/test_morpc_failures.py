@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from mo_operator.kube.metrics import REGISTRY
+from mo_operator.kube.metrics.metrics import REGISTRY
 from mo_operator.matrixone.admin import AdminError, CNLoad, Failure, StoreNotFound, failure_of
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import aiohttp
 
-from mo_operator.kube import keepalive
-from mo_operator.kube.keepalive import keepalive_session
+from mo_operator.kube.client import keepalive
+from mo_operator.kube.client.keepalive import keepalive_session
 
 from .encoding.jsonutil import clone, dumps, loads
 from .errors import StatusError, internal

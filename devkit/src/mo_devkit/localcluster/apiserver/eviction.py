@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.kube.times import now_time
+from mo_operator.kube.meta.times import now_time
 
 from .encoding.jsonutil import clone
 from .errors import StatusError, bad_request, forbidden

@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 from multidict import CIMultiDict
 
-from mo_operator.kube.times import now_time
+from mo_operator.kube.meta.times import now_time
 
 from . import patch_ops, scale
 from .encoding.jsonutil import dumps, loads

@@ -16,7 +16,7 @@ import contextlib
 import logging
 from typing import Any
 
-from mo_operator.kube.times import now_time
+from mo_operator.kube.meta.times import now_time
 
 from .encoding.jsonutil import clone
 from .errors import StatusError

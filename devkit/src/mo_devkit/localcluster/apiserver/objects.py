@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.times import now_time
+from mo_operator.kube.meta.times import now_time
 
 from . import defaults, strategy
 from .allocation import ServiceAllocator

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from mo_operator.kube.times import now_time
+from mo_operator.kube.meta.times import now_time
 
 from .encoding import quantities
 from .encoding.jsonutil import clone, dumps, loads

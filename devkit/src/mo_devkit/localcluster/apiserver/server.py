@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from mo_operator.kube.certs import KeyPair, make_ca, make_serving_cert
-from mo_operator.kube.http_log import request_log
+from mo_operator.kube.certs.certs import KeyPair, make_ca, make_serving_cert
+from mo_operator.kube.webhook.http_log import request_log
 
 from ..private_files import private_dir, write_private
 from .admission import Admission

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mo_operator.kube.quantity import quantity_value
+from mo_operator.kube.meta.quantity import quantity_value
 
 from .errors import field_cause
 from .resources import ResourceType

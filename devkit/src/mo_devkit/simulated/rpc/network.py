@@ -30,7 +30,7 @@ from mo_devkit.simulated.rpc.server import Faults, Journal, MorpcServer, Service
 from mo_devkit.simulated.rpc.services import LockService, LogStoreService, QueryService
 from mo_devkit.simulated.state import MOModel
 from mo_devkit.simulated.view import Snapshot
-from mo_operator.kube.objects import labels_of
+from mo_operator.kube.meta.objects import labels_of
 from mo_operator.matrixone import ports
 from mo_operator.matrixone.component import Component
 

@@ -30,7 +30,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.quantity import canonical_quantity
+from mo_operator.kube.meta.quantity import canonical_quantity
 
 from ..protobuf import schema
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from lightkube.models import meta_v1
 
-from mo_operator.kube.times import format_time
+from mo_operator.kube.meta.times import format_time
 
 from ..openapi.models import parse_docstring
 from ..selectors import label_selector_string

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from mo_operator.kube.times import parse_time
+from mo_operator.kube.meta.times import parse_time
 
 from ..behaviour import PodVerdict
 from ..core.actions import Action, Create, Delete, Patch

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.kube.times import format_time
+from mo_operator.kube.meta.times import format_time
 
 from ..core.actions import Bind, Patch
 from ..core.kinds import NODE, POD, PV, PVC, STORAGE_CLASS

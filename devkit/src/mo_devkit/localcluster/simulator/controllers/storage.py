@@ -6,7 +6,7 @@ controller's binding."""
 
 from __future__ import annotations
 
-from mo_operator.kube.times import format_time
+from mo_operator.kube.meta.times import format_time
 
 from ..core.actions import Action, Create
 from ..core.kinds import NODE, POD, PV, PVC, STORAGE_CLASS

@@ -1,7 +1,7 @@
 """Helpers over plain JSON objects: metadata, owner references and conditions,
 written once so every decision reads objects the same way. The name, namespace
 and uid accessors, ``is_deleting`` and the timestamps are the runtime's own
-(``kube.objects``, ``kube.times``), so both sides of the API read objects alike."""
+(``kube.meta.objects``, ``kube.meta.times``), so both sides of the API read objects alike."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mo_operator.kube.objects import is_deleting as is_deleting
-from mo_operator.kube.objects import name_of as name_of
-from mo_operator.kube.objects import namespace_of as namespace_of
-from mo_operator.kube.objects import uid_of as uid_of
+from mo_operator.kube.meta.objects import is_deleting as is_deleting
+from mo_operator.kube.meta.objects import name_of as name_of
+from mo_operator.kube.meta.objects import namespace_of as namespace_of
+from mo_operator.kube.meta.objects import uid_of as uid_of
 
 from .kinds import Kind
 

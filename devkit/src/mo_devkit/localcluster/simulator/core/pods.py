@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.quantity import quantity_milli_value, quantity_value
-from mo_operator.kube.times import parse_time
+from mo_operator.kube.meta.quantity import quantity_milli_value, quantity_value
+from mo_operator.kube.meta.times import parse_time
 
 from .objects import find_condition, is_deleting, spec_of, status_of
 

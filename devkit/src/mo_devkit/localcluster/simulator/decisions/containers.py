@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mo_operator.kube.times import format_time, parse_time
+from mo_operator.kube.meta.times import format_time, parse_time
 
 from ..behaviour import ContainerExit
 from ..core.objects import Obj, name_of, namespace_of, uid_of

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mo_operator.kube.times import format_time, parse_time
+from mo_operator.kube.meta.times import format_time, parse_time
 
 from ..core.actions import Action, Create, Delete, Patch
 from ..core.kinds import DEPLOYMENT, REPLICASET

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.times import format_time, parse_time
+from mo_operator.kube.meta.times import format_time, parse_time
 
 from ..core.objects import Obj, generation_of, is_deleting, name_of, status_of
 from ..core.pods import is_pod_ready

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.times import format_time, parse_time
+from mo_operator.kube.meta.times import format_time, parse_time
 
 from ..core.actions import Action, Create, Delete, Patch, pod_delete
 from ..core.kinds import JOB, POD

@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.times import format_micro_time, format_time, parse_time
+from mo_operator.kube.meta.times import format_micro_time, format_time, parse_time
 
 from ..core.actions import Action, Patch, pod_delete
 from ..core.kinds import NODE, POD

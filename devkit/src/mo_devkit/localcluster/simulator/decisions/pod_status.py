@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mo_operator.kube.times import format_time
+from mo_operator.kube.meta.times import format_time
 
 from ..behaviour import ContainerExit, PodVerdict
 from ..core.objects import Obj, annotations_of, find_condition, is_deleting, merge_condition, status_of

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.times import parse_time
+from mo_operator.kube.meta.times import parse_time
 
 from ..core.actions import Action, Create, pod_delete
 from ..core.kinds import POD, REPLICASET, Kind

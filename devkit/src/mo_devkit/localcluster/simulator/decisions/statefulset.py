@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.times import parse_time
+from mo_operator.kube.meta.times import parse_time
 
 from ..core.actions import Action, Create, Delete, Patch, pod_delete
 from ..core.kinds import CONTROLLER_REVISION, POD, PVC, STATEFULSET

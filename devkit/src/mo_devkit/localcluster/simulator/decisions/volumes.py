@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.quantity import quantity_value
+from mo_operator.kube.meta.quantity import quantity_value
 
 from ..core.actions import Action, Create, Delete, Patch
 from ..core.kinds import PV, PVC

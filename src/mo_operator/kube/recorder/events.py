@@ -40,7 +40,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .backoff import Backoff
+from ..flowcontrol.backoff import Backoff
+from ..meta.times import format_time
+from ..metrics.metrics import EVENTS_DROPPED
 from .event_correlator import (
     AGGREGATE_INTERVAL,
     AGGREGATE_MAX_EVENTS,
@@ -50,8 +52,6 @@ from .event_correlator import (
     EventCorrelator,
     Key,
 )
-from .metrics import EVENTS_DROPPED
-from .times import format_time
 
 log = logging.getLogger(__name__)
 

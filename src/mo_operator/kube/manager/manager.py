@@ -19,10 +19,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .collector import long_lived_frozen
-from .controller import Controller
-from .leader import LeaderElector
-from .probes import ProbeServer
+from ..controller.controller import Controller
+from ..healthz.probes import ProbeServer
+from ..leaderelection.leader import LeaderElector
+from ..memory.collector import long_lived_frozen
 
 log = logging.getLogger(__name__)
 

@@ -42,17 +42,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .allocator import release_freed_memory
-from .backoff import Backoff
+from ..client.watch import ADDED, BOOKMARK, DELETED, MODIFIED, WatchExpired
+from ..flowcontrol.backoff import Backoff
+from ..memory.allocator import release_freed_memory
+from ..memory.collector import collector_paused
+from ..meta.errors import ApiError, Gone
+from ..meta.frozen import freeze
+from ..meta.selectors import SelectorLike
+from ..metrics.metrics import INFORMER_OBJECTS, INFORMER_RELISTS, INFORMER_WATCH_RESTARTS
 from .cache import CachedObject, IndexFunc, Store, object_key
-from .collector import collector_paused
-from .errors import ApiError, Gone
-from .frozen import freeze
 from .listwatch import ListerWatcher
-from .metrics import INFORMER_OBJECTS, INFORMER_RELISTS, INFORMER_WATCH_RESTARTS
-from .selectors import SelectorLike
 from .shared_values import SharedValues
-from .watch import ADDED, BOOKMARK, DELETED, MODIFIED, WatchExpired
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

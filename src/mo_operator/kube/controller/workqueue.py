@@ -32,7 +32,8 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
-from .metrics import (
+from ..flowcontrol.ratelimit import TokenBucket
+from ..metrics.metrics import (
     WORKQUEUE_ADDS,
     WORKQUEUE_DEPTH,
     WORKQUEUE_QUEUE_DURATION,
@@ -40,7 +41,6 @@ from .metrics import (
     WORKQUEUE_UNFINISHED_WORK,
     WORKQUEUE_WORK_DURATION,
 )
-from .ratelimit import TokenBucket
 
 K = TypeVar("K", bound=Hashable)
 K_contra = TypeVar("K_contra", bound=Hashable, contravariant=True)

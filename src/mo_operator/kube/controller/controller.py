@@ -24,15 +24,15 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .metrics import (
+from ..cache.reads import CacheNotSynced, Syncable, UndeclaredRead, reading, scope_of
+from ..meta.objects import meta_of
+from ..metrics.metrics import (
     ACTIVE_WORKERS,
     MAX_CONCURRENT_RECONCILES,
     RECONCILE_ERRORS,
     RECONCILE_TIME,
     RECONCILE_TOTAL,
 )
-from .objects import meta_of
-from .reads import CacheNotSynced, Syncable, UndeclaredRead, reading, scope_of
 from .workqueue import QueueShutDown, WorkQueue
 
 log = logging.getLogger(__name__)

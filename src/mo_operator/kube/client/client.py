@@ -27,9 +27,9 @@ from typing import Any
 import httpx2
 from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 
-from .backoff import Backoff
-from .errors import Gone, NotFound
-from .ratelimit import TokenBucket
+from ..flowcontrol.backoff import Backoff
+from ..flowcontrol.ratelimit import TokenBucket
+from ..meta.errors import Gone, NotFound
 from .resource import Resource, ResourceLike, resource_of_object
 from .rest import RestTransport, default_backoff
 from .watch import WatchEvent, WatchExpired, decode_stream

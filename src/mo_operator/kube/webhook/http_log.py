@@ -50,7 +50,7 @@ class _OneLine(logging.Filter):
 
 
 def request_log(name: str) -> logging.Logger:
-    """The logger ``name`` (e.g. ``mo_operator.kube.webhook_server.requests``) with the
+    """The logger ``name`` (e.g. ``mo_operator.kube.webhook.server.requests``) with the
     one-line rule; pass it as aiohttp's ``logger``."""
     logger = logging.getLogger(name)
     if not any(isinstance(f, _OneLine) for f in logger.filters):

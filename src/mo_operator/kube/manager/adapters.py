@@ -17,12 +17,12 @@ from typing import Any
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Event
 
-from .client import ApiClient, Send, WriteCall
-from .errors import AlreadyExists, ApiError, Conflict, NotFound
-from .events import EventNotFound, EventRejected
-from .leader import LeaseConflict
-from .resource import Resource, ResourceLike
-from .rest import SEND_GUARD
+from ..client.client import ApiClient, Send, WriteCall
+from ..client.resource import Resource, ResourceLike
+from ..client.rest import SEND_GUARD
+from ..leaderelection.leader import LeaseConflict
+from ..meta.errors import AlreadyExists, ApiError, Conflict, NotFound
+from ..recorder.events import EventNotFound, EventRejected
 
 Obj = dict[str, Any]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from .client import ApiClient, ListPage
-from .resource import Resource, ResourceLike
-from .selectors import SelectorLike, as_selector
-from .watch import WatchEvent
+from ..client.client import ApiClient, ListPage
+from ..client.resource import Resource, ResourceLike
+from ..client.watch import WatchEvent
+from ..meta.selectors import SelectorLike, as_selector
 
 
 class ListerWatcher(Protocol):

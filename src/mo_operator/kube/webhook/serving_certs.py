@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from lightkube.resources.core_v1 import Secret
 
-from .client import ApiClient
-from .errors import AlreadyExists
-from .resource import Resource
+from ..client.client import ApiClient
+from ..client.resource import Resource
+from ..meta.errors import AlreadyExists
 
 if TYPE_CHECKING:
-    from .certs import KeyPair
+    from ..certs.certs import KeyPair
 
 SECRETS = Resource.of(Secret)
 
@@ -70,7 +70,7 @@ class GeneratedCerts:
         self.days = days
         self.renew_before = renew_before or datetime.timedelta(days=30)
         self.check_interval = check_interval
-        from .certs import make_ca, make_serving_cert
+        from ..certs.certs import make_ca, make_serving_cert
 
         self.ca = ca or make_ca("mo-operator-webhook-ca")
         self.serving = make_serving_cert(self.ca, hosts, days=days)
@@ -85,7 +85,7 @@ class GeneratedCerts:
     def refresh(self) -> bool:
         if self.serving.not_after - datetime.datetime.now(datetime.UTC) > self.renew_before:
             return False
-        from .certs import make_serving_cert
+        from ..certs.certs import make_serving_cert
 
         self.serving = make_serving_cert(self.ca, self.hosts, days=self.days)
         return True
@@ -138,7 +138,7 @@ async def shared_ca(client: ApiClient, namespace: str, name: str) -> KeyPair:
     creates the Secret; the rest (and its own restarts) load it. A lost creation
     race reads the winner's CA.
     """
-    from .certs import KeyPair, make_ca
+    from ..certs.certs import KeyPair, make_ca
 
     existing = await client.get_or_none(SECRETS, name, namespace)
     if existing is None:

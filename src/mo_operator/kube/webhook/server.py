@@ -33,12 +33,12 @@ from typing import Any, Final
 import aiohttp
 from aiohttp import web
 
+from ..metrics.metrics import WEBHOOK_IN_FLIGHT, WEBHOOK_LATENCY, WEBHOOK_REQUESTS
 from .admission_review import AdmissionRequest, MalformedReview, parse_review
 from .connection_gate import ConnectionGate
 from .http_log import request_log
 from .jsonpatch_diff import diff
-from .metrics import WEBHOOK_IN_FLIGHT, WEBHOOK_LATENCY, WEBHOOK_REQUESTS
-from .webhook_certs import CertSource
+from .serving_certs import CertSource
 
 __all__ = ["AdmissionRequest", "Admitted", "Denial", "Limits", "WebhookServer"]
 

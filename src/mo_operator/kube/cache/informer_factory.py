@@ -15,12 +15,12 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..client.client import ApiClient
+from ..client.resource import Resource, ResourceLike
+from ..meta.selectors import SelectorLike, as_selector
 from .cache import IndexFunc
-from .client import ApiClient
 from .informer import SharedInformer, Transform
 from .listwatch import ClientListerWatcher, ListerWatcher
-from .resource import Resource, ResourceLike
-from .selectors import SelectorLike, as_selector
 from .shared_values import SharedValues
 
 InformerKey = tuple[Resource, str | None, str]

@@ -19,8 +19,8 @@ import builtins
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .frozen import FrozenDict, freeze
-from .selectors import SelectorLike, as_selector
+from ..meta.frozen import FrozenDict, freeze
+from ..meta.selectors import SelectorLike, as_selector
 
 #: A cached object: read-only, but a ``dict`` for every reading purpose.
 CachedObject = FrozenDict

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import ApiError, Gone
+from ..meta.errors import ApiError, Gone
 
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
 EVENT_TYPES = frozenset((ADDED, MODIFIED, DELETED, BOOKMARK, ERROR))

@@ -29,18 +29,18 @@ from lightkube.config.client_adapter import AsyncClient as lightkube_http_client
 from lightkube.config.client_adapter import ConnectionParams
 from lightkube.config.kubeconfig import SingleConfig
 
-from .backoff import Backoff
-from .collector import collector_paused
-from .errors import ApiConnectionError, ApiError
-from .frozen import as_json
-from .keepalive import keepalive_transport
-from .metrics import (
+from ..flowcontrol.backoff import Backoff
+from ..flowcontrol.ratelimit import TokenBucket
+from ..memory.collector import collector_paused
+from ..meta.errors import ApiConnectionError, ApiError
+from ..meta.frozen import as_json
+from ..metrics.metrics import (
     API_CLIENT_REQUESTS,
     REST_CLIENT_LATENCY,
     REST_CLIENT_RATE_LIMITER_DURATION,
     REST_CLIENT_REQUESTS,
 )
-from .ratelimit import TokenBucket
+from .keepalive import keepalive_transport
 
 Params = Mapping[str, str | None]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from .metrics import REGISTRY
+from ..metrics.metrics import REGISTRY
 
 log = logging.getLogger(__name__)
 Check = Callable[[], "tuple[bool, str]"]

@@ -16,8 +16,8 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
+from ..meta.errors import ApiError, Forbidden, NotFound, Unauthorized
 from .client import ApiClient
-from .errors import ApiError, Forbidden, NotFound, Unauthorized
 from .resource import Resource
 
 log = logging.getLogger(__name__)

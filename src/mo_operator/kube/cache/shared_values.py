@@ -40,7 +40,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from .frozen import FrozenDict, FrozenList
+from ..meta.frozen import FrozenDict, FrozenList
 
 _intern = sys.intern
 

@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .metrics import LEADER_ELECTION_MASTER_STATUS
-from .objects import spec_of
-from .times import format_micro_time
+from ..meta.objects import spec_of
+from ..meta.times import format_micro_time
+from ..metrics.metrics import LEADER_ELECTION_MASTER_STATUS
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

@@ -40,13 +40,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .conditions import lead_with, set_condition
+from ..cache.reads import CacheNotSynced
+from ..meta.conditions import lead_with, set_condition
+from ..meta.errors import ApiError, NotFound
+from ..meta.objects import meta_of, spec_of, status_of
+from ..meta.times import now_time
 from .controller import ReportedError, Request, Result
-from .errors import ApiError, NotFound
-from .objects import meta_of, spec_of, status_of
-from .reads import CacheNotSynced
 from .status_policy import StatusWindow, announcements, urgent
-from .times import now_time
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

@@ -1,0 +1,2 @@
+"""Self-signed certificate authorities and serving certificates, for the
+webhook server and the embedded API server."""

@@ -1,0 +1,2 @@
+"""The health and metrics endpoint (controller-runtime's ``pkg/healthz`` and
+its metrics server)."""

@@ -1,0 +1,2 @@
+"""Kubernetes Events about our objects, aggregated and rate limited as
+client-go's ``tools/record`` does (controller-runtime's ``pkg/recorder``)."""

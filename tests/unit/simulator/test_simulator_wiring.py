@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from mo_devkit.localcluster.simulator.config import SimulatorConfig
+from mo_devkit.localcluster.simulator.controllers.scheduler import Scheduler
 from mo_devkit.localcluster.simulator.core.kinds import DEPLOYMENT, JOB, POD, SERVICE, STATEFULSET
 from mo_devkit.localcluster.simulator.core.kubeapi import KubeError
 from mo_devkit.localcluster.simulator.rules import Effect, FailureRule
@@ -446,3 +447,23 @@ async def test_controllers_mode_and_kubelet_mode_make_a_whole_cluster() -> None:
     finally:
         await kubelets.stop()
         await controllers.stop()
+
+
+async def test_a_replacement_pod_is_scheduled_though_its_namesake_was_never_seen_bound(
+    sim: tuple[Simulator, FakeKubeApi],
+) -> None:
+    """The scheduler bound a pod, then lost its watch: a relist shows a pod of the same
+    name, unscheduled, with another UID (the StatefulSet replaced the first meanwhile)
+    and never the first one bound or deleted. The replacement is scheduled; it stayed
+    Pending for ever when the scheduler's assumption was keyed by name only."""
+    s, api = sim
+    scheduler = next(c for c in s.components if isinstance(c, Scheduler))
+    scheduler.assumed[("default", "db-1")] = ("uid-of-the-replaced-pod", "sim-node-0")
+    await api.create(
+        POD,
+        {
+            "metadata": {"name": "db-1", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+        },
+    )
+    await eventually(lambda: api.store[("Pod", "default", "db-1")]["spec"].get("nodeName"))

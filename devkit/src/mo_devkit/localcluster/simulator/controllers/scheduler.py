@@ -10,7 +10,7 @@ from mo_operator.kube.meta.times import format_time
 
 from ..core.actions import Bind, Patch
 from ..core.kinds import NODE, POD, PV, PVC, STORAGE_CLASS
-from ..core.objects import Obj, find_condition, key_of, name_of, namespace_of, status_of
+from ..core.objects import Obj, find_condition, key_of, name_of, namespace_of, status_of, uid_of
 from ..core.pods import is_terminal, node_name_of
 from ..decisions.scheduling import ClusterState, schedule, unscheduled
 from ..decisions.volumes import SELECTED_NODE
@@ -27,8 +27,11 @@ class Scheduler(Component):
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
-        #: Pods bound but not yet seen bound in the cache (the "assumed" pods).
-        self.assumed: dict[tuple[str, str], str] = {}
+        #: Pods bound but not yet seen bound in the cache (the "assumed" pods): their
+        #: UID and node. A pod of the same name with another UID (a StatefulSet's
+        #: replacement, seen through a relist that never showed the first one bound or
+        #: deleted) is a new pod to schedule.
+        self.assumed: dict[tuple[str, str], tuple[str, str]] = {}
         #: Pods given a node whose claims are still being provisioned there (PreBind):
         #: they count on that node, so pods scheduled meanwhile spread around them.
         self.reserved: dict[tuple[str, str], str] = {}
@@ -43,6 +46,7 @@ class Scheduler(Component):
 
     def _on_pod(self, etype: str, old: Obj | None, new: Obj | None) -> None:
         if new is not None and unscheduled(new):
+            self._forget_replaced(new)
             self.enqueue(key_of(new))
             return
         # Bound (the cache caught up with our binding) or gone: no longer assumed.
@@ -51,6 +55,12 @@ class Scheduler(Component):
         # A pod leaving a node frees room: others may fit now.
         if etype == "DELETED" or (new is not None and is_terminal(new)):
             self.resync()
+
+    def _forget_replaced(self, pod: Obj) -> None:
+        key = key_of(pod)
+        assumed = self.assumed.get(key)
+        if assumed is not None and assumed[0] != uid_of(pod):
+            del self.assumed[key]
 
     def _requeue_namespace(self, namespace: str) -> None:
         for p in self.pods_in(namespace):
@@ -66,7 +76,8 @@ class Scheduler(Component):
         by_node: dict[str, list[Obj]] = {}
         for node in self.caches[NODE].objects():
             by_node[name_of(node)] = list(self.caches[POD].by_index("node", name_of(node)))
-        for (ns, name), node_name in {**self.reserved, **self.assumed}.items():
+        placed = {**self.reserved, **{key: node for key, (_uid, node) in self.assumed.items()}}
+        for (ns, name), node_name in placed.items():
             if (ns, name) == key_of(pod):
                 continue
             p = self.caches[POD].get(ns, name)
@@ -83,6 +94,8 @@ class Scheduler(Component):
 
     async def sync(self, key: tuple[str, str]) -> float | None:
         pod = self.caches[POD].get(*key)
+        if pod is not None:
+            self._forget_replaced(pod)
         if pod is None or not unscheduled(pod) or key in self.assumed:
             return None
         placement = schedule(pod, self._state(pod))
@@ -102,8 +115,8 @@ class Scheduler(Component):
             self.reserved[key] = placement.node
             return 0.2  # PreBind: wait for the claims to be bound
         self.reserved.pop(key, None)
-        self.assumed[key] = placement.node
-        uid = (pod.get("metadata") or {}).get("uid", "")
+        uid = uid_of(pod)
+        self.assumed[key] = (uid, placement.node)
         if not await self.write([Bind(key[0], key[1], uid, placement.node)]):
             self.assumed.pop(key, None)
             return 0.1

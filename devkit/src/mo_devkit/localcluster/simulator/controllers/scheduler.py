@@ -46,7 +46,6 @@ class Scheduler(Component):
 
     def _on_pod(self, etype: str, old: Obj | None, new: Obj | None) -> None:
         if new is not None and unscheduled(new):
-            self._forget_replaced(new)
             self.enqueue(key_of(new))
             return
         # Bound (the cache caught up with our binding) or gone: no longer assumed.

@@ -53,7 +53,8 @@ async def test_a_lost_store_is_replaced_and_only_that_one(world: World, operator
     assert after["mo-log-0"] == before["mo-log-0"] and after["mo-log-2"] == before["mo-log-2"], (
         "only the lost one"
     )
-    assert (await _failover(world)).get("status") == "False"
+    failover = await _failover(world)
+    assert failover.get("status") == "False", f"the replaced store is still down: {failover}"
 
     await world.set_simulator_rules(RuleSet())
     await eventually(

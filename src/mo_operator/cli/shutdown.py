@@ -24,6 +24,8 @@ import signal
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from . import entry
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -43,11 +45,15 @@ class Shutdown:
 
     def install(self) -> Shutdown:
         """Handle SIGTERM and SIGINT from now on; the current task is the one a
-        second signal cancels. The handlers go with the event loop."""
+        second signal cancels. The handlers go with the event loop. A signal the
+        entry point's handlers took before is acted on as if it came now."""
         loop = asyncio.get_running_loop()
         self._main = asyncio.current_task()
         for sig in SIGNALS:
             loop.add_signal_handler(sig, self._received, sig)
+        early = entry.received()
+        if early is not None:
+            self._received(early)
         return self
 
     def on_signal(self, callback: Callable[[], None]) -> None:

@@ -298,3 +298,20 @@ def test_only_a_volume_every_term_of_which_names_hosts_is_pinned() -> None:
     either["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"].append(zone)
     assert pinned_nodes(either) == (), "a volume usable anywhere in a zone can follow its pod"
     assert pinned_nodes({"spec": {}}) == ()
+
+
+async def test_a_store_whose_pod_is_yet_to_be_made_again_is_down_not_up() -> None:
+    # the lost pod is deleted and the StatefulSet has not made it again: HAKeeper
+    # still shows the store down, so the condition must not say every store is up
+    calls, ctx = await failover(logset(), [pod(0), pod(2)], hakeeper(1))
+    assert calls == []
+    status, reason, message = failover_condition(ctx)
+    assert (status, reason) == ("False", "StoresDown") and "mo-log-1 (no pod yet)" in message
+    # however long it takes, there is no pod to replace
+    calls, ctx = await failover(logset(storeFailureTimeout="0s"), [pod(0), pod(2)], hakeeper(1))
+    assert calls == [] and failover_condition(ctx)[1] == "StoresDown"
+
+
+async def test_a_pod_missing_while_hakeeper_counts_its_store_up_is_not_reported() -> None:
+    calls, ctx = await failover(logset(), [pod(0), pod(2)], hakeeper())
+    assert calls == [] and failover_condition(ctx)[:2] == ("True", "NoLostStores")

@@ -61,6 +61,9 @@ class Store:
     """Its claims whose volume is pinned to a node that is gone."""
     planned: bool = False
     """Down for planned work: the set's roll is replacing it (or has just replaced it)."""
+    has_pod: bool = True
+    """False for an ordinal whose pod the StatefulSet has yet to make again: such a
+    store is down (when HAKeeper says so) but there is nothing to replace."""
 
 
 @dataclass(frozen=True)
@@ -179,11 +182,12 @@ def _classify(
         if s.down_since is None or not s.store_down or s.orphaned:
             continue
         left = timeout - (now - s.down_since)
-        if left <= 0:
+        if left <= 0 and s.has_pod:
             lost.append(s)
         else:
-            waiting.append(s.pod)
-            soonest = left if soonest is None else min(soonest, left)
+            waiting.append(s.pod if s.has_pod else f"{s.pod} (no pod yet)")
+            if s.has_pod:
+                soonest = left if soonest is None else min(soonest, left)
     return lost, waiting, soonest
 
 

@@ -51,7 +51,9 @@ async def failover(
     rules = policy(env, spec, ctx.namespace)
     now = env.clock()
     sts = env.caches.get(r.STATEFULSETS, ctx.namespace, names.workload_name(Component.LOG, ctx.name))
-    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, rolling_to(sts))
+    roll_to = rolling_to(sts)
+    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, roll_to)
+    stores += missing_stores(ctx.name, int(spec["replicas"]), pods, state, now, roll_to)
     act(ctx, decide(stores, now, rules, quorum=state is not None), plan)
 
 
@@ -107,6 +109,32 @@ async def store_facts(
             Store(name_of(pod), uid_of(pod), since, store_down, orphaned, stranded, _planned(pod, roll_to))
         )
     return stores
+
+
+def missing_stores(
+    logset: str,
+    replicas: int,
+    pods: Sequence[Mapping[str, Any]],
+    state: HAKeeperState | None,
+    now: float,
+    roll_to: str | None,
+) -> list[Store]:
+    """The stores of the ordinals the set should have and has no pod for: a replaced
+    pod the StatefulSet has yet to make again is not an up store, whatever the time."""
+    down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
+    have = {names.pod_ordinal(name_of(p)) for p in pods}
+    return [
+        Store(
+            names.pod_name(Component.LOG, logset, ordinal),
+            "",
+            now,
+            identity.log_store_uuid(ordinal) in down,
+            planned=roll_to is not None,
+            has_pod=False,
+        )
+        for ordinal in range(replicas)
+        if ordinal not in have
+    ]
 
 
 def act(ctx: Context, decision: Decision, plan: Writes) -> None:

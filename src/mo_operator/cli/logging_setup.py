@@ -13,6 +13,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from mo_operator.kube.controller.outcome import ReconcileIdFilter
+
 _STANDARD = set(vars(logging.makeLogRecord({})))
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -25,8 +27,16 @@ def rfc3339(created: float) -> str:
 
 
 class TextFormatter(logging.Formatter):
+    """``time LEVEL logger [reconcileID]: message``; the id only on lines written
+    during a reconcile."""
+
     def __init__(self) -> None:
-        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        super().__init__("%(asctime)s %(levelname)s %(name)s%(reconcile)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        rid = getattr(record, "reconcileID", None)
+        record.reconcile = f" [{rid}]" if rid else ""
+        return super().format(record)
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return rfc3339(record.created)
@@ -71,6 +81,7 @@ def known_level(level: str) -> bool:
 def setup_logging(level: str = "INFO", *, json_format: bool = False) -> None:
     """``level`` must be one of ``LEVELS`` (any case)."""
     handler = _StderrHandler()
+    handler.addFilter(ReconcileIdFilter())
     handler.setFormatter(JsonFormatter() if json_format else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

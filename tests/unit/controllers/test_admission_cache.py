@@ -13,7 +13,7 @@ import pytest
 from mo_operator.api.defaulting import default
 from mo_operator.controllers.common import admission
 from mo_operator.controllers.common.admission import AdmissionCache, admitted
-from mo_operator.kube.controller.actor import TerminalError
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.frozen import freeze, thaw
 
 Obj = dict[str, Any]

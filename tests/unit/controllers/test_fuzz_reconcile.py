@@ -29,7 +29,7 @@ from mo_operator.controllers.cnset import CNSetActor
 from mo_operator.controllers.dnset import DNSetActor
 from mo_operator.controllers.logset import LogSetActor
 from mo_operator.controllers.proxyset import ProxySetActor
-from mo_operator.kube.controller.actor import TerminalError
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.matrixone.admin import HAKeeperPhase, HAKeeperState
 
 from .cnset_fakes import logset

@@ -15,7 +15,8 @@ from mo_operator.controllers.common.status import (
     report_rollout,
     store_status,
 )
-from mo_operator.kube.controller.actor import Context, TerminalError
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.matrixone.config.tomlconfig import ConfigError
 
 WORDING = Readiness(members="proxies ready", not_ready="ProxiesNotReady", all_ready="AllProxiesReady")

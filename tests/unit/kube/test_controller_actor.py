@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.kube.controller.actor import ActorReconciler, Context, TerminalError
+from mo_operator.kube.controller.actor import ActorReconciler, Context
 from mo_operator.kube.controller.controller import (
     Controller,
     ReportedError,
@@ -20,6 +20,7 @@ from mo_operator.kube.controller.controller import (
     Result,
     generation_changed,
 )
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.controller.status_policy import StatusWindow
 from mo_operator.kube.meta.errors import ApiError
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.api.kinds import API_VERSION
-from mo_operator.kube.controller.actor import Context, TerminalError
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.errors import AlreadyExists
 from mo_operator.kube.meta.frozen import thaw
 from mo_operator.kube.meta.objects import labels_of, mapping_at, status_of

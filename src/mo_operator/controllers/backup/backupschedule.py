@@ -29,8 +29,9 @@ from typing import Any, Final
 from mo_operator.api.cron import Schedule
 from mo_operator.api.fields import parse_duration
 from mo_operator.api.kinds import API_VERSION
-from mo_operator.kube.controller.actor import Context, TerminalError
+from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.controller import Request
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.kube.meta.frozen import thaw
 from mo_operator.kube.meta.objects import labels_of, mapping_at, meta_of, status_of, view

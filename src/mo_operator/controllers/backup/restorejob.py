@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from mo_operator.kube.controller.actor import Context, TerminalError
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import meta_of
 from mo_operator.kube.meta.times import parse_time
 from mo_operator.matrixone import backup as br

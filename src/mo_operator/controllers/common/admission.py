@@ -32,7 +32,7 @@ from typing import Any
 
 from mo_operator.api.defaulting import default
 from mo_operator.api.validation import validate_create
-from mo_operator.kube.controller.actor import TerminalError
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.frozen import freeze, thaw
 from mo_operator.kube.meta.objects import meta_of
 

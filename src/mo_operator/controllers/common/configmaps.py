@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from mo_operator.kube.controller.actor import TerminalError
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import labels_of, mapping_at, spec_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component

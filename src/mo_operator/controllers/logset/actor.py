@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.controller.actor import Context, TerminalError
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import spec_of, status_of
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState

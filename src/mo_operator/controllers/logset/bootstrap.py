@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.controller.actor import TerminalError
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import annotations_of, name_of, namespace_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.bootstrap import (

@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -46,6 +45,7 @@ from ..meta.errors import ApiError, NotFound
 from ..meta.objects import meta_of, spec_of, status_of
 from ..meta.times import now_time
 from .controller import ReportedError, Request, Result
+from .outcome import TerminalError, current_reconcile_id, routine
 from .status_policy import StatusWindow, announcements, urgent
 
 log = logging.getLogger(__name__)
@@ -58,16 +58,6 @@ RECONCILE_ERROR = "ReconcileError"
 """Reason of ``Synced=False`` (and of the Warning Event) when a reconcile failed."""
 MAX_MESSAGE = 1024
 """Characters of an error kept in a condition or an Event."""
-
-
-class TerminalError(Exception):
-    """The object cannot be reconciled as written (a bad spec): retrying will
-    not help until someone changes it."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 class Writer(Protocol):
@@ -141,12 +131,13 @@ class Actor(Protocol):
 
 
 class ObjectLogger(logging.LoggerAdapter[logging.Logger]):
-    """Every line names the object and the reconcile: as a prefix for people
-    and as structured fields for JSON logs."""
+    """Every line names the object and the reconcile: the object as a prefix for
+    people, both as structured fields for JSON logs (the text format shows the
+    reconcile's id on every line written during it, ours or not)."""
 
     def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
         extra = self.extra or {}
-        prefix = f"{extra.get('kind')} {extra.get('namespace')}/{extra.get('objectName')} [{extra.get('reconcileID')}]"
+        prefix = f"{extra.get('kind')} {extra.get('namespace')}/{extra.get('objectName')}"
         kwargs["extra"] = {**extra, **(kwargs.get("extra") or {})}
         return f"{prefix}: {msg}", kwargs
 
@@ -235,7 +226,7 @@ class ActorReconciler:
             self.status_window.forget((req.namespace, req.name))
             self._held.discard((req.namespace, req.name))
             return None  # gone: its children go by owner references
-        rid = uuid.uuid4().hex[:8]
+        rid = current_reconcile_id()
         logger = ObjectLogger(
             log, {"kind": self.kind, "namespace": req.namespace, "objectName": req.name, "reconcileID": rid}
         )
@@ -249,7 +240,7 @@ class ActorReconciler:
         except (asyncio.CancelledError, CacheNotSynced):
             raise
         except Exception as e:
-            if _routine(e):
+            if routine(e):
                 raise
             await self._report_failure(req, cached, known, ctx, e)
             raise ReportedError(str(e)) from e
@@ -448,12 +439,6 @@ def _failure_news(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
 
     was, now = synced(before), synced(after)
     return was != now and RECONCILE_ERROR in (was[0], now[0])
-
-
-def _routine(e: Exception) -> bool:
-    """A conflict (someone wrote the object since we read it) or throttling: the retry
-    with backoff is the whole answer, nothing to report."""
-    return isinstance(e, ApiError) and e.status in (409, 429)
 
 
 def _clip(text: str) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,6 +32,7 @@ from ..metrics.metrics import (
     RECONCILE_TIME,
     RECONCILE_TOTAL,
 )
+from .outcome import expected, reconciling, routine
 from .workqueue import QueueShutDown, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -262,7 +262,10 @@ class Controller:
                 self.queue.done(req)
 
     async def _process(self, req: Request) -> None:
-        rid = uuid.uuid4().hex[:8]
+        with reconciling() as rid:
+            await self._reconcile_once(req, rid)
+
+    async def _reconcile_once(self, req: Request, rid: str) -> None:
         ACTIVE_WORKERS.labels(self.name).inc()
         started = time.perf_counter()
         for observer in self.observers:
@@ -298,12 +301,12 @@ class Controller:
             RECONCILE_ERRORS.labels(self.name).inc()
             RECONCILE_TOTAL.labels(self.name, "error").inc()
             log.log(
-                logging.DEBUG if _conflict(e) else logging.WARNING,
+                logging.DEBUG if routine(e) else logging.WARNING,
                 "reconcile of %s failed (will retry): %s",
                 req,
                 e,
                 extra={"controller": self.name, "object": str(req), "reconcileID": rid},
-                exc_info=not _expected(e),
+                exc_info=not expected(e),
             )
             self.queue.add_rate_limited(req)
             return
@@ -319,16 +322,3 @@ class Controller:
             self.queue.add_after(req, result.requeue_after)
         else:
             RECONCILE_TOTAL.labels(self.name, "success").inc()
-
-
-def _conflict(e: Exception) -> bool:
-    """A 409: someone wrote the object since we read it; the retry reads it
-    again. Optimistic concurrency working as designed, not worth a warning."""
-    return (getattr(e, "status", None) or getattr(e, "code", None)) == 409
-
-
-def _expected(e: Exception) -> bool:
-    """Errors that are part of normal operation (conflicts, throttling) are
-    logged without a traceback."""
-    status = getattr(e, "status", None) or getattr(e, "code", None)
-    return status in (409, 429, 500, 503, 504)

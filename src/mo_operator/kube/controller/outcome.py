@@ -1,0 +1,88 @@
+"""How a reconcile ends, in one place: its id, the errors it may end with and what
+the controller does with each.
+
+- ``TerminalError``: the object cannot be reconciled as written; the reconciler
+  reports it and nothing is retried until the object changes.
+- An ``ApiError`` the retry is the whole answer to (``routine``: a conflict, 429):
+  retried with backoff, nothing reported.
+- An ``ApiError`` that is part of normal operation (``expected``: also 5xx
+  answers of an overloaded server): retried and logged without a traceback.
+- Anything else: reported on the object, logged with its traceback once, retried.
+
+Errors are told apart by type, never by a ``status`` or ``code`` attribute that
+an error of another system (a MatrixOne error number) may also carry.
+
+One reconcile has one id (``reconcileID``, as controller-runtime's): the controller
+opens it, the reconciler and every log line written while it runs carry it, also
+the lines of modules that know nothing of reconciles.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from ..meta.errors import ApiError
+
+__all__ = [
+    "ReconcileIdFilter",
+    "TerminalError",
+    "current_reconcile_id",
+    "expected",
+    "reconciling",
+    "routine",
+]
+
+_RECONCILE_ID: ContextVar[str | None] = ContextVar("reconcile_id", default=None)
+
+
+class TerminalError(Exception):
+    """The object cannot be reconciled as written (a bad spec): retrying will
+    not help until someone changes it."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def routine(e: BaseException) -> bool:
+    """A conflict (someone wrote the object since we read it) or throttling: the retry
+    with backoff is the whole answer, nothing to report."""
+    return isinstance(e, ApiError) and e.status in (409, 429)
+
+
+def expected(e: BaseException) -> bool:
+    """Answers of the API server that are part of normal operation (conflicts,
+    throttling, an overloaded or restarting server): no traceback in the log."""
+    return isinstance(e, ApiError) and e.status in (409, 429, 500, 503, 504)
+
+
+@contextmanager
+def reconciling() -> Iterator[str]:
+    """Open a reconcile: a fresh id, current until the block ends."""
+    rid = uuid.uuid4().hex[:8]
+    token = _RECONCILE_ID.set(rid)
+    try:
+        yield rid
+    finally:
+        _RECONCILE_ID.reset(token)
+
+
+def current_reconcile_id() -> str:
+    """The id of the reconcile running in this task; a fresh one outside any
+    (a reconciler called directly, as in tests)."""
+    return _RECONCILE_ID.get() or uuid.uuid4().hex[:8]
+
+
+class ReconcileIdFilter(logging.Filter):
+    """Puts the running reconcile's id on every record written during it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        rid = _RECONCILE_ID.get()
+        if rid is not None and not hasattr(record, "reconcileID"):
+            record.reconcileID = rid
+        return True

@@ -1,0 +1,66 @@
+"""One reconcile, one id on every line written during it; errors told apart by
+their type, not by a number another system's error may also carry."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from mo_operator.cli.logging_setup import JsonFormatter, TextFormatter
+from mo_operator.kube.controller.outcome import (
+    ReconcileIdFilter,
+    current_reconcile_id,
+    expected,
+    reconciling,
+    routine,
+)
+from mo_operator.kube.meta.errors import ApiError
+
+
+def _record(logger: str = "some.module") -> logging.LogRecord:
+    record = logging.makeLogRecord({"name": logger, "msg": "hello", "levelname": "INFO", "levelno": 20})
+    ReconcileIdFilter().filter(record)
+    return record
+
+
+def test_every_line_written_during_a_reconcile_carries_its_id() -> None:
+    with reconciling() as rid:
+        assert current_reconcile_id() == rid
+        inside = _record()
+    outside = _record()
+    assert inside.reconcileID == rid and not hasattr(outside, "reconcileID")
+    assert f"some.module [{rid}]: hello" in TextFormatter().format(inside)
+    assert "some.module: hello" in TextFormatter().format(outside)
+    assert f'"reconcileID": "{rid}"' in JsonFormatter().format(inside)
+
+
+def test_each_reconcile_gets_its_own_id_and_none_leaks_out() -> None:
+    with reconciling() as first:
+        pass
+    with reconciling() as second:
+        assert current_reconcile_id() == second
+    assert first != second
+    assert current_reconcile_id() not in (first, second)  # a fresh one outside any
+
+
+class _MatrixOneError(Exception):
+    """An error of another system that happens to carry a number."""
+
+    status = 409
+    code = 409
+
+
+@pytest.mark.parametrize(
+    ("error", "is_routine", "is_expected"),
+    [
+        (ApiError(409, "Conflict", "stale"), True, True),
+        (ApiError(429, "TooManyRequests", "slow down"), True, True),
+        (ApiError(503, "ServiceUnavailable", "restarting"), False, True),
+        (ApiError(422, "Invalid", "bad"), False, False),
+        (_MatrixOneError("MatrixOne error 409"), False, False),
+        (RuntimeError("boom"), False, False),
+    ],
+)
+def test_errors_are_classified_by_type(error: Exception, is_routine: bool, is_expected: bool) -> None:
+    assert (routine(error), expected(error)) == (is_routine, is_expected)

@@ -68,8 +68,8 @@ async def child(kubeconfig: Path) -> dict[str, Any]:
 
     imported, cpu_imported = time.time(), time.process_time()
     from mo_devkit.testing import OperatorRunner, joined_world
-    from mo_operator.controllers.common.settings import ApiSettings
-    from mo_operator.controllers.common.settings import Settings as OperatorSettings
+    from mo_operator.settings import ApiSettings
+    from mo_operator.settings import Settings as OperatorSettings
 
     kit, cpu_kit = time.time() - imported, time.process_time() - cpu_imported
 

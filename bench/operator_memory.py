@@ -40,11 +40,11 @@ from typing import Any
 from lightkube import KubeConfig
 
 import mo_operator.cli.run  # noqa: F401  (imported for its size: what an operator pod imports)
-from mo_operator.controllers.common.settings import OperatorConfig
-from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
+from mo_operator.settings import OperatorConfig
+from mo_operator.settings import Settings as OperatorSettings
 
 MIB = 1024 * 1024
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from mo_devkit.testing import OperatorRunner, Shape, World
-from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.kube.controller.status_policy import DEFAULT_WINDOW
+from mo_operator.settings import Settings as OperatorSettings
 from support_clusters import SMALL, ClusterRef, Watcher, create_clusters, layout
 from support_objects import Captured, capture, create_objects, replicate
 from support_target import REAL_KUBECONFIG, load_average, log, target

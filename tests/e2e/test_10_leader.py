@@ -18,8 +18,8 @@ import aiohttp
 
 from mo_devkit.testing import free_port
 from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.settings import LEASE_NAME
 from mo_operator.kube.client.resource import Resource
+from mo_operator.settings import LEASE_NAME
 
 from .harness import REAL_KUBECONFIG, OperatorRunner, World, eventually
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 import mo_operator
-from mo_operator.controllers.common.settings import OperatorConfig
+from mo_operator.settings import OperatorConfig
 
 from .devkit import add_plugin_commands
 from .errors import CliError, one_line_errors
@@ -80,26 +80,31 @@ def configure_logging(level: str, json_format: bool) -> None:
 )
 @click.option(
     "--metrics-bind-address",
-    default=":8080",
+    default=DEFAULTS.serving.metrics_bind_address,
     show_default=True,
     help='Where /metrics is served ("0": nowhere).',
 )
 @click.option(
     "--health-probe-bind-address",
-    default=":8081",
+    default=DEFAULTS.serving.health_probe_bind_address,
     show_default=True,
     help='Where /healthz and /readyz are served ("0": nowhere).',
 )
 @click.option(
     "--webhooks/--no-webhooks",
-    default=True,
+    default=DEFAULTS.webhooks.enabled,
     show_default=True,
     envvar="ENABLE_WEBHOOKS",
     help="Serve the defaulting and validating webhooks.",
 )
-@click.option("--webhook-port", default=9443, show_default=True, help="Port of the webhook server.")
 @click.option(
-    "--webhook-host", default="0.0.0.0", show_default=True, help="Address the webhook server listens on."
+    "--webhook-port", default=DEFAULTS.webhooks.port, show_default=True, help="Port of the webhook server."
+)
+@click.option(
+    "--webhook-host",
+    default=DEFAULTS.webhooks.host,
+    show_default=True,
+    help="Address the webhook server listens on.",
 )
 @click.option(
     "--webhook-cert-dir",
@@ -109,7 +114,7 @@ def configure_logging(level: str, json_format: bool) -> None:
 )
 @click.option(
     "--webhook-service",
-    default="mo-operator-webhook",
+    default=DEFAULTS.webhooks.service,
     show_default=True,
     help="The webhook Service (in $POD_NAMESPACE): the name the serving certificate is made for.",
 )
@@ -156,7 +161,7 @@ def configure_logging(level: str, json_format: bool) -> None:
 )
 @click.option(
     "--api-poll-seconds",
-    default=5.0,
+    default=DEFAULTS.startup.api_poll_seconds,
     show_default=True,
     hidden=True,
     help="How often a start waiting for the CRDs looks whether they are served (tests).",

@@ -28,13 +28,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mo_operator.api.install import install_crds
-from mo_operator.controllers.common.settings import (
-    ApiSettings,
-    LeaderElection,
-    OperatorConfig,
-    ProbeSettings,
-    Settings,
-)
 from mo_operator.controllers.operator import FIELD_MANAGER, Operator, default_identity
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.client.discovery import wait_until_served
@@ -45,6 +38,16 @@ from mo_operator.kube.webhook.serving_certs import CertSource, DirectoryCerts, G
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.rpc.connection import Dialer, open_connection
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
+from mo_operator.settings import (
+    ApiSettings,
+    LeaderElection,
+    OperatorConfig,
+    ProbeSettings,
+    Serving,
+    Settings,
+    Startup,
+    Webhooks,
+)
 from mo_operator.webhooks import api_claim_lookup, inject_ca_bundle, install_webhook_configurations, register
 
 from . import diagnostics
@@ -61,28 +64,19 @@ WEBHOOK_CA_SECRET = "mo-operator-webhook-ca"
 
 @dataclass(frozen=True)
 class RunOptions:
-    """What ``mo-operator run`` was told: the operator's settings tree, and
-    what only the process needs (where to connect, what to serve). The
-    defaults are the flags' (``cli/main.py``) and the tree's."""
+    """What ``mo-operator run`` was told: the operator's settings tree (with
+    every default), and what has none: where to connect, the webhooks'
+    certificate or URL, whether to install the CRDs, the Go operator's
+    configuration directory."""
 
     config: OperatorConfig
     kubeconfig: str | None
-    metrics_bind_address: str
-    health_probe_bind_address: str
-    webhooks: bool
-    webhook_port: int
-    webhook_host: str
     webhook_cert_dir: str | None
-    webhook_service: str
     webhook_url: str | None
     install_crds: bool
-    api_poll_seconds: float
-    """How often a start waiting for our CRDs looks whether they are served."""
     operator_config_dir: str | None
     """The Go operator's configuration directory (its ConfigMap mounted), see
     :mod:`.operator_config`."""
-    api_remind_seconds: float = 60.0
-    """How often it says again which are missing."""
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any]) -> RunOptions:
@@ -107,8 +101,23 @@ class RunOptions:
             renew_deadline=rest.pop("renew_deadline"),
             retry_period=rest.pop("retry_period"),
         )
-        api = ApiSettings(qps=rest.pop("qps"), burst=rest.pop("burst"))
-        config = OperatorConfig(settings=settings, leader=leader, api=api, workers=rest.pop("workers"))
+        config = OperatorConfig(
+            settings=settings,
+            leader=leader,
+            api=ApiSettings(qps=rest.pop("qps"), burst=rest.pop("burst")),
+            workers=rest.pop("workers"),
+            serving=Serving(
+                metrics_bind_address=rest.pop("metrics_bind_address"),
+                health_probe_bind_address=rest.pop("health_probe_bind_address"),
+            ),
+            webhooks=Webhooks(
+                enabled=rest.pop("webhooks"),
+                port=rest.pop("webhook_port"),
+                host=rest.pop("webhook_host"),
+                service=rest.pop("webhook_service"),
+            ),
+            startup=Startup(api_poll_seconds=rest.pop("api_poll_seconds")),
+        )
         return cls(config=config, **rest)
 
 
@@ -130,7 +139,7 @@ async def start_webhooks(
     if options.webhook_cert_dir:
         certs = DirectoryCerts(options.webhook_cert_dir)  # cert-manager injects its CA itself
     else:
-        service = options.webhook_service
+        service = options.config.webhooks.service
         hosts = [
             service,
             f"{service}.{namespace}",
@@ -140,7 +149,7 @@ async def start_webhooks(
             "127.0.0.1",
         ]
         certs = GeneratedCerts(hosts, ca=await shared_ca(client, namespace, WEBHOOK_CA_SECRET))
-    server = WebhookServer(certs, host=options.webhook_host, port=options.webhook_port)
+    server = WebhookServer(certs, host=options.config.webhooks.host, port=options.config.webhooks.port)
     register(server, claims=api_claim_lookup(client), default_args=default_args)
     await server.start()
     try:
@@ -175,7 +184,7 @@ def build_operator(
     """The operator, waiting before its informers start until the API server
     serves every kind they watch (our CRDs may be installed after it).
     ``namespace`` is the Lease's unless ``--lease-namespace`` names one."""
-    health = bind_address(options.health_probe_bind_address)
+    health = bind_address(options.config.serving.health_probe_bind_address)
     config = options.config
     leader = dataclasses.replace(config.leader, namespace=config.leader.namespace or namespace)
     probes = ProbeSettings(*health) if health else ProbeSettings()
@@ -191,8 +200,8 @@ def build_operator(
             client,
             resources,
             explain=diagnostics.missing_crds,
-            poll_seconds=options.api_poll_seconds,
-            remind_seconds=options.api_remind_seconds,
+            poll_seconds=options.config.startup.api_poll_seconds,
+            remind_seconds=options.config.startup.api_remind_seconds,
         )
     )
     return operator
@@ -211,7 +220,7 @@ async def run_operator(options: RunOptions, dialer: Dialer = open_connection) ->
     except OperatorConfigError as e:
         log.error("--operator-config-dir: %s", e)
         return 1
-    if options.operator_config_dir and upstream.default_args and not options.webhooks:
+    if options.operator_config_dir and upstream.default_args and not options.config.webhooks.enabled:
         log.warning(
             "defaultArgs are given by the defaulting webhook: with --no-webhooks they are not applied"
         )
@@ -234,7 +243,7 @@ async def run_operator(options: RunOptions, dialer: Dialer = open_connection) ->
         try:
             if options.install_crds:
                 await setup_step(shutdown, "installing the CRDs (--install-crds)", install_crds(client))
-            if options.webhooks:
+            if options.config.webhooks.enabled:
                 doing = (
                     "registering the webhooks (--webhook-url)"
                     if options.webhook_url
@@ -251,8 +260,10 @@ async def run_operator(options: RunOptions, dialer: Dialer = open_connection) ->
         except SetupRefused as e:
             log.error("%s", e)
             return 1
-        metrics_at = bind_address(options.metrics_bind_address)
-        if metrics_at is not None and metrics_at != bind_address(options.health_probe_bind_address):
+        metrics_at = bind_address(options.config.serving.metrics_bind_address)
+        if metrics_at is not None and metrics_at != bind_address(
+            options.config.serving.health_probe_bind_address
+        ):
             metrics = ProbeServer(host=metrics_at[0], port=metrics_at[1])
             await metrics.start()
             servers.append(metrics)
@@ -278,12 +289,12 @@ def run(options: RunOptions, dialer: Dialer = open_connection) -> int:
         return asyncio.run(run_operator(options, dialer))
     except OSError as e:
         ports = {
-            options.webhook_port if options.webhooks else 0: "--webhook-port",
+            options.config.webhooks.port if options.config.webhooks.enabled else 0: "--webhook-port",
             **{
                 at[1]: flag
                 for flag, text in (
-                    ("--metrics-bind-address", options.metrics_bind_address),
-                    ("--health-probe-bind-address", options.health_probe_bind_address),
+                    ("--metrics-bind-address", options.config.serving.metrics_bind_address),
+                    ("--health-probe-bind-address", options.config.serving.health_probe_bind_address),
                 )
                 if (at := bind_address(text)) is not None
             },

@@ -40,6 +40,7 @@ from mo_operator.kube.recorder.events import EventRecorder
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.component import Component
+from mo_operator.settings import OperatorConfig
 
 from .adoption import KruiseGuard
 from .adoption.guard import REFUSED as TAKEOVER_REFUSED
@@ -60,7 +61,6 @@ from .common.cache_transforms import CACHE_TRANSFORMS
 from .common.env import LOGSET_REF_INDEX, Caches, Env
 from .common.references import CONFIGMAP_NOT_FOUND, SECRET_NOT_FOUND, ReferenceLookup
 from .common.rpchealth import WARNING_REASONS as RPC_WARNING_REASONS
-from .common.settings import OperatorConfig
 from .common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
 from .condition_metrics import CONDITIONS
 from .dnset import DNSetActor

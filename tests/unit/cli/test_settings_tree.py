@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from mo_operator.cli import run as run_module
 from mo_operator.cli.main import main
-from mo_operator.controllers.common.settings import OperatorConfig
+from mo_operator.settings import OperatorConfig
 
 
 def parsed(monkeypatch: pytest.MonkeyPatch, *flags: str) -> run_module.RunOptions:
@@ -29,6 +29,11 @@ def test_run_flags_left_alone_give_the_trees_defaults(monkeypatch: pytest.Monkey
     config = options.config
     assert config.settings == defaults.settings
     assert config.api == defaults.api and config.workers == defaults.workers
+    assert (config.serving, config.webhooks, config.startup) == (
+        defaults.serving,
+        defaults.webhooks,
+        defaults.startup,
+    )
     leader = config.leader
     assert leader.enabled, "a production run elects a leader"
     assert (leader.lease_duration, leader.renew_deadline, leader.retry_period) == (15.0, 10.0, 2.0)
@@ -41,6 +46,17 @@ def test_run_flags_reach_the_tree(monkeypatch: pytest.MonkeyPatch) -> None:
     assert config.settings.namespaces == ("a", "b") and config.settings.rollout_stall_seconds == 30.0
     assert not config.settings.failover and config.workers == 9 and config.api.qps == 7.0
     assert not config.leader.enabled and config.leader.lease_duration == 40.0
+
+
+def test_the_process_flags_reach_the_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    flags = ["--metrics-bind-address", "0", "--health-probe-bind-address", ":9000", "--no-webhooks"]
+    flags += ["--webhook-port", "8443", "--webhook-host", "127.0.0.1", "--webhook-service", "hooks"]
+    flags += ["--api-poll-seconds", "0.5"]
+    config = parsed(monkeypatch, *flags).config
+    assert (config.serving.metrics_bind_address, config.serving.health_probe_bind_address) == ("0", ":9000")
+    hooks = config.webhooks
+    assert (hooks.enabled, hooks.port, hooks.host, hooks.service) == (False, 8443, "127.0.0.1", "hooks")
+    assert config.startup.api_poll_seconds == 0.5
 
 
 def test_the_run_command_does_not_import_the_simulated_matrixone() -> None:

@@ -26,13 +26,13 @@ from mo_devkit.testing import (
 )
 from mo_devkit.testing.cluster_process import ClusterProcess
 from mo_devkit.testing.observation import primary_resource
-from mo_operator.controllers.common.settings import OperatorConfig
-from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.meta.errors import ApiConnectionError
 from mo_operator.matrixone.admin import AdminError
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
+from mo_operator.settings import OperatorConfig
+from mo_operator.settings import Settings as OperatorSettings
 
 Obj = dict[str, Any]
 

@@ -31,7 +31,6 @@ from mo_devkit.simulated.cluster import SimulatedCluster
 from mo_operator.api.install import install_crds
 from mo_operator.cli.shutdown import Interrupted, Shutdown
 from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.settings import OperatorConfig
 from mo_operator.controllers.operator import Operator
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.meta.objects import view
@@ -40,6 +39,7 @@ from mo_operator.kube.webhook.server import WebhookServer
 from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 from mo_operator.matrixone.labels import cluster_labels
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
+from mo_operator.settings import OperatorConfig
 from mo_operator.webhooks import api_claim_lookup, install_webhook_configurations, register
 
 SETS = ((r.LOGSETS, "LogSet"), (r.DNSETS, "DNSet"), (r.CNSETS, "CNSet"), (r.PROXYSETS, "ProxySet"))

@@ -34,8 +34,6 @@ import aiohttp
 from lightkube.config.kubeconfig import KubeConfig
 
 from mo_devkit.localcluster.envtest import free_port
-from mo_operator.controllers.common.settings import OperatorConfig
-from mo_operator.controllers.common.settings import Settings as OperatorSettings
 from mo_operator.controllers.operator import Operator
 from mo_operator.kube.cache.reads import UndeclaredRead
 from mo_operator.kube.client.client import ApiClient
@@ -45,6 +43,8 @@ from mo_operator.kube.controller.status_policy import StatusWindow
 from mo_operator.kube.webhook.server import WebhookServer
 from mo_operator.kube.webhook.serving_certs import GeneratedCerts
 from mo_operator.matrixone.rpc.provider import DEFAULT_TIMEOUT, RpcAdminProvider
+from mo_operator.settings import OperatorConfig
+from mo_operator.settings import Settings as OperatorSettings
 from mo_operator.webhooks import (
     api_claim_lookup,
     configuration_names,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mo_devkit.simulated.cluster import FAST_SIMULATOR as _CONTROL_PLANE_FAST
 from mo_devkit.simulated.state import Settings as MOSettings
-from mo_operator.controllers.common.settings import Settings as OperatorSettings
+from mo_operator.settings import Settings as OperatorSettings
 
 FAST_SIMULATOR = {**_CONTROL_PLANE_FAST, "nodes": 3, "node_pods": 110, "run_duration": 0.1}
 """The simulated kubelets' timings (on a real API server the controllers are the real ones):

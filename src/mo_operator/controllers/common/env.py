@@ -29,11 +29,11 @@ from mo_operator.kube.meta.objects import labels_of, namespace_of
 from mo_operator.kube.meta.selectors import as_selector
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import MOAdminProvider
+from mo_operator.settings import Settings
 
 from . import resources as r
 from .meta import logset_ref
 from .references import ReferenceLookup
-from .settings import Settings
 from .unseen import Unseen
 
 MANAGED_SELECTOR = labels.COMPONENT

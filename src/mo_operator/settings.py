@@ -3,9 +3,13 @@
 ``OperatorConfig`` is the root; each concern has a group of its own
 (kopf's ``OperatorSettings`` is the model): the controllers' timing and
 scope (``Settings``, what every actor reads through ``Env``), leader
-election, the API client's rate limit, the probe server. ``mo-operator run``
+election, the API client's rate limit, the probe server; and what only the
+``mo-operator run`` process needs: where it serves (``Serving``), its webhooks
+(``Webhooks``) and how its start waits for the CRDs (``Startup``). ``run``
 builds its flags from these defaults and its result back into this tree, so
-a default is written here and nowhere else.
+a default is written here and nowhere else. It sits above the MatrixOne
+knowledge it takes defaults from and below the controllers and the commands
+that read it.
 """
 
 from __future__ import annotations
@@ -91,6 +95,36 @@ class ProbeSettings:
 
 
 @dataclass(frozen=True)
+class Serving:
+    """Where the process serves its probes and metrics (``host:port`` or ``:port``;
+    ``0``: nowhere), as controller-runtime's flags."""
+
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = ":8081"
+
+
+@dataclass(frozen=True)
+class Webhooks:
+    """The admission webhook server."""
+
+    enabled: bool = True
+    port: int = 9443
+    host: str = "0.0.0.0"
+    service: str = "mo-operator-webhook"
+    """The webhook Service (in the operator's namespace): the name its certificate is for."""
+
+
+@dataclass(frozen=True)
+class Startup:
+    """How a start waits for the kinds it watches to be served (CRDs installed later)."""
+
+    api_poll_seconds: float = 5.0
+    """How often it looks whether they are served."""
+    api_remind_seconds: float = 60.0
+    """How often it says again which are missing."""
+
+
+@dataclass(frozen=True)
 class OperatorConfig:
     """How the operator process runs (see ``mo-operator run --help``)."""
 
@@ -103,3 +137,6 @@ class OperatorConfig:
     watch_stall_seconds: float = 180.0
     """A watch that brings no event and no bookmark for this long is restarted
     (kube-apiserver sends a bookmark about every minute)."""
+    serving: Serving = field(default_factory=Serving)
+    webhooks: Webhooks = field(default_factory=Webhooks)
+    startup: Startup = field(default_factory=Startup)

@@ -99,16 +99,14 @@ async def run_demo(kubeconfig: str, *, exit_when_ready: bool, timeout: float) ->
     so when it exits nothing of the demo is left running."""
     shutdown = Shutdown().install()
     console = Console(stderr=True)
-    demo = _demo(console, shutdown, Path(kubeconfig).resolve(), exit_when_ready, timeout)
+    demo = _demo(console, Path(kubeconfig).resolve(), exit_when_ready, timeout)
     try:
         return await shutdown.interruptible(demo)
     except Interrupted:  # before the cluster was Ready: stopped all the same
         return 0
 
 
-async def _demo(
-    console: Console, shutdown: Shutdown, path: Path, exit_when_ready: bool, timeout: float
-) -> int:
+async def _demo(console: Console, path: Path, exit_when_ready: bool, timeout: float) -> int:
     async with contextlib.AsyncExitStack() as cleanup:  # undone in reverse, also when interrupted
         cluster = SimulatedCluster(simulator_options=DEMO_TIMINGS)
         cleanup.push_async_callback(cluster.stop)
@@ -161,7 +159,10 @@ async def _demo(
         if exit_when_ready:
             return 0
         console.print("Press Ctrl-C to stop.")
-        await shutdown.requested.wait()
+        # Until the signal, whose ``interruptible`` cancels this wait once; the cleanup
+        # then runs whole. Waiting on the signal here instead would race it: the cancel
+        # could land in the middle of the cleanup and close the client under the operator.
+        await asyncio.get_running_loop().create_future()
         return 0
 
 

@@ -8,7 +8,8 @@ decision reads only the current state, a driver killed at any point resumes
 where it stopped.
 
 Per set, in order: its Kruise workload is deleted with orphan propagation
-(``RELEASE``, only when the preflight finds it safe, else ``REFUSED``); the
+(``RELEASE``, only when the preflight finds it safe, else ``REFUSED``; a LogSet
+first records the ordinals the workload reserved, which only it knew); the
 garbage collector clears the pods' controller references (``RELEASING``);
 a released CN pod is told where its store is registered
 (``RECORD_HAKEEPER``) so that upstream's draining finalizer, which it keeps,
@@ -30,7 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.matrixone import names
+from mo_operator.matrixone import labels, names
+from mo_operator.matrixone import reserved as ordinals
 from mo_operator.matrixone.component import Component
 
 from ..cnset import pods as cnpods
@@ -38,7 +40,7 @@ from ..common import pods as podutil
 from ..common.configmaps import CONFIG_HASH_LABEL
 from ..common.meta import is_deleting, name_of
 from .kruise import ORDER, kruise_controller
-from .preflight import plan_set
+from .preflight import plan_set, reserved_ordinals
 
 Obj = Mapping[str, Any]
 _LEGACY_SUFFIX = re.compile(r"-[0-9a-f]{7}")
@@ -103,7 +105,8 @@ class Step:
     target: Obj | None = None
     """The object the write acts on: the Kruise workload, a pod or a ConfigMap."""
     annotations: Mapping[str, str] = field(default_factory=dict)
-    """``RECORD_HAKEEPER``: the annotations the pod gets."""
+    """``RECORD_HAKEEPER``: the annotations the pod gets; ``RELEASE``: the ones the set
+    gets before its workload goes (a LogSet's reserved ordinals)."""
 
     @property
     def writes(self) -> bool:
@@ -170,11 +173,21 @@ def _release(state: SetState, workload: Obj) -> Step:
     plan = plan_set(state.component, state.obj, workload, _live(state.pods))
     if plan.refusals:
         return _step(state, StepKind.REFUSED, "; ".join(plan.refusals), target=workload)
+    reserved = reserved_ordinals(state.component, workload)
+    if not reserved:
+        return _step(
+            state,
+            StepKind.RELEASE,
+            f"deleting {plan.workload} with propagationPolicy=Orphan (its pods and claims stay)",
+            target=workload,
+        )
     return _step(
         state,
         StepKind.RELEASE,
-        f"deleting {plan.workload} with propagationPolicy=Orphan (its pods and claims stay)",
+        f"recording reserved ordinals {sorted(reserved)} on the {state.label}, then deleting "
+        f"{plan.workload} with propagationPolicy=Orphan (its pods and claims stay)",
         target=workload,
+        annotations={labels.LOGSET_RESERVED_ORDINALS: ordinals.encode(reserved)},
     )
 
 

@@ -42,6 +42,13 @@ async def take_step(client: ApiClient, namespace: str, step: Step) -> None:
         return
     uid = target["metadata"]["uid"]
     if step.kind is StepKind.RELEASE:
+        if step.annotations:  # recorded before the workload, the only other record, goes
+            await client.patch(
+                SET_KINDS[step.component].sets,
+                step.set_name,
+                {"metadata": {"annotations": dict(step.annotations)}},
+                namespace,
+            )
         await client.delete(
             SET_KINDS[step.component].workload,
             name_of(target),

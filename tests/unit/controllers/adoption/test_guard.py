@@ -146,6 +146,26 @@ async def test_then_it_releases_the_kruise_workload_with_orphan_propagation() ->
     assert any(reason == "TakingOver" and "Orphan" in message for _, reason, message in events(ctx))
 
 
+async def test_a_failed_over_log_set_records_its_reserved_ordinals_before_the_workload_goes() -> None:
+    logset = _set("LogSet", annotated=True, adopted="False")
+    pods = [_pod(Component.LOG, i, KRUISE_API) for i in (1, 2, 3)]
+    guard, _ = _guard(logset, _cluster(False), *pods, workload=_workload(reserveOrdinals=[0]))
+    ctx = context(logset)
+    action = await guard.observe(ctx)
+    assert action is not None
+    await action(ctx)
+    annotations = {"metadata": {"annotations": {labels.LOGSET_RESERVED_ORDINALS: "[0]"}}}
+    assert _calls(guard) == [
+        ("patch", "LogSet", "mo", annotations),
+        (
+            "delete",
+            "StatefulSet",
+            "mo-log",
+            {"propagation_policy": "Orphan", "uid": "kruise-uid", "missing_ok": True},
+        ),
+    ]
+
+
 async def test_the_operator_flag_opts_every_set_in() -> None:
     logset = _set("LogSet", adopted="False")
     guard, _ = _guard(logset, _cluster(False), *_log_pods(KRUISE_API), workload=_workload(), flag=True)

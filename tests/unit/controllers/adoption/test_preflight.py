@@ -62,10 +62,29 @@ def test_a_set_without_a_kruise_workload_needs_nothing() -> None:
     assert plan.describe() == ["LogSet mo: no Kruise workload; nothing to take over"]
 
 
-def test_reserved_ordinals_are_refused_with_the_reason() -> None:
-    plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[1]), PODS)
-    assert any("reserveOrdinals [1]" in r for r in plan.refusals), plan.refusals
+def test_a_log_set_failed_over_from_ordinal_0_keeps_its_stores_at_their_ordinals() -> None:
+    # upstream's failover retired store 0; Kruise made store 3: the pods are 1, 2, 3
+    pods = [_pod("mo-log-1"), _pod("mo-log-2"), _pod("mo-log-3")]
+    plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[0]), pods)
+    assert plan.refusals == ()
+    text = "\n".join(plan.describe())
+    assert "spec.ordinals.start 1: ordinals [0] stay reserved" in text, text
+    assert "mo-data-mo-log-1, mo-data-mo-log-2, mo-data-mo-log-3" in text
+
+
+def test_reserved_ordinals_that_leave_a_hole_are_refused_with_the_reason() -> None:
+    # store 1 retired: the live stores 0, 2, 3 are not consecutive
+    pods = [_pod("mo-log-0"), _pod("mo-log-2"), _pod("mo-log-3")]
+    plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[1]), pods)
+    assert any("reserveOrdinals [1]" in r and "renumbered" in r for r in plan.refusals), plan.refusals
     assert plan.describe()[0] == "LogSet mo: REFUSED"
+
+
+def test_reserved_ordinals_whose_pods_are_elsewhere_or_outside_a_log_set_are_refused() -> None:
+    plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[0]), PODS)
+    assert any("pods' ordinals [0, 1, 2]" in r for r in plan.refusals), plan.refusals
+    tn = plan_set(Component.TN, _set(replicas=1), _workload(1, reserveOrdinals=[0]), [_pod("mo-dn-1")])
+    assert any("only a LogSet's reserved ordinals" in r for r in tn.refusals), tn.refusals
 
 
 def test_a_set_not_ready_or_a_pod_not_ready_is_refused() -> None:

@@ -17,6 +17,7 @@ from mo_operator.controllers.adoption.steps import (
 )
 from mo_operator.controllers.cnset import pods as cnpods
 from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
+from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
 Obj = dict[str, Any]
@@ -84,6 +85,17 @@ def test_a_held_unsafe_set_is_refused_with_the_preflight_reason() -> None:
     step = set_step(_log(KRUISE, _workload(reserveOrdinals=[3])))
     assert step is not None and step.kind is StepKind.REFUSED and not step.writes
     assert "reserveOrdinals [3]" in step.message
+
+
+def test_a_log_set_with_reserved_ordinals_is_released_with_them_to_record() -> None:
+    pods = [_pod(f"mo-log-{i}", KRUISE) for i in (1, 2, 3)]
+    state = SetState(Component.LOG, _set(Component.LOG), _workload(reserveOrdinals=[0]), pods, None)
+    step = set_step(state)
+    assert step is not None and step.kind is StepKind.RELEASE and step.held
+    assert step.annotations == {labels.LOGSET_RESERVED_ORDINALS: "[0]"}
+    assert "recording reserved ordinals [0] on the LogSet mo" in step.message
+    plain = set_step(_log(KRUISE, _workload()))
+    assert plain is not None and plain.annotations == {}
 
 
 def test_a_deleting_workload_or_pods_kruise_still_controls_wait_for_the_garbage_collector() -> None:

@@ -1,13 +1,18 @@
-"""Scenario 12, a Go-operator cluster whose log failover ran: the Go operator
-replaced log store 0 by store 3 and keeps ordinal 0 in its Advanced
-StatefulSet's ``reserveOrdinals``, so the stores are ``mo-log-1..3``.
+"""Scenario 12, the Go-operator clusters the plain takeover (test_23) does not
+cover, in one cluster: its log failover ran (the Go operator replaced log
+store 0 by store 3 and keeps ordinal 0 in its Advanced StatefulSet's
+``reserveOrdinals``, so the stores are ``mo-log-1..3``), and it runs a CN
+pool (a CNPool whose CNSet's CloneSet runs one idle CN and one a CNClaim
+holds, with sessions).
 
 ``mo-operator adopt`` takes it over with the client probe of test_23 (every
 100 ms: a ready proxy endpoint, a Working CN, a log quorum, never more than one
-log or TN pod down), and keeps the stores where they are: no pod is ever made
+log or TN pod down). The log stores stay where they are: no pod is ever made
 at the reserved ordinal, every store keeps its name (its identity) and its
 claim, our StatefulSet runs ordinals from 1, and the stores find each other
-without the reserved one.
+without the reserved one. The pool's pods are not replaced at all: the same
+pods (by uid) become its CNSet's, the claim keeps its pod, its store keeps
+Working with the claim's labels and its sessions.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ import contextlib
 from dataclasses import dataclass, field
 
 from mo_operator.cli.adopt import adopt
+from mo_operator.controllers.adoption.guard import CONDITION as ADOPTED
 from mo_operator.controllers.common import resources as r
 from mo_operator.matrixone import labels, names
+from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 
 from .adoption_probe import Probe, assert_claims_kept_and_resync_quiet, claim_uids, sample_forever
-from .harness import OperatorRunner, World
-from .upstream_cluster import KRUISE_STATEFULSETS, build
+from .harness import OperatorRunner, World, condition
+from .upstream_cluster import CLAIM, CLONESETS, KRUISE_STATEFULSETS, POOL, build
 
 STORES = ("mo-log-1", "mo-log-2", "mo-log-3")
 
@@ -43,10 +50,23 @@ class LogPods:
         self.seen.update(p["metadata"]["name"] for p in pods)
 
 
-async def test_a_failed_over_log_set_is_taken_over_with_its_reserved_ordinal_kept(
+async def test_a_failed_over_log_set_and_a_cn_pool_are_taken_over_keeping_stores_claims_and_sessions(
     world: World, operator_runner: OperatorRunner
 ) -> None:
-    await build(world, operator_runner, reserved=(0,))
+    await build(world, operator_runner, reserved=(0,), pool=True)
+    mo = world.cluster.mo
+    assert mo is not None
+    claim = await world.get(r.CNCLAIMS, CLAIM)
+    assert claim is not None
+    bound_pod = claim["spec"]["podName"]
+    pool_pods = {
+        p["metadata"]["name"]: p["metadata"]["uid"] for p in await world.pods(**{labels.POOL_NAME: POOL})
+    }
+    uuid = claim["status"]["store"]["serviceID"]
+    for pod in await world.pods(**{labels.POOL_NAME: POOL}):
+        owners = [ref["kind"] for ref in pod["metadata"]["ownerReferences"] if ref.get("controller")]
+        assert owners == ["CloneSet"], (pod["metadata"]["name"], owners)
+    mo.set_sessions(uuid, 5)
     kruise = await world.get(KRUISE_STATEFULSETS, "mo-log")
     assert kruise is not None and kruise["spec"]["reserveOrdinals"] == [0]
     claims = await claim_uids(world)
@@ -55,6 +75,7 @@ async def test_a_failed_over_log_set_is_taken_over_with_its_reserved_ordinal_kep
     lines: list[str] = []
     assert await adopt(world.client, world.namespace, dry_run=True, echo=lines.append) == 0, lines
     assert any("ordinals [0] stay reserved" in line for line in lines), lines
+    assert any("keeps its pods as they are" in line for line in lines), lines
 
     await operator_runner.start()
     probe, log_pods = Probe(world), LogPods(world)
@@ -84,4 +105,20 @@ async def test_a_failed_over_log_set_is_taken_over_with_its_reserved_ordinal_kep
     assert gossip is not None
     seeds = gossip["data"]["gossip.toml"]
     assert all(f"{s}.mo-log-headless" in seeds for s in STORES) and "mo-log-0." not in seeds, seeds
+
+    # The pool: the same pods, now its CNSet's; the claim, its store and its sessions as they were.
+    after = {p["metadata"]["name"]: p for p in await world.pods(**{labels.POOL_NAME: POOL})}
+    assert {n: p["metadata"]["uid"] for n, p in after.items()} == pool_pods, "no pool pod was replaced"
+    for pod in after.values():
+        owners = [ref for ref in pod["metadata"]["ownerReferences"] if ref.get("controller")]
+        assert [ref["kind"] for ref in owners] == ["CNSet"], (pod["metadata"]["name"], owners)
+    claim = await world.get(r.CNCLAIMS, CLAIM)
+    assert claim is not None and claim["spec"]["podName"] == bound_pod and claim["status"]["phase"] == "Bound"
+    store = mo.hakeeper(world.namespace, "mo").stores[Component.CN][uuid]  # type: ignore[union-attr]
+    assert store.work_state is WorkState.WORKING and store.labels == {"role": ("a",)}
+    assert mo.sessions(uuid) == 5, "the claimed CN kept its sessions"
+    pool_set = next(iter(after.values()))["metadata"]["labels"][labels.INSTANCE]
+    assert await world.get(CLONESETS, names.workload_name(Component.CN, pool_set)) is None
+    adopted = condition(await world.wait_settled(r.CNSETS, pool_set), ADOPTED)
+    assert (adopted.get("status"), adopted.get("reason")) == ("True", "TakenOver"), adopted
     await assert_claims_kept_and_resync_quiet(world, operator_runner, claims)

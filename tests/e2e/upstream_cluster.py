@@ -60,7 +60,7 @@ from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 
 from . import upstream_shapes as shapes
-from .harness import OperatorRunner, World, eventually
+from .harness import GROUP_VERSION, OperatorRunner, World, eventually
 
 Obj = dict[str, Any]
 DATA = Path(__file__).parent / "data"
@@ -105,16 +105,21 @@ async def install_kruise_crds(world: World) -> None:
     await eventually(established, timeout=60, message="the Kruise CRDs are established")
 
 
-async def build(world: World, runner: OperatorRunner, *, reserved: tuple[int, ...] = (), **spec: Any) -> None:
+async def build(
+    world: World, runner: OperatorRunner, *, reserved: tuple[int, ...] = (), pool: bool = False, **spec: Any
+) -> None:
     """The cluster, as the Go operator would have left it; no operator runs afterwards.
 
     With ``reserved``, its log failover replaced the stores at those (lowest) ordinals
-    by the next ones, which its Advanced StatefulSet keeps in ``reserveOrdinals``."""
+    by the next ones, which its Advanced StatefulSet keeps in ``reserveOrdinals``. With
+    ``pool``, a CNPool ``POOL`` of one idle CN beside it, whose CNClaim ``CLAIM`` holds
+    another; the pool's CNSet runs them with a CloneSet."""
     await runner.start()
     await world.apply(cluster_manifest(world, **spec))
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
     if reserved:
         await _fail_over(world, reserved)
+    pool_set = await _pool(world) if pool else None
     await runner.stop()
     await install_kruise_crds(world)
     if reserved:  # the Go operator records them in its workload alone
@@ -123,9 +128,94 @@ async def build(world: World, runner: OperatorRunner, *, reserved: tuple[int, ..
     for component, set_name in SETS:
         await _hand_to_kruise(world, component, set_name, reserved if component is Component.LOG else ())
         await _delete_our_config_maps(world, component, set_name)
-    for component, set_name in SETS:
+    if pool_set is not None:
+        await _hand_pool_to_kruise(world, pool_set)
+    for component, set_name in SETS if pool_set is None else (*SETS, (Component.CN, pool_set)):
         await _upstream_status(world, component, set_name)
     await _upstream_bucket_claim(world)
+
+
+POOL = "pool"
+CLAIM = "c1"
+
+
+async def _pool(world: World) -> str:
+    """A CNPool of one idle CN and a bound CNClaim (upstream's kinds, the same as ours);
+    the name of the pool's CNSet."""
+    group = await world.get(r.CNSETS, "mo-tp")
+    assert group is not None
+    spec = {"image": group["spec"]["image"], "scalingConfig": {"minDelaySeconds": 0}}
+    template = world.for_cluster({"kind": "CNSet", "spec": spec})["spec"]
+    pool = {
+        "apiVersion": GROUP_VERSION,
+        "kind": "CNPool",
+        "metadata": {"name": POOL, "namespace": world.namespace},
+        "spec": {
+            "template": template,
+            "podLabels": {"pool": POOL},
+            "deps": {"logSet": {"metadata": {"name": "mo"}}},
+            "strategy": {"updateStrategy": {}, "scaleStrategy": {"maxIdle": 1}},
+        },
+    }
+    claim = {
+        "apiVersion": GROUP_VERSION,
+        "kind": "CNClaim",
+        "metadata": {"name": CLAIM, "namespace": world.namespace},
+        "spec": {"selector": {"matchLabels": {"pool": POOL}}, "cnLabels": [{"key": "role", "values": ["a"]}]},
+    }
+    await world.apply(pool)
+    await world.wait_ready(r.CNPOOLS, POOL, timeout=60)
+    await world.apply(claim)
+
+    async def settled() -> bool:
+        bound = await world.get(r.CNCLAIMS, CLAIM)
+        if ((bound or {}).get("status") or {}).get("phase") != "Bound":
+            return False
+        phases = [
+            p["metadata"]["labels"].get(labels.POOL_PHASE)
+            for p in await world.pods(**{labels.POOL_NAME: POOL})
+        ]
+        return sorted(phases) == ["Bound", "Idle"]
+
+    await eventually(settled, timeout=60, message="the claim is Bound and the pool holds one idle CN")
+    sets = [s for s in await world.list(r.CNSETS) if s["spec"].get("podManagementPolicy") == labels.POOLING]
+    assert len(sets) == 1, [s["metadata"]["name"] for s in sets]
+    name = str(sets[0]["metadata"]["name"])
+    await world.wait_settled(r.CNSETS, name, timeout=60)
+    return name
+
+
+async def _hand_pool_to_kruise(world: World, set_name: str) -> None:
+    """The pool's CNSet as the Go operator runs it: a CloneSet controls its pods, which
+    are the same pods (a bound CN holds its claim's sessions), with Kruise's labels."""
+    owner = await world.get(r.CNSETS, set_name)
+    logset = await world.get(r.LOGSETS, "mo")
+    assert owner is not None and logset is not None
+    pods = await _set_pods(world, Component.CN, set_name)
+    config_map, suffix = shapes.config_map(Component.CN, owner, logset)
+    await world.client.create(r.CONFIGMAPS, config_map)
+    template = shapes.pod_template(Component.CN, owner, logset, config_map["metadata"]["name"], suffix)
+    workload = await _kruise_workload(world, Component.CN, set_name, owner, len(pods), template)
+    revision = f"{workload['metadata']['name']}-{_digest(workload['spec'])[:10]}"
+    wl = workload
+    ref = {
+        "apiVersion": wl["apiVersion"],
+        "kind": wl["kind"],
+        "name": wl["metadata"]["name"],
+        "uid": wl["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    for pod in pods:
+        kruise_labels = {REVISION: revision, CLONESET_INSTANCE_ID: pod["metadata"]["name"].rsplit("-", 1)[1]}
+        patch = {"metadata": {"ownerReferences": [ref], "labels": kruise_labels}}
+        await world.client.patch(r.PODS, pod["metadata"]["name"], patch, world.namespace)
+    await world.client.patch_status(
+        CLONESETS,
+        wl["metadata"]["name"],
+        {"status": _workload_status(wl, len(pods), revision)},
+        world.namespace,
+    )
 
 
 async def _fail_over(world: World, reserved: tuple[int, ...]) -> None:

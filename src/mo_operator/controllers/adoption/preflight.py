@@ -6,6 +6,8 @@ pod ready, nothing rolling already, and for the log service enough stores
 that one of them restarting leaves a quorum. Kruise features our workloads
 have no equivalent for are refused rather than silently dropped: a pod queued in
 ``podsToDelete`` or a paused update would be acted on as the user did not ask.
+A pool's CNSet is the exception to the roll: its pods are claimed and stay as
+they are.
 A LogSet's reserved ordinals (upstream's log failover) carry over when our
 StatefulSet can keep every store at its ordinal (``matrixone/reserved.py``),
 and are refused where a store would be renumbered.
@@ -22,6 +24,7 @@ from mo_operator.matrixone import names
 from mo_operator.matrixone import reserved as ordinals
 from mo_operator.matrixone.component import Component
 
+from ..cnset.pooling import is_pooling
 from ..common import pods as podutil
 from ..common.meta import is_deleting, name_of
 from .kruise import SET_KINDS, kruise_controller
@@ -73,14 +76,17 @@ def plan_set(component: Component, obj: Obj, workload: Obj | None, pods: Sequenc
         return SetPlan(component, name, "", pod_names, (), ())
     kind = SET_KINDS[component].workload
     label = f"{kind.api_version} {kind.kind} {name_of(workload)}"
-    refusals = [*_set_refusals(obj), *_pod_refusals(live), *_workload_refusals(component, workload, live)]
-    steps = _steps(component, name, label, live, reserved_ordinals(component, workload))
+    pool = is_pooling(obj.get("spec") or {})
+    refusals = [
+        *_set_refusals(obj),
+        *_pod_refusals(live),
+        *_workload_refusals(component, workload, live),
+    ]
+    steps = _steps(component, name, label, live, reserved_ordinals(component, workload), pool)
     return SetPlan(component, name, label, pod_names, steps, tuple(refusals))
 
 
 def _set_refusals(obj: Obj) -> list[str]:
-    if (obj.get("spec") or {}).get("podManagementPolicy") == "Pooling":
-        return ["a pooling CNSet (its CNPool's): its pods are bound to CNClaims; recreate the pool instead"]
     ready = get_condition((obj.get("status") or {}).get("conditions"), "Ready")
     if ready is None or ready.get("status") != "True":
         why = (ready or {}).get("message") or (ready or {}).get("reason") or "no Ready condition"
@@ -160,7 +166,7 @@ def reserved_ordinals(component: Component, workload: Obj) -> frozenset[int]:
 
 
 def _steps(
-    component: Component, name: str, label: str, pods: Sequence[Obj], reserved: frozenset[int]
+    component: Component, name: str, label: str, pods: Sequence[Obj], reserved: frozenset[int], pool: bool
 ) -> tuple[str, ...]:
     ours = names.workload_name(component, name)
     first = (
@@ -179,6 +185,11 @@ def _steps(
             + (f" with their claims {', '.join(claims)}" if claims else "")
             + ", then replaces them one at a time, highest ordinal first, each Ready before the next"
             + (f" (at least {quorum(len(pods))} log stores stay up)" if component is Component.LOG else "")
+        )
+    elif pool:
+        second = (
+            f"2. CNSet {name} (its CNPool's) keeps its pods as they are and makes each its own: "
+            "a pod bound to a CNClaim keeps its claim and its sessions, an idle one stays in the pool"
         )
     elif component is Component.CN:
         second = (

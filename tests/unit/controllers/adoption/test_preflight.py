@@ -120,10 +120,20 @@ def test_cloneset_features_we_would_act_on_differently_are_refused() -> None:
     assert "a roll is in progress" in reasons
 
 
-def test_pods_owned_by_something_else_and_pooling_sets_are_refused() -> None:
+def test_pods_owned_by_something_else_are_refused() -> None:
     foreign = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "controller": True}
     pods = [_pod("mo-tp-cn-abcde", owner=foreign)]
     reasons = plan_set(Component.CN, _set(), _workload(replicas=1), pods).refusals
     assert any("controlled by something other than Kruise: mo-tp-cn-abcde" in r for r in reasons)
-    pooling = plan_set(Component.CN, _set(podManagementPolicy="Pooling"), _workload(replicas=1), pods)
-    assert any("pooling CNSet" in r for r in pooling.refusals)
+
+
+def test_a_pools_cnset_is_planned_to_keep_its_pods_as_they_are() -> None:
+    pods = [_pod("pool-abc-cn-abcde"), _pod("pool-abc-cn-fghij")]
+    plan = plan_set(
+        Component.CN, _set(podManagementPolicy="Pooling", replicas=1), _workload(replicas=2), pods
+    )
+    assert plan.refusals == ()
+    text = "\n".join(plan.describe())
+    assert "keeps its pods as they are" in text and "keeps its claim and its sessions" in text, text
+    scaling = plan_set(Component.CN, _set(podManagementPolicy="Pooling"), _workload(replicas=1), pods)
+    assert any("2 pods for 1 replicas" in r for r in scaling.refusals)

@@ -131,6 +131,34 @@ def test_released_cn_pods_learn_their_hakeeper_before_anything_else() -> None:
     assert after is not None and after.kind is StepKind.ROLLING
 
 
+def test_a_pools_released_pods_are_made_its_own_as_they_are_never_rolled() -> None:
+    pool_set = _set(Component.CN, replicas=2, deps={"logSet": {"name": "mo"}}, podManagementPolicy="Pooling")
+    pool_set["metadata"]["uid"] = "set-uid"
+    recorded = {
+        cnpods.HAKEEPER_ANNOTATION: "mo-log-discovery.ns.svc:32001",
+        cnpods.LOGSET_ANNOTATION: "ns/mo",
+    }
+    bound, idle = _pod("mo-tp-cn-aaaaa", None, **recorded), _pod("mo-tp-cn-bbbbb", None, **recorded)
+    for pod in (bound, idle):
+        pod["metadata"]["resourceVersion"] = "7"
+    step = set_step(SetState(Component.CN, pool_set, None, [bound, idle]))
+    assert step is not None and step.kind is StepKind.ADOPT_POD and step.writes and step.target is bound
+    assert step.owner is not None and step.owner["uid"] == "set-uid" and step.owner["controller"]
+    assert step.owner["kind"] == "CNSet"
+    owned = {**bound, "metadata": {**bound["metadata"], "ownerReferences": [step.owner]}}
+    step = set_step(SetState(Component.CN, pool_set, None, [owned, idle]))
+    assert step is not None and step.kind is StepKind.ADOPT_POD and step.target is idle
+    both = [owned, {**idle, "metadata": {**idle["metadata"], "ownerReferences": [step.owner]}}]
+    config_maps = [{"metadata": {"name": "mo-tp-cn-config", "uid": "cm"}}]
+    mounted = frozenset({"mo-tp-cn-config"})
+    assert (
+        set_step(SetState(Component.CN, pool_set, None, both, config_maps=config_maps, mounted=mounted))
+        is None
+    ), "nothing rolls: the pods keep the Go operator's config while they live"
+    step = set_step(SetState(Component.CN, pool_set, None, both, config_maps=config_maps))
+    assert step is not None and step.kind is StepKind.COLLECT_CONFIG_MAP
+
+
 def _deployment(available: bool) -> Obj:
     status = {"observedGeneration": 1, "updatedReplicas": 1, "availableReplicas": 1 if available else 0}
     return {"metadata": {"name": "mo-proxy", "generation": 1}, "spec": {"replicas": 1}, "status": status}

@@ -10,9 +10,11 @@ holds, with sessions).
 log or TN pod down). The log stores stay where they are: no pod is ever made
 at the reserved ordinal, every store keeps its name (its identity) and its
 claim, our StatefulSet runs ordinals from 1, and the stores find each other
-without the reserved one. The pool's pods are not replaced at all: the same
-pods (by uid) become its CNSet's, the claim keeps its pod, its store keeps
-Working with the claim's labels and its sessions.
+without the reserved one. The pool's claimed CN is not replaced: the same pod
+(by uid) becomes its CNSet's, the claim keeps its pod, its store keeps Working
+with the claim's labels and its sessions; our CNPool, which never names a set
+as upstream does, counts the taken-over set as an older template's, so its
+idle CN gives way to one of ours.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from mo_operator.cli.adopt import adopt
 from mo_operator.controllers.adoption.guard import CONDITION as ADOPTED
@@ -29,7 +32,7 @@ from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 
 from .adoption_probe import Probe, assert_claims_kept_and_resync_quiet, claim_uids, sample_forever
-from .harness import OperatorRunner, World, condition
+from .harness import OperatorRunner, World, condition, eventually
 from .upstream_cluster import CLAIM, CLONESETS, KRUISE_STATEFULSETS, POOL, build
 
 STORES = ("mo-log-1", "mo-log-2", "mo-log-3")
@@ -50,6 +53,10 @@ class LogPods:
         self.seen.update(p["metadata"]["name"] for p in pods)
 
 
+def _set_of(pod: dict[str, Any]) -> str:
+    return str(pod["metadata"]["labels"][labels.INSTANCE])
+
+
 async def test_a_failed_over_log_set_and_a_cn_pool_are_taken_over_keeping_stores_claims_and_sessions(
     world: World, operator_runner: OperatorRunner
 ) -> None:
@@ -59,14 +66,17 @@ async def test_a_failed_over_log_set_and_a_cn_pool_are_taken_over_keeping_stores
     claim = await world.get(r.CNCLAIMS, CLAIM)
     assert claim is not None
     bound_pod = claim["spec"]["podName"]
-    pool_pods = {
-        p["metadata"]["name"]: p["metadata"]["uid"] for p in await world.pods(**{labels.POOL_NAME: POOL})
-    }
     uuid = claim["status"]["store"]["serviceID"]
-    for pod in await world.pods(**{labels.POOL_NAME: POOL}):
+    pool_pods = {p["metadata"]["name"]: p for p in await world.pods(**{labels.POOL_NAME: POOL})}
+    for pod in pool_pods.values():
         owners = [ref["kind"] for ref in pod["metadata"]["ownerReferences"] if ref.get("controller")]
         assert owners == ["CloneSet"], (pod["metadata"]["name"], owners)
+    old_set = pool_pods[bound_pod]["metadata"]["labels"][labels.INSTANCE]
     mo.set_sessions(uuid, 5)
+    # Upstream names its pool's CNSet after its own hash of the template, never ours: to our
+    # CNPool that set is an older template's, as after a template change, which stands for it.
+    template = {"template": {"scalingConfig": {"minDelaySeconds": 1}}}
+    await world.client.patch(r.CNPOOLS, POOL, {"spec": template}, world.namespace)
     kruise = await world.get(KRUISE_STATEFULSETS, "mo-log")
     assert kruise is not None and kruise["spec"]["reserveOrdinals"] == [0]
     claims = await claim_uids(world)
@@ -106,19 +116,30 @@ async def test_a_failed_over_log_set_and_a_cn_pool_are_taken_over_keeping_stores
     seeds = gossip["data"]["gossip.toml"]
     assert all(f"{s}.mo-log-headless" in seeds for s in STORES) and "mo-log-0." not in seeds, seeds
 
-    # The pool: the same pods, now its CNSet's; the claim, its store and its sessions as they were.
-    after = {p["metadata"]["name"]: p for p in await world.pods(**{labels.POOL_NAME: POOL})}
-    assert {n: p["metadata"]["uid"] for n, p in after.items()} == pool_pods, "no pool pod was replaced"
-    for pod in after.values():
-        owners = [ref for ref in pod["metadata"]["ownerReferences"] if ref.get("controller")]
-        assert [ref["kind"] for ref in owners] == ["CNSet"], (pod["metadata"]["name"], owners)
+    # The pool: its claimed CN is the same pod, now its CNSet's, with its claim, its store's
+    # labels and its sessions; the idle CN of the older template gives way to one of ours.
+    assert await world.get(CLONESETS, names.workload_name(Component.CN, old_set)) is None
+    adopted = condition(await world.wait_settled(r.CNSETS, old_set), ADOPTED)
+    assert (adopted.get("status"), adopted.get("reason")) == ("True", "TakenOver"), adopted
+
+    async def pool_settled() -> dict[str, Any] | None:
+        pods = {p["metadata"]["name"]: p for p in await world.pods(**{labels.POOL_NAME: POOL})}
+        phases = sorted(p["metadata"]["labels"].get(labels.POOL_PHASE) for p in pods.values())
+        return pods if phases == ["Bound", "Idle"] and len({_set_of(p) for p in pods.values()}) == 2 else None
+
+    after = await eventually(
+        pool_settled, timeout=30, message="the pool holds the claimed CN and one idle CN"
+    )
+    bound = after[bound_pod]
+    assert bound["metadata"]["uid"] == pool_pods[bound_pod]["metadata"]["uid"], (
+        "the claimed CN was not replaced"
+    )
+    owners = [ref["kind"] for ref in bound["metadata"]["ownerReferences"] if ref.get("controller")]
+    assert owners == ["CNSet"] and _set_of(bound) == old_set, owners
     claim = await world.get(r.CNCLAIMS, CLAIM)
-    assert claim is not None and claim["spec"]["podName"] == bound_pod and claim["status"]["phase"] == "Bound"
+    assert claim is not None and claim["spec"]["podName"] == bound_pod
+    assert claim["status"]["phase"] == "Outdated", "bound to a pod of an older template, as upstream says"
     store = mo.hakeeper(world.namespace, "mo").stores[Component.CN][uuid]  # type: ignore[union-attr]
     assert store.work_state is WorkState.WORKING and store.labels == {"role": ("a",)}
     assert mo.sessions(uuid) == 5, "the claimed CN kept its sessions"
-    pool_set = next(iter(after.values()))["metadata"]["labels"][labels.INSTANCE]
-    assert await world.get(CLONESETS, names.workload_name(Component.CN, pool_set)) is None
-    adopted = condition(await world.wait_settled(r.CNSETS, pool_set), ADOPTED)
-    assert (adopted.get("status"), adopted.get("reason")) == ("True", "TakenOver"), adopted
     await assert_claims_kept_and_resync_quiet(world, operator_runner, claims)

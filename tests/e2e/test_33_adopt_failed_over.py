@@ -119,8 +119,9 @@ async def test_a_failed_over_log_set_and_a_cn_pool_are_taken_over_keeping_stores
     # The pool: its claimed CN is the same pod, now its CNSet's, with its claim, its store's
     # labels and its sessions; the idle CN of the older template gives way to one of ours.
     assert await world.get(CLONESETS, names.workload_name(Component.CN, old_set)) is None
-    adopted = condition(await world.wait_settled(r.CNSETS, old_set), ADOPTED)
-    assert (adopted.get("status"), adopted.get("reason")) == ("True", "TakenOver"), adopted
+    # (no Adopted condition at all when the command released the set before the operator first saw it)
+    settled = await world.wait_settled(r.CNSETS, old_set)
+    assert condition(settled, ADOPTED).get("status") != "False", settled.get("status")
 
     async def pool_settled() -> dict[str, Any] | None:
         pods = {p["metadata"]["name"]: p for p in await world.pods(**{labels.POOL_NAME: POOL})}

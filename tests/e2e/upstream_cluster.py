@@ -196,8 +196,11 @@ async def _hand_pool_to_kruise(world: World, set_name: str) -> None:
     await world.client.create(r.CONFIGMAPS, config_map)
     template = shapes.pod_template(Component.CN, owner, logset, config_map["metadata"]["name"], suffix)
     workload = await _kruise_workload(world, Component.CN, set_name, owner, len(pods), template)
-    revision = f"{workload['metadata']['name']}-{_digest(workload['spec'])[:10]}"
-    wl = workload
+    strategy = {**workload["spec"]["updateStrategy"], "type": "InPlaceOnly"}  # cnset/controller.go, Pooling
+    wl = await world.client.patch(
+        CLONESETS, workload["metadata"]["name"], {"spec": {"updateStrategy": strategy}}, world.namespace
+    )
+    revision = f"{wl['metadata']['name']}-{_digest(wl['spec'])[:10]}"
     ref = {
         "apiVersion": wl["apiVersion"],
         "kind": wl["kind"],

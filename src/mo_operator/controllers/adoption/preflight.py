@@ -6,8 +6,11 @@ pod ready, nothing rolling already, and for the log service enough stores
 that one of them restarting leaves a quorum. Kruise features our workloads
 have no equivalent for are refused rather than silently dropped: a pod queued in
 ``podsToDelete`` or a paused update would be acted on as the user did not ask.
-A pool's CNSet is the exception to the roll: its pods are claimed and stay as
-they are.
+A pool's CNSet is the exception: nothing of it rolls (its pods stay as they
+are, claimed or idle), so only pods someone else controls stop it; its size,
+its readiness, a pending ``podsToDelete`` and an unfinished in-place update
+are its pool's business, which our CNSet and CNPool carry on, as upstream's
+would (a pool's set is paused, ``pauseUpdate``, or updated in place).
 A LogSet's reserved ordinals (upstream's log failover) carry over when our
 StatefulSet can keep every store at its ordinal (``matrixone/reserved.py``),
 and are refused where a store would be renumbered.
@@ -77,11 +80,16 @@ def plan_set(component: Component, obj: Obj, workload: Obj | None, pods: Sequenc
     kind = SET_KINDS[component].workload
     label = f"{kind.api_version} {kind.kind} {name_of(workload)}"
     pool = is_pooling(obj.get("spec") or {})
-    refusals = [
-        *_set_refusals(obj),
-        *_pod_refusals(live),
-        *_workload_refusals(component, workload, live),
-    ]
+    refusals = (
+        _foreign_pods(live)
+        if pool
+        else [
+            *_set_refusals(obj),
+            *_pod_refusals(live),
+            *_foreign_pods(live),
+            *_workload_refusals(component, workload, live),
+        ]
+    )
     steps = _steps(component, name, label, live, reserved_ordinals(component, workload), pool)
     return SetPlan(component, name, label, pod_names, steps, tuple(refusals))
 
@@ -95,14 +103,13 @@ def _set_refusals(obj: Obj) -> list[str]:
 
 
 def _pod_refusals(pods: Sequence[Obj]) -> list[str]:
-    out = []
     not_ready = [name_of(p) for p in pods if not podutil.is_ready(p)]
-    if not_ready:
-        out.append(f"pods not ready: {', '.join(not_ready)}")
+    return [f"pods not ready: {', '.join(not_ready)}"] if not_ready else []
+
+
+def _foreign_pods(pods: Sequence[Obj]) -> list[str]:
     foreign = [name_of(p) for p in pods if _controller(p) and kruise_controller(p) is None]
-    if foreign:
-        out.append(f"pods controlled by something other than Kruise: {', '.join(foreign)}")
-    return out
+    return [f"pods controlled by something other than Kruise: {', '.join(foreign)}"] if foreign else []
 
 
 def _controller(pod: Obj) -> bool:

@@ -135,5 +135,19 @@ def test_a_pools_cnset_is_planned_to_keep_its_pods_as_they_are() -> None:
     assert plan.refusals == ()
     text = "\n".join(plan.describe())
     assert "keeps its pods as they are" in text and "keeps its claim and its sessions" in text, text
-    scaling = plan_set(Component.CN, _set(podManagementPolicy="Pooling"), _workload(replicas=1), pods)
-    assert any("2 pods for 1 replicas" in r for r in scaling.refusals)
+    # nothing rolls: the pool's own business (its size, an idle CN not ready, a pending
+    # scale-in, an unfinished in-place update) does not stop the takeover
+    workload = {
+        **_workload(1, scaleStrategy={"podsToDelete": ["pool-abc-cn-fghij"]}),
+        "status": {"currentRevision": "a", "updateRevision": "b"},
+    }
+    busy_pods = [pods[0], _pod("pool-abc-cn-fghij", ready=False)]
+    busy = plan_set(Component.CN, _set(ready=False, podManagementPolicy="Pooling"), workload, busy_pods)
+    assert busy.refusals == ()
+    serving = plan_set(Component.CN, _set(ready=False), workload, busy_pods)
+    assert len(serving.refusals) == 5, serving.refusals
+    foreign = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "controller": True}
+    taken = plan_set(
+        Component.CN, _set(podManagementPolicy="Pooling"), _workload(1), [_pod("x", owner=foreign)]
+    )
+    assert any("controlled by something other than Kruise" in r for r in taken.refusals)

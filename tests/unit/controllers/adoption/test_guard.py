@@ -276,3 +276,42 @@ async def test_an_install_without_the_kruise_permissions_says_so_instead_of_fail
     refused = condition(ctx, CONDITION)
     assert refused is not None and refused["reason"] == "TakeoverRefused"
     assert "may not read or delete the Kruise workload" in refused["message"]
+
+
+async def test_an_opted_in_pools_released_pod_is_made_its_cnsets_own_as_it_is() -> None:
+    # opted in by its CNPool's annotation; a set that names no LogSet has no HAKeeper to record
+    pool = {
+        "kind": "CNPool",
+        "metadata": {"name": "pool", "namespace": "ns", "annotations": {ADOPT_ANNOTATION: "kruise"}},
+    }
+    cnset = _set("CNSet", adopted="False", podManagementPolicy="Pooling")
+    cnset["metadata"].update(
+        name="pool-abc",
+        uid="set-uid",
+        ownerReferences=[{"kind": "CNPool", "name": "pool", "controller": True}],
+    )
+    pod = {
+        "kind": "Pod",
+        "metadata": {
+            "name": "pool-abc-cn-abcde",
+            "namespace": "ns",
+            "resourceVersion": "9",
+            "uid": "pod-uid",
+            "labels": labels.sub_resource_labels(Component.CN, "pool-abc", "ns"),
+            "ownerReferences": [],
+        },
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    env = make_env(FakeCaches(pool, cnset, pod))
+    guard = KruiseGuard(Inner(), env, Component.CN)
+    ctx = context(cnset)
+    action = await guard.observe(ctx)
+    assert action is not None
+    await action(ctx)
+    calls = cast(RecordingClient, env.client).calls
+    assert len(calls) == 1 and calls[0][:3] == ("patch", "Pod", "pool-abc-cn-abcde"), calls
+    meta = calls[0][3]["metadata"]
+    assert meta["resourceVersion"] == "9"
+    assert [(ref["kind"], ref["name"], ref["uid"], ref["controller"]) for ref in meta["ownerReferences"]] == [
+        ("CNSet", "pool-abc", "set-uid", True)
+    ]

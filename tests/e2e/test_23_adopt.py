@@ -80,7 +80,7 @@ async def test_dry_run_prints_the_plan_and_refuses_an_unsafe_cluster(
     assert "drained" in text and "propagationPolicy=Orphan" in text, text
     assert await world.get(KRUISE_STATEFULSETS, "mo-log") is not None, "a dry run changes nothing"
 
-    # A Kruise feature we cannot carry over: a reserved ordinal (upstream's log failover).
+    # A reserved ordinal our StatefulSet cannot keep: above the live stores 0..2 (a hole).
     await world.client.patch(
         KRUISE_STATEFULSETS, "mo-log", {"spec": {"reserveOrdinals": [3]}}, world.namespace
     )

@@ -118,7 +118,7 @@ async def test_an_unsafe_set_is_refused_with_a_warning_and_released_once_safe(
     world: World, operator_runner: OperatorRunner
 ) -> None:
     await build(world, operator_runner)
-    # A Kruise feature we cannot carry over: a reserved ordinal (upstream's log failover).
+    # A reserved ordinal our StatefulSet cannot keep: above the live stores 0..2 (a hole).
     await world.client.patch(
         KRUISE_STATEFULSETS, "mo-log", {"spec": {"reserveOrdinals": [3]}}, world.namespace
     )

@@ -54,12 +54,13 @@ from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.conditions import is_true
 from mo_operator.kube.meta.errors import ApiError
 from mo_operator.matrixone import buckets, identity, labels, names
+from mo_operator.matrixone import reserved as reserved_ordinals
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
 
 from . import upstream_shapes as shapes
-from .harness import OperatorRunner, World, eventually
+from .harness import GROUP_VERSION, OperatorRunner, World, eventually
 
 Obj = dict[str, Any]
 DATA = Path(__file__).parent / "data"
@@ -104,19 +105,149 @@ async def install_kruise_crds(world: World) -> None:
     await eventually(established, timeout=60, message="the Kruise CRDs are established")
 
 
-async def build(world: World, runner: OperatorRunner, **spec: Any) -> None:
-    """The cluster, as the Go operator would have left it; no operator runs afterwards."""
+async def build(
+    world: World, runner: OperatorRunner, *, reserved: tuple[int, ...] = (), pool: bool = False, **spec: Any
+) -> None:
+    """The cluster, as the Go operator would have left it; no operator runs afterwards.
+
+    With ``reserved``, its log failover replaced the stores at those (lowest) ordinals
+    by the next ones, which its Advanced StatefulSet keeps in ``reserveOrdinals``. With
+    ``pool``, a CNPool ``POOL`` of one idle CN beside it, whose CNClaim ``CLAIM`` holds
+    another; the pool's CNSet runs them with a CloneSet."""
     await runner.start()
     await world.apply(cluster_manifest(world, **spec))
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+    if reserved:
+        await _fail_over(world, reserved)
+    pool_set = await _pool(world) if pool else None
     await runner.stop()
     await install_kruise_crds(world)
+    if reserved:  # the Go operator records them in its workload alone
+        patch = {"metadata": {"annotations": {labels.LOGSET_RESERVED_ORDINALS: None}}}
+        await world.client.patch(r.LOGSETS, "mo", patch, world.namespace)
     for component, set_name in SETS:
-        await _hand_to_kruise(world, component, set_name)
+        await _hand_to_kruise(world, component, set_name, reserved if component is Component.LOG else ())
         await _delete_our_config_maps(world, component, set_name)
-    for component, set_name in SETS:
+    if pool_set is not None:
+        await _hand_pool_to_kruise(world, pool_set)
+    for component, set_name in SETS if pool_set is None else (*SETS, (Component.CN, pool_set)):
         await _upstream_status(world, component, set_name)
     await _upstream_bucket_claim(world)
+
+
+POOL = "pool"
+CLAIM = "c1"
+
+
+async def _pool(world: World) -> str:
+    """A CNPool of one idle CN and a bound CNClaim (upstream's kinds, the same as ours);
+    the name of the pool's CNSet."""
+    group = await world.get(r.CNSETS, "mo-tp")
+    assert group is not None
+    spec = {"image": group["spec"]["image"], "scalingConfig": {"minDelaySeconds": 0}}
+    template = world.for_cluster({"kind": "CNSet", "spec": spec})["spec"]
+    pool = {
+        "apiVersion": GROUP_VERSION,
+        "kind": "CNPool",
+        "metadata": {"name": POOL, "namespace": world.namespace},
+        "spec": {
+            "template": template,
+            "podLabels": {"pool": POOL},
+            "deps": {"logSet": {"metadata": {"name": "mo"}}},
+            "strategy": {"updateStrategy": {}, "scaleStrategy": {"maxIdle": 1}},
+        },
+    }
+    claim = {
+        "apiVersion": GROUP_VERSION,
+        "kind": "CNClaim",
+        "metadata": {"name": CLAIM, "namespace": world.namespace},
+        "spec": {"selector": {"matchLabels": {"pool": POOL}}, "cnLabels": [{"key": "role", "values": ["a"]}]},
+    }
+    await world.apply(pool)
+    await world.wait_ready(r.CNPOOLS, POOL, timeout=60)
+    await world.apply(claim)
+
+    async def settled() -> bool:
+        bound = await world.get(r.CNCLAIMS, CLAIM)
+        if ((bound or {}).get("status") or {}).get("phase") != "Bound":
+            return False
+        phases = [
+            p["metadata"]["labels"].get(labels.POOL_PHASE)
+            for p in await world.pods(**{labels.POOL_NAME: POOL})
+        ]
+        return sorted(phases) == ["Bound", "Idle"]
+
+    await eventually(settled, timeout=60, message="the claim is Bound and the pool holds one idle CN")
+    sets = [s for s in await world.list(r.CNSETS) if s["spec"].get("podManagementPolicy") == labels.POOLING]
+    assert len(sets) == 1, [s["metadata"]["name"] for s in sets]
+    name = str(sets[0]["metadata"]["name"])
+    await world.wait_settled(r.CNSETS, name, timeout=60)
+    return name
+
+
+async def _hand_pool_to_kruise(world: World, set_name: str) -> None:
+    """The pool's CNSet as the Go operator runs it: a CloneSet controls its pods, which
+    are the same pods (a bound CN holds its claim's sessions), with Kruise's labels."""
+    owner = await world.get(r.CNSETS, set_name)
+    logset = await world.get(r.LOGSETS, "mo")
+    assert owner is not None and logset is not None
+    pods = await _set_pods(world, Component.CN, set_name)
+    config_map, suffix = shapes.config_map(Component.CN, owner, logset)
+    await world.client.create(r.CONFIGMAPS, config_map)
+    template = shapes.pod_template(Component.CN, owner, logset, config_map["metadata"]["name"], suffix)
+    workload = await _kruise_workload(world, Component.CN, set_name, owner, len(pods), template)
+    strategy = {**workload["spec"]["updateStrategy"], "type": "InPlaceOnly"}  # cnset/controller.go, Pooling
+    wl = await world.client.patch(
+        CLONESETS, workload["metadata"]["name"], {"spec": {"updateStrategy": strategy}}, world.namespace
+    )
+    revision = f"{wl['metadata']['name']}-{_digest(wl['spec'])[:10]}"
+    ref = {
+        "apiVersion": wl["apiVersion"],
+        "kind": wl["kind"],
+        "name": wl["metadata"]["name"],
+        "uid": wl["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    for pod in pods:
+        kruise_labels = {REVISION: revision, CLONESET_INSTANCE_ID: pod["metadata"]["name"].rsplit("-", 1)[1]}
+        patch = {"metadata": {"ownerReferences": [ref], "labels": kruise_labels}}
+        await world.client.patch(r.PODS, pod["metadata"]["name"], patch, world.namespace)
+    await world.client.patch_status(
+        CLONESETS,
+        wl["metadata"]["name"],
+        {"status": _workload_status(wl, len(pods), revision)},
+        world.namespace,
+    )
+
+
+async def _fail_over(world: World, reserved: tuple[int, ...]) -> None:
+    """Where upstream's failover leaves the log service: no store at the ``reserved``
+    ordinals, their replacements at the next ones, members of the HAKeeper shard. Our
+    operator moves the stores (the annotation a takeover writes); the HAKeeper repairs its
+    membership onto the new store as it does after upstream's failover."""
+    patch = {
+        "metadata": {"annotations": {labels.LOGSET_RESERVED_ORDINALS: reserved_ordinals.encode(reserved)}}
+    }
+    await world.client.patch(r.LOGSETS, "mo", patch, world.namespace)
+    first = reserved_ordinals.first_live(reserved)
+    wanted = {names.pod_name(Component.LOG, "mo", o) for o in range(first, first + 3)}
+    uuids = {identity.log_store_uuid(o) for o in range(first, first + 3)}
+    mo = world.cluster.mo
+    assert mo is not None
+
+    async def moved() -> bool:
+        pods = await _set_pods(world, Component.LOG, "mo")
+        keeper = mo.hakeeper(world.namespace, "mo")
+        return (
+            {p["metadata"]["name"] for p in pods if is_true(p["status"].get("conditions"), "Ready")} == wanted
+            and len(pods) == len(wanted)
+            and keeper is not None
+            and set(keeper.members) == uuids
+        )
+
+    await eventually(moved, timeout=60, message=f"the log stores moved past ordinals {list(reserved)}")
+    await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=60)
 
 
 async def _delete_our_config_maps(world: World, component: Component, set_name: str) -> None:
@@ -189,7 +320,9 @@ async def _set_pods(world: World, component: Component, set_name: str) -> list[O
     )
 
 
-async def _hand_to_kruise(world: World, component: Component, set_name: str) -> None:
+async def _hand_to_kruise(
+    world: World, component: Component, set_name: str, reserved: tuple[int, ...] = ()
+) -> None:
     owner = await world.get(_set_resource(component), set_name)
     logset = await world.get(r.LOGSETS, "mo")
     assert owner is not None and logset is not None
@@ -197,7 +330,7 @@ async def _hand_to_kruise(world: World, component: Component, set_name: str) -> 
     config_map, suffix = shapes.config_map(component, owner, logset)
     await world.client.create(r.CONFIGMAPS, config_map)
     template = shapes.pod_template(component, owner, logset, config_map["metadata"]["name"], suffix)
-    workload = await _kruise_workload(world, component, set_name, owner, len(pods), template)
+    workload = await _kruise_workload(world, component, set_name, owner, len(pods), template, reserved)
     revision = f"{workload['metadata']['name']}-{_digest(workload['spec'])[:10]}"
     await _release_ours(world, component, set_name)
     shape = _PodShape(workload, revision)
@@ -229,7 +362,13 @@ def _digest(value: object) -> str:
 
 
 async def _kruise_workload(
-    world: World, component: Component, set_name: str, owner: Obj, replicas: int, template: Obj
+    world: World,
+    component: Component,
+    set_name: str,
+    owner: Obj,
+    replicas: int,
+    template: Obj,
+    reserved: tuple[int, ...] = (),
 ) -> Obj:
     """The set's Advanced StatefulSet (common/template.go StatefulSetTemplate, logset/sts.go
     buildStatefulSet) or CloneSet (common/template.go CloneSetTemplate, cnset/controller.go
@@ -259,6 +398,8 @@ async def _kruise_workload(
             persistentVolumeClaimRetentionPolicy={"whenDeleted": "Delete", "whenScaled": "Delete"},
             volumeClaimTemplates=ours["spec"].get("volumeClaimTemplates") or [],
         )
+        if reserved:
+            spec["reserveOrdinals"] = list(reserved)
         body = {"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet", "metadata": meta, "spec": spec}
         return await world.client.create(KRUISE_STATEFULSETS, body)
     spec["updateStrategy"] = {

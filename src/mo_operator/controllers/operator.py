@@ -119,6 +119,7 @@ WARNING_REASONS = frozenset(
 """Condition reasons announced as Warning Events (trouble, not progress)."""
 TAKEOVER_READS: tuple[Resource, ...] = (
     r.MATRIXONE_CLUSTERS,
+    r.CNPOOLS,
     r.LOGSETS,
     r.DNSETS,
     r.TNSETS,
@@ -129,8 +130,8 @@ TAKEOVER_READS: tuple[Resource, ...] = (
     r.STATEFULSETS,
     r.DEPLOYMENTS,
 )
-"""What the Kruise takeover guard of every set reads: whether the set's cluster opted
-in, and the sets of the namespace with their pods, ConfigMaps and our workloads."""
+"""What the Kruise takeover guard of every set reads: whether the set's cluster (or, for
+a pool's set, its CNPool) opted in, and the sets of the namespace with their pods, ConfigMaps and our workloads."""
 PAUSE_ANNOTATION = labels.SKIP_SYNC
 """``matrixorigin.io/skip-sync: "true"`` pauses reconciliation of an object (upstream's name)."""
 

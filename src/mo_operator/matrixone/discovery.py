@@ -9,7 +9,7 @@ because only then does a log failover not require restarting every TN and CN.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mo_operator.matrixone import names, ports
@@ -28,15 +28,6 @@ class HAKeeperEndpoint:
 
     discovery_address: str
     service_addresses: tuple[str, ...] = ()
-
-
-def active_ordinals(replicas: int, reserved: Collection[int] = ()) -> list[int]:
-    """The ``replicas`` lowest ordinals that are not reserved.
-
-    Failover retires a lost log store's ordinal (upstream: Kruise ``reserveOrdinals``)
-    and its replacement takes the next free one, so live ordinals can have holes.
-    """
-    return names.free_ordinals(replicas, reserved)
 
 
 def _log_store_addresses(logset_name: str, namespace: str, ordinals: Iterable[int], port: int) -> list[str]:

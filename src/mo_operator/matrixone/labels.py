@@ -58,6 +58,9 @@ PROMETHEUS_PATH: Final = "prometheus.io/path"
 # Object annotations.
 LOGSET_BOOTSTRAP: Final = LOGSET_BOOTSTRAP_ANNOTATION
 """On a LogSet: JSON of the HAKeeper bootstrap decision, written once (see bootstrap.py)."""
+LOGSET_RESERVED_ORDINALS: Final = "logset.matrixorigin.io/reserved-ordinals"
+"""On a LogSet taken over from the Go operator: the ordinals its log failover retired
+(Kruise ``reserveOrdinals``), as a JSON list; no store runs at them (see reserved.py)."""
 SKIP_SYNC: Final = "matrixorigin.io/skip-sync"
 RESTART_AT: Final = "matrixorigin.io/restart-at"
 """On a cluster or a set: a time (any new value) that restarts its pods, as

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from mo_operator.controllers.common.deps import LogService, Waiting, logset_ref, resolve
 from mo_operator.controllers.common.env import Caches
+from mo_operator.matrixone import labels
 
 from .controller_fakes import FakeCaches
 
@@ -152,6 +153,19 @@ def test_before_2_0_every_log_store_is_listed() -> None:
     # an unknown version gets the addresses too (as upstream, no feature is assumed)
     latest = resolve(caches(logset()), cnset(ref("mo")), {"image": "matrixorigin/matrixone:latest"})
     assert isinstance(latest, LogService) and len(latest.endpoint.service_addresses) == 3
+
+
+def test_before_2_0_the_stores_listed_skip_a_taken_over_logsets_reserved_ordinals() -> None:
+    failed_over = logset(replicas=3)
+    failed_over["metadata"]["annotations"] = {labels.LOGSET_RESERVED_ORDINALS: "[0]"}
+    got = resolve(caches(failed_over), cnset(ref("mo")), V1)
+    assert isinstance(got, LogService)
+    assert got.endpoint.service_addresses == tuple(
+        f"mo-log-{i}.mo-log-headless.ns.svc:32001" for i in (1, 2, 3)
+    )
+    failed_over["metadata"]["annotations"] = {labels.LOGSET_RESERVED_ORDINALS: "[1]"}
+    refused = resolve(caches(failed_over), cnset(ref("mo")), V1)
+    assert isinstance(refused, LogService) and len(refused.endpoint.service_addresses) == 3
 
 
 def test_a_logset_in_another_namespace() -> None:

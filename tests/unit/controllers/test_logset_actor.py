@@ -11,10 +11,13 @@ import copy
 from dataclasses import replace
 from typing import Any, cast
 
+import pytest
+
 from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
 from mo_operator.controllers.common.env import Settings
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.logset import LogSetActor
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.admin import (
     AdminError,
@@ -314,3 +317,27 @@ async def test_a_logset_scaled_to_zero_is_stopped_not_ready() -> None:
     )
     assert _reason(ctx) == ("False", "Stopped", "replicas is 0: the log service is stopped")
     assert ctx.requeue_after == Settings().poll_seconds, "nothing to poll for at the busy pace"
+
+
+async def test_a_taken_over_logset_keeps_its_reserved_ordinals_free_of_stores() -> None:
+    # the Go operator's failover retired store 0: the live stores are mo-log-1..3
+    obj = a_logset()
+    obj["metadata"]["annotations"][labels.LOGSET_RESERVED_ORDINALS] = "[0]"
+    calls, _ = await one_round(obj)
+    written = {c[2]: c[3] for c in calls if c[0] == "apply"}
+    assert written["mo-log"]["spec"]["ordinals"] == {"start": 1}
+    assert written["mo-log"]["spec"]["replicas"] == 3
+    gossip = written["mo-log-gossip"]["data"]["gossip.toml"]
+    assert all(f"mo-log-{i}.mo-log-headless" in gossip for i in (1, 2, 3)), gossip
+    assert "mo-log-0." not in gossip, "no store is sought at a reserved ordinal"
+
+    plain, _ = await one_round(a_logset())
+    assert "ordinals" not in next(c[3] for c in plain if c[2] == "mo-log")["spec"]
+
+
+async def test_reserved_ordinals_a_statefulset_cannot_keep_stop_the_logset_with_the_reason() -> None:
+    obj = a_logset()
+    obj["metadata"]["annotations"][labels.LOGSET_RESERVED_ORDINALS] = "[1]"
+    with pytest.raises(TerminalError, match="consecutive") as stopped:
+        await one_round(obj)
+    assert stopped.value.reason == "InvalidReservedOrdinals"

@@ -72,13 +72,6 @@ def test_fqdn_and_discovery_address() -> None:
     assert names.discovery_address("mo", "ns") == "mo-log-discovery.ns.svc:32001"
 
 
-def test_active_ordinals_skip_reserved_ones() -> None:
-    assert discovery.active_ordinals(3) == [0, 1, 2]
-    # after failover of ordinal 1, its replacement takes ordinal 3 (upstream e2e expects -log-3)
-    assert discovery.active_ordinals(3, reserved={1}) == [0, 2, 3]
-    assert discovery.active_ordinals(0) == []
-
-
 def test_store_address_lists() -> None:
     assert discovery.gossip_seed_addresses("mo", "ns", [0, 2]) == [
         "mo-log-0.mo-log-headless.ns.svc:32002",

@@ -3,7 +3,7 @@
 Nothing is taken over by surprise: the operator acts only on a set opted
 in, by the operator's ``--adopt-kruise`` flag (every set it watches), or by
 the annotation ``matrixorigin.io/adopt: "kruise"`` on the set or on the
-MatrixOneCluster that owns it. Without either, ``mo-operator adopt`` is the
+MatrixOneCluster (or, for a pool's set, the CNPool) that owns it. Without either, ``mo-operator adopt`` is the
 way, and the set's condition says so.
 """
 
@@ -21,6 +21,8 @@ ADOPT_ANNOTATION = "matrixorigin.io/adopt"
 """On a MatrixOneCluster or a set: ``kruise`` lets the running operator take it over."""
 ADOPT_KRUISE = "kruise"
 FLAG = "--adopt-kruise"
+OWNERS = {res.kind: res for res in (r.MATRIXONE_CLUSTERS, r.CNPOOLS)}
+"""The owners whose annotation opts in the sets they own: a cluster's, a pool's."""
 
 
 def opted_in(env: Env, obj: Mapping[str, Any]) -> bool:
@@ -29,10 +31,11 @@ def opted_in(env: Env, obj: Mapping[str, Any]) -> bool:
         return True
     meta = meta_of(obj)
     owner = meta.controller
-    if owner is None or owner.get("kind") != r.MATRIXONE_CLUSTERS.kind:
+    res = OWNERS.get(str((owner or {}).get("kind")))
+    if owner is None or res is None:
         return False
-    cluster = env.caches.get(r.MATRIXONE_CLUSTERS, meta.namespace, str(owner.get("name")))
-    return cluster is not None and _annotated(cluster)
+    found = env.caches.get(res, meta.namespace, str(owner.get("name")))
+    return found is not None and _annotated(found)
 
 
 def _annotated(obj: Mapping[str, Any]) -> bool:
@@ -41,6 +44,6 @@ def _annotated(obj: Mapping[str, Any]) -> bool:
 
 def how_to_opt_in(namespace: str) -> str:
     return (
-        f'annotate the MatrixOneCluster (or the set) {ADOPT_ANNOTATION}="{ADOPT_KRUISE}", '
+        f'annotate the MatrixOneCluster, CNPool or set {ADOPT_ANNOTATION}="{ADOPT_KRUISE}", '
         f"start the operator with {FLAG}, or run `mo-operator adopt -n {namespace}`"
     )

@@ -4,9 +4,16 @@ A takeover replaces every pod of the set once (our pod template differs from
 the Go operator's), so it is safe only where a normal roll would be: every
 pod ready, nothing rolling already, and for the log service enough stores
 that one of them restarting leaves a quorum. Kruise features our workloads
-have no equivalent for are refused rather than silently dropped: a reserved
-ordinal (upstream's log failover) would be renumbered, a pod queued in
+have no equivalent for are refused rather than silently dropped: a pod queued in
 ``podsToDelete`` or a paused update would be acted on as the user did not ask.
+A pool's CNSet is the exception: nothing of it rolls (its pods stay as they
+are, claimed or idle), so only pods someone else controls stop it; its size,
+its readiness, a pending ``podsToDelete`` and an unfinished in-place update
+are its pool's business, which our CNSet and CNPool carry on, as upstream's
+would (a pool's set is paused, ``pauseUpdate``, or updated in place).
+A LogSet's reserved ordinals (upstream's log failover) carry over when our
+StatefulSet can keep every store at its ordinal (``matrixone/reserved.py``),
+and are refused where a store would be renumbered.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ from typing import Any
 
 from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import names
+from mo_operator.matrixone import reserved as ordinals
 from mo_operator.matrixone.component import Component
 
+from ..cnset.pooling import is_pooling
 from ..common import pods as podutil
 from ..common.meta import is_deleting, name_of
 from .kruise import SET_KINDS, kruise_controller
@@ -70,13 +79,22 @@ def plan_set(component: Component, obj: Obj, workload: Obj | None, pods: Sequenc
         return SetPlan(component, name, "", pod_names, (), ())
     kind = SET_KINDS[component].workload
     label = f"{kind.api_version} {kind.kind} {name_of(workload)}"
-    refusals = [*_set_refusals(obj), *_pod_refusals(live), *_workload_refusals(component, workload, live)]
-    return SetPlan(component, name, label, pod_names, _steps(component, name, label, live), tuple(refusals))
+    pool = is_pooling(obj.get("spec") or {})
+    refusals = (
+        _foreign_pods(live)
+        if pool
+        else [
+            *_set_refusals(obj),
+            *_pod_refusals(live),
+            *_foreign_pods(live),
+            *_workload_refusals(component, workload, live),
+        ]
+    )
+    steps = _steps(component, name, label, live, reserved_ordinals(component, workload), pool)
+    return SetPlan(component, name, label, pod_names, steps, tuple(refusals))
 
 
 def _set_refusals(obj: Obj) -> list[str]:
-    if (obj.get("spec") or {}).get("podManagementPolicy") == "Pooling":
-        return ["a pooling CNSet (its CNPool's): its pods are bound to CNClaims; recreate the pool instead"]
     ready = get_condition((obj.get("status") or {}).get("conditions"), "Ready")
     if ready is None or ready.get("status") != "True":
         why = (ready or {}).get("message") or (ready or {}).get("reason") or "no Ready condition"
@@ -85,14 +103,13 @@ def _set_refusals(obj: Obj) -> list[str]:
 
 
 def _pod_refusals(pods: Sequence[Obj]) -> list[str]:
-    out = []
     not_ready = [name_of(p) for p in pods if not podutil.is_ready(p)]
-    if not_ready:
-        out.append(f"pods not ready: {', '.join(not_ready)}")
+    return [f"pods not ready: {', '.join(not_ready)}"] if not_ready else []
+
+
+def _foreign_pods(pods: Sequence[Obj]) -> list[str]:
     foreign = [name_of(p) for p in pods if _controller(p) and kruise_controller(p) is None]
-    if foreign:
-        out.append(f"pods controlled by something other than Kruise: {', '.join(foreign)}")
-    return out
+    return [f"pods controlled by something other than Kruise: {', '.join(foreign)}"] if foreign else []
 
 
 def _controller(pod: Obj) -> bool:
@@ -103,12 +120,7 @@ def _workload_refusals(component: Component, workload: Obj, pods: Sequence[Obj])
     spec, status = workload.get("spec") or {}, workload.get("status") or {}
     replicas = int(spec.get("replicas") or 0)
     out = []
-    reserved = spec.get("reserveOrdinals") or []
-    if reserved:
-        out.append(
-            f"spec.reserveOrdinals {reserved} is in use (a log store replaced by failover): "
-            "our StatefulSet numbers pods 0..n-1 and would renumber them"
-        )
+    out.extend(_reserved_refusals(component, spec.get("reserveOrdinals") or [], replicas, pods))
     to_delete = (spec.get("scaleStrategy") or {}).get("podsToDelete") or []
     if to_delete:
         out.append(f"spec.scaleStrategy.podsToDelete {to_delete} is pending")
@@ -130,7 +142,39 @@ def _workload_refusals(component: Component, workload: Obj, pods: Sequence[Obj])
     return out
 
 
-def _steps(component: Component, name: str, label: str, pods: Sequence[Obj]) -> tuple[str, ...]:
+def _reserved_refusals(
+    component: Component, reserved: Sequence[Any], replicas: int, pods: Sequence[Obj]
+) -> list[str]:
+    """Reserved ordinals (upstream's log failover) carry over when our StatefulSet can
+    keep every store at its ordinal: the reserved ones are the lowest, the pods the next
+    ``replicas`` (as Kruise numbers them)."""
+    if not reserved:
+        return []
+    field = f"spec.reserveOrdinals {list(reserved)}"
+    if component is not Component.LOG or not all(type(o) is int and o >= 0 for o in reserved):
+        return [f"{field} is in use: only a LogSet's reserved ordinals (its failover's) are carried over"]
+    why = ordinals.hole(reserved)
+    if why is not None:
+        return [f"{field}: {why}, so the stores above it would be renumbered"]
+    first = ordinals.first_live(reserved)
+    found = sorted(o for o in (names.pod_ordinal(name_of(p)) for p in pods) if o is not None)
+    if found != list(range(first, first + replicas)):
+        return [f"{field}: the pods' ordinals {found} are not the {replicas} after the reserved ones"]
+    return []
+
+
+def reserved_ordinals(component: Component, workload: Obj) -> frozenset[int]:
+    """The reserved ordinals a taken-over set keeps (empty when there are none, or when
+    the preflight refuses them)."""
+    reserved = (workload.get("spec") or {}).get("reserveOrdinals") or []
+    if component is not Component.LOG or not all(type(o) is int and o >= 0 for o in reserved):
+        return frozenset()
+    return frozenset(reserved)
+
+
+def _steps(
+    component: Component, name: str, label: str, pods: Sequence[Obj], reserved: frozenset[int], pool: bool
+) -> tuple[str, ...]:
     ours = names.workload_name(component, name)
     first = (
         f"1. delete {label} with propagationPolicy=Orphan: its {len(pods)} pods and their claims keep running"
@@ -138,11 +182,21 @@ def _steps(component: Component, name: str, label: str, pods: Sequence[Obj]) -> 
     last = "3. delete the Go operator's ConfigMaps of the set that no pod mounts any more"
     if component in (Component.LOG, Component.TN):
         claims = sorted({c for p in pods for c in _claims(p)})
+        kept = (
+            f" (spec.ordinals.start {len(reserved)}: ordinals {sorted(reserved)} stay reserved, recorded on the LogSet)"
+            if reserved
+            else ""
+        )
         second = (
-            f"2. apps/v1 StatefulSet {ours} adopts them"
+            f"2. apps/v1 StatefulSet {ours}{kept} adopts them"
             + (f" with their claims {', '.join(claims)}" if claims else "")
             + ", then replaces them one at a time, highest ordinal first, each Ready before the next"
             + (f" (at least {quorum(len(pods))} log stores stay up)" if component is Component.LOG else "")
+        )
+    elif pool:
+        second = (
+            f"2. CNSet {name} (its CNPool's) keeps its pods as they are and makes each its own: "
+            "a pod bound to a CNClaim keeps its claim and its sessions, an idle one stays in the pool"
         )
     elif component is Component.CN:
         second = (

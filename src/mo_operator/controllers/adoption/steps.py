@@ -8,11 +8,14 @@ decision reads only the current state, a driver killed at any point resumes
 where it stopped.
 
 Per set, in order: its Kruise workload is deleted with orphan propagation
-(``RELEASE``, only when the preflight finds it safe, else ``REFUSED``); the
+(``RELEASE``, only when the preflight finds it safe, else ``REFUSED``; a LogSet
+first records the ordinals the workload reserved, which only it knew); the
 garbage collector clears the pods' controller references (``RELEASING``);
 a released CN pod is told where its store is registered
 (``RECORD_HAKEEPER``) so that upstream's draining finalizer, which it keeps,
-deletes the store when it goes; our workload rolls the pods (``ROLLING``);
+deletes the store when it goes; a pool's CNSet, which never rolls, makes each
+pod its own as it is (``ADOPT_POD``: claims keep their pods, sessions stay);
+any other set's workload rolls the pods (``ROLLING``);
 old proxy pods go one at a time once our Deployment is available
 (``RETIRE_POD``); the Go operator's ConfigMaps no pod mounts are deleted
 (``COLLECT_CONFIG_MAP``). A set with no step left is taken over.
@@ -30,15 +33,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.matrixone import names
+from mo_operator.matrixone import labels, names
+from mo_operator.matrixone import reserved as ordinals
 from mo_operator.matrixone.component import Component
 
 from ..cnset import pods as cnpods
+from ..cnset import pooling as cnpooling
 from ..common import pods as podutil
 from ..common.configmaps import CONFIG_HASH_LABEL
 from ..common.meta import is_deleting, name_of
-from .kruise import ORDER, kruise_controller
-from .preflight import plan_set
+from .kruise import ORDER, SET_KINDS, kruise_controller
+from .preflight import plan_set, reserved_ordinals
 
 Obj = Mapping[str, Any]
 _LEGACY_SUFFIX = re.compile(r"-[0-9a-f]{7}")
@@ -49,13 +54,20 @@ class StepKind(enum.Enum):
     REFUSED = "refused"
     RELEASING = "releasing"
     RECORD_HAKEEPER = "record-hakeeper"
+    ADOPT_POD = "adopt-pod"
     ROLLING = "rolling"
     RETIRE_POD = "retire-pod"
     COLLECT_CONFIG_MAP = "collect-config-map"
 
 
 WRITES = frozenset(
-    {StepKind.RELEASE, StepKind.RECORD_HAKEEPER, StepKind.RETIRE_POD, StepKind.COLLECT_CONFIG_MAP}
+    {
+        StepKind.RELEASE,
+        StepKind.RECORD_HAKEEPER,
+        StepKind.ADOPT_POD,
+        StepKind.RETIRE_POD,
+        StepKind.COLLECT_CONFIG_MAP,
+    }
 )
 HELD = frozenset({StepKind.RELEASE, StepKind.REFUSED})
 """Steps of a set whose Kruise workload still stands."""
@@ -103,7 +115,10 @@ class Step:
     target: Obj | None = None
     """The object the write acts on: the Kruise workload, a pod or a ConfigMap."""
     annotations: Mapping[str, str] = field(default_factory=dict)
-    """``RECORD_HAKEEPER``: the annotations the pod gets."""
+    """``RECORD_HAKEEPER``: the annotations the pod gets; ``RELEASE``: the ones the set
+    gets before its workload goes (a LogSet's reserved ordinals)."""
+    owner: Mapping[str, Any] | None = None
+    """``ADOPT_POD``: the controller reference the pod gets (its pooling CNSet)."""
 
     @property
     def writes(self) -> bool:
@@ -128,6 +143,8 @@ def set_step(state: SetState) -> Step | None:
         recorded = _record_hakeeper(state)
         if recorded is not None:
             return recorded
+        if cnpooling.is_pooling(state.obj.get("spec") or {}):
+            return _adopt_pool_pod(state) or _collect_config_map(state)
     if state.component is Component.PROXY:
         retired = _retire_proxy_pod(state)
         if retired is not None:
@@ -135,6 +152,10 @@ def set_step(state: SetState) -> Step | None:
     rolling = _rolling(state)
     if rolling is not None:
         return _step(state, StepKind.ROLLING, rolling)
+    return _collect_config_map(state)
+
+
+def _collect_config_map(state: SetState) -> Step | None:
     for cm in go_operator_config_maps(state.component, state.name, state.config_maps, state.mounted):
         return _step(
             state,
@@ -170,11 +191,21 @@ def _release(state: SetState, workload: Obj) -> Step:
     plan = plan_set(state.component, state.obj, workload, _live(state.pods))
     if plan.refusals:
         return _step(state, StepKind.REFUSED, "; ".join(plan.refusals), target=workload)
+    reserved = reserved_ordinals(state.component, workload)
+    if not reserved:
+        return _step(
+            state,
+            StepKind.RELEASE,
+            f"deleting {plan.workload} with propagationPolicy=Orphan (its pods and claims stay)",
+            target=workload,
+        )
     return _step(
         state,
         StepKind.RELEASE,
-        f"deleting {plan.workload} with propagationPolicy=Orphan (its pods and claims stay)",
+        f"recording reserved ordinals {sorted(reserved)} on the {state.label}, then deleting "
+        f"{plan.workload} with propagationPolicy=Orphan (its pods and claims stay)",
         target=workload,
+        annotations={labels.LOGSET_RESERVED_ORDINALS: ordinals.encode(reserved)},
     )
 
 
@@ -213,6 +244,39 @@ def _record_hakeeper(state: SetState) -> Step | None:
                 annotations=wanted,
             )
     return None
+
+
+def _adopt_pool_pod(state: SetState) -> Step | None:
+    """A pool's CNSet never rolls: its pods stay as they are, bound ones serving their
+    claims' sessions, and become the set's own (its controller reference, so that they
+    go with it). Done once every pod is the set's and none is still going."""
+    for pod in sorted(_live(state.pods), key=name_of):
+        if not has_controller(pod):
+            return _step(
+                state,
+                StepKind.ADOPT_POD,
+                f"making pod {name_of(pod)} the CNSet's own, as it is (a pool's pods do not roll)",
+                target=pod,
+                owner=pool_owner(state),
+            )
+    going = sorted(name_of(p) for p in state.pods if is_deleting(p))
+    if going:
+        return _step(state, StepKind.ROLLING, f"waiting for pods {', '.join(going)} to go")
+    return None
+
+
+def pool_owner(state: SetState) -> dict[str, Any]:
+    """The controller reference to the set a pool's pod gets, as the set gives its own pods."""
+    res = SET_KINDS[state.component].sets
+    meta = state.obj["metadata"]
+    return {
+        "apiVersion": res.api_version,
+        "kind": res.kind,
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def _retire_proxy_pod(state: SetState) -> Step | None:

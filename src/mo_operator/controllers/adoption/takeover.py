@@ -16,10 +16,12 @@ up after it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 
 from mo_operator.kube.client.client import ApiClient
+from mo_operator.kube.meta.errors import Conflict, NotFound
 
 from ..common import resources as r
 from ..common.meta import name_of
@@ -42,6 +44,13 @@ async def take_step(client: ApiClient, namespace: str, step: Step) -> None:
         return
     uid = target["metadata"]["uid"]
     if step.kind is StepKind.RELEASE:
+        if step.annotations:  # recorded before the workload, the only other record, goes
+            await client.patch(
+                SET_KINDS[step.component].sets,
+                step.set_name,
+                {"metadata": {"annotations": dict(step.annotations)}},
+                namespace,
+            )
         await client.delete(
             SET_KINDS[step.component].workload,
             name_of(target),
@@ -54,6 +63,11 @@ async def take_step(client: ApiClient, namespace: str, step: Step) -> None:
         await client.patch(
             r.PODS, name_of(target), {"metadata": {"annotations": dict(step.annotations)}}, namespace
         )
+    elif step.kind is StepKind.ADOPT_POD and step.owner is not None:
+        refs = [*(target["metadata"].get("ownerReferences") or ()), dict(step.owner)]
+        meta = {"ownerReferences": refs, "resourceVersion": target["metadata"]["resourceVersion"]}
+        with contextlib.suppress(Conflict, NotFound):  # changed meanwhile: decided again on the next read
+            await client.patch(r.PODS, name_of(target), {"metadata": meta}, namespace)
     elif step.kind is StepKind.RETIRE_POD:
         await client.delete(r.PODS, name_of(target), namespace, uid=uid, missing_ok=True)
     elif step.kind is StepKind.COLLECT_CONFIG_MAP:

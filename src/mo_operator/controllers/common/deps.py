@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.meta.objects import mapping_at, meta_of, namespace_of, view
-from mo_operator.matrixone import version
-from mo_operator.matrixone.discovery import HAKeeperEndpoint, active_ordinals, hakeeper_service_addresses
+from mo_operator.kube.meta.objects import annotations_of, mapping_at, meta_of, namespace_of, view
+from mo_operator.matrixone import reserved, version
+from mo_operator.matrixone.discovery import HAKeeperEndpoint, hakeeper_service_addresses
 
 from . import resources as r
 from .env import Caches
@@ -121,6 +121,16 @@ def resolve(
     addresses: tuple[str, ...] = ()
     if not version.has_feature(version.version_of(spec), version.MOFeature.DISCOVERY_FIXED):
         replicas = int(body.spec.get("replicas") or 0)
-        addresses = tuple(hakeeper_service_addresses(name, namespace, active_ordinals(replicas)))
+        first = _first_live(logset)
+        addresses = tuple(hakeeper_service_addresses(name, namespace, range(first, first + replicas)))
     storage = body.spec.get("sharedStorage") or {}
     return LogService(HAKeeperEndpoint(address, addresses), storage, logset)
+
+
+def _first_live(logset: Mapping[str, Any]) -> int:
+    """The LogSet's lowest live store ordinal (past the ordinals a taken-over LogSet
+    reserves); 0 for a record the LogSet itself refuses (its condition says why)."""
+    try:
+        return reserved.recorded_first_live(annotations_of(logset))
+    except reserved.ReservedOrdinalsError:
+        return 0

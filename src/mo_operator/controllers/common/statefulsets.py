@@ -50,8 +50,10 @@ def statefulset(
     template: Mapping[str, Any],
     volume_claim_templates: Sequence[Obj] = (),
     pvc_retention: str = "Delete",
+    first_ordinal: int = 0,
 ) -> Obj:
-    """A StatefulSet rolling one pod at a time, in parallel pod management."""
+    """A StatefulSet rolling one pod at a time, in parallel pod management; its pods
+    numbered from ``first_ordinal`` (``spec.ordinals.start``, set only when not 0)."""
     spec: Obj = {
         "replicas": replicas,
         "selector": {"matchLabels": dict(selector)},
@@ -61,6 +63,8 @@ def statefulset(
         "template": dict(template),
         "persistentVolumeClaimRetentionPolicy": {"whenDeleted": pvc_retention, "whenScaled": pvc_retention},
     }
+    if first_ordinal:
+        spec["ordinals"] = {"start": first_ordinal}
     if volume_claim_templates:
         spec["volumeClaimTemplates"] = [dict(v) for v in volume_claim_templates]
     return {

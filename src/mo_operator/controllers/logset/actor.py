@@ -14,8 +14,8 @@ from typing import Any
 
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
-from mo_operator.kube.meta.objects import spec_of, status_of
-from mo_operator.matrixone import labels, names, ports
+from mo_operator.kube.meta.objects import annotations_of, spec_of, status_of
+from mo_operator.matrixone import labels, names, ports, reserved
 from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState
 
 from ..common import bucketclaims
@@ -58,7 +58,7 @@ class LogSetActor:
         self._first_status(ctx, spec)
         members = bootstrap_members(obj, spec, plan)
         selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
-        wanted = desired(obj, spec, members, selector)
+        wanted = desired(obj, spec, members, selector, _first_ordinal(obj))
         await report_references(
             ctx, self.env.references, spec_references(spec, "spec", spec["sharedStorage"])
         )
@@ -236,3 +236,13 @@ def _wrote(logset: Mapping[str, Any]) -> bool:
     status = status_of(logset)
     restored = (spec_of(logset).get("initialConfig") or {}).get("restoreFrom")
     return bool(status.get("hakeeperState") == RUNNING or _ran_before(status) or restored)
+
+
+def _first_ordinal(obj: Mapping[str, Any]) -> int:
+    """The lowest ordinal a store runs at: past the reserved ones a taken-over LogSet records."""
+    try:
+        return reserved.recorded_first_live(annotations_of(obj))
+    except reserved.ReservedOrdinalsError as e:
+        raise TerminalError(
+            "InvalidReservedOrdinals", f"annotation {labels.LOGSET_RESERVED_ORDINALS}: {e}"
+        ) from e

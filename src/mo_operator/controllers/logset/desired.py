@@ -31,12 +31,15 @@ def desired(
     spec: Mapping[str, Any],
     members: Sequence[BootstrapReplica],
     selector: Mapping[str, str],
+    first_ordinal: int = 0,
 ) -> Desired:
     """The LogSet's objects, stamped, in the order they are written: ConfigMaps,
-    Services, then the StatefulSet that mounts them."""
+    Services, then the StatefulSet that mounts them. Its stores are ordinals
+    ``first_ordinal..first_ordinal+replicas-1``: the ones below are reserved (a
+    taken-over LogSet's, see matrixone/reserved.py)."""
     given = _input(obj, spec, selector)
     name, obj_labels = given.name, given.labels
-    bootstrap, gossip = _member_configs(given, members)
+    bootstrap, gossip = _member_configs(given, members, first_ordinal)
     headless = names.headless_service_name(COMPONENT, name)
     workload = statefulset(
         obj,
@@ -48,6 +51,7 @@ def desired(
         template=_template(given, bootstrap, gossip, headless),
         volume_claim_templates=_claim_templates(spec, obj_labels),
         pvc_retention=spec.get("pvcRetentionPolicy") or "Retain",
+        first_ordinal=first_ordinal,
     )
     return [
         (r.CONFIGMAPS, stamped(given.config)),
@@ -76,7 +80,9 @@ def _input(obj: Mapping[str, Any], spec: Mapping[str, Any], selector: Mapping[st
     return SetInput(obj, COMPONENT, spec, obj_labels, selector, config, spec.get("sharedStorage"))
 
 
-def _member_configs(given: SetInput, members: Sequence[BootstrapReplica]) -> tuple[Obj, Obj]:
+def _member_configs(
+    given: SetInput, members: Sequence[BootstrapReplica], first_ordinal: int
+) -> tuple[Obj, Obj]:
     """The bootstrap ConfigMap (the recorded HAKeeper membership) and the gossip one
     (every store's address); both change without restarting a store."""
     obj, spec, name = given.obj, given.spec, given.name
@@ -91,7 +97,9 @@ def _member_configs(given: SetInput, members: Sequence[BootstrapReplica]) -> tup
         names.log_gossip_config_map_name(name),
         given.labels,
         log_config.gossip_config_map_data(
-            name=name, namespace=namespace_of(obj), ordinals=range(int(spec["replicas"]))
+            name=name,
+            namespace=namespace_of(obj),
+            ordinals=range(first_ordinal, first_ordinal + int(spec["replicas"])),
         ),
     )
     return bootstrap, gossip

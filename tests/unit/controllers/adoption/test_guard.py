@@ -146,6 +146,26 @@ async def test_then_it_releases_the_kruise_workload_with_orphan_propagation() ->
     assert any(reason == "TakingOver" and "Orphan" in message for _, reason, message in events(ctx))
 
 
+async def test_a_failed_over_log_set_records_its_reserved_ordinals_before_the_workload_goes() -> None:
+    logset = _set("LogSet", annotated=True, adopted="False")
+    pods = [_pod(Component.LOG, i, KRUISE_API) for i in (1, 2, 3)]
+    guard, _ = _guard(logset, _cluster(False), *pods, workload=_workload(reserveOrdinals=[0]))
+    ctx = context(logset)
+    action = await guard.observe(ctx)
+    assert action is not None
+    await action(ctx)
+    annotations = {"metadata": {"annotations": {labels.LOGSET_RESERVED_ORDINALS: "[0]"}}}
+    assert _calls(guard) == [
+        ("patch", "LogSet", "mo", annotations),
+        (
+            "delete",
+            "StatefulSet",
+            "mo-log",
+            {"propagation_policy": "Orphan", "uid": "kruise-uid", "missing_ok": True},
+        ),
+    ]
+
+
 async def test_the_operator_flag_opts_every_set_in() -> None:
     logset = _set("LogSet", adopted="False")
     guard, _ = _guard(logset, _cluster(False), *_log_pods(KRUISE_API), workload=_workload(), flag=True)
@@ -256,3 +276,42 @@ async def test_an_install_without_the_kruise_permissions_says_so_instead_of_fail
     refused = condition(ctx, CONDITION)
     assert refused is not None and refused["reason"] == "TakeoverRefused"
     assert "may not read or delete the Kruise workload" in refused["message"]
+
+
+async def test_an_opted_in_pools_released_pod_is_made_its_cnsets_own_as_it_is() -> None:
+    # opted in by its CNPool's annotation; a set that names no LogSet has no HAKeeper to record
+    pool = {
+        "kind": "CNPool",
+        "metadata": {"name": "pool", "namespace": "ns", "annotations": {ADOPT_ANNOTATION: "kruise"}},
+    }
+    cnset = _set("CNSet", adopted="False", podManagementPolicy="Pooling")
+    cnset["metadata"].update(
+        name="pool-abc",
+        uid="set-uid",
+        ownerReferences=[{"kind": "CNPool", "name": "pool", "controller": True}],
+    )
+    pod = {
+        "kind": "Pod",
+        "metadata": {
+            "name": "pool-abc-cn-abcde",
+            "namespace": "ns",
+            "resourceVersion": "9",
+            "uid": "pod-uid",
+            "labels": labels.sub_resource_labels(Component.CN, "pool-abc", "ns"),
+            "ownerReferences": [],
+        },
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    env = make_env(FakeCaches(pool, cnset, pod))
+    guard = KruiseGuard(Inner(), env, Component.CN)
+    ctx = context(cnset)
+    action = await guard.observe(ctx)
+    assert action is not None
+    await action(ctx)
+    calls = cast(RecordingClient, env.client).calls
+    assert len(calls) == 1 and calls[0][:3] == ("patch", "Pod", "pool-abc-cn-abcde"), calls
+    meta = calls[0][3]["metadata"]
+    assert meta["resourceVersion"] == "9"
+    assert [(ref["kind"], ref["name"], ref["uid"], ref["controller"]) for ref in meta["ownerReferences"]] == [
+        ("CNSet", "pool-abc", "set-uid", True)
+    ]

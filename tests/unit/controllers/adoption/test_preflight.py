@@ -62,10 +62,29 @@ def test_a_set_without_a_kruise_workload_needs_nothing() -> None:
     assert plan.describe() == ["LogSet mo: no Kruise workload; nothing to take over"]
 
 
-def test_reserved_ordinals_are_refused_with_the_reason() -> None:
-    plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[1]), PODS)
-    assert any("reserveOrdinals [1]" in r for r in plan.refusals), plan.refusals
+def test_a_log_set_failed_over_from_ordinal_0_keeps_its_stores_at_their_ordinals() -> None:
+    # upstream's failover retired store 0; Kruise made store 3: the pods are 1, 2, 3
+    pods = [_pod("mo-log-1"), _pod("mo-log-2"), _pod("mo-log-3")]
+    plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[0]), pods)
+    assert plan.refusals == ()
+    text = "\n".join(plan.describe())
+    assert "spec.ordinals.start 1: ordinals [0] stay reserved" in text, text
+    assert "mo-data-mo-log-1, mo-data-mo-log-2, mo-data-mo-log-3" in text
+
+
+def test_reserved_ordinals_that_leave_a_hole_are_refused_with_the_reason() -> None:
+    # store 1 retired: the live stores 0, 2, 3 are not consecutive
+    pods = [_pod("mo-log-0"), _pod("mo-log-2"), _pod("mo-log-3")]
+    plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[1]), pods)
+    assert any("reserveOrdinals [1]" in r and "renumbered" in r for r in plan.refusals), plan.refusals
     assert plan.describe()[0] == "LogSet mo: REFUSED"
+
+
+def test_reserved_ordinals_whose_pods_are_elsewhere_or_outside_a_log_set_are_refused() -> None:
+    plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[0]), PODS)
+    assert any("pods' ordinals [0, 1, 2]" in r for r in plan.refusals), plan.refusals
+    tn = plan_set(Component.TN, _set(replicas=1), _workload(1, reserveOrdinals=[0]), [_pod("mo-dn-1")])
+    assert any("only a LogSet's reserved ordinals" in r for r in tn.refusals), tn.refusals
 
 
 def test_a_set_not_ready_or_a_pod_not_ready_is_refused() -> None:
@@ -101,10 +120,34 @@ def test_cloneset_features_we_would_act_on_differently_are_refused() -> None:
     assert "a roll is in progress" in reasons
 
 
-def test_pods_owned_by_something_else_and_pooling_sets_are_refused() -> None:
+def test_pods_owned_by_something_else_are_refused() -> None:
     foreign = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "controller": True}
     pods = [_pod("mo-tp-cn-abcde", owner=foreign)]
     reasons = plan_set(Component.CN, _set(), _workload(replicas=1), pods).refusals
     assert any("controlled by something other than Kruise: mo-tp-cn-abcde" in r for r in reasons)
-    pooling = plan_set(Component.CN, _set(podManagementPolicy="Pooling"), _workload(replicas=1), pods)
-    assert any("pooling CNSet" in r for r in pooling.refusals)
+
+
+def test_a_pools_cnset_is_planned_to_keep_its_pods_as_they_are() -> None:
+    pods = [_pod("pool-abc-cn-abcde"), _pod("pool-abc-cn-fghij")]
+    plan = plan_set(
+        Component.CN, _set(podManagementPolicy="Pooling", replicas=1), _workload(replicas=2), pods
+    )
+    assert plan.refusals == ()
+    text = "\n".join(plan.describe())
+    assert "keeps its pods as they are" in text and "keeps its claim and its sessions" in text, text
+    # nothing rolls: the pool's own business (its size, an idle CN not ready, a pending
+    # scale-in, an unfinished in-place update) does not stop the takeover
+    workload = {
+        **_workload(1, scaleStrategy={"podsToDelete": ["pool-abc-cn-fghij"]}),
+        "status": {"currentRevision": "a", "updateRevision": "b"},
+    }
+    busy_pods = [pods[0], _pod("pool-abc-cn-fghij", ready=False)]
+    busy = plan_set(Component.CN, _set(ready=False, podManagementPolicy="Pooling"), workload, busy_pods)
+    assert busy.refusals == ()
+    serving = plan_set(Component.CN, _set(ready=False), workload, busy_pods)
+    assert len(serving.refusals) == 5, serving.refusals
+    foreign = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "controller": True}
+    taken = plan_set(
+        Component.CN, _set(podManagementPolicy="Pooling"), _workload(1), [_pod("x", owner=foreign)]
+    )
+    assert any("controlled by something other than Kruise" in r for r in taken.refusals)

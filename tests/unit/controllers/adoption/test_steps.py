@@ -17,6 +17,7 @@ from mo_operator.controllers.adoption.steps import (
 )
 from mo_operator.controllers.cnset import pods as cnpods
 from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
+from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
 Obj = dict[str, Any]
@@ -86,6 +87,17 @@ def test_a_held_unsafe_set_is_refused_with_the_preflight_reason() -> None:
     assert "reserveOrdinals [3]" in step.message
 
 
+def test_a_log_set_with_reserved_ordinals_is_released_with_them_to_record() -> None:
+    pods = [_pod(f"mo-log-{i}", KRUISE) for i in (1, 2, 3)]
+    state = SetState(Component.LOG, _set(Component.LOG), _workload(reserveOrdinals=[0]), pods, None)
+    step = set_step(state)
+    assert step is not None and step.kind is StepKind.RELEASE and step.held
+    assert step.annotations == {labels.LOGSET_RESERVED_ORDINALS: "[0]"}
+    assert "recording reserved ordinals [0] on the LogSet mo" in step.message
+    plain = set_step(_log(KRUISE, _workload()))
+    assert plain is not None and plain.annotations == {}
+
+
 def test_a_deleting_workload_or_pods_kruise_still_controls_wait_for_the_garbage_collector() -> None:
     for state in (_log(KRUISE, _workload(deleting=True)), _log(KRUISE, None)):
         step = set_step(state)
@@ -117,6 +129,34 @@ def test_released_cn_pods_learn_their_hakeeper_before_anything_else() -> None:
     recorded = [_pod("mo-tp-cn-abcde", None, **step.annotations)]
     after = set_step(SetState(Component.CN, cnset, None, recorded))
     assert after is not None and after.kind is StepKind.ROLLING
+
+
+def test_a_pools_released_pods_are_made_its_own_as_they_are_never_rolled() -> None:
+    pool_set = _set(Component.CN, replicas=2, deps={"logSet": {"name": "mo"}}, podManagementPolicy="Pooling")
+    pool_set["metadata"]["uid"] = "set-uid"
+    recorded = {
+        cnpods.HAKEEPER_ANNOTATION: "mo-log-discovery.ns.svc:32001",
+        cnpods.LOGSET_ANNOTATION: "ns/mo",
+    }
+    bound, idle = _pod("mo-tp-cn-aaaaa", None, **recorded), _pod("mo-tp-cn-bbbbb", None, **recorded)
+    for pod in (bound, idle):
+        pod["metadata"]["resourceVersion"] = "7"
+    step = set_step(SetState(Component.CN, pool_set, None, [bound, idle]))
+    assert step is not None and step.kind is StepKind.ADOPT_POD and step.writes and step.target is bound
+    assert step.owner is not None and step.owner["uid"] == "set-uid" and step.owner["controller"]
+    assert step.owner["kind"] == "CNSet"
+    owned = {**bound, "metadata": {**bound["metadata"], "ownerReferences": [step.owner]}}
+    step = set_step(SetState(Component.CN, pool_set, None, [owned, idle]))
+    assert step is not None and step.kind is StepKind.ADOPT_POD and step.target is idle
+    both = [owned, {**idle, "metadata": {**idle["metadata"], "ownerReferences": [step.owner]}}]
+    config_maps = [{"metadata": {"name": "mo-tp-cn-config", "uid": "cm"}}]
+    mounted = frozenset({"mo-tp-cn-config"})
+    assert (
+        set_step(SetState(Component.CN, pool_set, None, both, config_maps=config_maps, mounted=mounted))
+        is None
+    ), "nothing rolls: the pods keep the Go operator's config while they live"
+    step = set_step(SetState(Component.CN, pool_set, None, both, config_maps=config_maps))
+    assert step is not None and step.kind is StepKind.COLLECT_CONFIG_MAP
 
 
 def _deployment(available: bool) -> Obj:

@@ -203,3 +203,12 @@ def test_a_huge_exponent_parses_like_go_instead_of_overflowing() -> None:
     q = Quantity.parse(".000000000000000001E1100000")
     assert str(q) == "100e1099980" and Quantity.parse(str(q)) == q
     assert str(Quantity.parse("-.000000000000000001E1100000")) == "-100e1099980"
+
+
+def test_a_quantity_with_more_digits_than_python_turns_into_an_int_is_still_formatted() -> None:
+    # Python refuses int <-> str conversions past 4300 digits; a size a user types
+    # that long must still get a canonical form, not an exception in the webhook
+    digits = "8" + "9" * 4300 + "1"
+    assert format_quantity(Decimal(digits), "DecimalSI") == digits
+    assert format_quantity(Decimal(digits + "000"), "DecimalSI") == digits + "k"
+    assert format_quantity(Decimal(digits + "000"), "BinarySI") == digits + "k"

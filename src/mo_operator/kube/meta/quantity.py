@@ -223,24 +223,30 @@ def _strip_tens(mantissa: int, exponent: int) -> tuple[int, int]:
     return mantissa, exponent
 
 
-def _decimal_parts(value: Decimal) -> tuple[int, int]:
+def _decimal_parts(value: Decimal) -> tuple[str, int]:
     """(mantissa, exponent) with the exponent a multiple of three and as large
-    as possible without fractional digits, as ``AsCanonicalBytes``."""
+    as possible without fractional digits, as ``AsCanonicalBytes``. The mantissa
+    stays text: a quantity may have more digits than Python converts to ``int``."""
     sign, digits, exp = value.as_tuple()
     assert isinstance(exp, int)
-    mantissa = int("".join(map(str, digits)) or "0")
-    mantissa, exp = _strip_tens(mantissa, exp)
-    while exp % 3 != 0:
-        mantissa *= 10
-        exp -= 1
-    return (-mantissa if sign else mantissa), exp
+    text = "".join(map(str, digits)).lstrip("0")
+    if not text:
+        return "0", 0
+    stripped = text.rstrip("0")
+    exp += len(text) - len(stripped)
+    pad = exp % 3
+    return ("-" if sign else "") + stripped + "0" * pad, exp - pad
 
 
 def _canonical(value: Decimal, fmt: QuantityFormat) -> str:
     if value == 0:
         return "0"
     if fmt is QuantityFormat.BINARY_SI:
-        if -1024 < value < 1024 or value != value.to_integral_value(rounding=decimal.ROUND_UP):
+        if (
+            -1024 < value < 1024
+            or abs(value) > _MAX_INT64
+            or value != value.to_integral_value(rounding=decimal.ROUND_UP)
+        ):
             fmt = QuantityFormat.DECIMAL_SI
         else:
             amount = int(value)

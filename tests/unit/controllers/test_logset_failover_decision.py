@@ -142,3 +142,14 @@ def test_hakeeper_silent_while_a_majority_is_ready_is_a_pause_not_a_lost_quorum(
     minority = [store(0), store(1, down_for=5), store(2, down_for=5)]
     d = decide(minority, NOW, Policy(TIMEOUT, 3), quorum=False)
     assert d.reason == "NoQuorum" and "bring back a majority" in d.message
+
+
+def test_a_store_the_roll_has_deleted_and_not_yet_made_again_is_restarting_not_down() -> None:
+    up = [Store(f"mo-log-{i}", f"uid-{i}", None, store_down=False) for i in (0, 1)]
+    gone = Store("mo-log-2", "", NOW, store_down=True, planned=True, has_pod=False)
+    decision = decide([*up, gone], NOW, Policy(timeout=TIMEOUT, shard_replicas=3), quorum=True)
+    assert (decision.status, decision.reason, decision.warning) == (True, "StoresRestarting", None)
+    assert "mo-log-2 (no pod yet)" in decision.message and decision.replace == ()
+    unplanned = Store("mo-log-2", "", NOW - 2 * TIMEOUT, store_down=True, has_pod=False)
+    decision = decide([*up, unplanned], NOW, Policy(timeout=TIMEOUT, shard_replicas=3), quorum=True)
+    assert (decision.status, decision.reason, decision.replace) == (False, "StoresDown", ())

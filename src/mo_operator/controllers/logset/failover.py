@@ -132,11 +132,11 @@ def decide(stores: Sequence[Store], now: float, policy: Policy, *, quorum: bool)
     marked = sorted((s for s in stores if s.orphaned and s.down_since is not None), key=lambda s: s.pod)
     if not lost and not marked:
         restarting = {s.pod for s in stores if s.planned}
-        if waiting and set(waiting) <= restarting:
+        if waiting and {s.pod for s in waiting} <= restarting:
             return Decision(
                 True,
                 "StoresRestarting",
-                f"log stores {', '.join(waiting)} restarting for the rollout; replaced only if down for "
+                f"log stores {_names(waiting)} restarting for the rollout; replaced only if down for "
                 f"{int(policy.timeout)}s",
                 recheck_after=soonest,
             )
@@ -144,7 +144,7 @@ def decide(stores: Sequence[Store], now: float, policy: Policy, *, quorum: bool)
             return Decision(
                 False,
                 "StoresDown",
-                f"log stores {', '.join(waiting)} down; replaced once down for {int(policy.timeout)}s",
+                f"log stores {_names(waiting)} down; replaced once down for {int(policy.timeout)}s",
                 recheck_after=soonest,
             )
         return Decision(True, "NoLostStores", "every log store is up", recheck_after=soonest)
@@ -172,11 +172,11 @@ def decide(stores: Sequence[Store], now: float, policy: Policy, *, quorum: bool)
 
 def _classify(
     stores: Sequence[Store], now: float, timeout: float
-) -> tuple[list[Store], list[str], float | None]:
-    """The lost stores, the names of those down but not for long enough, and when
-    the first of those would count as lost."""
+) -> tuple[list[Store], list[Store], float | None]:
+    """The lost stores, those down but not for long enough, and when the first of
+    those would count as lost."""
     lost: list[Store] = []
-    waiting: list[str] = []
+    waiting: list[Store] = []
     soonest: float | None = None
     for s in sorted(stores, key=lambda s: s.pod):
         if s.down_since is None or not s.store_down or s.orphaned:
@@ -185,10 +185,15 @@ def _classify(
         if left <= 0 and s.has_pod:
             lost.append(s)
         else:
-            waiting.append(s.pod if s.has_pod else f"{s.pod} (no pod yet)")
+            waiting.append(s)
             if s.has_pod:
                 soonest = left if soonest is None else min(soonest, left)
     return lost, waiting, soonest
+
+
+def _names(stores: Sequence[Store]) -> str:
+    """The stores' pods, saying which the StatefulSet has yet to make again."""
+    return ", ".join(s.pod if s.has_pod else f"{s.pod} (no pod yet)" for s in stores)
 
 
 def _for_a_human(

@@ -3,6 +3,7 @@ condition and Event."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,9 +23,11 @@ from ..common.statefulsets import REVISION_LABEL
 from ..common.writes import Writes
 from .bootstrap import log_shard_replicas
 from .failover import CONDITION, Decision, Policy, Store, decide
-from .stranded import LookupFailed, stranded_claims
+from .stranded import LookupFailed, has_node, label_selector, stranded_claims
 
 DEFAULT_STORE_FAILURE_TIMEOUT = 600.0
+NODE_PAGE = 100
+"""Nodes read per page while looking for one that can host a lost store's volume."""
 
 
 def policy(env: Env, spec: Mapping[str, Any], namespace: str) -> Policy:
@@ -80,14 +83,22 @@ async def store_facts(
     roll_to: str | None = None,
 ) -> list[Store]:
     """One ``Store`` per log pod; the stranded claims of those already lost (the only
-    ones whose volumes and nodes are read). ``roll_to``: the revision the set rolls to."""
+    ones whose volumes and nodes are read; the nodes of one place once per call, page
+    by page until one can host the volume). ``roll_to``: the revision the set rolls to."""
     down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
+    found: dict[str, bool] = {}
 
     async def lookup(res: Any, name: str) -> Mapping[str, Any] | None:
         try:
             return await env.client.get_or_none(res, name)
         except ApiError as e:
             raise LookupFailed(f"{res.kind} {name}: {e}") from e
+
+    async def find_node(term: Mapping[str, Any]) -> bool:
+        key = json.dumps(term, sort_keys=True)
+        if key not in found:
+            found[key] = await _any_node(env, term)
+        return found[key]
 
     stores: list[Store] = []
     for pod in pods:
@@ -99,14 +110,42 @@ async def store_facts(
         orphaned = labels_of(pod).get(labels.ACTION_REQUIRED) == labels.ACTION_REQUIRED_VALUE
         lost = since is not None and store_down and now - since >= timeout
         stranded = (
-            await stranded_claims(pod, lambda c: env.caches.get(r.PVCS, namespace, c), lookup)
+            await stranded_claims(pod, lambda c: env.caches.get(r.PVCS, namespace, c), lookup, find_node)
             if lost or (orphaned and since is not None)
             else ()
         )
+        listed = state.replicas_on(identity.log_store_uuid(ordinal)) if state is not None else ()
         stores.append(
-            Store(name_of(pod), uid_of(pod), since, store_down, orphaned, stranded, _planned(pod, roll_to))
+            Store(
+                name_of(pod),
+                uid_of(pod),
+                since,
+                store_down,
+                orphaned,
+                stranded,
+                _planned(pod, roll_to),
+                listed,
+            )
         )
     return stores
+
+
+async def _any_node(env: Env, term: Mapping[str, Any]) -> bool:
+    """Whether a schedulable Ready node satisfies the term, reading the nodes its labels
+    select a page at a time and stopping at the first."""
+    token: str | None = None
+    try:
+        while True:
+            page = await env.client.list_page(
+                r.NODES, label_selector=label_selector(term), limit=NODE_PAGE, continue_=token
+            )
+            if has_node(term, page.items):
+                return True
+            token = page.continue_
+            if not token:
+                return False
+    except ApiError as e:
+        raise LookupFailed(f"nodes {label_selector(term)}: {e}") from e
 
 
 def act(ctx: Context, decision: Decision, plan: Writes) -> None:

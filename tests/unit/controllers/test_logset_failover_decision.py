@@ -224,3 +224,15 @@ def test_a_store_held_for_hakeeper_does_not_hold_back_the_others() -> None:
     assert [(r.pod, len(r.claims)) for r in d.replace] == [("mo-log-3", 1)]
     assert "mo-log-3 gets a new volume" in d.message and "mo-log-1 gets a new volume" in d.message
     assert "once HAKeeper no longer lists its replicas (shard 0 replica 131073" in d.message
+
+
+def test_a_person_is_told_to_wait_for_hakeeper_before_deleting_a_listed_stores_claims() -> None:
+    found = [store(0), store(1, down_for=TIMEOUT + 1, stranded=ZONE_CLAIM, listed=LISTED), store(2)]
+    d = decide(found, NOW, Policy(TIMEOUT, 3, "Orphan", namespace="ns"), quorum=True)
+    assert d.reason == "ActionRequired" and d.replace == ()
+    assert d.message == (
+        "log stores mo-log-1 lost and not replaced: failedPodStrategy is Orphan. Delete the claims of mo-log-1 "
+        "only once HAKeeper no longer lists its replicas (shard 0 replica 131073, shard 1 replica 262146). "
+        "To replace them: kubectl -n ns delete pvc mo-data-mo-log-1 --wait=false && "
+        "kubectl -n ns delete pod mo-log-1 --grace-period=0 --force"
+    )

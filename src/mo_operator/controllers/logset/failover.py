@@ -218,7 +218,12 @@ def _for_a_human(
     why = "automatic failover is off (--no-failover)" if not policy.enabled else "failedPodStrategy is Orphan"
     todo = "; ".join(_commands(s, policy.namespace) for s in [*lost, *marked])
     names = ", ".join(sorted(s.pod for s in [*lost, *marked]))
-    message = f"log stores {names} lost and not replaced: {why}. To replace them: {todo}"
+    wait = "".join(
+        f" Delete the claims of {s.pod} only once HAKeeper no longer lists its replicas ({_replicas(s)})."
+        for s in sorted([*lost, *marked], key=lambda s: s.pod)
+        if s.stranded and s.listed
+    )
+    message = f"log stores {names} lost and not replaced: {why}.{wait} To replace them: {todo}"
     orphan = tuple(s.pod for s in lost) if policy.enabled and policy.strategy == "Orphan" else ()
     warning = "StoreLost" if lost else None
     return Decision(False, "ActionRequired", message, warning=warning, orphan=orphan, recheck_after=soonest)

@@ -72,7 +72,7 @@ class Store:
     orphaned: bool = False
     """Already marked for a human (``failedPodStrategy: Orphan``)."""
     stranded: tuple[Claim, ...] = ()
-    """Its claims whose volume is pinned to a node that is gone."""
+    """Its claims whose volume is pinned to a node that is gone, or to a zone with no usable node."""
     planned: bool = False
     """Down for planned work: the set's roll is replacing it (or has just replaced it)."""
     listed: tuple[tuple[int, int], ...] = ()

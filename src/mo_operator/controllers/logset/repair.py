@@ -124,7 +124,7 @@ async def store_facts(
                 orphaned,
                 stranded,
                 _planned(pod, roll_to),
-                listed,
+                listed=listed,
             )
         )
     return stores

@@ -35,19 +35,17 @@ CLAIM = f"mo-data-{LOST}"
 
 
 async def _cluster_on_local_volumes(world: World, storage_class: str = LOCAL_CLASS, **log_spec: Any) -> None:
-    await world.client.apply(
-        {
-            "apiVersion": "storage.k8s.io/v1",
-            "kind": "StorageClass",
-            "metadata": {"name": storage_class},
-            "provisioner": PROVISIONER,
-            "reclaimPolicy": "Delete",
-            "volumeBindingMode": "WaitForFirstConsumer",
-            "parameters": {TOPOLOGY_KEY_PARAMETER: ZONE} if storage_class == ZONAL_CLASS else {},
-        },
-        resource=r.STORAGECLASSES,
-        force=True,
-    )
+    made: Obj = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": storage_class},
+        "provisioner": PROVISIONER,
+        "reclaimPolicy": "Delete",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+    if storage_class == ZONAL_CLASS:
+        made["parameters"] = {TOPOLOGY_KEY_PARAMETER: ZONE}  # immutable: only ever this class's
+    await world.client.apply(made, resource=r.STORAGECLASSES, force=True)
     manifest = world.cluster_manifest("mo")
     log = manifest["spec"]["logService"]
     log["volume"]["storageClassName"] = storage_class

@@ -475,14 +475,14 @@ def _heartbeat(hakeeper: HAKeeper, instance: Instance, now: float) -> None:
 
 def _starts(hakeeper: HAKeeper, instance: Instance) -> bool:
     """Whether a serving log store's process keeps running: not when HAKeeper still lists
-    it as a member while its disk is not the one it last served on (the fault in the
-    module's docstring, recorded once)."""
+    it as a member while none of its disks is one it last served on (the fault in the
+    module's docstring, recorded once); a claim added beside its data is no new disk."""
     uuid = instance.uuid
     assert uuid is not None
     if uuid in hakeeper.failed:
         return False
     before = hakeeper.disks.get(uuid)
-    if before is not None and instance.disks and instance.disks != before and uuid in hakeeper.members:
+    if before and instance.disks and not before & instance.disks and uuid in hakeeper.members:
         hakeeper.failed.add(uuid)
         hakeeper.faults.append(
             f"log store {uuid} ({instance.pod}) came back on an empty disk while HAKeeper lists it "

@@ -135,7 +135,9 @@ MODULES = (
             "logservice.LogStore": Spec(("UUID", "ServiceAddress", "Tick", "State")),
             "logservice.ShardInfoQueryResult": Spec(("ShardID", "Replicas", "Epoch", "LeaderID", "Term")),
             "logservice.ReplicaInfo": Spec(("UUID", "ServiceAddress")),
-            "logservice.CheckerState": Spec(("Tick", "State")),
+            "logservice.CheckerState": Spec(("Tick", "LogState", "State")),
+            "logservice.LogState": Spec(("Shards",)),
+            "logservice.LogShardInfo": Spec(("ShardID", "Replicas", "Epoch", "NonVotingReplicas")),
         },
         (
             "logservice.MethodType",
@@ -437,7 +439,7 @@ def _kind(f: ProtoField, classes: dict[str, str], sources: Sources) -> str:
     else:
         item = f"Msg({classes[f.type]}{'' if f.nullable else ', nullable=False'})"
     if f.label == "map":
-        if not item.startswith("Msg("):
+        if not item.startswith("Msg(") and item != "STRING":
             raise SystemExit(f"{f.name}: a map of {f.type}, which no table here encodes")
         return f"MapOf({SCALARS[f.key]}, {item})"
     if f.label == "repeated":

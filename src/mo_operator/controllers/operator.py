@@ -95,6 +95,7 @@ WARNING_REASONS = frozenset(
         "RolloutHalted",
         "StoresDown",
         "RepairingStores",
+        "WaitingForHAKeeper",
         "MajorityLost",
         "BucketInUse",
         "BucketDeleting",

@@ -30,8 +30,10 @@ HAKeeper calls (``logservice.MethodType``)
       TimeoutState=1); CN stores add SQLAddress, LockServiceAddress, QueryAddress,
       Role, Labels (``map<string, LabelList>``) and WorkState; TN stores add
       LockServiceAddress and LogtailServerAddress. → ``hakeeper_state().stores``.
-    - ``GET_CLUSTER_STATE`` (14) → ``CheckerState{Tick, State (HAKeeperState), …}``:
-      the HAKeeper's own tick and bootstrap state. → ``hakeeper_state()``.
+    - ``GET_CLUSTER_STATE`` (14) → ``CheckerState{Tick, LogState, State (HAKeeperState), …}``:
+      the HAKeeper's own tick and bootstrap state, and in ``LogState.Shards`` each log
+      shard's members (``LogShardInfo.Replicas`` and ``NonVotingReplicas``: replica ID →
+      store UUID). → ``hakeeper_state()`` (``log_shards``).
     - ``PATCH_CN_STORE`` (17) with ``CNStateLabel{UUID, State, Labels}``: upstream's way
       to set Working (with the CN's labels) and Draining. → ``set_cn_work_state``.
     - ``UPDATE_CN_LABEL`` (15) with ``CNStoreLabel{UUID, Labels}``: labels only, used
@@ -199,6 +201,20 @@ class CNStore:
 
 
 @dataclass(frozen=True)
+class LogShard:
+    """A log shard's members as HAKeeper holds them (``LogShardInfo``): replica ID → store UUID.
+
+    HAKeeper starts every listed replica on its store (MatrixOne
+    ``pkg/hakeeper/checkers/logservice/parse.go`` ``getReplicasToStart``), so a store
+    listed here that comes back on an empty disk is told to start a replica whose Raft
+    peers remember entries its disk no longer holds."""
+
+    shard_id: int
+    replicas: Mapping[int, str] = field(default_factory=dict)
+    non_voting: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class HAKeeperState:
     """One consistent look at the HAKeeper: its phase and tick, and every store it knows."""
 
@@ -207,10 +223,21 @@ class HAKeeperState:
     log_stores: tuple[LogStore, ...] = ()
     tn_stores: tuple[TNStore, ...] = ()
     cn_stores: tuple[CNStore, ...] = ()
+    log_shards: tuple[LogShard, ...] = ()
 
     @property
     def bootstrapped(self) -> bool:
         return self.phase is HAKeeperPhase.RUNNING
+
+    def replicas_on(self, uuid: str) -> tuple[tuple[int, int], ...]:
+        """``(shard, replica)`` of every replica HAKeeper still lists on log store ``uuid``."""
+        return tuple(
+            (shard.shard_id, replica)
+            for shard in self.log_shards
+            for members in (shard.replicas, shard.non_voting)
+            for replica, store in sorted(members.items())
+            if store == uuid
+        )
 
     def cn(self, uuid: str) -> CNStore | None:
         """The CN store with ``uuid``, if HAKeeper knows it."""

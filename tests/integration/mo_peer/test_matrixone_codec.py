@@ -27,7 +27,7 @@ import pytest
 from mo_devkit.localcluster.envtest import free_port
 from mo_devkit.testing import OperatorRunner, World, eventually, open_world
 from mo_operator.controllers.common import resources as r
-from mo_operator.matrixone import labels, names
+from mo_operator.matrixone import identity, labels, names
 from mo_operator.matrixone.admin import CNLoad, HAKeeperPhase, StoreNotFound, WorkState
 from mo_operator.matrixone.rpc import lock_pb, lockservice
 from mo_operator.matrixone.rpc import logservice_pb as pb
@@ -215,6 +215,9 @@ async def test_matrixones_client_reads_every_answer_of_the_simulated_matrixone(
         [response] = [line for line in lines if line.get("event") == "response"]
         answers[method] = response["response"]
     assert "HAKeeperRunning" in answers["GET_CLUSTER_STATE"] and uuid in answers["GET_CLUSTER_DETAILS"]
+    # the HAKeeper shard's members (LogState.Shards, map<uint64, string> replicas), as MatrixOne reads them
+    member = f'Replicas:<key:131072 value:"{identity.log_store_uuid(0)}" >'
+    assert member in answers["GET_CLUSTER_STATE"], answers["GET_CLUSTER_STATE"]
     assert "IsHAKeeper:true" in answers["CHECK_HAKEEPER"]
     lines = await peer.once("client", "-to", to, "-method", "PATCH_CN_STORE", "-uuid", "missing")
     [missing] = [line for line in lines if line.get("event") == "response"]

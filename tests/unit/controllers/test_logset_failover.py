@@ -13,9 +13,10 @@ import pytest
 from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.logset import FAILOVER
 from mo_operator.controllers.logset.repair import failover as run_failover
+from mo_operator.kube.client.client import ListPage
 from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone import identity, labels
-from mo_operator.matrixone.admin import HAKeeperPhase, HAKeeperState, LogStore, NodeState
+from mo_operator.matrixone.admin import HAKeeperPhase, HAKeeperState, LogShard, LogStore, NodeState
 
 from .controller_fakes import NOW, FakeCaches, condition, context, events, make_env, run, writes
 
@@ -217,20 +218,136 @@ def local_volume(name: str, node: str) -> Obj:
 
 
 async def repair_with_volumes(
-    pods: list[Obj], claims: list[Obj], cluster: list[Obj]
+    pods: list[Obj],
+    claims: list[Obj],
+    cluster: list[Obj],
+    state: HAKeeperState | None = None,
+    *,
+    pages: list[tuple[str, str | None]] | None = None,
+    page_size: int = 100,
 ) -> tuple[list[Any], Context]:
-    """Failover where the lost pods mount claims, with these PVs and Nodes in the cluster."""
+    """Failover where the lost pods mount claims, with these PVs and Nodes in the cluster
+    (node lists answer every node, ``page_size`` a page, and are recorded in ``pages``)."""
     env = make_env(FakeCaches(*claims))
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in cluster}
+    nodes = [o for o in cluster if o["kind"] == "Node"]
 
     async def get_or_none(res: Any, name: str, namespace: str | None = None) -> Obj | None:
         return by_name.get((res.kind, name))
 
+    async def list_page(
+        res: Any,
+        namespace: str | None = None,
+        *,
+        label_selector: str = "",
+        continue_: str | None = None,
+        **_: Any,
+    ) -> ListPage:
+        assert res.kind == "Node"
+        if pages is not None:
+            pages.append((label_selector, continue_))
+        start = int(continue_ or 0)
+        more = start + page_size < len(nodes)
+        return ListPage(nodes[start : start + page_size], "1", str(start + page_size) if more else None)
+
     setattr(env.client, "get_or_none", get_or_none)  # noqa: B010 (the recording client reads nothing)
+    setattr(env.client, "list_page", list_page)  # noqa: B010
     ctx = context(logset())
     plan = writes(env)
-    await run_failover(env, ctx, logset()["spec"], pods, hakeeper(1), plan)
+    await run_failover(env, ctx, logset()["spec"], pods, state or hakeeper(1), plan)
     return (await run(plan) if plan else []), ctx
+
+
+def zonal_volume(name: str, zone: str) -> Obj:
+    term = {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}
+    return {
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [term]}}},
+    }
+
+
+def node(name: str, zone: str, *, ready: bool = True, cordoned: bool = False) -> Obj:
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}},
+        "spec": {"unschedulable": True} if cordoned else {},
+        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "Unknown"}]},
+    }
+
+
+def zone_lost() -> list[Obj]:
+    """mo-log-1 lost, mounting its claim."""
+    return [pod(0), mounting(pod(1, down_for=TIMEOUT + 5), "mo-data-mo-log-1"), pod(2)]
+
+
+async def test_a_lost_store_whose_zone_has_no_usable_node_gets_a_fresh_volume() -> None:
+    claims = [claim("mo-data-mo-log-1", volume="pv-1")]
+    cluster = [
+        zonal_volume("pv-1", "z1"),
+        node("n1", "z1", ready=False),
+        node("n2", "z1", cordoned=True),
+        node("n3", "z2"),
+    ]
+    calls, ctx = await repair_with_volumes(zone_lost(), claims, cluster)
+    assert [(verb, kind, name) for verb, kind, name, _ in calls] == [
+        ("delete", "PersistentVolumeClaim", "mo-data-mo-log-1"),
+        ("delete", "Pod", "mo-log-1"),
+    ]
+    assert failover_condition(ctx) == (
+        "False",
+        "RepairingStores",
+        "log stores mo-log-1 down for 600s: replacing; mo-log-1 gets a new volume (mo-data-mo-log-1 "
+        "pinned to zone z1, which has no schedulable Ready node)",
+    )
+    assert events(ctx) == [("Warning", "StoreLost", failover_condition(ctx)[2])]
+
+
+async def test_a_zonal_volume_is_kept_while_its_zone_has_a_usable_node() -> None:
+    claims = [claim("mo-data-mo-log-1", volume="pv-1")]
+    pages: list[tuple[str, str | None]] = []
+    # the usable node is on the third page: every page is read until one is found
+    cluster = [
+        zonal_volume("pv-1", "z1"),
+        *(node(f"n{i}", "z1", ready=False) for i in range(4)),
+        node("up", "z1"),
+    ]
+    calls, _ = await repair_with_volumes(zone_lost(), claims, cluster, pages=pages, page_size=2)
+    assert [(verb, kind) for verb, kind, _, _ in calls] == [("delete", "Pod")]
+    assert pages == [
+        ("topology.kubernetes.io/zone in (z1)", None),
+        ("topology.kubernetes.io/zone in (z1)", "2"),
+        ("topology.kubernetes.io/zone in (z1)", "4"),
+    ]
+
+
+async def test_the_nodes_of_a_zone_are_read_once_for_every_lost_store_there() -> None:
+    pods = [mounting(pod(i, down_for=TIMEOUT + 5), f"mo-data-mo-log-{i}") for i in range(3)]
+    claims = [claim(f"mo-data-mo-log-{i}", volume=f"pv-{i}") for i in range(3)]
+    pages: list[tuple[str, str | None]] = []
+    cluster = [*(zonal_volume(f"pv-{i}", "z1") for i in range(3)), node("n1", "z1", ready=False)]
+    await repair_with_volumes(pods, claims, cluster, hakeeper(0, 1, 2), pages=pages)
+    assert pages == [("topology.kubernetes.io/zone in (z1)", None)]
+
+
+async def test_a_fresh_volume_waits_until_hakeeper_no_longer_lists_the_stores_replicas() -> None:
+    claims = [claim("mo-data-mo-log-1", volume="pv-1")]
+    cluster = [zonal_volume("pv-1", "z1"), node("n1", "z1", ready=False)]
+    uuid = identity.log_store_uuid
+    listing = dataclasses.replace(
+        hakeeper(1), log_shards=(LogShard(0, {131072: uuid(0), 131073: uuid(1), 131074: uuid(2)}),)
+    )
+    calls, ctx = await repair_with_volumes(zone_lost(), claims, cluster, listing)
+    assert calls == []
+    status, reason, message = failover_condition(ctx)
+    assert (status, reason) == ("False", "WaitingForHAKeeper")
+    assert "once HAKeeper no longer lists its replicas (shard 0 replica 131073)" in message
+    removed = dataclasses.replace(hakeeper(1), log_shards=(LogShard(0, {131072: uuid(0), 131074: uuid(2)}),))
+    calls, _ = await repair_with_volumes(zone_lost(), claims, cluster, removed)
+    assert [(verb, kind) for verb, kind, _, _ in calls] == [
+        ("delete", "PersistentVolumeClaim"),
+        ("delete", "Pod"),
+    ]
 
 
 def mounting(p: Obj, *claims: str) -> Obj:

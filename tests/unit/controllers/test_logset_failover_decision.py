@@ -3,6 +3,7 @@ hold whatever the stores look like, and the cases that name what a person must d
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +21,7 @@ def stores(draw: st.DrawFn) -> list[Store]:
         ready = draw(st.booleans())
         since = None if ready else NOW - draw(st.floats(min_value=0, max_value=3 * TIMEOUT))
         stranded = (Claim(f"mo-data-mo-log-{i}", f"uid-c{i}", "gone-node"),) if draw(st.booleans()) else ()
+        listed = ((0, 131072 + i),) if draw(st.booleans()) else ()
         out.append(
             Store(
                 f"mo-log-{i}",
@@ -28,6 +30,7 @@ def stores(draw: st.DrawFn) -> list[Store]:
                 store_down=draw(st.booleans()),
                 orphaned=draw(st.booleans()) and draw(st.booleans()),
                 stranded=stranded,
+                listed=listed,
             )
         )
     return out
@@ -61,7 +64,10 @@ def test_only_lost_stores_are_touched_and_never_beyond_a_minority(
         assert quorum and policy.enabled, "nothing without a quorum or with failover off"
     if d.replace:
         assert policy.strategy == "Delete"
-        assert sorted(r.pod for r in d.replace) == sorted(s.pod for s in found if lost(s))
+        held = {s.pod for s in found if s.stranded and s.listed}
+        assert sorted(r.pod for r in d.replace) == sorted(
+            s.pod for s in found if lost(s) and s.pod not in held
+        )
     for r in d.replace:
         assert r.uid == by_pod[r.pod].uid and r.claims == by_pod[r.pod].stranded, "exactly the judged objects"
     assert d.status == (d.reason == "NoLostStores")
@@ -153,3 +159,91 @@ def test_a_store_the_roll_has_deleted_and_not_yet_made_again_is_restarting_not_d
     unplanned = Store("mo-log-2", "", NOW - 2 * TIMEOUT, store_down=True, has_pod=False)
     decision = decide([*up, unplanned], NOW, Policy(timeout=TIMEOUT, shard_replicas=3), quorum=True)
     assert (decision.status, decision.reason, decision.replace) == (False, "StoresDown", ())
+
+
+@settings(max_examples=300, deadline=None)
+@given(stores(), policies)
+def test_no_volume_is_deleted_under_a_uuid_hakeeper_lists_as_a_member(
+    found: list[Store], policy: Policy
+) -> None:
+    """A fresh (empty) volume under a UUID HAKeeper still lists would be told to start a
+    replica whose Raft peers remember entries it no longer holds."""
+    d = decide(found, NOW, policy, quorum=True)
+    by_pod = {s.pod: s for s in found}
+    for replace in d.replace:
+        assert not (replace.claims and by_pod[replace.pod].listed), (replace, d.message)
+
+
+ZONE_CLAIM = (Claim("mo-data-mo-log-1", "u", zone="zone eu-1a"),)
+HOST_CLAIM = (Claim("mo-data-mo-log-1", "u", node="node-a"),)
+LISTED = ((0, 131073), (1, 262146))
+
+
+@pytest.mark.parametrize(
+    ("stranded", "listed", "reason", "replaced", "said"),
+    [
+        (
+            ZONE_CLAIM,
+            (),
+            "RepairingStores",
+            [("mo-log-1", ("mo-data-mo-log-1",))],
+            "log stores mo-log-1 down for 60s: replacing; mo-log-1 gets a new volume (mo-data-mo-log-1 "
+            "pinned to zone eu-1a, which has no schedulable Ready node)",
+        ),
+        (
+            HOST_CLAIM,
+            (),
+            "RepairingStores",
+            [("mo-log-1", ("mo-data-mo-log-1",))],
+            "log stores mo-log-1 down for 60s: replacing; mo-log-1 gets a new volume (mo-data-mo-log-1 "
+            "pinned to node node-a, which is gone)",
+        ),
+        (
+            ZONE_CLAIM,
+            LISTED,
+            "WaitingForHAKeeper",
+            [],
+            "log stores mo-log-1 down for 60s: waiting for HAKeeper; mo-log-1 gets a new volume "
+            "(mo-data-mo-log-1 pinned to zone eu-1a, which has no schedulable Ready node) once HAKeeper "
+            "no longer lists its replicas (shard 0 replica 131073, shard 1 replica 262146): an empty disk "
+            "must not rejoin under them",
+        ),
+        # its own volume comes back with it: the UUID keeps its data, HAKeeper may list it
+        ((), LISTED, "RepairingStores", [("mo-log-1", ())], "log stores mo-log-1 down for 60s: replacing"),
+    ],
+    ids=["zone-gone", "host-gone", "zone-gone-still-listed", "volume-kept-still-listed"],
+)
+def test_a_lost_store_gets_a_new_volume_only_once_hakeeper_no_longer_lists_it(
+    stranded: tuple[Claim, ...],
+    listed: tuple[tuple[int, int], ...],
+    reason: str,
+    replaced: list[tuple[str, tuple[str, ...]]],
+    said: str,
+) -> None:
+    found = [store(0), store(1, down_for=TIMEOUT + 1, stranded=stranded, listed=listed), store(2)]
+    d = decide(found, NOW, Policy(TIMEOUT, 3), quorum=True)
+    assert (d.status, d.reason, d.warning) == (False, reason, "StoreLost")
+    assert [(r.pod, tuple(c.name for c in r.claims)) for r in d.replace] == replaced
+    assert d.message == said
+
+
+def test_a_store_held_for_hakeeper_does_not_hold_back_the_others() -> None:
+    held = store(1, down_for=TIMEOUT + 1, stranded=ZONE_CLAIM, listed=LISTED)
+    other = store(3, down_for=TIMEOUT + 1, stranded=(Claim("mo-data-mo-log-3", "u3", zone="zone eu-1a"),))
+    d = decide([store(0), held, store(2), other, store(4)], NOW, Policy(TIMEOUT, 5), quorum=True)
+    assert d.reason == "RepairingStores"
+    assert [(r.pod, len(r.claims)) for r in d.replace] == [("mo-log-3", 1)]
+    assert "mo-log-3 gets a new volume" in d.message and "mo-log-1 gets a new volume" in d.message
+    assert "once HAKeeper no longer lists its replicas (shard 0 replica 131073" in d.message
+
+
+def test_a_person_is_told_to_wait_for_hakeeper_before_deleting_a_listed_stores_claims() -> None:
+    found = [store(0), store(1, down_for=TIMEOUT + 1, stranded=ZONE_CLAIM, listed=LISTED), store(2)]
+    d = decide(found, NOW, Policy(TIMEOUT, 3, "Orphan", namespace="ns"), quorum=True)
+    assert d.reason == "ActionRequired" and d.replace == ()
+    assert d.message == (
+        "log stores mo-log-1 lost and not replaced: failedPodStrategy is Orphan. Delete the claims of mo-log-1 "
+        "only once HAKeeper no longer lists its replicas (shard 0 replica 131073, shard 1 replica 262146). "
+        "To replace them: kubectl -n ns delete pvc mo-data-mo-log-1 --wait=false && "
+        "kubectl -n ns delete pod mo-log-1 --grace-period=0 --force"
+    )

@@ -15,6 +15,7 @@ from mo_devkit.localcluster.simulator.decisions.nodes import (
     node_status,
 )
 from mo_devkit.localcluster.simulator.decisions.volumes import (
+    TOPOLOGY_KEY_PARAMETER,
     plan_claim,
     plan_volume,
     provision,
@@ -94,6 +95,25 @@ def test_wait_for_first_consumer_waits_for_selected_node() -> None:
     assert isinstance(made, Create)
     terms = made.obj["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
     assert terms[0]["matchExpressions"][0]["values"] == ["n1"]
+
+
+def test_a_zonal_class_pins_its_volumes_to_the_selected_nodes_zone() -> None:
+    """As a CSI driver reporting a zone as its accessible topology does."""
+    zonal = storage_class("zonal", PROV, default=False, binding_mode="WaitForFirstConsumer")
+    zonal["parameters"] = {TOPOLOGY_KEY_PARAMETER: "topology.kubernetes.io/zone"}
+    c = claim(cls="zonal")
+    c["metadata"]["annotations"] = {
+        "volume.kubernetes.io/storage-provisioner": PROV,
+        "volume.kubernetes.io/selected-node": "n1",
+    }
+    zoned = node("n1", labels={"topology.kubernetes.io/zone": "z1"})
+    [made] = provision(c, [], {"zonal": zonal}, PROV, {"n1": zoned})
+    assert isinstance(made, Create)
+    [term] = made.obj["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
+    assert term == {
+        "matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["z1"]}]
+    }
+    assert provision(c, [], {"zonal": zonal}, PROV, {"n1": node("n1")}) == [], "a node in no zone gets none"
 
 
 def test_released_volume_is_deleted_under_policy_delete() -> None:

@@ -52,6 +52,8 @@ class Instance:
     bootstrap: Bootstrap | None = None
     volume_claims: tuple[str, ...] = ()
     """PersistentVolumeClaims the pod mounts (a log store keeps its data there)."""
+    disks: frozenset[str] = frozenset()
+    """The UIDs of those claims: which disks, not only which names, hold its data."""
     init_work_state: WorkState = WorkState.WORKING
     service_address: str = ""
     sql_address: str = ""
@@ -223,6 +225,7 @@ def observe_with_client(
         hakeeper=hakeeper,
         bootstrap=config.bootstrap,
         volume_claims=_volume_claims(pod),
+        disks=frozenset(uid for c in _volume_claims(pod) if (uid := view.claim_uids.get((namespace, c)))),
         init_work_state=config.init_work_state,
         pod_ip=str((pod.get("status") or {}).get("podIP") or ""),
         **_addresses(pod, component, set_name, namespace),

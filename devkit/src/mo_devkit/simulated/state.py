@@ -24,7 +24,16 @@ How it mirrors MatrixOne, seen from outside:
 - The HAKeeper shard's replicas live on its member log stores (replica IDs from 131072,
   as upstream's bootstrap numbers them); every member hosts a HAKeeper replica and
   answers HAKeeper calls while a quorum serves; the first member serving leads.
-- A store that stops heartbeating shows ``TIMEOUT`` after ``store_timeout`` seconds.
+- A store that stops heartbeating shows ``TIMEOUT`` after ``store_timeout`` seconds; the
+  checker removes its replicas ``removal_delay`` seconds later (a Raft config change
+  takes its time, and may stall), and a store that comes back after that joins as a new
+  member under a new replica ID.
+- A log store that comes back on another disk (a claim made anew: an empty disk) while
+  HAKeeper still lists it as a member is the fault MatrixOne cannot survive: HAKeeper
+  starts the listed replica on it (``getReplicasToStart``), its Raft peers send it a
+  commit index its empty log does not hold, and dragonboat panics (matrixone #25029,
+  lni/dragonboat#256), or, worse, it votes without the entries it acknowledged. The
+  model records it in ``HAKeeper.faults`` and the store never serves again.
 - A CN's sessions die with its process. A Draining CN hands its sessions over to the
   Working CNs of its cluster, evenly over ``drain_seconds``; with no Working CN to
   take them they stay, as a real proxy cannot migrate them anywhere.
@@ -45,6 +54,7 @@ from mo_operator.matrixone.admin import (
     CNStore,
     HAKeeperPhase,
     HAKeeperState,
+    LogShard,
     LogStore,
     NodeState,
     StoreNotFound,
@@ -70,6 +80,8 @@ class Settings:
     hakeeper_wait_seconds: float = 300.0
     """How long a TN or CN process waits for its HAKeeper (and a CN for a TN) before it
     exits: MatrixOne's ``waitHAKeeperReady`` gives up after 5 minutes."""
+    removal_delay: float = 0.0
+    """How long after a log store shows TIMEOUT HAKeeper takes to remove its replicas."""
 
 
 @dataclass
@@ -107,6 +119,8 @@ class HAKeeper:
     replaces expired ones (``_repair_membership``)."""
     replica_ids: dict[str, int] = field(default_factory=dict)
     """Each member's replica ID in the HAKeeper shard."""
+    next_replica_id: int = FIRST_REPLICA_ID
+    """The ID the next added replica gets: HAKeeper never gives an ID twice."""
     stores: dict[Component, dict[str, StoreRecord]] = field(
         default_factory=lambda: {Component.LOG: {}, Component.TN: {}, Component.CN: {}}
     )
@@ -116,6 +130,12 @@ class HAKeeper:
     """Volume claims its log pods have mounted: where its state survives the pods."""
     restored_from: str | None = None
     """The backup whose HAKeeper data it bootstrapped from (a cluster restored from a backup)."""
+    disks: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Each log store's disks (claim UIDs) when it last served: its Raft log is there."""
+    faults: list[str] = field(default_factory=list)
+    """What went wrong that MatrixOne cannot repair (a member back on an empty disk)."""
+    failed: set[str] = field(default_factory=set)
+    """Log stores whose process crashes on start for a fault: they never serve again."""
 
     @property
     def bootstrapped(self) -> bool:
@@ -205,13 +225,13 @@ class MOModel:
         for key, members in by_logset.items():
             hakeeper = self.hakeepers.setdefault(key, HAKeeper(key))
             hakeeper.data |= {(i.namespace, claim) for i in members for claim in i.volume_claims}
-            serving = [i for i in members if i.serving]
+            serving = [i for i in members if i.serving and _starts(hakeeper, i)]
             for i in serving:
                 _heartbeat(hakeeper, i, now)
             hakeeper.live_logs = frozenset(i.uuid for i in serving if i.uuid is not None)
             if not hakeeper.bootstrapped:
                 _try_bootstrap(hakeeper, serving, now, self.backups)
-            _repair_membership(hakeeper, now, self.settings.store_timeout)
+            _repair_membership(hakeeper, now, self.settings.store_timeout + self.settings.removal_delay)
 
     def reachable(self, instance: Instance) -> HAKeeper | None:
         """The HAKeeper a TN, CN or proxy reaches: the first of its targets that answers."""
@@ -305,6 +325,11 @@ class MOModel:
                     labels=dict(r.labels),
                 )
                 for r in _sorted(stores[Component.CN])
+            ),
+            log_shards=(
+                (LogShard(0, {hakeeper.replica_ids[m]: m for m in hakeeper.members}),)
+                if hakeeper.bootstrapped
+                else ()
             ),
         )
 
@@ -448,6 +473,27 @@ def _heartbeat(hakeeper: HAKeeper, instance: Instance, now: float) -> None:
     record.query_address = instance.query_address
 
 
+def _starts(hakeeper: HAKeeper, instance: Instance) -> bool:
+    """Whether a serving log store's process keeps running: not when HAKeeper still lists
+    it as a member while none of its disks is one it last served on (the fault in the
+    module's docstring, recorded once); a claim added beside its data is no new disk."""
+    uuid = instance.uuid
+    assert uuid is not None
+    if uuid in hakeeper.failed:
+        return False
+    before = hakeeper.disks.get(uuid)
+    if before and instance.disks and not before & instance.disks and uuid in hakeeper.members:
+        hakeeper.failed.add(uuid)
+        hakeeper.faults.append(
+            f"log store {uuid} ({instance.pod}) came back on an empty disk while HAKeeper lists it "
+            f"as replica {hakeeper.replica_ids[uuid]} of the HAKeeper shard"
+        )
+        return False
+    if instance.disks:
+        hakeeper.disks[uuid] = instance.disks
+    return True
+
+
 def _lists_a_tn(hakeeper: HAKeeper, now: float, model: MOModel) -> bool:
     """A TN store heartbeats to ``hakeeper`` (MatrixOne's ``waitAnyShardReady``: a TN
     holding shards), which a CN waits for before it starts."""
@@ -476,6 +522,7 @@ def _try_bootstrap(hakeeper: HAKeeper, serving: list[Instance], now: float, back
             hakeeper.replicas = len(members)
             hakeeper.members = members
             hakeeper.replica_ids = {m: FIRST_REPLICA_ID + i for i, m in enumerate(members)}
+            hakeeper.next_replica_id = FIRST_REPLICA_ID + len(members)
             return
 
 
@@ -494,10 +541,11 @@ def _repair_membership(hakeeper: HAKeeper, now: float, expire: float) -> None:
         return uuid not in hakeeper.live_logs and record is not None and now - record.last_heartbeat > expire
 
     kept = tuple(m for m in hakeeper.members if not expired(m))
+    for removed in set(hakeeper.members) - set(kept):
+        del hakeeper.replica_ids[removed]  # a store added again gets a new replica ID
     spare = sorted(u for u in hakeeper.live_logs if u not in kept)
     hakeeper.members = kept + tuple(spare[: max(0, hakeeper.replicas - len(kept))])
     for member in hakeeper.members:
         if member not in hakeeper.replica_ids:
-            hakeeper.replica_ids[member] = (
-                max(hakeeper.replica_ids.values(), default=FIRST_REPLICA_ID - 1) + 1
-            )
+            hakeeper.replica_ids[member] = hakeeper.next_replica_id
+            hakeeper.next_replica_id += 1

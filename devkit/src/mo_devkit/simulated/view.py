@@ -52,6 +52,8 @@ class Snapshot:
     nodes: Mapping[str, Obj] = field(default_factory=dict)
     volume_claims: frozenset[Key] = frozenset()
     """The PersistentVolumeClaims that exist: where a log store's data outlives its pod."""
+    claim_uids: Mapping[Key, str] = field(default_factory=dict)
+    """Each claim's UID: a claim deleted and made again under its name is a new, empty disk."""
 
     @classmethod
     def of(
@@ -64,12 +66,14 @@ class Snapshot:
         volume_claims: Iterable[Obj] = (),
     ) -> Snapshot:
         """A snapshot of these objects; pods that run no MatrixOne component are left out."""
+        claims = list(volume_claims)
         return cls(
             pods={key_of(p): p for p in pods if mo_component(p) is not None},
             configmaps={key_of(c): c for c in configmaps},
             services={key_of(s): s for s in services},
             nodes={key_of(n)[1]: n for n in nodes},
-            volume_claims=frozenset(key_of(c) for c in volume_claims),
+            volume_claims=frozenset(key_of(c) for c in claims),
+            claim_uids={key_of(c): str((c.get("metadata") or {}).get("uid") or "") for c in claims},
         )
 
     def pod(self, namespace: str, name: str) -> Obj | None:

@@ -58,7 +58,8 @@ class LogSetActor:
         self._first_status(ctx, spec)
         members = bootstrap_members(obj, spec, plan)
         selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
-        wanted = desired(obj, spec, members, selector, _first_ordinal(obj))
+        first = _first_ordinal(obj)
+        wanted = desired(obj, spec, members, selector, first)
         await report_references(
             ctx, self.env.references, spec_references(spec, "spec", spec["sharedStorage"])
         )
@@ -70,7 +71,7 @@ class LogSetActor:
         state = await self._hakeeper(ctx, roll)
         self._status(ctx, spec, roll, pods, pending=plan.writes_workload)
         if _ran(ctx) and not plan:
-            await failover(self.env, ctx, spec, pods, state, plan)
+            await failover(self.env, ctx, spec, pods, state, plan, first)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:

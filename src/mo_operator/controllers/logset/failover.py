@@ -17,13 +17,18 @@ safe only while the rest still form the Raft quorum, so:
 - with failover switched off, or ``failedPodStrategy: Orphan``, lost stores are
   reported with what a person must do, and nothing is deleted.
 
-A lost store whose volume is pinned to a node that is gone (local storage) can
-never come back on its own: its pod would stay Pending with that volume. Its
-claims are deleted along with the pod, so that the StatefulSet makes a fresh
-volume wherever the new pod lands. The store keeps its UUID (it derives from the
-pod's ordinal): HAKeeper has already removed the expired store's replicas from
-the Raft groups, so the store that comes back empty is added as a new member,
-never mistaken for the old one with its data.
+A lost store whose volume is pinned to a node that is gone (local storage), or to
+a zone (or other node labels) where no schedulable Ready node is left, can never
+come back on its own: its pod would stay Pending with that volume. Its claims are
+deleted along with the pod, so that the StatefulSet makes a fresh volume wherever
+the new pod lands. The store keeps its UUID (it derives from the pod's ordinal), so
+that happens only once HAKeeper lists no replica on that UUID: HAKeeper starts
+every replica it lists on the store that heartbeats under its UUID (MatrixOne
+``pkg/hakeeper/checkers/logservice/parse.go``, ``getReplicasToStart``), and a
+replica started on an empty disk under an ID its Raft peers know has lost the
+entries they counted on it for. Once HAKeeper has removed the expired store's
+replicas (it does for a store down for its ``LogStoreTimeout``), the store that
+comes back empty is added under new replica IDs, never mistaken for the old one.
 """
 
 from __future__ import annotations
@@ -37,12 +42,21 @@ CONDITION = "Failover"
 
 @dataclass(frozen=True)
 class Claim:
-    """A volume claim of a store, with the node its volume was pinned to."""
+    """A volume claim of a store, with the place its volume was pinned to."""
 
     name: str
     uid: str
-    node: str
-    """The node that is gone."""
+    node: str = ""
+    """The node that is gone (a volume pinned to one host)."""
+    zone: str = ""
+    """Where the volume may be used, when no schedulable Ready node is left there:
+    ``zone eu-1a``, or the node labels its affinity asks for."""
+
+    @property
+    def lost_place(self) -> str:
+        if self.zone:
+            return f"{self.zone}, which has no schedulable Ready node"
+        return f"node {self.node}, which is gone"
 
 
 @dataclass(frozen=True)
@@ -58,12 +72,14 @@ class Store:
     orphaned: bool = False
     """Already marked for a human (``failedPodStrategy: Orphan``)."""
     stranded: tuple[Claim, ...] = ()
-    """Its claims whose volume is pinned to a node that is gone."""
+    """Its claims whose volume is pinned to a node that is gone, or to a zone with no usable node."""
     planned: bool = False
     """Down for planned work: the set's roll is replacing it (or has just replaced it)."""
     has_pod: bool = True
     """False for an ordinal whose pod the StatefulSet has yet to make again: such a
     store is down (when HAKeeper says so) but there is nothing to replace."""
+    listed: tuple[tuple[int, int], ...] = ()
+    """``(shard, replica)`` HAKeeper still lists on its UUID."""
 
 
 @dataclass(frozen=True)
@@ -158,13 +174,21 @@ def decide(stores: Sequence[Store], now: float, policy: Policy, *, quorum: bool)
         return Decision(False, "MajorityLost", message, warning="MajorityLost", recheck_after=soonest)
     if not policy.enabled or policy.strategy == "Orphan" or not lost:
         return _for_a_human(lost, marked, policy, soonest)
-    replace = tuple(Replace(s.pod, s.uid, s.stranded) for s in lost)
-    fresh = [s for s in lost if s.stranded]
+    held = [s for s in lost if s.stranded and s.listed]
+    replace = tuple(Replace(s.pod, s.uid, s.stranded) for s in lost if s not in held)
+    fresh = [s for s in lost if s.stranded and s not in held]
     detail = "".join(
-        f"; {s.pod} gets a new volume ({_claims(s)} pinned to node {s.stranded[0].node}, which is gone)"
-        for s in fresh
+        f"; {s.pod} gets a new volume ({_claims(s)} pinned to {s.stranded[0].lost_place})" for s in fresh
     )
-    message = f"log stores {names} down for {int(policy.timeout)}s: replacing{detail}"
+    wait = "".join(
+        f"; {s.pod} gets a new volume ({_claims(s)} pinned to {s.stranded[0].lost_place}) once HAKeeper "
+        f"no longer lists its replicas ({_replicas(s)}): an empty disk must not rejoin under them"
+        for s in held
+    )
+    if not replace:
+        message = f"log stores {names} down for {int(policy.timeout)}s: waiting for HAKeeper{wait}"
+        return Decision(False, "WaitingForHAKeeper", message, warning="StoreLost", recheck_after=soonest)
+    message = f"log stores {names} down for {int(policy.timeout)}s: replacing{detail}{wait}"
     return Decision(
         False, "RepairingStores", message, warning="StoreLost", replace=replace, recheck_after=soonest
     )
@@ -203,7 +227,12 @@ def _for_a_human(
     why = "automatic failover is off (--no-failover)" if not policy.enabled else "failedPodStrategy is Orphan"
     todo = "; ".join(_commands(s, policy.namespace) for s in [*lost, *marked])
     names = ", ".join(sorted(s.pod for s in [*lost, *marked]))
-    message = f"log stores {names} lost and not replaced: {why}. To replace them: {todo}"
+    wait = "".join(
+        f" Delete the claims of {s.pod} only once HAKeeper no longer lists its replicas ({_replicas(s)})."
+        for s in sorted([*lost, *marked], key=lambda s: s.pod)
+        if s.stranded and s.listed
+    )
+    message = f"log stores {names} lost and not replaced: {why}.{wait} To replace them: {todo}"
     orphan = tuple(s.pod for s in lost) if policy.enabled and policy.strategy == "Orphan" else ()
     warning = "StoreLost" if lost else None
     return Decision(False, "ActionRequired", message, warning=warning, orphan=orphan, recheck_after=soonest)
@@ -217,3 +246,7 @@ def _commands(store: Store, namespace: str) -> str:
 
 def _claims(store: Store) -> str:
     return ", ".join(c.name for c in store.stranded)
+
+
+def _replicas(store: Store) -> str:
+    return ", ".join(f"shard {shard} replica {replica}" for shard, replica in store.listed)

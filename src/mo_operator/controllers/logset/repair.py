@@ -3,6 +3,7 @@ condition and Event."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,9 +23,11 @@ from ..common.statefulsets import REVISION_LABEL
 from ..common.writes import Writes
 from .bootstrap import log_shard_replicas
 from .failover import CONDITION, Decision, Policy, Store, decide
-from .stranded import LookupFailed, stranded_claims
+from .stranded import LookupFailed, has_node, label_selector, stranded_claims
 
 DEFAULT_STORE_FAILURE_TIMEOUT = 600.0
+NODE_PAGE = 100
+"""Nodes read per page while looking for one that can host a lost store's volume."""
 
 
 def policy(env: Env, spec: Mapping[str, Any], namespace: str) -> Policy:
@@ -45,15 +48,18 @@ async def failover(
     pods: Sequence[Mapping[str, Any]],
     state: HAKeeperState | None,
     plan: Writes,
+    first_ordinal: int = 0,
 ) -> None:
     """Judge the log stores and act on the decision. ``state`` is None when HAKeeper
-    does not answer."""
+    does not answer; ``first_ordinal``: where the set's stores start (past the
+    ordinals a taken-over LogSet keeps reserved)."""
     rules = policy(env, spec, ctx.namespace)
     now = env.clock()
     sts = env.caches.get(r.STATEFULSETS, ctx.namespace, names.workload_name(Component.LOG, ctx.name))
     roll_to = rolling_to(sts)
     stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, roll_to)
-    stores += missing_stores(ctx.name, int(spec["replicas"]), pods, state, now, roll_to)
+    ordinals = range(first_ordinal, first_ordinal + int(spec["replicas"]))
+    stores += missing_stores(ctx.name, ordinals, pods, state, now, roll_to)
     act(ctx, decide(stores, now, rules, quorum=state is not None), plan)
 
 
@@ -82,14 +88,22 @@ async def store_facts(
     roll_to: str | None = None,
 ) -> list[Store]:
     """One ``Store`` per log pod; the stranded claims of those already lost (the only
-    ones whose volumes and nodes are read). ``roll_to``: the revision the set rolls to."""
+    ones whose volumes and nodes are read; the nodes of one place once per call, page
+    by page until one can host the volume). ``roll_to``: the revision the set rolls to."""
     down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
+    found: dict[str, bool] = {}
 
     async def lookup(res: Any, name: str) -> Mapping[str, Any] | None:
         try:
             return await env.client.get_or_none(res, name)
         except ApiError as e:
             raise LookupFailed(f"{res.kind} {name}: {e}") from e
+
+    async def find_node(term: Mapping[str, Any]) -> bool:
+        key = json.dumps(term, sort_keys=True)
+        if key not in found:
+            found[key] = await _any_node(env, term)
+        return found[key]
 
     stores: list[Store] = []
     for pod in pods:
@@ -101,26 +115,36 @@ async def store_facts(
         orphaned = labels_of(pod).get(labels.ACTION_REQUIRED) == labels.ACTION_REQUIRED_VALUE
         lost = since is not None and store_down and now - since >= timeout
         stranded = (
-            await stranded_claims(pod, lambda c: env.caches.get(r.PVCS, namespace, c), lookup)
+            await stranded_claims(pod, lambda c: env.caches.get(r.PVCS, namespace, c), lookup, find_node)
             if lost or (orphaned and since is not None)
             else ()
         )
+        listed = state.replicas_on(identity.log_store_uuid(ordinal)) if state is not None else ()
         stores.append(
-            Store(name_of(pod), uid_of(pod), since, store_down, orphaned, stranded, _planned(pod, roll_to))
+            Store(
+                name_of(pod),
+                uid_of(pod),
+                since,
+                store_down,
+                orphaned,
+                stranded,
+                _planned(pod, roll_to),
+                listed=listed,
+            )
         )
     return stores
 
 
 def missing_stores(
     logset: str,
-    replicas: int,
+    ordinals: range,
     pods: Sequence[Mapping[str, Any]],
     state: HAKeeperState | None,
     now: float,
     roll_to: str | None,
 ) -> list[Store]:
-    """The stores of the ordinals the set should have and has no pod for: a replaced
-    pod the StatefulSet has yet to make again is not an up store, whatever the time."""
+    """The stores of the ordinals the set runs at and has no pod for: a replaced pod
+    the StatefulSet has yet to make again is not an up store, whatever the time."""
     down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
     have = {names.pod_ordinal(name_of(p)) for p in pods}
     return [
@@ -132,9 +156,27 @@ def missing_stores(
             planned=roll_to is not None,
             has_pod=False,
         )
-        for ordinal in range(replicas)
+        for ordinal in ordinals
         if ordinal not in have
     ]
+
+
+async def _any_node(env: Env, term: Mapping[str, Any]) -> bool:
+    """Whether a schedulable Ready node satisfies the term, reading the nodes its labels
+    select a page at a time and stopping at the first."""
+    token: str | None = None
+    try:
+        while True:
+            page = await env.client.list_page(
+                r.NODES, label_selector=label_selector(term), limit=NODE_PAGE, continue_=token
+            )
+            if has_node(term, page.items):
+                return True
+            token = page.continue_
+            if not token:
+                return False
+    except ApiError as e:
+        raise LookupFailed(f"nodes {label_selector(term)}: {e}") from e
 
 
 def act(ctx: Context, decision: Decision, plan: Writes) -> None:

@@ -177,13 +177,39 @@ class CNWorkState(Message):
 
 
 @dataclass(frozen=True)
+class LogShardInfo(Message):
+    """``logservice.LogShardInfo``."""
+
+    shard_id: int = 0
+    replicas: dict[int, str] = field(default_factory=dict)
+    epoch: int = 0
+    non_voting_replicas: dict[int, str] = field(default_factory=dict)
+    FIELDS = (
+        F(1, "shard_id", UINT),
+        F(2, "replicas", MapOf(UINT, STRING)),
+        F(3, "epoch", UINT),
+        F(6, "non_voting_replicas", MapOf(UINT, STRING)),
+    )
+
+
+@dataclass(frozen=True)
+class LogState(Message):
+    """``logservice.LogState``."""
+
+    shards: dict[int, LogShardInfo] = field(default_factory=dict)
+    FIELDS = (F(1, "shards", MapOf(UINT, Msg(LogShardInfo, nullable=False))),)
+
+
+@dataclass(frozen=True)
 class CheckerState(Message):
     """``logservice.CheckerState``."""
 
     tick: int = 0
+    log_state: LogState = field(default_factory=LogState)
     state: int = 0
     FIELDS = (
         F(1, "tick", UINT),
+        F(4, "log_state", Msg(LogState, nullable=False)),
         F(6, "state", UINT),
     )
 

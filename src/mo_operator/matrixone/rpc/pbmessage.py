@@ -172,9 +172,10 @@ class Repeated(Kind):
 
 
 class MapOf(Kind):
-    """``map<K, V>``: a dict; entries are written in key order (gogo's order is the map's)."""
+    """``map<K, V>``: a dict of messages or strings; entries are written in key order (gogo's
+    order is the map's)."""
 
-    def __init__(self, key: Kind, value: Msg) -> None:
+    def __init__(self, key: Kind, value: Kind) -> None:
         self.key = key
         self.value = value
 
@@ -188,13 +189,16 @@ class MapOf(Kind):
                 entry.string(1, k, always=True)
             else:
                 entry.uint(1, k)
-            entry.message(2, value[k].encode())
+            if isinstance(self.value, Msg):
+                entry.message(2, value[k].encode())
+            else:
+                entry.string(2, value[k], always=True)
             w.message(number, entry.getvalue())
 
     def decode(self, number: int, wire_type: int, raw: FieldValue) -> tuple[Any, Any]:
         """One ``(key, value)`` entry (``Message.decode`` collects them; a missing part is its zero)."""
         key = self.key.default()
-        item = self.value.cls()
+        item = self.value.cls() if isinstance(self.value, Msg) else self.value.default()
         for n, wt, v in iter_fields(as_bytes(number, wire_type, raw)):
             if n == 1:
                 key = self.key.decode(n, wt, v)

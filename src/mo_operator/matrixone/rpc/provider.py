@@ -51,6 +51,7 @@ from mo_operator.matrixone.admin import (
     Failure,
     HAKeeperPhase,
     HAKeeperState,
+    LogShard,
     LogStore,
     NodeState,
     NotYet,
@@ -135,6 +136,10 @@ def hakeeper_state_from_pb(state: pb.CheckerState, details: pb.ClusterDetails) -
                 labels=labels_from_pb(s.labels),
             )
             for s in sorted(details.cn_stores, key=lambda s: s.uuid)
+        ),
+        log_shards=tuple(
+            LogShard(shard_id, dict(info.replicas), dict(info.non_voting_replicas))
+            for shard_id, info in sorted(state.log_state.shards.items())
         ),
     )
 

@@ -267,7 +267,7 @@ def test_round_trips(
     )
     details = pb.ClusterDetails(cn_stores=(store, store))
     response = pb.Response(
-        request_id=tick, method=11, cluster_details=details, checker_state=pb.CheckerState(tick, 4)
+        request_id=tick, method=11, cluster_details=details, checker_state=pb.CheckerState(tick=tick, state=4)
     )
     assert pb.Response.decode(response.encode()) == response
     assert labels_from_pb(pb.CNStore.decode(store.encode()).labels) == label_map
@@ -279,3 +279,12 @@ def test_garbage_messages_raise_decode_error_only(data: bytes) -> None:
     for cls in (pb.Response, pb.ClusterDetails, q.Response, pb.ShardInfoQueryResult):
         with contextlib.suppress(DecodeError):
             cls.decode(data)
+
+
+def test_checker_state_carries_each_log_shards_members() -> None:
+    # LogState (4) { Shards (1) map<uint64, LogShardInfo> { 1: { ShardID 1, Replicas (2)
+    # map<uint64, string> { 5: "a" }, Epoch (3) 3 } } }, as gogo writes it
+    data = h("22 11 0a 0f 08 01 12 0b 08 01 12 05 08 05 12 01 61 18 03")
+    shard = pb.LogShardInfo(shard_id=1, replicas={5: "a"}, epoch=3)
+    assert pb.CheckerState.decode(data) == pb.CheckerState(log_state=pb.LogState(shards={1: shard}))
+    assert pb.CheckerState(log_state=pb.LogState(shards={1: shard})).encode() == data

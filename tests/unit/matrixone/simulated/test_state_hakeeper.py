@@ -275,3 +275,59 @@ def test_without_a_quorum_the_membership_never_changes() -> None:
     world.remove("mo-log-2")
     world.step(world.settings.store_timeout * 3)
     assert len(hakeeper.members) == 3 and not world.model.available(KEY)
+
+
+def _claim_anew(world: World, pod: str) -> None:
+    """The pod's ``mo-data`` claim deleted and made again: same name, a new (empty) disk."""
+    name = f"{layout.DATA_VOLUME}-{pod}"
+    world.volume_claims[:] = [c for c in world.volume_claims if c["metadata"]["name"] != name]
+    world.volume_claims.append({"metadata": {"name": name, "namespace": NS, "uid": f"{name}-new"}})
+
+
+def _with_disk(world: World, pod: dict[str, Any]) -> dict[str, Any]:
+    """``_with_data``, its claim with a UID (the disk it names)."""
+    pod = _with_data(world, pod)
+    world.volume_claims[-1]["metadata"]["uid"] = f"{world.volume_claims[-1]['metadata']['name']}-old"
+    return pod
+
+
+def test_a_member_back_on_an_empty_disk_is_a_fault_it_never_recovers_from() -> None:
+    """HAKeeper would start its listed replica on an empty log (matrixone #25029)."""
+    world = _world()
+    world.settings.removal_delay = 60.0
+    world.add(*(_with_disk(world, log_pod(i)) for i in range(3)))
+    world.step()
+    hakeeper = world.model.hakeepers[KEY]
+    world.remove("mo-log-1")
+    world.step(world.settings.store_timeout + 1)
+    assert identity.log_store_uuid(1) in hakeeper.members, "shown down, not removed yet"
+    _claim_anew(world, "mo-log-1")
+    world.add(_with_data(world, log_pod(1)))
+    world.volume_claims.pop()  # _with_data's claim: the one made anew stays
+    world.step()
+    assert hakeeper.faults == [
+        f"log store {identity.log_store_uuid(1)} (mo-log-1) came back on an empty disk while HAKeeper "
+        "lists it as replica 131073 of the HAKeeper shard"
+    ]
+    assert identity.log_store_uuid(1) not in hakeeper.live_logs
+
+
+def test_a_store_removed_before_it_comes_back_empty_joins_under_a_new_replica_id() -> None:
+    world = _world()
+    world.settings.removal_delay = 1.0
+    world.add(*(_with_disk(world, log_pod(i)) for i in range(3)))
+    world.step()
+    hakeeper = world.model.hakeepers[KEY]
+    uuid = identity.log_store_uuid(1)
+    world.remove("mo-log-1")
+    world.step(world.settings.store_timeout + 2)
+    assert uuid not in hakeeper.members
+    assert world.model.hakeeper_state(KEY, world.now).replicas_on(uuid) == ()
+    _claim_anew(world, "mo-log-1")
+    world.add(_with_data(world, log_pod(1)))
+    world.volume_claims.pop()
+    world.step()
+    assert hakeeper.faults == [] and uuid in hakeeper.live_members
+    assert world.model.hakeeper_state(KEY, world.now).replicas_on(uuid) == ((0, 131075),), (
+        "never 131073 again"
+    )

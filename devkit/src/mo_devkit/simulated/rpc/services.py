@@ -138,7 +138,20 @@ class LogStoreService:
         method, key = request.method, self.key
         if method == pb.MethodType.GET_CLUSTER_STATE:
             state = self.model.hakeeper_state(key, now)
-            return pb.Response(checker_state=pb.CheckerState(tick=state.tick, state=state.phase.value))
+            shards = {
+                shard.shard_id: pb.LogShardInfo(
+                    shard_id=shard.shard_id,
+                    replicas=dict(shard.replicas),
+                    epoch=1,
+                    non_voting_replicas=dict(shard.non_voting),
+                )
+                for shard in state.log_shards
+            }
+            return pb.Response(
+                checker_state=pb.CheckerState(
+                    tick=state.tick, log_state=pb.LogState(shards=shards), state=state.phase.value
+                )
+            )
         if method == pb.MethodType.GET_CLUSTER_DETAILS:
             return pb.Response(cluster_details=cluster_details(self.model, key, now))
         if method in (

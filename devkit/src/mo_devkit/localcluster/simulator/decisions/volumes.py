@@ -33,6 +33,11 @@ STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
 BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+HOSTNAME = "kubernetes.io/hostname"
+TOPOLOGY_KEY_PARAMETER = "localcluster.dev/topology-key"
+"""A StorageClass parameter of the simulated provisioner: the node label its volumes are
+pinned to (``kubernetes.io/hostname`` when absent; ``topology.kubernetes.io/zone`` plays a
+zonal block-storage driver)."""
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 PVC_PROTECTION = "kubernetes.io/pvc-protection"
@@ -300,17 +305,19 @@ def provision(
         "hostPath": {"path": f"/var/lib/localcluster/volumes/{pv_name}", "type": "DirectoryOrCreate"},
     }
     if selected:
-        hostname = (meta(nodes_by_name.get(selected) or {}).get("labels") or {}).get(
-            "kubernetes.io/hostname", selected
+        # pinned to the selected node's value of the class's topology key, as a CSI
+        # driver's accessible topology pins a volume (a local disk: the hostname; a
+        # zonal block volume: the zone)
+        key = str((cls.get("parameters") or {}).get(TOPOLOGY_KEY_PARAMETER) or HOSTNAME)
+        value = (meta(nodes_by_name.get(selected) or {}).get("labels") or {}).get(
+            key, selected if key == HOSTNAME else None
         )
+        if value is None:
+            return []  # the node is not in any place of this key: nothing can be made for it
         spec["nodeAffinity"] = {
             "required": {
                 "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {"key": "kubernetes.io/hostname", "operator": "In", "values": [hostname]}
-                        ]
-                    }
+                    {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
                 ]
             }
         }

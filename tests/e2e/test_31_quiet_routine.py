@@ -1,8 +1,8 @@
 """Quiet routine (docs/day2-operations.md): planned work — an upgrade, a scale — is
 told in Normal Events and in conditions with its progress; a Warning Event is for
 what needs a person, so a planned upgrade and a scale bring none from the operator. A
-change made on a set the cluster owns is set back, with a Normal Event naming the
-cluster's field to change instead."""
+change made on a set the cluster owns gets an admission warning, and is set back with
+a Normal Event, both naming the cluster's field to change instead."""
 
 from __future__ import annotations
 
@@ -69,7 +69,11 @@ async def test_an_upgrade_and_a_scale_bring_no_warning_event(world: World, opera
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
 
     # a change on the set itself: the cluster sets it back and says where to change it
-    await world.kubectl("scale", "cnset", "mo-tp", "--replicas=4")
+    scaled = await world.kubectl("scale", "cnset", "mo-tp", "--replicas=4")
+    assert (
+        "Warning: CNSet mo-tp belongs to MatrixOneCluster mo, which sets spec.replicas back: "
+        "change spec.cnGroups[name=tp].replicas of MatrixOneCluster mo instead"
+    ) in scaled.stderr, scaled.stderr
     reverted = await eventually(
         lambda: _event(world, "ChildReverted"), timeout=30, message="the revert is told"
     )

@@ -45,7 +45,13 @@ from mo_operator.kube.webhook.serving_certs import CertSource, DirectoryCerts, G
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.matrixone.rpc.connection import Dialer, open_connection
 from mo_operator.matrixone.rpc.provider import RpcAdminProvider
-from mo_operator.webhooks import api_claim_lookup, inject_ca_bundle, install_webhook_configurations, register
+from mo_operator.webhooks import (
+    api_claim_lookup,
+    api_object_lookup,
+    inject_ca_bundle,
+    install_webhook_configurations,
+    register,
+)
 
 from . import diagnostics
 from .errors import address_in_use
@@ -141,7 +147,13 @@ async def start_webhooks(
         ]
         certs = GeneratedCerts(hosts, ca=await shared_ca(client, namespace, WEBHOOK_CA_SECRET))
     server = WebhookServer(certs, host=options.webhook_host, port=options.webhook_port)
-    register(server, claims=api_claim_lookup(client), default_args=default_args)
+    register(
+        server,
+        claims=api_claim_lookup(client),
+        objects=api_object_lookup(client),
+        operator_manager=FIELD_MANAGER,
+        default_args=default_args,
+    )
     await server.start()
     try:
         if options.webhook_url:

@@ -3,7 +3,7 @@ condition and Event."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from mo_operator.api.fields import parse_duration
@@ -18,10 +18,10 @@ from ..common import pods as podutil
 from ..common import resources as r
 from ..common.env import Env
 from ..common.meta import name_of, uid_of
-from ..common.statefulsets import REVISION_LABEL
 from ..common.writes import Writes
 from .bootstrap import log_shard_replicas
 from .failover import CONDITION, Decision, Policy, Store, decide
+from .planned import planned
 from .stranded import LookupFailed, stranded_claims
 
 DEFAULT_STORE_FAILURE_TIMEOUT = 600.0
@@ -45,13 +45,14 @@ async def failover(
     pods: Sequence[Mapping[str, Any]],
     state: HAKeeperState | None,
     plan: Writes,
+    evicted: Collection[str] = (),
 ) -> None:
     """Judge the log stores and act on the decision. ``state`` is None when HAKeeper
-    does not answer."""
+    does not answer; ``evicted`` names the pods seen evicted and not back yet."""
     rules = policy(env, spec, ctx.namespace)
     now = env.clock()
     sts = env.caches.get(r.STATEFULSETS, ctx.namespace, names.workload_name(Component.LOG, ctx.name))
-    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, rolling_to(sts))
+    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, rolling_to(sts), evicted)
     act(ctx, decide(stores, now, rules, quorum=state is not None), plan)
 
 
@@ -62,14 +63,6 @@ def rolling_to(sts: Mapping[str, Any] | None) -> str | None:
     return str(update) if update and status.get("currentRevision") != update else None
 
 
-def _planned(pod: Mapping[str, Any], roll_to: str | None) -> bool:
-    """The pod is down because the roll replaces it: being deleted by it, or its
-    replacement, on the new revision, starting."""
-    if roll_to is None:
-        return False
-    return bool(pod["metadata"].get("deletionTimestamp")) or labels_of(pod).get(REVISION_LABEL) == roll_to
-
-
 async def store_facts(
     env: Env,
     namespace: str,
@@ -78,9 +71,11 @@ async def store_facts(
     now: float,
     timeout: float,
     roll_to: str | None = None,
+    evicted: Collection[str] = (),
 ) -> list[Store]:
     """One ``Store`` per log pod; the stranded claims of those already lost (the only
-    ones whose volumes and nodes are read). ``roll_to``: the revision the set rolls to."""
+    ones whose volumes and nodes are read). ``roll_to``: the revision the set rolls to;
+    ``evicted``: the pods seen evicted and not back yet (both planned work)."""
     down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
 
     async def lookup(res: Any, name: str) -> Mapping[str, Any] | None:
@@ -104,7 +99,15 @@ async def store_facts(
             else ()
         )
         stores.append(
-            Store(name_of(pod), uid_of(pod), since, store_down, orphaned, stranded, _planned(pod, roll_to))
+            Store(
+                name_of(pod),
+                uid_of(pod),
+                since,
+                store_down,
+                orphaned,
+                stranded,
+                planned(pod, roll_to, evicted),
+            )
         )
     return stores
 

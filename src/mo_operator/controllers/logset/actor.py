@@ -36,7 +36,9 @@ from .repair import failover
 Obj = dict[str, Any]
 STOPPED = "Stopped"
 """Ready's reason while ``replicas`` is 0 (the admission warning says what that means)."""
-READINESS = Readiness(members="log stores ready", not_ready="StoresNotReady", all_ready="AllStoresReady")
+READINESS = Readiness(
+    members="log stores ready", not_ready="StoresNotReady", all_ready="AllStoresReady", noun="log stores"
+)
 HAKEEPER = "HAKeeper"
 """The condition that says whether HAKeeper answers, and how it fails when it does not."""
 RUNNING = HAKeeperPhase.RUNNING.mo_name

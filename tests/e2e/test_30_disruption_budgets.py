@@ -102,8 +102,9 @@ async def test_evictions_keep_the_log_quorum_and_a_drain_completes(
     model, ns = world.cluster.mo.model if world.cluster.mo else None, world.namespace
     if model is not None:
         # HAKeeper expires a store faster than its pod is replaced, as on a real cluster
-        # where a store takes seconds to come back: a drained store shows down
-        model.settings.store_timeout = 0.3
+        # where a store takes seconds to come back: a drained store shows down (and not so
+        # fast that a live store's heartbeat late under load shows down too)
+        model.settings.store_timeout = 1.0
     quiet = {e["metadata"]["uid"] for e in await operator_events(world)}
     lost: list[str] = []
 

@@ -30,6 +30,7 @@ from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.objects import meta_of
 from mo_operator.kube.webhook.server import AdmissionRequest
+from mo_operator.matrixone import labels
 
 __all__ = ["ObjectLookup", "OwnedSets", "api_object_lookup", "changed_fields", "owned_change", "warning"]
 
@@ -101,16 +102,28 @@ def owned_change(
 
 
 def warning(
-    kind: str, name: str, cluster: str, cluster_spec: Mapping[str, Any], fields: Sequence[str]
+    kind: str,
+    name: str,
+    cluster: str,
+    cluster_spec: Mapping[str, Any],
+    fields: Sequence[str],
+    *,
+    paused: bool = False,
 ) -> str:
-    """The admission warning: what is set back, and what to change instead."""
+    """The admission warning: what is set back (once the cluster is resumed, when it is
+    paused: it applies its sets again then), and what to change instead."""
     at = cluster_field(kind, name, cluster, cluster_spec)
     back = ", ".join(f"spec.{f}" for f in fields)
     instead = ", ".join(f"{at}.{f}" for f in fields)
+    when = " once it is resumed" if paused else ""
     return (
-        f"{kind} {name} belongs to MatrixOneCluster {cluster}, which sets {back} back: "
+        f"{kind} {name} belongs to MatrixOneCluster {cluster}, which sets {back} back{when}: "
         f"change {instead} of MatrixOneCluster {cluster} instead"
     )
+
+
+def _paused(obj: Mapping[str, Any] | None) -> bool:
+    return obj is not None and meta_of(obj).annotations.get(labels.SKIP_SYNC, "") in ("true", "True", "1")
 
 
 def _replicas(scale: Any) -> Any:
@@ -156,4 +169,4 @@ class OwnedSets:
             return []
         cluster, fields = found
         owner = await self._read(CLUSTER_KIND, req.namespace, cluster)
-        return [warning(kind, req.name, cluster, _spec(owner), fields)]
+        return [warning(kind, req.name, cluster, _spec(owner), fields, paused=_paused(owner))]

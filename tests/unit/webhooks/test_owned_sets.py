@@ -137,6 +137,15 @@ async def test_a_scale_reads_the_set_it_names_to_find_its_owner() -> None:
     assert await free.warnings("CNSet", request(scale(4), scale(2), subresource="scale")) == []
 
 
+async def test_a_paused_cluster_sets_the_change_back_once_it_is_resumed() -> None:
+    paused = copy.deepcopy(CLUSTER)
+    paused["metadata"]["annotations"] = {"matrixorigin.io/skip-sync": "true"}
+    owned = OwnedSets(Objects(paused), OPERATOR)
+    assert await owned.warnings("CNSet", request(cnset(3), cnset(2))) == [
+        TP_WARNING.replace("sets spec.replicas back:", "sets spec.replicas back once it is resumed:")
+    ]
+
+
 async def test_a_failed_read_admits_without_the_warning() -> None:
     async def broken(kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         raise ConnectionError("down")

@@ -1,8 +1,8 @@
 """Quiet routine (docs/day2-operations.md): planned work — an upgrade, a scale — is
 told in Normal Events and in conditions with its progress; a Warning Event is for
 what needs a person, so a planned upgrade and a scale bring none from the operator. A
-change made on a set the cluster owns is set back, with a Normal Event naming the
-cluster's field to change instead."""
+change made on a set the cluster owns gets an admission warning, and is set back with
+a Normal Event, both naming the cluster's field to change instead."""
 
 from __future__ import annotations
 
@@ -45,13 +45,16 @@ async def test_an_upgrade_and_a_scale_bring_no_warning_event(world: World, opera
     await world.kubectl("patch", "mo", "mo", "--type", "merge", "-p", '{"spec":{"version":"2.1.0"}}')
     progress: list[str] = []
     phases: list[str] = []
+    upgrading: set[str] = set()
 
     async def upgraded() -> bool:
         log = await world.get(r.LOGSETS, "mo")
         for c in (log or {}).get("status", {}).get("conditions") or ():
             if c["type"] == "UpToDate" and c["status"] == "False":
                 progress.append(str(c.get("message")))
+        upgrading.update(_true(log, "Upgrading"))
         cluster = await world.get(r.MATRIXONE_CLUSTERS, "mo") or {}
+        upgrading.update(f"cluster {m}" for m in _true(cluster, "Upgrading"))
         status = cluster.get("status") or {}
         phases.append(str(status.get("phase")))
         return (
@@ -62,14 +65,45 @@ async def test_an_upgrade_and_a_scale_bring_no_warning_event(world: World, opera
     await eventually(upgraded, timeout=120, interval=0.1, message="the upgrade completes")
     assert "Upgrading" in phases and set(phases) <= {"Ready", "Upgrading"}, phases
     assert any(m.endswith("/3 updated") for m in progress), progress
+    # the sets and the cluster say a planned rollout runs, with how far it got
+    assert any(m.endswith("/3 log stores updated") and "cluster" not in m for m in upgrading), upgrading
+    assert any(m.startswith("cluster LogSet mo: ") for m in upgrading), upgrading
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+    assert (
+        await _shown(world, "logset", "mo", "Upgrading")
+        == "False UpToDate the log stores run the current spec"
+    )
+    assert await _shown(world, "mo", "mo", "Upgrading") == "False UpToDate every set runs the current spec"
+
     patch = '[{"op":"replace","path":"/spec/cnGroups/0/replicas","value":3}]'
     await world.kubectl("patch", "mo", "mo", "--type", "json", "-p", patch)
-    await eventually(lambda: _cn_replicas(world, 3), timeout=60, message="the CN group scales to 3")
+    scaling: set[str] = set()
+
+    async def scaled() -> bool:
+        cnset = await world.get(r.CNSETS, "mo-tp")
+        scaling.update(_true(cnset, "Scaling"))
+        return await _cn_replicas(world, 3)
+
+    await eventually(scaled, timeout=60, interval=0.1, message="the CN group scales to 3")
+    assert any(m.endswith(" CNs ready (scaling 2 -> 3)") for m in scaling), scaling
     await world.wait_settled(r.MATRIXONE_CLUSTERS, "mo", timeout=120)
+    await eventually(
+        lambda: _shows(
+            world, "cnset", "mo-tp", "Scaling", "False AtDesiredReplicas at the 3 replicas the spec asks for"
+        ),
+        timeout=30,
+        message="the scale is told done",
+    )
+    assert await _shown(world, "mo", "mo", "Scaling") == (
+        "False AtDesiredReplicas every set has the replicas its spec asks for"
+    )
 
     # a change on the set itself: the cluster sets it back and says where to change it
-    await world.kubectl("scale", "cnset", "mo-tp", "--replicas=4")
+    scaled = await world.kubectl("scale", "cnset", "mo-tp", "--replicas=4")
+    assert (
+        "Warning: CNSet mo-tp belongs to MatrixOneCluster mo, which sets spec.replicas back: "
+        "change spec.cnGroups[name=tp].replicas of MatrixOneCluster mo instead"
+    ) in scaled.stderr, scaled.stderr
     reverted = await eventually(
         lambda: _event(world, "ChildReverted"), timeout=30, message="the revert is told"
     )
@@ -87,6 +121,26 @@ async def test_an_upgrade_and_a_scale_bring_no_warning_event(world: World, opera
         shown(sorted(events, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime"))))
     )
     assert {"RolloutComplete", "AllCNsReady"} <= {e.get("reason") for e in events}, shown(events)
+
+
+def _true(obj: Obj | None, ctype: str) -> list[str]:
+    """The message of condition ``ctype`` of ``obj`` while it is True."""
+    conditions = ((obj or {}).get("status") or {}).get("conditions") or ()
+    return [str(c.get("message")) for c in conditions if c["type"] == ctype and c["status"] == "True"]
+
+
+async def _shown(world: World, kind: str, name: str, ctype: str) -> str:
+    """Condition ``ctype`` as ``kubectl get`` shows it: status, reason and message."""
+    path = f'{{.status.conditions[?(@.type=="{ctype}")]}}'
+    fields = ["status", "reason", "message"]
+    shown = await world.kubectl(
+        "get", kind, name, "-o", "jsonpath=" + " ".join(path.replace("}", f".{f}}}") for f in fields)
+    )
+    return shown.stdout.strip()
+
+
+async def _shows(world: World, kind: str, name: str, ctype: str, expected: str) -> bool:
+    return await _shown(world, kind, name, ctype) == expected
 
 
 async def _event(world: World, reason: str) -> Obj | None:

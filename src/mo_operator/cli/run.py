@@ -48,7 +48,13 @@ from mo_operator.settings import (
     Startup,
     Webhooks,
 )
-from mo_operator.webhooks import api_claim_lookup, inject_ca_bundle, install_webhook_configurations, register
+from mo_operator.webhooks import (
+    api_claim_lookup,
+    api_object_lookup,
+    inject_ca_bundle,
+    install_webhook_configurations,
+    register,
+)
 
 from . import diagnostics
 from .errors import address_in_use
@@ -150,7 +156,13 @@ async def start_webhooks(
         ]
         certs = GeneratedCerts(hosts, ca=await shared_ca(client, namespace, WEBHOOK_CA_SECRET))
     server = WebhookServer(certs, host=options.config.webhooks.host, port=options.config.webhooks.port)
-    register(server, claims=api_claim_lookup(client), default_args=default_args)
+    register(
+        server,
+        claims=api_claim_lookup(client),
+        objects=api_object_lookup(client),
+        operator_manager=FIELD_MANAGER,
+        default_args=default_args,
+    )
     await server.start()
     try:
         if options.webhook_url:

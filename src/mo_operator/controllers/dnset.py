@@ -37,7 +37,10 @@ Obj = dict[str, Any]
 
 COMPONENT = Component.TN
 READINESS = Readiness(
-    members="TN stores registered in HAKeeper", not_ready="StoresNotReady", all_ready="AllStoresReady"
+    members="TN stores registered in HAKeeper",
+    not_ready="StoresNotReady",
+    all_ready="AllStoresReady",
+    noun="TN stores",
 )
 HEADLESS_PORTS = (
     ("service", ports.TN_SERVICE),

@@ -27,7 +27,9 @@ from .common.statefulsets import Rollout
 from .common.status import Readiness
 
 COMPONENT = Component.PROXY
-READINESS = Readiness(members="proxies ready", not_ready="ProxiesNotReady", all_ready="AllProxiesReady")
+READINESS = Readiness(
+    members="proxies ready", not_ready="ProxiesNotReady", all_ready="AllProxiesReady", noun="proxies"
+)
 
 
 class ProxySetActor(PodSetActor):

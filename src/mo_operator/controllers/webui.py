@@ -45,7 +45,9 @@ from .common.writes import Writes
 Obj = dict[str, Any]
 
 COMPONENT = Component.WEBUI
-READINESS = Readiness(members="consoles ready", not_ready="ConsolesNotReady", all_ready="AllConsolesReady")
+READINESS = Readiness(
+    members="consoles ready", not_ready="ConsolesNotReady", all_ready="AllConsolesReady", noun="consoles"
+)
 BACKEND_IMAGE = "matrixorigin/dashboard:backend-0.1.0"
 FRONTEND_IMAGE = "matrixorigin/dashboard:frontend-0.1.0"
 CONFIG_BASE_LABEL = "matrixorigin.io/config-base"

@@ -33,6 +33,7 @@ from .configurations import (
     webhook_configurations,
 )
 from .defaulter import Defaulter
+from .owned_sets import ObjectLookup, OwnedSets, api_object_lookup
 from .routes import DEFAULTED_KINDS, MUTATING_ROUTES, VALIDATED_KINDS, VALIDATING_ROUTES, Route, route
 from .validator import Validator, denial, invalid_message
 
@@ -44,10 +45,13 @@ __all__ = [
     "VALIDATING_ROUTES",
     "ClaimLookup",
     "Defaulter",
+    "ObjectLookup",
+    "OwnedSets",
     "Route",
     "ServiceRef",
     "Validator",
     "api_claim_lookup",
+    "api_object_lookup",
     "bucket_errors",
     "configuration_names",
     "denial",
@@ -65,6 +69,8 @@ def register(
     *,
     default_args: Mapping[str, Sequence[str]] | None = None,
     claims: ClaimLookup | None = None,
+    objects: ObjectLookup | None = None,
+    operator_manager: str = "mo-operator",
 ) -> None:
     """Add every defaulting and validating handler to ``server``, at upstream's paths.
 
@@ -72,9 +78,13 @@ def register(
     ``default_args``: the operator's default ``serviceArgs`` by component, see
     :class:`~.defaulter.Defaulter`. ``claims``: how the validators find the
     BucketClaims of an S3 path (``api_claim_lookup(client)``); without it, the
-    claim of a path is checked by the LogSet controller only.
+    claim of a path is checked by the LogSet controller only. ``objects``: how the
+    validators read a set a Scale names and its cluster (``api_object_lookup(client)``),
+    for the warning on a direct change of a set a cluster owns; ``operator_manager``
+    the field manager of the operator's own writes, which get no such warning.
     """
+    owned = OwnedSets(objects, operator_manager)
     for r in MUTATING_ROUTES:
         server.add_mutating(r.mutate_path, Defaulter(r.kind, default_args=default_args))
     for r in VALIDATING_ROUTES:
-        server.add_validating(r.validate_path, Validator(r.kind, claims=claims))
+        server.add_validating(r.validate_path, Validator(r.kind, claims=claims, owned=owned))

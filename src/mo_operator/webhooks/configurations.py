@@ -147,7 +147,8 @@ def _webhook(
                 "apiGroups": [GROUP],
                 "apiVersions": [VERSION],
                 "operations": ["CREATE", "UPDATE"],
-                "resources": [route.plural],
+                "resources": [route.plural]
+                + ([f"{route.plural}/scale"] if route.scale and not mutating else []),
                 "scope": route.scope,
             }
         ],

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
+from mo_operator.api.ownership import CHILD_KINDS
 
 __all__ = [
     "DEFAULTED_KINDS",
@@ -51,6 +52,10 @@ class Route:
     kind: str
     plural: str
     namespaced: bool
+    scale: bool = False
+    """Whether the validating webhook also reviews writes through ``/scale``: a set a
+    MatrixOneCluster may own that has the subresource, so that ``kubectl scale`` of an
+    owned set gets the warning that the cluster sets it back (see :mod:`.owned_sets`)."""
 
     @property
     def lower(self) -> str:
@@ -81,7 +86,7 @@ class Route:
 def route(kind: str) -> Route:
     """The route of one of our kinds (KeyError for any other)."""
     info = KINDS[kind]
-    return Route(info.kind, info.plural, info.namespaced)
+    return Route(info.kind, info.plural, info.namespaced, info.scale is not None and kind in CHILD_KINDS)
 
 
 MUTATING_ROUTES: tuple[Route, ...] = tuple(route(k) for k in DEFAULTED_KINDS)

@@ -30,6 +30,7 @@ from mo_operator.api.validation import FieldError, admission_warnings, validate_
 from mo_operator.kube.webhook.server import AdmissionRequest, Admitted, Denial
 
 from .buckets import ClaimLookup, bucket_errors
+from .owned_sets import OwnedSets
 
 __all__ = ["MAX_ERRORS", "MAX_ERROR_LENGTH", "Validator", "denial", "invalid_message"]
 
@@ -86,11 +87,17 @@ class Validator:
 
     ``claims``: how to find the BucketClaims of an S3 path; with it, a LogSet or
     MatrixOneCluster is also refused a path another LogSet holds (see :mod:`.buckets`).
+    ``owned``: the warning on a direct change of a set a MatrixOneCluster owns (see
+    :mod:`.owned_sets`), also on a write through ``/scale``, which is not validated
+    here (the API server checks the Scale and the CRD schema the object).
     """
 
-    def __init__(self, kind: str, *, claims: ClaimLookup | None = None) -> None:
+    def __init__(
+        self, kind: str, *, claims: ClaimLookup | None = None, owned: OwnedSets | None = None
+    ) -> None:
         self.kind = kind
         self.claims = claims
+        self.owned = owned
 
     def errors(self, operation: str, obj: Any, old: Any = None) -> list[FieldError]:
         """Every reason to refuse the request; empty to admit it (and for operations
@@ -111,10 +118,16 @@ class Validator:
 
     async def __call__(self, req: AdmissionRequest) -> Denial | Admitted | None:
         """A denial, an admission with warnings, or None: admitted with nothing to say."""
+        if req.subresource:
+            owned = await self._owned(req)
+            return Admitted(owned) if owned else None
         errs = self.errors(req.operation, req.object, req.old_object)
         if not errs and self.claims is not None and req.operation == "CREATE":
             errs = await bucket_errors(self.kind, req.operation, req.object, req.namespace, self.claims)
         if errs:
             return denial(self.kind, _name(req), errs)
-        warnings = self.warnings(req.operation, req.object, req.old_object)
+        warnings = self.warnings(req.operation, req.object, req.old_object) + await self._owned(req)
         return Admitted(warnings) if warnings else None
+
+    async def _owned(self, req: AdmissionRequest) -> list[str]:
+        return await self.owned.warnings(self.kind, req) if self.owned is not None else []

@@ -213,3 +213,66 @@ async def test_rules_match_operations(raw: Raw, webhook: WebhookServer) -> None:
     code, _ = await raw.put(f"{NS}/configmaps/op", dict(obj, data={"ok": "no", "b": "c"}))
     assert code == 422 and webhook.calls[-1]["operation"] == "UPDATE"
     assert webhook.calls[-1]["oldObject"]["data"] == {"ok": "no"}
+
+
+async def test_a_review_carries_the_write_options_as_kube_apiserver_sends_them(
+    raw: Raw, webhook: WebhookServer
+) -> None:
+    await raw.post(
+        f"{ADMISSION}/validatingwebhookconfigurations",
+        webhook.config("ValidatingWebhookConfiguration", "/validate"),
+    )
+    code, _ = await raw.post(f"{NS}/configmaps", cm("opts"), params={"fieldManager": "me"})
+    assert code == 201
+    assert webhook.calls[-1]["options"] == {
+        "kind": "CreateOptions",
+        "apiVersion": "meta.k8s.io/v1",
+        "fieldManager": "me",
+    }
+    code, _ = await raw.patch(
+        f"{NS}/configmaps/opts",
+        {"data": {"a": "b"}},
+        "application/merge-patch+json",
+        params={"dryRun": "All"},
+    )
+    assert code == 200
+    assert webhook.calls[-1]["options"] == {
+        "kind": "UpdateOptions",
+        "apiVersion": "meta.k8s.io/v1",
+        "dryRun": ["All"],
+    }
+    assert webhook.calls[-1]["operation"] == "UPDATE"
+
+
+async def test_a_scale_is_reviewed_as_a_scale_of_the_scaled_resource(
+    raw: Raw, webhook: WebhookServer
+) -> None:
+    config = webhook.config("ValidatingWebhookConfiguration", "/validate")
+    config["webhooks"][0]["rules"][0].update(apiGroups=["apps"], resources=["statefulsets/scale"])
+    await raw.post(f"{ADMISSION}/validatingwebhookconfigurations", config)
+    base = "/apis/apps/v1/namespaces/default/statefulsets"
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "sc"},
+        "spec": {
+            "replicas": 1,
+            "serviceName": "sc",
+            "selector": {"matchLabels": {"app": "sc"}},
+            "template": {
+                "metadata": {"labels": {"app": "sc"}},
+                "spec": {"containers": [{"name": "main", "image": "busybox:1"}]},
+            },
+        },
+    }
+    code, _ = await raw.post(base, sts)
+    assert code == 201 and webhook.calls == [], "the main resource is not under the rule"
+    code, _ = await raw.patch(f"{base}/sc/scale", {"spec": {"replicas": 3}}, "application/merge-patch+json")
+    assert code == 200
+    (req,) = webhook.calls
+    assert req["kind"] == {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+    assert req["resource"] == {"group": "apps", "version": "v1", "resource": "statefulsets"}
+    assert req["subResource"] == "scale" and req["operation"] == "UPDATE" and req["name"] == "sc"
+    assert req["object"]["kind"] == "Scale" and req["object"]["spec"] == {"replicas": 3}
+    assert req["oldObject"]["spec"] == {"replicas": 1}
+    assert req["options"]["kind"] == "UpdateOptions"

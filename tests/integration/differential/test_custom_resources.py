@@ -115,7 +115,13 @@ async def case_scale_subresource(t: Target) -> Transcript:
     scale = (await t.get(path + "/w/scale")).body
     tr.add("put", await t.put(path + "/w/scale", {**scale, "spec": {"replicas": 4}}))
     tr.add("patch", await t.patch(path + "/w/scale", {"spec": {"replicas": 5}}, MERGE))
-    tr.add("replicas", (await t.get(path + "/w")).body["spec"]["replicas"])
+    stored = (await t.get(path + "/w")).body
+    tr.add("replicas", stored["spec"]["replicas"])
+    # a write through /scale is recorded as the scale subresource's
+    tr.add(
+        "managed",
+        sorted((m["operation"], m.get("subresource", "")) for m in stored["metadata"]["managedFields"]),
+    )
     tr.add("missing", await t.get(path + "/nope/scale"))
     return tr
 

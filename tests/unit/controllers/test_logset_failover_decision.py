@@ -129,7 +129,9 @@ def test_a_store_the_roll_restarts_is_not_reported_down_until_it_would_be_lost()
     rolling = [store(0), store(1, down_for=5, planned=True), store(2)]
     d = decide(rolling, NOW, Policy(TIMEOUT, 3), quorum=True)
     assert (d.status, d.reason, d.warning) == (True, "StoresRestarting", None), d
-    assert d.message == "log stores mo-log-1 restarting for the rollout; replaced only if down for 60s"
+    assert (
+        d.message == "log stores mo-log-1 restarting for a rollout or a drain; replaced only if down for 60s"
+    )
     assert d.recheck_after == TIMEOUT - 5
     crashed = [store(0, down_for=5), store(1, down_for=5, planned=True), store(2)]
     assert decide(crashed, NOW, Policy(TIMEOUT, 3), quorum=True).reason == "StoresDown"

@@ -51,6 +51,13 @@ def test_the_message_is_the_roll_first_then_readiness_then_anything_else() -> No
         "conditions": [{"type": "Synced", "status": "False", "reason": "Progressing", "message": "x"}]
     }
     assert not_fine(applying) == "", "a round applying its writes is not trouble"
+    idle = {
+        "conditions": [
+            {"type": "Upgrading", "status": "False", "reason": "UpToDate", "message": "x"},
+            {"type": "Scaling", "status": "False", "reason": "AtDesiredReplicas", "message": "y"},
+        ]
+    }
+    assert not_fine(idle) == "", "no planned work running is not trouble"
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from install_manifests import CHART_DIR, REPO, one, operator_objects
 from mo_operator.cli.operator_config import DEFAULT_ARGS
 from mo_operator.matrixone.backup import DEFAULT_IMAGE as DEFAULT_BACKUP_IMAGE
 from mo_operator.matrixone.buckets import CLEANUP_IMAGE
+from mo_operator.webhooks import ServiceRef, webhook_configurations
 
 RELEASE, NAMESPACE = "mo-operator", "mo-operator-system"
 Obj = dict[str, Any]
@@ -381,3 +382,15 @@ def test_two_replicas_without_leader_election_are_refused(chart: helm.Chart) -> 
         helm.HelmRenderError, match=re.escape("replicaCount > 1 needs leaderElection.enabled=true")
     ):
         chart.render({"leaderElection": {"enabled": False}}, name=RELEASE, namespace=NAMESPACE)
+
+
+def test_the_charts_webhook_rules_are_the_operators() -> None:
+    """Kinds, operations and resources (``/scale`` of the sets ``kubectl scale`` reaches
+    included) as the operator generates them and the plain manifests hold them."""
+    generated = webhook_configurations(service=ServiceRef(), ca_bundle=None)
+    rendered = objects(render())
+    for config in generated:
+        (chart_config,) = [o for o in rendered if o["kind"] == config["kind"]]
+        assert {h["name"]: h["rules"] for h in chart_config["webhooks"]} == {
+            h["name"]: h["rules"] for h in config["webhooks"]
+        }, config["kind"]

@@ -412,7 +412,9 @@ def test_every_kind_has_a_webhook_at_the_upstream_path(
         (rule,) = hook["rules"]
         assert rule["apiGroups"] == [GROUP] and rule["apiVersions"] == [VERSION]
         assert sorted(rule["operations"]) == ["CREATE", "UPDATE"]
-        assert rule["resources"] == [f"{k}s"]
+        # kubectl scale of a CNSet or ProxySet a cluster owns is reviewed, to warn that it is set back
+        scaled = letter == "v" and k in ("cnset", "proxyset")
+        assert rule["resources"] == [f"{k}s", f"{k}s/scale"] if scaled else [f"{k}s"]
         assert rule["scope"] == ("Cluster" if k in CLUSTER_SCOPED_KINDS else "Namespaced")
 
 

@@ -55,6 +55,10 @@ def test_defaulting_webhooks_are_exactly_where_defaulting_adds_something() -> No
     assert set(BASES) == set(KINDS), "every kind has an example"
 
 
+SCALED = ("CNSet", "ProxySet")
+"""The sets a cluster owns that ``kubectl scale`` reaches, validated through ``/scale`` too."""
+
+
 def test_the_generated_configurations_for_a_service() -> None:
     mutating, validating = webhook_configurations(service=ServiceRef(), ca_bundle=CA)
     assert (mutating["kind"], validating["kind"]) == (
@@ -89,7 +93,8 @@ def test_the_generated_configurations_for_a_service() -> None:
                     "apiGroups": ["core.matrixorigin.io"],
                     "apiVersions": ["v1alpha1"],
                     "operations": ["CREATE", "UPDATE"],
-                    "resources": [KINDS[kind].plural],
+                    "resources": [KINDS[kind].plural]
+                    + ([f"{KINDS[kind].plural}/scale"] if prefix == "validate" and kind in SCALED else []),
                     "scope": "Cluster" if kind == "Backup" else "Namespaced",
                 }
             ]

@@ -47,6 +47,7 @@ from mo_operator.settings import OperatorConfig
 from mo_operator.settings import Settings as OperatorSettings
 from mo_operator.webhooks import (
     api_claim_lookup,
+    api_object_lookup,
     configuration_names,
     install_webhook_configurations,
     register,
@@ -219,7 +220,8 @@ class OperatorRunner:
     async def start_webhooks(self) -> None:
         certs = GeneratedCerts(["127.0.0.1", "localhost"])
         self.webhooks = WebhookServer(certs, host="127.0.0.1", port=0)
-        register(self.webhooks, claims=api_claim_lookup(self.world.client))
+        client = self.world.client
+        register(self.webhooks, claims=api_claim_lookup(client), objects=api_object_lookup(client))
         await self.webhooks.start()
         await install_webhook_configurations(
             self.world.client, url_base=f"https://127.0.0.1:{self.webhooks.port}", ca_bundle=certs.ca_bundle

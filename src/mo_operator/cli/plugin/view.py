@@ -13,6 +13,7 @@ from typing import Any
 
 from lightkube.resources.core_v1 import Event
 
+from mo_operator.controllers.common import progress
 from mo_operator.controllers.common import resources as r
 from mo_operator.controllers.common.status import PROGRESSING
 from mo_operator.kube.client.client import ApiClient
@@ -34,8 +35,8 @@ SETS: tuple[tuple[Resource, str], ...] = (
     (r.WEBUIS, "web consoles"),
 )
 """The kinds a cluster is made of, in dependency order, with what their pods are called."""
-FINE_WHEN_FALSE = frozenset({"Ended"})
-"""Condition types whose False is not trouble (a job still running)."""
+FINE_WHEN_FALSE = frozenset({"Ended", progress.UPGRADING, progress.SCALING})
+"""Condition types whose False is not trouble (a job still running, no planned work running)."""
 LAST_WARNINGS = 5
 
 

@@ -29,8 +29,8 @@ from mo_operator.kube.meta.objects import condition_of, mapping_at, view
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 
+from ..common import progress, volumes
 from ..common import resources as r
-from ..common import volumes
 from ..common.admission import admitted
 from ..common.desired import stamped, up_to_date
 from ..common.env import Env
@@ -284,6 +284,7 @@ class MatrixOneClusterActor:
         ready_sets = sum(_is_ready(cached[c.label]) for c in children)
         summarise(ctx, f"{ready_sets}/{len(children)}", _versions(children, cached))
         status["phase"] = phase_of(status, serving)
+        _planned_work(ctx, children, cached, upgrading=status["phase"] == PHASE_UPGRADING)
         status["message"] = not_fine(status)
 
     def _ready(
@@ -354,6 +355,52 @@ def _volume_expansion(
         ctx.set_condition(
             volumes.CONDITION, True, volumes.EXPANDED, "every set's volumes have the size asked"
         )
+
+
+def _planned_work(
+    ctx: Context,
+    children: Sequence[Child],
+    cached: Mapping[str, Mapping[str, Any] | None],
+    *,
+    upgrading: bool,
+) -> None:
+    """The cluster's ``Upgrading`` (while its phase is, from one change's first set to its
+    last, so not False between two sets) and ``Scaling``, each naming the first set at
+    the work with its progress (see :mod:`..common.progress`)."""
+
+    def first(ctype: str) -> tuple[Child, Mapping[str, Any]] | None:
+        for child in children:
+            found = condition_of(cached[child.label], ctype)
+            if found is not None and found.get("status") == "True":
+                return child, found
+        return None
+
+    rolling = first(progress.UPGRADING)
+    if upgrading:
+        at = f"{rolling[0].label}: {rolling[1].get('message')}" if rolling else None
+        ctx.set_condition(progress.UPGRADING, True, progress.ROLLING, at or _message(ctx, UP_TO_DATE))
+    elif (condition_of({"status": ctx.status}, UP_TO_DATE) or {}).get("status") == "True":
+        ctx.set_condition(progress.UPGRADING, False, progress.UP_TO_DATE, "every set runs the current spec")
+    else:
+        ctx.set_condition(progress.UPGRADING, False, progress.NO_ROLLOUT, "no planned rollout running")
+    scaled = first(progress.SCALING)
+    if scaled is not None:
+        child, found = scaled
+        grows = found.get("reason") == progress.SCALING_UP
+        ctx.set_condition(
+            progress.SCALING,
+            True,
+            progress.SCALING_UP if grows else progress.SCALING_DOWN,
+            f"{child.label}: {found.get('message')}",
+        )
+    else:
+        ctx.set_condition(
+            progress.SCALING, False, progress.AT_DESIRED, "every set has the replicas its spec asks for"
+        )
+
+
+def _message(ctx: Context, ctype: str) -> str:
+    return str((condition_of({"status": ctx.status}, ctype) or {}).get("message") or "")
 
 
 def phase_of(status: Mapping[str, Any], serving: bool) -> str:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.api import ownership
 from mo_operator.kube.meta.objects import annotations_of
 
 from ..common.desired import APPLIED_HASH, matches
-from .children import ROLE_CN, ROLE_LOG, ROLE_PROXY, ROLE_TN, ROLE_WEBUI, Child
+from .children import Child
 
 REVERTED = "ChildReverted"
 """Event reason: a direct change of a child set is set back to the cluster's spec."""
@@ -29,18 +30,7 @@ def drifted_fields(want: Mapping[str, Any], cached: Mapping[str, Any] | None) ->
 
 def cluster_field(child: Child, cluster: str, spec: Mapping[str, Any]) -> str:
     """Where the cluster's spec says what this child holds."""
-    if child.role == ROLE_LOG:
-        return "spec.logService"
-    if child.role == ROLE_TN:
-        return "spec.tn" if spec.get("tn") else "spec.dn"
-    if child.role == ROLE_CN:
-        group = child.name[len(cluster) + 1 :]
-        legacy = group in ("tp", "ap") and spec.get(group)
-        return f"spec.{group}" if legacy else f"spec.cnGroups[name={group}]"
-    if child.role == ROLE_PROXY:
-        return "spec.proxy"
-    assert child.role == ROLE_WEBUI, child.role
-    return "spec.webui"
+    return ownership.cluster_field(child.resource.kind, child.name, cluster, spec)
 
 
 def reverted_message(child: Child, cluster: str, spec: Mapping[str, Any], fields: list[str]) -> str:

@@ -32,6 +32,7 @@ READINESS = Readiness(
     all_ready="AllCNsReady",
     all_members="CNs registered and Working",
     serves_while_stalled=True,
+    noun="CNs",
 )
 
 

@@ -26,6 +26,7 @@ from mo_operator.matrixone import layout
 from mo_operator.matrixone.version import image_tag
 
 from . import pods as podutil
+from . import progress
 from .meta import name_of
 from .statefulsets import Rollout
 
@@ -80,8 +81,8 @@ def _reason(ctx: Context, ctype: str) -> str | None:
 
 
 def first_status(ctx: Context, fields: Mapping[str, Any], reason: str, message: str) -> None:
-    """Give a set that has not reported yet every field and the ``UpToDate`` condition it
-    will report, at the values known before it runs anything (``fields``; ``UpToDate``
+    """Give a set that has not reported yet every field and the ``UpToDate``, ``Upgrading``
+    and ``Scaling`` conditions it will report, at the values known before it runs anything (``fields``; ``UpToDate``
     False for ``reason``): what follows changes values, which the status window may
     coalesce, where a field or condition appearing is written at once. A set that has
     reported keeps what it said."""
@@ -92,6 +93,11 @@ def first_status(ctx: Context, fields: Mapping[str, Any], reason: str, message: 
     replicas = int((ctx.obj.get("spec") or {}).get("replicas") or 0)
     summarise(ctx, f"0/{replicas}", (), updated=0)
     ctx.set_condition(UP_TO_DATE, False, reason, message)
+    ctx.set_condition(
+        progress.UPGRADING,
+        *progress.upgrading(progress.condition(ctx.status, UP_TO_DATE), None, 0, replicas, "pods"),
+    )
+    ctx.set_condition(progress.SCALING, *progress.scaling(None, replicas, 0, 0, "pods"))
     ctx.status["message"] = not_fine(ctx.status)
 
 
@@ -114,11 +120,14 @@ def not_fine(status: Mapping[str, Any]) -> str:
     """``reason: message`` of the first condition that is not fine: ``UpToDate`` (a
     roll says most), then ``Ready``, then any other False one; empty when all are.
     ``Synced`` while the framework applies a round's writes (``Progressing``) is the
-    ordinary course of a reconcile, not trouble."""
+    ordinary course of a reconcile, not trouble; ``Upgrading`` and ``Scaling`` say
+    what work runs, False when none does."""
     conditions = [
         c
         for c in status.get("conditions") or ()
-        if c.get("status") != "True" and (c.get("type"), c.get("reason")) != (SYNCED, PROGRESSING)
+        if c.get("status") != "True"
+        and (c.get("type"), c.get("reason")) != (SYNCED, PROGRESSING)
+        and c.get("type") not in (progress.UPGRADING, progress.SCALING)
     ]
     order = {UP_TO_DATE: 0, "Ready": 1}
     conditions.sort(key=lambda c: order.get(str(c.get("type")), 2))
@@ -157,6 +166,8 @@ class Readiness:
     """What is counted, as in "2/3 TN stores registered in HAKeeper"."""
     not_ready: str
     all_ready: str
+    noun: str = "pods"
+    """What the members are, as in "2/3 log stores updated" (``Upgrading``, ``Scaling``)."""
     all_members: str = ""
     """How the members read once all are ready, when that says more than ``members``."""
     serves_while_stalled: bool = False
@@ -203,10 +214,29 @@ def report_rollout(
         all_ready = f"{replicas} {readiness.all_members or readiness.members}"
         ctx.set_condition("Ready", True, readiness.all_ready, all_ready)
     set_rollout_conditions(ctx, roll, pending=pending)
+    pods = list(pods)
+    _set_progress(ctx, roll, replicas, readiness.noun, len(pods))
     summarise(ctx, f"{min(roll.ready, replicas)}/{replicas}", running_versions(pods), updated=roll.updated)
     ctx.status["message"] = not_fine(ctx.status)
     if roll.recheck_after is not None:
         ctx.requeue(roll.recheck_after)
+
+
+def _set_progress(ctx: Context, roll: Rollout, replicas: int, noun: str, present: int) -> None:
+    """``Upgrading`` and ``Scaling`` (see :mod:`.progress`), after ``UpToDate``."""
+    status = ctx.status
+    up = progress.upgrading(
+        progress.condition(status, UP_TO_DATE),
+        progress.condition(status, progress.UPGRADING),
+        roll.updated,
+        replicas,
+        noun,
+    )
+    ctx.set_condition(progress.UPGRADING, *up)
+    scale = progress.scaling(
+        progress.condition(status, progress.SCALING), replicas, roll.ready, present, noun
+    )
+    ctx.set_condition(progress.SCALING, *scale)
 
 
 def store_status(status: dict[str, Any], pods: Sequence[Mapping[str, Any]], now: float) -> None:

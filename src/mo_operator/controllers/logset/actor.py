@@ -31,12 +31,15 @@ from ..common.status import NOT_STARTED, Readiness, first_status, report_rollout
 from ..common.writes import Writes
 from .bootstrap import bootstrap_members
 from .desired import COMPONENT, desired
+from .planned import Evictions
 from .repair import failover
 
 Obj = dict[str, Any]
 STOPPED = "Stopped"
 """Ready's reason while ``replicas`` is 0 (the admission warning says what that means)."""
-READINESS = Readiness(members="log stores ready", not_ready="StoresNotReady", all_ready="AllStoresReady")
+READINESS = Readiness(
+    members="log stores ready", not_ready="StoresNotReady", all_ready="AllStoresReady", noun="log stores"
+)
 HAKEEPER = "HAKeeper"
 """The condition that says whether HAKeeper answers, and how it fails when it does not."""
 RUNNING = HAKeeperPhase.RUNNING.mo_name
@@ -48,6 +51,8 @@ class LogSetActor:
         self.env = env
         self._patience = Patience()
         """Since when each LogSet's HAKeeper has gone unanswered."""
+        self._evictions = Evictions()
+        """The log pods of each LogSet a drain evicted, until they are back."""
 
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
@@ -66,12 +71,13 @@ class LogSetActor:
         if not self._holds_path(ctx, obj, spec, wanted, plan):
             return plan or None  # nothing runs before the LogSet holds its S3 path
         pods, roll = sync_workload(ctx, self.env, STATEFUL, COMPONENT, spec, wanted, plan)
+        evicted = self._evictions.note((ctx.namespace, ctx.name), pods)
         keep = [name_of(d) for _, d in wanted]
         collect_configs(self.env, obj, COMPONENT, pods, keep, plan, rolled=roll.complete)
         state = await self._hakeeper(ctx, roll)
         self._status(ctx, spec, roll, pods, pending=plan.writes_workload)
         if _ran(ctx) and not plan:
-            await failover(self.env, ctx, spec, pods, state, plan, first)
+            await failover(self.env, ctx, spec, pods, state, plan, first, evicted)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
@@ -80,6 +86,7 @@ class LogSetActor:
         deletes the data once the cluster's pods are gone). Owned objects go by owner
         reference; the volumes follow the StatefulSet's retention policy
         (``pvcRetentionPolicy``)."""
+        self._evictions.forget((ctx.namespace, ctx.name))
         spec = spec_of(ctx.obj)
         s3 = bucketclaims.s3_of(spec)
         if s3 is None:

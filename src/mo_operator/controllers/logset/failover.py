@@ -9,7 +9,7 @@ safe only while the rest still form the Raft quorum, so:
 - without a live quorum (HAKeeper does not answer) nothing is judged or touched; while
   a majority of the stores is ready that is a pause (a leader election, a roll), not
   a lost quorum, and the condition says so;
-- a store its set's roll is restarting is not reported down (planned work is told in
+- a store its set's roll or a drain is restarting is not reported down (planned work is told in
   Normal Events only) until it has been down for the failover timeout, when it counts
   as lost like any other;
 - losses beyond a minority of the shard's replicas are only reported: acting on
@@ -74,7 +74,8 @@ class Store:
     stranded: tuple[Claim, ...] = ()
     """Its claims whose volume is pinned to a node that is gone, or to a zone with no usable node."""
     planned: bool = False
-    """Down for planned work: the set's roll is replacing it (or has just replaced it)."""
+    """Down for planned work: the set's roll or a drain is replacing it (or has just
+    replaced it), see :mod:`.planned`."""
     has_pod: bool = True
     """False for an ordinal whose pod the StatefulSet has yet to make again: such a
     store is down (when HAKeeper says so) but there is nothing to replace."""
@@ -152,7 +153,7 @@ def decide(stores: Sequence[Store], now: float, policy: Policy, *, quorum: bool)
             return Decision(
                 True,
                 "StoresRestarting",
-                f"log stores {_names(waiting)} restarting for the rollout; replaced only if down for "
+                f"log stores {_names(waiting)} restarting for a rollout or a drain; replaced only if down for "
                 f"{int(policy.timeout)}s",
                 recheck_after=soonest,
             )

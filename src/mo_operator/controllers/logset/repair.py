@@ -4,7 +4,7 @@ condition and Event."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from mo_operator.api.fields import parse_duration
@@ -19,10 +19,10 @@ from ..common import pods as podutil
 from ..common import resources as r
 from ..common.env import Env
 from ..common.meta import name_of, uid_of
-from ..common.statefulsets import REVISION_LABEL
 from ..common.writes import Writes
 from .bootstrap import log_shard_replicas
 from .failover import CONDITION, Decision, Policy, Store, decide
+from .planned import planned
 from .stranded import LookupFailed, has_node, label_selector, stranded_claims
 
 DEFAULT_STORE_FAILURE_TIMEOUT = 600.0
@@ -49,17 +49,19 @@ async def failover(
     state: HAKeeperState | None,
     plan: Writes,
     first_ordinal: int = 0,
+    evicted: Collection[str] = (),
 ) -> None:
     """Judge the log stores and act on the decision. ``state`` is None when HAKeeper
     does not answer; ``first_ordinal``: where the set's stores start (past the
-    ordinals a taken-over LogSet keeps reserved)."""
+    ordinals a taken-over LogSet keeps reserved); ``evicted`` names the pods seen
+    evicted and not back yet."""
     rules = policy(env, spec, ctx.namespace)
     now = env.clock()
     sts = env.caches.get(r.STATEFULSETS, ctx.namespace, names.workload_name(Component.LOG, ctx.name))
     roll_to = rolling_to(sts)
-    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, roll_to)
+    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, roll_to, evicted)
     ordinals = range(first_ordinal, first_ordinal + int(spec["replicas"]))
-    stores += missing_stores(ctx.name, ordinals, pods, state, now, roll_to)
+    stores += missing_stores(ctx.name, ordinals, pods, state, now, roll_to, evicted)
     act(ctx, decide(stores, now, rules, quorum=state is not None), plan)
 
 
@@ -70,14 +72,6 @@ def rolling_to(sts: Mapping[str, Any] | None) -> str | None:
     return str(update) if update and status.get("currentRevision") != update else None
 
 
-def _planned(pod: Mapping[str, Any], roll_to: str | None) -> bool:
-    """The pod is down because the roll replaces it: being deleted by it, or its
-    replacement, on the new revision, starting."""
-    if roll_to is None:
-        return False
-    return bool(pod["metadata"].get("deletionTimestamp")) or labels_of(pod).get(REVISION_LABEL) == roll_to
-
-
 async def store_facts(
     env: Env,
     namespace: str,
@@ -86,10 +80,12 @@ async def store_facts(
     now: float,
     timeout: float,
     roll_to: str | None = None,
+    evicted: Collection[str] = (),
 ) -> list[Store]:
     """One ``Store`` per log pod; the stranded claims of those already lost (the only
     ones whose volumes and nodes are read; the nodes of one place once per call, page
-    by page until one can host the volume). ``roll_to``: the revision the set rolls to."""
+    by page until one can host the volume). ``roll_to``: the revision the set rolls to;
+    ``evicted``: the pods seen evicted and not back yet (both planned work)."""
     down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
     found: dict[str, bool] = {}
 
@@ -128,7 +124,7 @@ async def store_facts(
                 store_down,
                 orphaned,
                 stranded,
-                _planned(pod, roll_to),
+                planned(pod, roll_to, evicted),
                 listed=listed,
             )
         )
@@ -142,9 +138,11 @@ def missing_stores(
     state: HAKeeperState | None,
     now: float,
     roll_to: str | None,
+    evicted: Collection[str] = (),
 ) -> list[Store]:
     """The stores of the ordinals the set runs at and has no pod for: a replaced pod
-    the StatefulSet has yet to make again is not an up store, whatever the time."""
+    the StatefulSet has yet to make again is not an up store, whatever the time;
+    planned while the set rolls or when a drain evicted it."""
     down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
     have = {names.pod_ordinal(name_of(p)) for p in pods}
     return [
@@ -153,7 +151,7 @@ def missing_stores(
             "",
             now,
             identity.log_store_uuid(ordinal) in down,
-            planned=roll_to is not None,
+            planned=roll_to is not None or names.pod_name(Component.LOG, logset, ordinal) in evicted,
             has_pod=False,
         )
         for ordinal in ordinals

@@ -55,6 +55,10 @@ class AdmissionRequest:
     old_object: Obj | None
     dry_run: bool
     raw: Obj = field(repr=False)
+    subresource: str = ""
+    """``scale`` for a write through ``/scale`` (the objects are then autoscaling/v1 Scales)."""
+    field_manager: str = ""
+    """The ``fieldManager`` the writer gave (``options`` of the request), empty if none."""
 
     @classmethod
     def from_review(cls, review: Any) -> AdmissionRequest:
@@ -95,6 +99,8 @@ class AdmissionRequest:
             old_object=old,
             dry_run=bool(dry_run),
             raw=dict(req),
+            subresource=_text(req, "subResource"),
+            field_manager=_field_manager(req),
         )
 
 
@@ -105,6 +111,20 @@ def _object(req: Mapping[str, Any], name: str) -> Obj | None:
     if not isinstance(value, dict):
         raise MalformedReview(f"request.{name} must be an object")
     return value
+
+
+def _field_manager(req: Mapping[str, Any]) -> str:
+    options = req.get("options")
+    if options is None:
+        return ""
+    if not isinstance(options, Mapping):
+        raise MalformedReview("request.options must be an object")
+    manager = options.get("fieldManager")
+    if manager is None:
+        return ""
+    if not isinstance(manager, str):
+        raise MalformedReview("request.options.fieldManager must be a string")
+    return manager
 
 
 def _text(req: Mapping[str, Any], name: str) -> str:

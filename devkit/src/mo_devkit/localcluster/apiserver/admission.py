@@ -2,7 +2,14 @@
 match a request, over TLS verified with their caBundle, with AdmissionReview
 v1, honouring rules, namespace and object selectors, timeouts and the
 failure policy, and applying JSON patch responses (as kube-apiserver's
-admission plugins MutatingAdmissionWebhook and ValidatingAdmissionWebhook)."""
+admission plugins MutatingAdmissionWebhook and ValidatingAdmissionWebhook).
+
+The review says what kube-apiserver's says: the write's options
+(``CreateOptions``/``UpdateOptions``/``DeleteOptions`` with the ``fieldManager`` and
+``dryRun`` the client sent; a patch is an UPDATE with ``UpdateOptions``), and for
+the ``scale`` subresource the ``autoscaling/v1`` Scale objects (kind ``Scale``, the
+resource that of the scaled kind, subResource ``scale``), whose ``spec.replicas`` a
+mutating webhook's patch may change."""
 
 from __future__ import annotations
 
@@ -21,12 +28,14 @@ from mo_operator.kube.client.keepalive import keepalive_session
 from .encoding.jsonutil import clone, dumps, loads
 from .errors import StatusError, internal
 from .objects import AdmissionRequest, ObjectAPI
+from .scale import to_scale, with_scale_replicas
 from .selectors import match_label_selector_object
 
 Obj = dict[str, Any]
 
 _MUTATING = "mutatingwebhookconfigurations.admissionregistration.k8s.io"
 _VALIDATING = "validatingwebhookconfigurations.admissionregistration.k8s.io"
+_OPTIONS_KINDS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
 class Admission:
@@ -105,20 +114,26 @@ class Admission:
     # -------------------------------------------------------------- calling
     async def _call(self, wh: Obj, req: AdmissionRequest, obj: Obj | None) -> Obj | None:
         name = wh.get("name", "")
+        rt = req.rt
+        scaled = req.subresource == "scale" and rt.scale is not None
+        sent, old = obj, req.old_object
+        kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
+        if scaled:
+            sent = to_scale(rt, obj) if obj is not None else None
+            old = to_scale(rt, old) if old is not None else None
+            kind = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+        resource = {"group": rt.group, "version": rt.version, "resource": rt.plural}
         review = {
             "apiVersion": "admission.k8s.io/v1",
             "kind": "AdmissionReview",
             "request": {
                 "uid": str(uuid.uuid4()),
-                "kind": {"group": req.rt.group, "version": req.rt.version, "kind": req.rt.kind},
-                "resource": {"group": req.rt.group, "version": req.rt.version, "resource": req.rt.plural},
+                "kind": kind,
+                "resource": resource,
                 "subResource": req.subresource or None,
-                "requestKind": {"group": req.rt.group, "version": req.rt.version, "kind": req.rt.kind},
-                "requestResource": {
-                    "group": req.rt.group,
-                    "version": req.rt.version,
-                    "resource": req.rt.plural,
-                },
+                "requestKind": kind,
+                "requestResource": resource,
+                "requestSubResource": req.subresource or None,
                 "name": req.name,
                 "namespace": req.namespace or None,
                 "operation": req.operation,
@@ -126,10 +141,10 @@ class Admission:
                     "username": "localcluster-admin",
                     "groups": ["system:masters", "system:authenticated"],
                 },
-                "object": obj,
-                "oldObject": req.old_object,
+                "object": sent,
+                "oldObject": old,
                 "dryRun": req.options.dry_run,
-                "options": None,
+                "options": _options(req),
             },
         }
         self.calls += 1
@@ -161,9 +176,10 @@ class Admission:
                 raise internal(f'webhook "{name}" returned an unsupported patchType')
             ops = loads(base64.b64decode(patch))
             try:
-                obj = apply_json_patch(clone(obj), ops)
+                patched = apply_json_patch(clone(sent), ops)
             except Exception as e:
                 raise internal(f'failed to apply the patch of webhook "{name}": {e}') from e
+            obj = with_scale_replicas(rt, obj, patched) if scaled else patched
         return obj
 
     async def _post(self, wh: Obj, review: Obj) -> Obj:
@@ -195,6 +211,17 @@ class Admission:
         if not isinstance(body, dict) or body.get("response", {}).get("uid") != review["request"]["uid"]:
             raise RuntimeError("expected response.uid to match the request.uid")
         return body
+
+
+def _options(req: AdmissionRequest) -> Obj:
+    """The write's options as kube-apiserver hands them to admission: what the client
+    sent (the default manager it derives from the user agent is not in them)."""
+    out: Obj = {"kind": _OPTIONS_KINDS.get(req.operation, "UpdateOptions"), "apiVersion": "meta.k8s.io/v1"}
+    if req.options.dry_run:
+        out["dryRun"] = ["All"]
+    if req.options.field_manager and req.operation != "DELETE":
+        out["fieldManager"] = req.options.field_manager
+    return out
 
 
 def _any_match(patterns: list[str], value: str) -> bool:

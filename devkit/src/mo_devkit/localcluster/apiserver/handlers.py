@@ -335,7 +335,8 @@ class ResourceHandlers:
         if not isinstance(body, dict):
             raise bad_request("the request body must be a JSON object")
         if t.subresource == "scale":
-            return json_response(await scale.write_scale(self.api, t.rt, t.namespace, t.name, body, opts))
+            scaled = await scale.write_scale(self.api, t.rt, t.namespace, t.name, body, opts)
+            return json_response(scaled, 200, opts.warnings)
         if t.subresource == "finalize":
             return json_response(await self._finalize_namespace(t, body, opts))
         obj = await self.api.update(t.rt, t.namespace, t.name, body, opts, t.subresource)
@@ -356,7 +357,8 @@ class ResourceHandlers:
                 desired = apply_json_patch(current, body)
             else:
                 desired = apply_merge_patch(current, body)
-            return json_response(await scale.write_scale(self.api, t.rt, t.namespace, t.name, desired, opts))
+            scaled = await scale.write_scale(self.api, t.rt, t.namespace, t.name, desired, opts)
+            return json_response(scaled, 200, opts.warnings)
         existed = self.api.find(t.rt, t.namespace, t.name) is not None
         obj = await patch_ops.patch(self.api, t.rt, t.namespace, t.name, ctype, body, opts, t.subresource)
         return json_response(obj, 200 if existed else 201, opts.warnings)

@@ -351,17 +351,18 @@ class ObjectAPI:
     ) -> Obj:
         name = new["metadata"].get("name", "")
         ns = new["metadata"].get("namespace", "")
-        if subresource == "" and not defaulted:
+        whole = subresource in ("", "scale")  # a scale writes the object, checked whole
+        if whole and not defaulted:
             self._default(rt, new, opts)
         if self.admission is not None:
             new = await self.admission(
                 AdmissionRequest(rt, op, ns, name, new, old, subresource, opts, mutating=True)
             )
             new = self._decode_quantities(rt, new)  # webhook patches are decoded too
-            if subresource == "":
+            if whole:
                 self._default(rt, new, WriteOptions(field_validation="Ignore"))
         causes = strategy.validate_metadata(rt, new)
-        if subresource == "" and not rt.is_custom:
+        if whole and not rt.is_custom:
             causes.extend(validate_object(rt, new))
         if rt.schema is not None:
             from .schema.validation import validate

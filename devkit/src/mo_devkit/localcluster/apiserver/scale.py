@@ -63,6 +63,17 @@ def to_scale(rt: ResourceType, obj: Obj) -> Obj:
     }
 
 
+def with_scale_replicas(rt: ResourceType, obj: Obj, scale: Obj) -> Obj:
+    """``obj`` with the replicas of ``scale`` (a Scale an admission webhook patched)."""
+    assert rt.scale is not None
+    replicas = (scale.get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise bad_request("spec.replicas must be a non-negative integer")
+    out: Obj = clone(obj)
+    _set_path(out, rt.scale.spec_replicas_path, replicas)
+    return out
+
+
 async def write_scale(
     api: ObjectAPI, rt: ResourceType, namespace: str, name: str, scale: Obj, opts: WriteOptions
 ) -> Obj:
@@ -76,5 +87,5 @@ async def write_scale(
         raise bad_request("spec.replicas must be a non-negative integer")
     new = clone(old)
     _set_path(new, rt.scale.spec_replicas_path, replicas)
-    stored = await api.replace_with(rt, old, new, opts)
+    stored = await api.replace_with(rt, old, new, opts, subresource="scale")
     return to_scale(rt, stored)

@@ -20,6 +20,7 @@ read that fails admits without the warning: the revert's Event still tells.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -40,6 +41,9 @@ ObjectLookup = Callable[[str, str, str], Awaitable[Mapping[str, Any] | None]]
 """One of our objects by kind, namespace and name; None when there is none."""
 
 CLUSTER_KIND = "MatrixOneCluster"
+READ_SECONDS = 2.0
+"""Longest a read may take: the API server waits on the answer (10 s at most by
+default), and a slow read only costs the warning."""
 
 
 def api_object_lookup(client: ApiClient) -> ObjectLookup:
@@ -145,7 +149,8 @@ class OwnedSets:
         if self.lookup is None:
             return None
         try:
-            return await self.lookup(kind, namespace, name)
+            async with asyncio.timeout(READ_SECONDS):
+                return await self.lookup(kind, namespace, name)
         except Exception as e:  # admitted without the warning: the revert's Event still tells
             log.warning("cannot read %s %s/%s: %s", kind, namespace, name, e)
             return None

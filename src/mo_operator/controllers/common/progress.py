@@ -51,8 +51,8 @@ AT_DESIRED: Final = "AtDesiredReplicas"
 Verdict = tuple[bool, str, str]
 """A condition's status, reason and message."""
 
-_FROM = re.compile(r"\(scaling (\d+) -> \d+\)$")
-_AT = re.compile(r"^at the (\d+) replicas")
+_FROM = re.compile(r"\(scaling (\d{1,9}) -> \d+\)$")
+_AT = re.compile(r"^at the (\d{1,9}) replicas")
 
 
 def upgrading(

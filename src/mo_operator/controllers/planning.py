@@ -460,7 +460,7 @@ async def plan_cluster(
         }
         result = ClusterPlan(namespace, name, "")
         for kind, obj_name in [("MatrixOneCluster", name), *owned_by(operator, cluster)]:
-            result.objects.append(await _plan_object(reconcilers[kind], refusal, namespace, obj_name))
+            result.objects.append(await plan_object(reconcilers[kind], refusal, namespace, obj_name))
         result.matrixone = asked.summary
         return result
     finally:
@@ -480,9 +480,7 @@ def owned_by(operator: Operator, cluster: Mapping[str, Any]) -> list[tuple[str, 
     return found
 
 
-async def _plan_object(
-    reconciler: ActorReconciler, refusal: Refusal, namespace: str, name: str
-) -> ObjectPlan:
+async def plan_object(reconciler: ActorReconciler, refusal: Refusal, namespace: str, name: str) -> ObjectPlan:
     """One reconcile of the object by a copy of its reconciler whose writes, Events and
     plan are recorded."""
     cached = reconciler.get(Request(namespace, name))

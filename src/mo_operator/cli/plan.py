@@ -94,6 +94,10 @@ def report_lines(plan: ClusterPlan) -> list[str]:
     head = f"[bold]MatrixOneCluster {escape(plan.namespace)}/{escape(plan.name)}[/bold]: "
     head += "nothing to do, every object is as its spec asks" if plan.settled else "the operator would act"
     lines = [head, f"MatrixOne: {escape(plan.matrixone)}"]
+    if plan.objects and plan.objects[0].steps and len(plan.objects) > 1:
+        lines.append(
+            "Each set below is planned as it is now: what the cluster's writes change in it comes next."
+        )
     for obj in plan.objects:
         lines += ["", *_object_lines(obj)]
     return lines

@@ -494,7 +494,9 @@ async def plan_object(reconciler: ActorReconciler, refusal: Refusal, namespace: 
     found = ObjectPlan(reconciler.kind, name, meta_of(cached).generation)
     meta = meta_of(cached)
     if meta.annotations.get(reconciler.pause_annotation, "") in ("true", "True", "1"):
-        found.note = f"paused ({reconciler.pause_annotation}): the operator leaves it as it is"
+        # planned as if resumed: what a person pausing to read the plan wants to know
+        dry.pause_annotation = ""
+        found.note = f"paused ({reconciler.pause_annotation}): this is what it would do once resumed"
     elif cached["metadata"].get("deletionTimestamp"):
         found.note = "being deleted: the plan is its finalizer's"
     with reconciling():

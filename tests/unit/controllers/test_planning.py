@@ -266,3 +266,16 @@ async def test_without_matrixone_nothing_is_asked_and_instructions_are_refused()
     with pytest.raises(WouldWrite, match="tell MatrixOne to set CN u1 draining"):
         await admin.set_cn_work_state("u1", WorkState.DRAINING)
     assert asked.summary.startswith("not asked (--no-matrixone)")
+
+
+async def test_a_paused_object_is_planned_as_if_resumed_and_said_to_be_paused() -> None:
+    requests: list[httpx2.Request] = []
+    refusal = Refusal()
+    client = _client(requests, refusal)
+    obj = _set(annotations={"matrixorigin.io/skip-sync": "true"})
+
+    found = await plan_object(_reconciler(_Actor(client), obj), refusal, NS, "mo-tp")
+
+    assert found.note is not None and "paused" in found.note and "once resumed" in found.note
+    assert found.steps[0].what == "apply ConfigMap mo-tp-config"
+    assert requests == []

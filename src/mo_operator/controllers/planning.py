@@ -372,8 +372,7 @@ class _Recorder:
 class _Writer:
     """The framework's own writes on the object: the finalizer and the status."""
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self) -> None:
         self.patches: list[Obj] = []
         self.status: Obj | None = None
 
@@ -387,10 +386,10 @@ class _Writer:
 
 
 class _NotRun:
-    """What the framework runs instead of the plan ``observe`` returned."""
+    """What the framework runs instead of the plan ``observe`` returned: nothing, under
+    the plan's description (the ``Synced`` message the reconcile would write)."""
 
-    def __init__(self, action: Action | None, description: str) -> None:
-        self.action = action
+    def __init__(self, description: str) -> None:
         self.description = description
 
     async def __call__(self, ctx: Context) -> None:
@@ -410,10 +409,10 @@ class _DryActor:
             self.action = await self.actor.observe(ctx)
         except WouldWrite as e:
             self.direct.append(f"{e.what} (written while observing; the rest is decided after it)")
-            return _NotRun(None, e.what)
+            return _NotRun(e.what)
         if self.action is None:
             return None
-        return _NotRun(self.action, str(getattr(self.action, "description", "") or "applying changes"))
+        return _NotRun(str(getattr(self.action, "description", "") or "applying changes"))
 
     async def finalize(self, ctx: Context) -> bool:
         try:
@@ -484,10 +483,11 @@ async def plan_object(reconciler: ActorReconciler, refusal: Refusal, namespace: 
     """One reconcile of the object by a copy of its reconciler whose writes, Events and
     plan are recorded."""
     cached = reconciler.get(Request(namespace, name))
-    assert cached is not None
+    if cached is None:  # deleted since the list
+        return ObjectPlan(reconciler.kind, name, 0, note="gone: nothing to do")
     dry = copy.copy(reconciler)
     actor = _DryActor(reconciler.actor)
-    writer, recorder = _Writer(reconciler.kind), _Recorder()
+    writer, recorder = _Writer(), _Recorder()
     dry.actor, dry.writer, dry.recorder = actor, writer, recorder
     dry.status_window = StatusWindow(window=0)
     dry._written, dry._failing, dry._held = {}, {}, set()

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
+from mo_devkit.cli.demo import kubectl_binary
 from mo_devkit.simulated.cluster import SimulatedCluster
 from mo_operator.cli.plan import USER_AGENT
 from mo_operator.controllers.common import resources as r
@@ -18,8 +21,9 @@ from .harness import OperatorRunner, World
 
 
 async def _run(*args: str) -> tuple[int, str, str]:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     proc = await asyncio.create_subprocess_exec(
-        *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode or 0, out.decode(), err.decode()
@@ -122,6 +126,27 @@ async def test_plan_says_nothing_to_do_then_names_a_scale_without_writing(
     assert "status.observedGeneration: 1 -> 2" in out, out
     # from outside the cluster MatrixOne's addresses do not resolve: the plan says so
     assert "MatrixOne: did not answer" in out and "the plan assumes no answer" in out, out
+
+    # the same from kubectl, for programs, without asking MatrixOne
+    code, out, err = await _run(
+        kubectl_binary(),
+        "mo",
+        "plan",
+        "mo",
+        "-o",
+        "json",
+        "--no-matrixone",
+        "--kubeconfig",
+        str(world.kubeconfig),
+        "-n",
+        world.namespace,
+    )
+    assert code == 0, err + out
+    data = json.loads(out)
+    assert data["matrixone"].startswith("not asked"), data["matrixone"]
+    cluster = data["objects"][0]
+    assert cluster["kind"] == "MatrixOneCluster" and not cluster["settled"], cluster
+    assert {"what": "apply CNSet mo-tp", "batch": 1, "changes": ["spec.replicas: 2 -> 3"]} in cluster["steps"]
 
     assert await _versions(world) == before
     assert _plan_writes(world) == []

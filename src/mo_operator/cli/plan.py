@@ -69,13 +69,13 @@ def run_plan(
     dialer: Dialer = open_connection,
 ) -> None:
     """Print the plan; a cluster that does not exist is a ``CliError`` naming it."""
-    from mo_operator.controllers.planning import ClusterNotFound
+    from mo_operator.controllers.planning import CachesNotSynced, ClusterNotFound
 
     try:
         found = asyncio.run(
             make_plan(config, namespace, name, matrixone=matrixone, deadline=deadline, dialer=dialer)
         )
-    except ClusterNotFound as e:
+    except (ClusterNotFound, CachesNotSynced) as e:
         raise CliError(str(e)) from None
     if output == "json":
         click.echo(json.dumps(found.as_json(), indent=2))

@@ -179,7 +179,11 @@ class ClusterPlan:
 
 
 class ClusterNotFound(Exception):
-    pass
+    """No MatrixOneCluster of that name in the namespace."""
+
+
+class CachesNotSynced(Exception):
+    """What the operator reads could not be listed: no plan can be made."""
 
 
 # --------------------------------------------------------- what refuses writes
@@ -448,7 +452,11 @@ async def plan_cluster(
     await operator.informers.start()
     try:
         if not await operator.informers.wait_synced(SYNC_TIMEOUT):
-            raise TimeoutError(f"the caches of namespace {namespace} did not list within {SYNC_TIMEOUT:g}s")
+            pending = sorted(i.name for i in operator.informers.informers if not i.has_synced())
+            raise CachesNotSynced(
+                f"could not list {', '.join(pending)} within {SYNC_TIMEOUT:g}s "
+                "(is the API server up, and may this kubeconfig's user list and watch them?)"
+            )
         cluster = operator.caches.get(r.MATRIXONE_CLUSTERS, namespace, name)
         if cluster is None:
             raise ClusterNotFound(f"MatrixOneCluster {namespace}/{name} not found")

@@ -303,7 +303,7 @@ def plan_command(
     namespace: str | None,
 ) -> None:
     """What the operator would do next for cluster NAME and its sets, and why; writes
-    nothing (``mo-operator plan``)."""
+    nothing (the same as mo-operator plan)."""
     session = Session(kubeconfig, context, namespace)
     run_plan(session.config, session.namespace, name, output, matrixone=matrixone, deadline=matrixone_timeout)
 

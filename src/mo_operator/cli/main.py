@@ -15,6 +15,7 @@ from mo_operator.settings import OperatorConfig
 from .devkit import add_plugin_commands
 from .errors import CliError, one_line_errors
 from .logging_setup import LEVELS, known_level, setup_logging
+from .plan import plan_options
 
 DEFAULTS = OperatorConfig()
 """The settings tree's defaults, which the ``run`` flags show and start from."""
@@ -251,6 +252,41 @@ def adopt_command(kubeconfig: str | None, namespace: str, dry_run: bool, timeout
     from .adopt import run_adopt
 
     sys.exit(run_adopt(kubeconfig, namespace, dry_run, timeout))
+
+
+@main.command("plan")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Kubeconfig of the cluster (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).",
+)
+@click.option("--context", default=None, help="Kubeconfig context (default: its current context).")
+@click.option("-n", "--namespace", default=None, help="Namespace (default: the context's, else default).")
+@plan_options
+@one_line_errors
+def plan_command(
+    name: str,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str | None,
+    output: str,
+    matrixone: bool,
+    matrixone_timeout: float,
+) -> None:
+    """What the operator would do next for cluster NAME and its sets, and why; writes nothing."""
+    from .kubeconfig import load_kubeconfig
+    from .plan import run_plan
+
+    config = load_kubeconfig(kubeconfig, context)
+    run_plan(
+        config,
+        namespace or config.namespace or "default",
+        name,
+        output,
+        matrixone=matrixone,
+        deadline=matrixone_timeout,
+    )
 
 
 @main.command()

@@ -26,6 +26,7 @@ from mo_operator.kube.client.client import ApiClient
 from ..errors import one_line_errors
 from ..kubeconfig import load_kubeconfig
 from ..logging_setup import setup_logging
+from ..plan import plan_options, run_plan
 from ..shutdown import Shutdown
 from . import actions
 from .render import render
@@ -286,6 +287,25 @@ def report_command(
         f"  not collected: {p}" for p in done["notCollected"]
     ]
     _emit(done, output, lambda: click.echo("\n".join(lines)))
+
+
+@main.command("plan")
+@plan_options
+@connection
+@one_line_errors
+def plan_command(
+    name: str,
+    output: str,
+    matrixone: bool,
+    matrixone_timeout: float,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str | None,
+) -> None:
+    """What the operator would do next for cluster NAME and its sets, and why; writes
+    nothing (the same as mo-operator plan)."""
+    session = Session(kubeconfig, context, namespace)
+    run_plan(session.config, session.namespace, name, output, matrixone=matrixone, deadline=matrixone_timeout)
 
 
 def run() -> None:

@@ -47,6 +47,13 @@ async def _plugin(
     )
 
 
+async def _drain(stream: asyncio.StreamReader | None, into: bytearray) -> None:
+    """Everything ``stream`` gives, as it comes."""
+    assert stream is not None
+    while chunk := await stream.read(65536):
+        into.extend(chunk)
+
+
 async def kubectl_mo(world: World, *args: str) -> str:
     proc = await _plugin(world, *args)
     out, err = await asyncio.wait_for(proc.communicate(), 60)
@@ -93,6 +100,8 @@ async def test_kubectl_mo_shows_restarts_pauses_and_reports_a_cluster(
     old_cn = {p["metadata"]["uid"] for p in await world.pods(**{labels.COMPONENT: "CNSet"})}
     old_log = {p["metadata"]["uid"] for p in await world.pods(**{labels.COMPONENT: "LogSet"})}
     watch = await _plugin(world, "status", "mo", "--watch", "--interval", "0.2")
+    output = bytearray()
+    reading = asyncio.gather(_drain(watch.stdout, output), _drain(watch.stderr, bytearray()))
     try:
         done = json.loads(await kubectl_mo(world, "restart", "mo", "--component", "cn", "-o", "json"))
         assert done["components"] == ["cn/tp"]
@@ -103,11 +112,15 @@ async def test_kubectl_mo_shows_restarts_pauses_and_reports_a_cluster(
             return len(now) == 2 and not now & old_cn
 
         await eventually(replaced, timeout=60, message="every CN pod replaced")
+        # a redraw takes several reads: under load the finished roll shows a moment later
+        await eventually(
+            lambda: b"2/2 CNs updated" in output, timeout=60, message="--watch shows the finished roll"
+        )
     finally:
         watch.send_signal(signal.SIGINT)
-        watched, _ = await asyncio.wait_for(watch.communicate(), 30)
+        await asyncio.wait_for(asyncio.gather(reading, watch.wait()), 30)
     assert watch.returncode == 0
-    seen = watched.decode()
+    seen = output.decode()
     assert "phase Upgrading" in seen and "0/2 CNs updated" in seen and "2/2 CNs updated" in seen, seen
     assert {p["metadata"]["uid"] for p in await world.pods(**{labels.COMPONENT: "LogSet"})} == old_log
     cluster = await world.get(r.MATRIXONE_CLUSTERS, "mo")

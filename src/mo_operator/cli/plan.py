@@ -23,6 +23,7 @@ from rich.markup import escape
 from mo_operator.matrixone.rpc.connection import Dialer, open_connection
 
 from .errors import CliError
+from .options import output_option
 
 if TYPE_CHECKING:  # the controllers are imported when a plan is made, not for --help
     from mo_operator.controllers.planning import ClusterPlan, ObjectPlan
@@ -144,14 +145,7 @@ def plan_options(command: Any) -> Any:
     """The options ``mo-operator plan`` and ``kubectl mo plan`` share."""
     for option in reversed(
         (
-            click.option(
-                "-o",
-                "--output",
-                type=click.Choice(["text", "json"]),
-                default="text",
-                show_default=True,
-                help="text for people, json for programs.",
-            ),
+            output_option,
             click.option(
                 "--matrixone/--no-matrixone",
                 default=True,

@@ -25,31 +25,33 @@ from mo_operator.cli.logging_setup import setup_logging
 from mo_operator.cli.main import run_command
 from mo_operator.cli.run import RunOptions, run
 
+ADDRESS_BOOK = click.Option(
+    ["--mo-address-book"],
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The simulated MatrixOne's address book (default: the one beside --kubeconfig).",
+)
+
+
+def address_book(given: str | None, kubeconfig: str | None) -> Path:
+    """The address book a process reaches the simulated MatrixOne through: the one
+    given, else the one ``mo-operator control-plane`` writes beside the kubeconfig."""
+    if given is not None:
+        return Path(given)
+    if not kubeconfig:
+        raise click.UsageError("--mo-address-book or --kubeconfig is needed to find the simulated MatrixOne")
+    return address_book_beside(kubeconfig)
+
 
 def _run(mo_address_book: str | None, run_log_level: str | None, run_log_json: bool, **options: Any) -> None:
     setup_logging(run_log_level or "INFO", json_format=run_log_json)
-    if mo_address_book is None:
-        if not options.get("kubeconfig"):
-            raise click.UsageError(
-                "--mo-address-book or --kubeconfig is needed to find the simulated MatrixOne"
-            )
-        book = address_book_beside(options["kubeconfig"])
-    else:
-        book = Path(mo_address_book)
+    book = address_book(mo_address_book, options.get("kubeconfig"))
     sys.exit(run(RunOptions.from_flags(options), dialer=file_dialer(book)))
 
 
 command = click.Command(
     "operator_process",
-    params=[
-        click.Option(
-            ["--mo-address-book"],
-            type=click.Path(dir_okay=False),
-            default=None,
-            help="The simulated MatrixOne's address book (default: the one beside --kubeconfig).",
-        ),
-        *run_command.params,
-    ],
+    params=[ADDRESS_BOOK, *run_command.params],
     callback=_run,
     help="Run the operator (mo-operator run) against a simulated cluster's MatrixOne.",
 )

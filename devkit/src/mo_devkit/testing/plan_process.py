@@ -11,13 +11,12 @@ default the one ``mo-operator control-plane`` writes beside ``--kubeconfig``).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
-from mo_devkit.simulated.cluster import address_book_beside
 from mo_devkit.simulated.rpc.addressbook import file_dialer
+from mo_devkit.testing.operator_process import ADDRESS_BOOK, address_book
 from mo_operator.cli.errors import one_line_errors
 from mo_operator.cli.kubeconfig import load_kubeconfig
 from mo_operator.cli.logging_setup import setup_logging
@@ -28,14 +27,7 @@ from mo_operator.cli.plan import run_plan
 @one_line_errors
 def _plan(mo_address_book: str | None, **options: Any) -> None:
     setup_logging("WARNING")
-    if mo_address_book is None:
-        if not options.get("kubeconfig"):
-            raise click.UsageError(
-                "--mo-address-book or --kubeconfig is needed to find the simulated MatrixOne"
-            )
-        book = address_book_beside(options["kubeconfig"])
-    else:
-        book = Path(mo_address_book)
+    book = address_book(mo_address_book, options.get("kubeconfig"))
     config = load_kubeconfig(options["kubeconfig"], options["context"])
     run_plan(
         config,
@@ -50,15 +42,7 @@ def _plan(mo_address_book: str | None, **options: Any) -> None:
 
 command = click.Command(
     "plan_process",
-    params=[
-        click.Option(
-            ["--mo-address-book"],
-            type=click.Path(dir_okay=False),
-            default=None,
-            help="The simulated MatrixOne's address book (default: the one beside --kubeconfig).",
-        ),
-        *plan_command.params,
-    ],
+    params=[ADDRESS_BOOK, *plan_command.params],
     callback=_plan,
     help="mo-operator plan against a simulated cluster's MatrixOne.",
 )

@@ -26,6 +26,7 @@ from mo_operator.kube.client.client import ApiClient
 from ..errors import one_line_errors
 from ..kubeconfig import load_kubeconfig
 from ..logging_setup import setup_logging
+from ..options import output_option
 from ..plan import plan_options, run_plan
 from ..shutdown import Shutdown
 from . import actions
@@ -57,18 +58,6 @@ def connection(command: F) -> F:
     ):
         command = option(command)
     return command
-
-
-def output_option(command: F) -> F:
-    return click.option(
-        "-o",
-        "--output",
-        "output",
-        type=click.Choice(["text", "json"]),
-        default="text",
-        show_default=True,
-        help="text for people, json for programs.",
-    )(command)
 
 
 class Session:

@@ -86,7 +86,7 @@ async def store_facts(
     ones whose volumes and nodes are read; the nodes of one place once per call, page
     by page until one can host the volume). ``roll_to``: the revision the set rolls to;
     ``evicted``: the pods seen evicted and not back yet (both planned work)."""
-    down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
+    down = down_uuids(state)
     found: dict[str, bool] = {}
 
     async def lookup(res: Any, name: str) -> Mapping[str, Any] | None:
@@ -131,6 +131,11 @@ async def store_facts(
     return stores
 
 
+def down_uuids(state: HAKeeperState | None) -> frozenset[str]:
+    """The log stores HAKeeper reports down (none when it does not answer)."""
+    return frozenset(s.uuid for s in state.log_stores if not s.up) if state is not None else frozenset()
+
+
 def missing_stores(
     logset: str,
     ordinals: range,
@@ -143,7 +148,7 @@ def missing_stores(
     """The stores of the ordinals the set runs at and has no pod for: a replaced pod
     the StatefulSet has yet to make again is not an up store, whatever the time;
     planned while the set rolls or when a drain evicted it."""
-    down = {s.uuid for s in state.log_stores if not s.up} if state is not None else set()
+    down = down_uuids(state)
     have = {names.pod_ordinal(name_of(p)) for p in pods}
     return [
         Store(

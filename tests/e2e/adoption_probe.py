@@ -58,6 +58,12 @@ class Probe:
     async def run(self) -> None:
         await sample_forever(self.sample)
 
+    def assert_no_outage(self) -> None:
+        """Enough samples were taken, none failed, and no CN went without its drain."""
+        assert self.samples >= 20, f"the probe looked only {self.samples} times"
+        assert self.failures == [], self.failures[:10]
+        assert not self.went_undrained, f"CNs removed without a drain: {self.went_undrained}"
+
     async def sample(self) -> None:
         world, ns = self.world, self.world.namespace
         self.samples += 1

@@ -62,10 +62,11 @@ from mo_operator.matrixone.component import Component
 from .common import pods as podutil
 from .common import resources as r
 from .common.admission import admitted
-from .common.bucketclaims import SCHEDULING_FIELDS
+from .common.bucketclaims import SCHEDULING_FIELDS, claims_of_logset
 from .common.env import Env
 from .common.meta import child_metadata, is_controlled_by, is_deleting, name_of
 from .common.writes import Writes
+from .wiring import Wiring
 
 Obj = dict[str, Any]
 
@@ -446,3 +447,21 @@ class BucketClaimActor:
             "status": ctx.status,
         }
         await self.env.client.apply(body, resource=r.BUCKETCLAIMS, subresource="status", force=True)
+
+
+WARNING_REASONS = frozenset({"InvalidSpec", "CleanupBlocked", "CleanupFailed"})
+"""A spec refused, or a bucket's cleanup that cannot start or failed."""
+
+
+def setup(wiring: Wiring) -> None:
+    """BucketClaims and their cleanup Jobs, woken by the LogSets that bind them; named
+    as upstream's controller, so its finalizer is upstream's ``matrixorigin.io/BucketClaim``."""
+    claims = wiring.actor_controller(
+        "BucketClaim",
+        r.BUCKETCLAIMS,
+        BucketClaimActor(wiring.env),
+        (r.JOBS,),
+        reads=(r.PODS,),
+        warning_reasons=WARNING_REASONS,
+    )
+    wiring.watch(claims, r.LOGSETS, claims_of_logset(wiring.caches))

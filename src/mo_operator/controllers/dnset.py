@@ -32,6 +32,9 @@ from .common.podtemplate import canonical_resources
 from .common.services import headless_service
 from .common.statefulsets import Rollout, statefulset, volume_claim_template
 from .common.status import Readiness, store_status
+from .mappers import dependents_of_logset, existing_only, set_of_pod, sets_of_storage_class
+from .sets import STATEFUL_OWNS, guarded_set
+from .wiring import Wiring
 
 Obj = dict[str, Any]
 
@@ -91,6 +94,20 @@ class DNSetActor(PodSetActor):
         self, ctx: Context, pods: Sequence[Mapping[str, Any]], roll: Rollout, selector: Mapping[str, str]
     ) -> None:
         store_status(ctx.status, pods, self.env.clock())
+
+
+def setup(wiring: Wiring) -> None:
+    """DNSets and TNSets, one controller each: a StatefulSet, its Services and ConfigMaps,
+    woken by their pods and claims (of their own kind only: both kinds' carry the same
+    labels), the StorageClasses of the claims, and their LogSet."""
+    caches = wiring.caches
+    for name, res in (("dnset", r.DNSETS), ("tnset", r.TNSETS)):
+        tn = guarded_set(wiring, name, res, DNSetActor(wiring.env, res.kind), COMPONENT, STATEFUL_OWNS)
+        wiring.watch(tn, r.PODS, existing_only(caches, res, set_of_pod("DNSet")))
+        wiring.watch(tn, r.PVCS, existing_only(caches, res, set_of_pod("DNSet")))
+        of_class = sets_of_storage_class(caches, "DNSet")
+        wiring.watch(tn, r.STORAGECLASSES, existing_only(caches, res, of_class))
+        wiring.watch(tn, r.LOGSETS, dependents_of_logset(caches, res))
 
 
 def _claim_templates(spec: Mapping[str, Any], obj_labels: Mapping[str, str]) -> list[Obj]:

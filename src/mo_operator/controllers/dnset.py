@@ -1,5 +1,5 @@
-"""The DNSet controller (also TNSet, the newer name of the same thing): the
-transaction nodes.
+"""The DNSet controller: the transaction nodes (``tnset.py`` serves the same
+thing under its newer name, TNSet).
 
 What it owns, named as upstream names them: the StatefulSet ``<tn>-dn``
 (with a ``mo-data`` cache volume per pod when ``cacheVolume`` is set), the
@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.objects import mapping_at
 from mo_operator.matrixone import layout, names, ports
@@ -26,7 +27,6 @@ from mo_operator.matrixone.component import Component
 
 from .common import resources as r
 from .common.desired import stamped
-from .common.env import Env
 from .common.podset import STATEFUL, Desired, PodSetActor, SetInput
 from .common.podtemplate import canonical_resources
 from .common.services import headless_service
@@ -53,16 +53,10 @@ HEADLESS_PORTS = (
 
 
 class DNSetActor(PodSetActor):
-    """Reconciles a DNSet or a TNSet (``kind`` says which)."""
-
     kind = "DNSet"
     component = COMPONENT
     readiness = READINESS
     workload = STATEFUL
-
-    def __init__(self, env: Env, kind: str = "DNSet") -> None:
-        super().__init__(env)
-        self.kind = kind
 
     def desired(self, given: SetInput) -> Desired:
         """The headless Service (store addresses), then the StatefulSet."""
@@ -97,17 +91,21 @@ class DNSetActor(PodSetActor):
 
 
 def setup(wiring: Wiring) -> None:
-    """DNSets and TNSets, one controller each: a StatefulSet, its Services and ConfigMaps,
-    woken by their pods and claims (of their own kind only: both kinds' carry the same
-    labels), the StorageClasses of the claims, and their LogSet."""
+    """DNSets: a StatefulSet, its Services and ConfigMaps."""
+    wire_transaction_sets(wiring, "dnset", r.DNSETS, DNSetActor(wiring.env))
+
+
+def wire_transaction_sets(wiring: Wiring, name: str, res: Resource, actor: DNSetActor) -> None:
+    """The controller of ``res`` (DNSets or TNSets), woken by their pods and claims (of
+    their own kind only: both kinds' carry the same labels), the StorageClasses of the
+    claims, and their LogSet."""
     caches = wiring.caches
-    for name, res in (("dnset", r.DNSETS), ("tnset", r.TNSETS)):
-        tn = guarded_set(wiring, name, res, DNSetActor(wiring.env, res.kind), COMPONENT, STATEFUL_OWNS)
-        wiring.watch(tn, r.PODS, existing_only(caches, res, set_of_pod("DNSet")))
-        wiring.watch(tn, r.PVCS, existing_only(caches, res, set_of_pod("DNSet")))
-        of_class = sets_of_storage_class(caches, "DNSet")
-        wiring.watch(tn, r.STORAGECLASSES, existing_only(caches, res, of_class))
-        wiring.watch(tn, r.LOGSETS, dependents_of_logset(caches, res))
+    tn = guarded_set(wiring, name, res, actor, COMPONENT, STATEFUL_OWNS)
+    wiring.watch(tn, r.PODS, existing_only(caches, res, set_of_pod("DNSet")))
+    wiring.watch(tn, r.PVCS, existing_only(caches, res, set_of_pod("DNSet")))
+    of_class = sets_of_storage_class(caches, "DNSet")
+    wiring.watch(tn, r.STORAGECLASSES, existing_only(caches, res, of_class))
+    wiring.watch(tn, r.LOGSETS, dependents_of_logset(caches, res))
 
 
 def _claim_templates(spec: Mapping[str, Any], obj_labels: Mapping[str, str]) -> list[Obj]:

@@ -38,7 +38,7 @@ from mo_operator.kube.recorder.events import EventRecorder
 from mo_operator.matrixone.admin import MOAdminProvider
 from mo_operator.settings import OperatorConfig
 
-from . import bucketclaim, dnset, proxyset, webui
+from . import bucketclaim, dnset, proxyset, tnset, webui
 from .backup import setup as backup
 from .build_info import BUILD_INFO  # noqa: F401  (registered on import)
 from .cluster import setup as cluster
@@ -63,6 +63,7 @@ SETUPS: tuple[Setup, ...] = (
     logset.setup,
     bucketclaim.setup,
     dnset.setup,
+    tnset.setup,
     cnset.setup,
     proxyset.setup,
     cluster.setup,

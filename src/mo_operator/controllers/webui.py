@@ -34,10 +34,11 @@ from mo_operator.matrixone.config.configmap import hashed_name
 from .common import resources as r
 from .common.admission import admitted
 from .common.configmaps import invalid_config_is_terminal
-from .common.deployments import deployment, rollout
+from .common.deployments import deployment
 from .common.desired import stamped
 from .common.env import Env
 from .common.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, set_labels
+from .common.podset import STATELESS, read_roll
 from .common.podtemplate import canonical_resources
 from .common.services import client_service
 from .common.status import Readiness, report_rollout
@@ -106,9 +107,7 @@ class WebUIActor:
         ]
         plan = Writes(self.env.client)
         plan.sync(self.env, desired)
-        pods = self.env.caches.list(r.PODS, namespace, selector)
-        dep = self.env.caches.get(r.DEPLOYMENTS, namespace, names.workload_name(COMPONENT, name))
-        roll = rollout(dep, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
+        pods, roll = read_roll(ctx, self.env, STATELESS, COMPONENT)
         if roll.complete and not plan:
             self._collect_configs(obj, config["metadata"]["name"], pods, plan)
         report_rollout(

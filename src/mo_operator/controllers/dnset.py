@@ -4,7 +4,7 @@ thing under its newer name, TNSet).
 What it owns, named as upstream names them: the StatefulSet ``<tn>-dn``
 (with a ``mo-data`` cache volume per pod when ``cacheVolume`` is set), the
 headless Service (store addresses), the metric Service (when Prometheus
-discovers it, see common/prometheus.py) and the immutable
+discovers it, see specs/prometheus.py) and the immutable
 hashed ConfigMap.
 
 A TN needs its log service: until its LogSet is Ready (at its latest
@@ -25,15 +25,15 @@ from mo_operator.kube.meta.objects import mapping_at
 from mo_operator.matrixone import layout, names, ports
 from mo_operator.matrixone.component import Component
 
-from .common import resources as r
-from .common.desired import stamped
-from .common.podset import STATEFUL, Desired, PodSetActor, SetInput
-from .common.podtemplate import canonical_resources
-from .common.services import headless_service
-from .common.statefulsets import Rollout, statefulset, volume_claim_template
-from .common.status import Readiness, store_status
+from .framework import resources as r
+from .framework.desired import stamped
 from .mappers import dependents_of_logset, existing_only, set_of_pod, sets_of_storage_class
 from .sets import STATEFUL_OWNS, guarded_set
+from .specs.podtemplate import canonical_resources
+from .specs.services import headless_service
+from .specs.statefulsets import Rollout, statefulset, volume_claim_template
+from .steps.podset import STATEFUL, Desired, PodSetActor, SetInput
+from .steps.status import Readiness, store_status
 from .wiring import Wiring
 
 Obj = dict[str, Any]

@@ -12,8 +12,8 @@ from mo_operator.kube.controller.controller import Request
 from mo_operator.kube.meta.objects import key_of, mapping_at, meta_of, name_of, namespace_of, spec_of
 from mo_operator.matrixone import labels
 
-from .common import resources as r
-from .common.env import LOGSET_REF_INDEX, Caches
+from .framework import resources as r
+from .framework.env import LOGSET_REF_INDEX, Caches
 from .wiring import Mapper
 
 
@@ -70,7 +70,7 @@ def dependents_of_logset(caches: Caches, res: Resource) -> Mapper:
 
 def dependents_of_dnset(caches: Caches) -> Mapper:
     """Map a DNSet (or TNSet) to the CNSets of its namespace whose ``deps.dnSet`` names it:
-    a CNSet that has not started waits for it (``common/deps.py``)."""
+    a CNSet that has not started waits for it (``steps/deps.py``)."""
 
     def mapper(dnset: Mapping[str, Any]) -> Iterable[Request]:
         namespace, name = namespace_of(dnset), name_of(dnset)

@@ -43,10 +43,10 @@ from .backup import setup as backup
 from .build_info import BUILD_INFO  # noqa: F401  (registered on import)
 from .cluster import setup as cluster
 from .cnset import setup as cnset
-from .common.cache_transforms import CACHE_TRANSFORMS
-from .common.env import Caches, Env
-from .common.references import ReferenceLookup
 from .condition_metrics import CONDITIONS
+from .framework.cache_transforms import CACHE_TRANSFORMS
+from .framework.env import Caches, Env
+from .framework.references import ReferenceLookup
 from .logset import setup as logset
 from .pool import setup as pool
 from .state_metrics import STATE

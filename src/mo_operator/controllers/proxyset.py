@@ -18,15 +18,15 @@ from mo_operator.kube.meta.selectors import selector_from_labels
 from mo_operator.matrixone import names, ports
 from mo_operator.matrixone.component import Component
 
-from .common import resources as r
-from .common.deployments import deployment
-from .common.desired import stamped
-from .common.podset import STATELESS, Desired, PodSetActor, SetInput
-from .common.services import client_service
-from .common.statefulsets import Rollout
-from .common.status import Readiness
+from .framework import resources as r
+from .framework.desired import stamped
 from .mappers import dependents_of_logset, set_of_pod
 from .sets import guarded_set
+from .specs.deployments import deployment
+from .specs.services import client_service
+from .specs.statefulsets import Rollout
+from .steps.podset import STATELESS, Desired, PodSetActor, SetInput
+from .steps.status import Readiness
 from .wiring import Wiring
 
 COMPONENT = Component.PROXY

@@ -13,9 +13,9 @@ from mo_operator.matrixone.component import Component
 
 from .adoption import KruiseGuard
 from .adoption.guard import REFUSED as TAKEOVER_REFUSED
-from .common import resources as r
-from .common.references import CONFIGMAP_NOT_FOUND, SECRET_NOT_FOUND
-from .common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
+from .framework import resources as r
+from .framework.references import CONFIGMAP_NOT_FOUND, SECRET_NOT_FOUND
+from .steps.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
 from .wiring import Wiring
 
 STATEFUL_OWNS = (r.STATEFULSETS, r.SERVICES, r.CONFIGMAPS, r.PDBS)

@@ -5,8 +5,8 @@ as the DNSet's (``dnset.wire_transaction_sets``), the sets of each kind apart.""
 
 from __future__ import annotations
 
-from .common import resources as r
 from .dnset import DNSetActor, wire_transaction_sets
+from .framework import resources as r
 from .wiring import Wiring
 
 

@@ -31,19 +31,19 @@ from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import webui as webui_config
 from mo_operator.matrixone.config.configmap import hashed_name
 
-from .common import resources as r
-from .common.admission import admitted
-from .common.configmaps import invalid_config_is_terminal
-from .common.deployments import deployment
-from .common.desired import stamped
-from .common.env import Env
-from .common.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, set_labels
-from .common.podset import STATELESS, read_roll
-from .common.podtemplate import canonical_resources
-from .common.services import client_service
-from .common.status import Readiness, report_rollout
-from .common.writes import Writes
+from .framework import resources as r
+from .framework.admission import admitted
+from .framework.desired import stamped
+from .framework.env import Env
+from .framework.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, set_labels
+from .framework.writes import Writes
 from .mappers import set_of_pod
+from .specs.configmaps import invalid_config_is_terminal
+from .specs.deployments import deployment
+from .specs.podtemplate import canonical_resources
+from .specs.services import client_service
+from .steps.podset import STATELESS, read_roll
+from .steps.status import Readiness, report_rollout
 from .wiring import Wiring
 
 Obj = dict[str, Any]

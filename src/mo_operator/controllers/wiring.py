@@ -23,7 +23,7 @@ from mo_operator.kube.manager.adapters import Client, ClientWriter
 from mo_operator.kube.recorder.events import EventRecorder
 from mo_operator.matrixone import labels
 
-from .common.env import Caches, Env
+from .framework.env import Caches, Env
 
 Mapper = Callable[[Mapping[str, Any]], Iterable[Request]]
 PAUSE_ANNOTATION = labels.SKIP_SYNC

@@ -3,7 +3,7 @@ trouble each warns of."""
 
 from __future__ import annotations
 
-from ..common import resources as r
+from ..framework import resources as r
 from ..mappers import set_of_pod
 from ..wiring import Wiring
 from .backupjob import BackupJobActor

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..common import resources as r
-from ..common.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
+from ..framework import resources as r
+from ..steps.volumes import BLOCKED as STORAGE_CLASS_CANNOT_EXPAND
 from ..wiring import Wiring
 from .actor import MatrixOneClusterActor
 from .restore import RESTORE_FAILED

@@ -5,10 +5,10 @@ from __future__ import annotations
 from mo_operator.kube.controller.controller import Controller, deletion_started
 from mo_operator.matrixone.component import Component
 
-from ..common import resources as r
-from ..common.rpchealth import WARNING_REASONS as RPC_WARNING_REASONS
+from ..framework import resources as r
 from ..mappers import dependents_of_dnset, dependents_of_logset, set_of_pod, sets_of_storage_class
 from ..sets import guarded_set
+from ..steps.rpchealth import WARNING_REASONS as RPC_WARNING_REASONS
 from ..wiring import Wiring
 from .actor import CNSetActor
 from .store_finalizer import CNStoreFinalizer

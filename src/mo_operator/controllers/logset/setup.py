@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from mo_operator.matrixone.component import Component
 
-from ..common import resources as r
-from ..common.bucketclaims import REFUSED_DELETING, REFUSED_IN_USE, logsets_of_claim
-from ..common.rpchealth import WARNING_REASONS as RPC_WARNING_REASONS
+from ..framework import resources as r
 from ..mappers import set_of_pod, sets_of_storage_class
 from ..sets import STATEFUL_OWNS, guarded_set
+from ..steps.bucketclaims import REFUSED_DELETING, REFUSED_IN_USE, logsets_of_claim
+from ..steps.rpchealth import WARNING_REASONS as RPC_WARNING_REASONS
 from ..wiring import Wiring
 from .actor import LogSetActor
 

@@ -3,7 +3,7 @@ finalizers), and the trouble each warns of."""
 
 from __future__ import annotations
 
-from ..common import resources as r
+from ..framework import resources as r
 from ..wiring import Wiring
 from .cnclaim import CNClaimActor
 from .cnclaimset import CNClaimSetActor

@@ -61,22 +61,22 @@ from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
 
-from . import deployments, statefulsets
-from . import resources as r
-from .admission import admitted
-from .configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.desired import stamped
+from ..framework.env import Env
+from ..framework.meta import name_of, namespace_of, set_labels
+from ..framework.references import Ref, report_references, spec_references
+from ..framework.writes import Writes
+from ..specs import deployments, statefulsets
+from ..specs.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
+from ..specs.disruption import sync_disruption_budget
+from ..specs.podtemplate import PodTemplateInput, pod_template, restart_stamp
+from ..specs.prometheus import sync_metric_service
+from ..specs.statefulsets import Rollout
 from .deps import LogService, Waiting, resolve
-from .desired import stamped
-from .disruption import sync_disruption_budget
-from .env import Env
 from .expansion import sync_stateful
-from .meta import name_of, namespace_of, set_labels
-from .podtemplate import PodTemplateInput, pod_template, restart_stamp
-from .prometheus import sync_metric_service
-from .references import Ref, report_references, spec_references
-from .statefulsets import Rollout
 from .status import NOT_STARTED, UP_TO_DATE, Readiness, first_status, report_rollout
-from .writes import Writes
 
 Obj = dict[str, Any]
 Desired = list[tuple[Resource, Obj]]

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mo_devkit.testing import bounded, condition
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.cache.informer import SharedInformer
 from mo_operator.kube.cache.informer_factory import InformerFactory
 from support_objects import Captured

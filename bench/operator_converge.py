@@ -78,7 +78,7 @@ from lightkube.generic_resource import create_namespaced_resource
 
 from bench_support import print_figures
 from converge_ideal import ideal
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.keepalive import lightkube_client
 from mo_operator.kube.metrics.metrics import REGISTRY
 from mo_operator.kube.recorder.events import LOST

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench_support import print_figures
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.controller.controller import Request
 from operator_support import (
     ClusterRef,

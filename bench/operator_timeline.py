@@ -34,7 +34,7 @@ from typing import Any
 
 from bench_support import print_figures
 from mo_devkit.testing import cluster_manifest
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.cache.informer import SharedInformer
 from mo_operator.kube.cache.informer_factory import InformerFactory
 from mo_operator.kube.controller.controller import Request

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_devkit.testing import Shape, World, bounded, cluster_manifest, is_ready
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.cache.informer import SharedInformer
 from mo_operator.kube.cache.informer_factory import InformerFactory
 from support_target import client_of

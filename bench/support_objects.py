@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_devkit.testing import bounded
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.env import MANAGED_SELECTOR, OUR_KINDS, OWNED_KINDS
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.env import MANAGED_SELECTOR, OUR_KINDS, OWNED_KINDS
 from mo_operator.controllers.operator import FIELD_MANAGER
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.client.resource import Resource

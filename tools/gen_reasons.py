@@ -38,9 +38,9 @@ KEYWORDS = {"reason": "", "not_ready": "Ready", "all_ready": "Ready", "warning":
 MODULE_CONDITIONS = {
     "controllers.logset.failover": "Failover",
     "controllers.logset.repair": "Failover",
-    "controllers.common.volumes": "VolumeExpansion",
-    "controllers.common.expansion": "VolumeExpansion",
-    "controllers.common.bucketclaims": "Synced",
+    "controllers.steps.volumes": "VolumeExpansion",
+    "controllers.steps.expansion": "VolumeExpansion",
+    "controllers.steps.bucketclaims": "Synced",
     "controllers.cnset.stores": "matrixorigin.io/cn-store (on CN pods)",
 }
 """Modules whose decisions are written into one condition by their caller."""

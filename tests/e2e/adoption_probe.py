@@ -20,7 +20,7 @@ from typing import Any
 
 from mo_operator.controllers.adoption.guard import CONDITION as ADOPTED
 from mo_operator.controllers.cnset import pods as cnpods
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.conditions import is_true
 from mo_operator.matrixone import labels

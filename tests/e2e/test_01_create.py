@@ -4,7 +4,7 @@ one owned by its creator and labelled."""
 
 from __future__ import annotations
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 
 from .harness import OperatorRunner, World, condition, is_ready

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tomllib
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 
 from .harness import OperatorRunner, World, eventually

@@ -4,7 +4,7 @@ CNSet joins an existing cluster, by LogSet reference and by HAKeeper address
 
 from __future__ import annotations
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 

@@ -15,7 +15,7 @@ import yaml
 
 from mo_devkit.localcluster.simulator.rules import FailureRule, RuleSet
 from mo_devkit.simulated.objectstore import ObjectStore
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import labels
 

@@ -15,7 +15,7 @@ from typing import Any
 from mo_devkit.localcluster.simulator.config import SIMULATED_LABEL
 from mo_devkit.localcluster.simulator.rules import Effect, FailureRule, RuleSet
 from mo_devkit.simulated.backups import StorageLocation
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.config.fileservice import DEFAULT_S3_ENDPOINT
 

@@ -10,7 +10,7 @@ import copy
 import pytest
 import yaml
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 
 from .harness import GROUP_VERSION, OperatorRunner, World, condition, eventually

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 

@@ -17,7 +17,7 @@ import time
 import aiohttp
 
 from mo_devkit.testing import free_port
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.resource import Resource
 from mo_operator.settings import LEASE_NAME
 

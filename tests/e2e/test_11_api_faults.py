@@ -16,7 +16,7 @@ import random
 
 import pytest
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 
 from .harness import REAL_KUBECONFIG, OperatorRunner, World, eventually
 from .test_09_operator_kill import assert_clean_end_state

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import tomllib
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 
 from .harness import GROUP_VERSION, OperatorRunner, World, eventually

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 
 from .harness import OperatorRunner, World, eventually

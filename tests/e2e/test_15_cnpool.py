@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component

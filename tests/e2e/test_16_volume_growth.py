@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from lightkube.resources.core_v1 import Event
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common import volumes
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.steps import volumes
 from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import labels
 

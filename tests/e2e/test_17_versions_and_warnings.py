@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import yaml
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 
 from .harness import OperatorRunner, World, condition, eventually
 

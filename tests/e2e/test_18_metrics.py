@@ -13,7 +13,7 @@ import json
 import tomllib
 from typing import Any
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.metrics.metrics import REGISTRY
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component

@@ -19,7 +19,7 @@ from typing import Any
 
 from mo_devkit.localcluster.simulator.config import PROVISIONER
 from mo_devkit.localcluster.simulator.decisions.volumes import TOPOLOGY_KEY_PARAMETER
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 
 from .harness import OPERATOR_SETTINGS, OperatorRunner, World, condition, eventually

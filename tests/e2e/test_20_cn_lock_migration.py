@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from mo_devkit.simulated.lockservice import BindStatus
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 
 from .harness import OperatorRunner, World, eventually

@@ -27,7 +27,7 @@ import pytest
 
 from mo_operator.cli.adopt import REFUSED, adopt
 from mo_operator.controllers.adoption.guard import CONDITION as ADOPTED
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import buckets, labels
 from mo_operator.matrixone.component import Component

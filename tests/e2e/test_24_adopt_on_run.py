@@ -22,7 +22,7 @@ from lightkube.resources.core_v1 import Event
 from mo_operator.controllers.adoption.guard import CONDITION as ADOPTED
 from mo_operator.controllers.adoption.guard import REFUSED
 from mo_operator.controllers.adoption.optin import ADOPT_ANNOTATION
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.resource import Resource
 
 from .adoption_probe import (

@@ -18,7 +18,7 @@ import tarfile
 from pathlib import Path
 
 from mo_devkit.cli.demo import kubectl_binary
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 
 from .harness import OperatorRunner, World, eventually

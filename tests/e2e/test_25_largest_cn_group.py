@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from mo_operator.api.limits import MAX_REPLICAS
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.writes import CREATE_LIMIT
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.writes import CREATE_LIMIT
 from mo_operator.matrixone import labels
 
 from .harness import REAL_KUBECONFIG, OperatorRunner, World, eventually

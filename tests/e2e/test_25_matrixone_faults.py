@@ -25,7 +25,7 @@ import pytest
 from lightkube.resources.core_v1 import Event
 
 from mo_devkit.testing import Shape, cluster_manifest, condition
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import labels, names
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 
 from .harness import OperatorRunner, World
 

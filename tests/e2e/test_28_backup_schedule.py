@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from mo_operator.controllers.backup.schedule_decisions import run_name
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.meta.times import format_time, parse_time
 from mo_operator.matrixone import labels
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from lightkube.resources.core_v1 import Event
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import labels
 

@@ -35,7 +35,7 @@ import pytest
 
 from integration.golden.cases import CASES, capture, create_cases, load, namespace_of, wait_settled
 from mo_devkit.testing.observation import Write, primary_resource
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels
 
 from .harness import REAL_KUBECONFIG, OperatorRunner, Unmet, World, eventually, is_ready

@@ -26,7 +26,7 @@ from typing import Any
 
 from mo_operator.cli.adopt import adopt
 from mo_operator.controllers.adoption.guard import CONDITION as ADOPTED
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component

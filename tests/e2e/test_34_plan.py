@@ -15,7 +15,7 @@ from typing import Any
 from mo_devkit.cli.demo import kubectl_binary
 from mo_devkit.simulated.cluster import SimulatedCluster
 from mo_operator.cli.plan import USER_AGENT
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 
 from .harness import OperatorRunner, World
 

@@ -49,7 +49,7 @@ from typing import Any
 import yaml
 
 from mo_operator.api.install import CRDS
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.conditions import is_true
 from mo_operator.kube.meta.errors import ApiError

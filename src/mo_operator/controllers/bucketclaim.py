@@ -1,7 +1,7 @@
 """The BucketClaim controller: the object-storage path of one cluster, kept or
 deleted as its policy says when the cluster goes, as a PersistentVolume is.
 
-A LogSet claims its S3 path (``common/bucketclaims.py``); this controller reports
+A LogSet claims its S3 path (``steps/bucketclaims.py``); this controller reports
 the claim and carries out its end:
 
 - **status**: ``state`` (InUse, Released, Deleting) and ``bindTo``, upstream's
@@ -59,13 +59,14 @@ from mo_operator.kube.meta.objects import (
 from mo_operator.matrixone import buckets, labels, layout
 from mo_operator.matrixone.component import Component
 
-from .common import pods as podutil
-from .common import resources as r
-from .common.admission import admitted
-from .common.bucketclaims import SCHEDULING_FIELDS
-from .common.env import Env
-from .common.meta import child_metadata, is_controlled_by, is_deleting, name_of
-from .common.writes import Writes
+from .framework import resources as r
+from .framework.admission import admitted
+from .framework.env import Env
+from .framework.meta import child_metadata, is_controlled_by, is_deleting, name_of
+from .framework.writes import Writes
+from .specs import pods as podutil
+from .steps.bucketclaims import SCHEDULING_FIELDS, claims_of_logset
+from .wiring import Wiring
 
 Obj = dict[str, Any]
 
@@ -446,3 +447,21 @@ class BucketClaimActor:
             "status": ctx.status,
         }
         await self.env.client.apply(body, resource=r.BUCKETCLAIMS, subresource="status", force=True)
+
+
+WARNING_REASONS = frozenset({"InvalidSpec", "CleanupBlocked", "CleanupFailed"})
+"""A spec refused, or a bucket's cleanup that cannot start or failed."""
+
+
+def setup(wiring: Wiring) -> None:
+    """BucketClaims and their cleanup Jobs, woken by the LogSets that bind them; named
+    as upstream's controller, so its finalizer is upstream's ``matrixorigin.io/BucketClaim``."""
+    claims = wiring.actor_controller(
+        "BucketClaim",
+        r.BUCKETCLAIMS,
+        BucketClaimActor(wiring.env),
+        (r.JOBS,),
+        reads=(r.PODS,),
+        warning_reasons=WARNING_REASONS,
+    )
+    wiring.watch(claims, r.LOGSETS, claims_of_logset(wiring.caches))

@@ -23,8 +23,8 @@ from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.objects import view
 from mo_operator.kube.metrics.metrics import REGISTRY
 
-from .common import resources as r
-from .common.env import Caches
+from .framework import resources as r
+from .framework.env import Caches
 
 NAMESPACE = "matrixone"
 KINDS: tuple[Resource, ...] = (r.LOGSETS, r.DNSETS, r.CNSETS, r.MATRIXONE_CLUSTERS)

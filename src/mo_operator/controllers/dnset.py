@@ -1,10 +1,10 @@
-"""The DNSet controller (also TNSet, the newer name of the same thing): the
-transaction nodes.
+"""The DNSet controller: the transaction nodes (``tnset.py`` serves the same
+thing under its newer name, TNSet).
 
 What it owns, named as upstream names them: the StatefulSet ``<tn>-dn``
 (with a ``mo-data`` cache volume per pod when ``cacheVolume`` is set), the
 headless Service (store addresses), the metric Service (when Prometheus
-discovers it, see common/prometheus.py) and the immutable
+discovers it, see specs/prometheus.py) and the immutable
 hashed ConfigMap.
 
 A TN needs its log service: until its LogSet is Ready (at its latest
@@ -19,19 +19,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.objects import mapping_at
 from mo_operator.matrixone import layout, names, ports
 from mo_operator.matrixone.component import Component
 
-from .common import resources as r
-from .common.desired import stamped
-from .common.env import Env
-from .common.podset import STATEFUL, Desired, PodSetActor, SetInput
-from .common.podtemplate import canonical_resources
-from .common.services import headless_service
-from .common.statefulsets import Rollout, statefulset, volume_claim_template
-from .common.status import Readiness, store_status
+from .framework import resources as r
+from .framework.desired import stamped
+from .mappers import dependents_of_logset, existing_only, set_of_pod, sets_of_storage_class
+from .sets import STATEFUL_OWNS, guarded_set
+from .specs.podtemplate import canonical_resources
+from .specs.services import headless_service
+from .specs.statefulsets import Rollout, statefulset, volume_claim_template
+from .steps.podset import STATEFUL, Desired, PodSetActor, SetInput
+from .steps.status import Readiness, store_status
+from .wiring import Wiring
 
 Obj = dict[str, Any]
 
@@ -50,16 +53,10 @@ HEADLESS_PORTS = (
 
 
 class DNSetActor(PodSetActor):
-    """Reconciles a DNSet or a TNSet (``kind`` says which)."""
-
     kind = "DNSet"
     component = COMPONENT
     readiness = READINESS
     workload = STATEFUL
-
-    def __init__(self, env: Env, kind: str = "DNSet") -> None:
-        super().__init__(env)
-        self.kind = kind
 
     def desired(self, given: SetInput) -> Desired:
         """The headless Service (store addresses), then the StatefulSet."""
@@ -91,6 +88,24 @@ class DNSetActor(PodSetActor):
         self, ctx: Context, pods: Sequence[Mapping[str, Any]], roll: Rollout, selector: Mapping[str, str]
     ) -> None:
         store_status(ctx.status, pods, self.env.clock())
+
+
+def setup(wiring: Wiring) -> None:
+    """DNSets: a StatefulSet, its Services and ConfigMaps."""
+    wire_transaction_sets(wiring, "dnset", r.DNSETS, DNSetActor(wiring.env))
+
+
+def wire_transaction_sets(wiring: Wiring, name: str, res: Resource, actor: DNSetActor) -> None:
+    """The controller of ``res`` (DNSets or TNSets), woken by their pods and claims (of
+    their own kind only: both kinds' carry the same labels), the StorageClasses of the
+    claims, and their LogSet."""
+    caches = wiring.caches
+    tn = guarded_set(wiring, name, res, actor, COMPONENT, STATEFUL_OWNS)
+    wiring.watch(tn, r.PODS, existing_only(caches, res, set_of_pod("DNSet")))
+    wiring.watch(tn, r.PVCS, existing_only(caches, res, set_of_pod("DNSet")))
+    of_class = sets_of_storage_class(caches, "DNSet")
+    wiring.watch(tn, r.STORAGECLASSES, existing_only(caches, res, of_class))
+    wiring.watch(tn, r.LOGSETS, dependents_of_logset(caches, res))
 
 
 def _claim_templates(spec: Mapping[str, Any], obj_labels: Mapping[str, str]) -> list[Obj]:

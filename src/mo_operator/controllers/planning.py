@@ -51,10 +51,10 @@ from mo_operator.matrixone.admin import (
 )
 from mo_operator.settings import LeaderElection, OperatorConfig, ProbeSettings, Settings
 
-from .common import resources as r
-from .common.desired import APPLIED_HASH
-from .common.env import Caches
-from .common.writes import Writes
+from .framework import resources as r
+from .framework.desired import APPLIED_HASH
+from .framework.env import Caches
+from .framework.writes import Writes
 from .operator import Operator
 
 Obj = dict[str, Any]

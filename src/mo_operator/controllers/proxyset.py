@@ -18,13 +18,16 @@ from mo_operator.kube.meta.selectors import selector_from_labels
 from mo_operator.matrixone import names, ports
 from mo_operator.matrixone.component import Component
 
-from .common import resources as r
-from .common.deployments import deployment
-from .common.desired import stamped
-from .common.podset import STATELESS, Desired, PodSetActor, SetInput
-from .common.services import client_service
-from .common.statefulsets import Rollout
-from .common.status import Readiness
+from .framework import resources as r
+from .framework.desired import stamped
+from .mappers import dependents_of_logset, set_of_pod
+from .sets import guarded_set
+from .specs.deployments import deployment
+from .specs.services import client_service
+from .specs.statefulsets import Rollout
+from .steps.podset import STATELESS, Desired, PodSetActor, SetInput
+from .steps.status import Readiness
+from .wiring import Wiring
 
 COMPONENT = Component.PROXY
 READINESS = Readiness(
@@ -79,3 +82,17 @@ def _fields(ctx: Context, replicas: int, ready: int, selector: Mapping[str, str]
         "readyReplicas": ready,
         "labelSelector": str(selector_from_labels(selector)),
     }
+
+
+def setup(wiring: Wiring) -> None:
+    """Proxies: a Deployment, its Services and ConfigMaps, woken by their pods and their LogSet."""
+    proxy = guarded_set(
+        wiring,
+        "proxyset",
+        r.PROXYSETS,
+        ProxySetActor(wiring.env),
+        Component.PROXY,
+        (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS, r.PDBS),
+    )
+    wiring.watch(proxy, r.PODS, set_of_pod("ProxySet"))
+    wiring.watch(proxy, r.LOGSETS, dependents_of_logset(wiring.caches, r.PROXYSETS))

@@ -33,8 +33,8 @@ from mo_operator.kube.meta.objects import mapping_at, view
 from mo_operator.kube.meta.times import parse_time
 from mo_operator.kube.metrics.metrics import REGISTRY
 
-from .common import resources as r
 from .condition_metrics import CachedCollector
+from .framework import resources as r
 
 SETS: tuple[Resource, ...] = (r.LOGSETS, r.DNSETS, r.TNSETS, r.CNSETS, r.PROXYSETS)
 SET_LABELS = ["namespace", "kind", "name"]

@@ -20,27 +20,31 @@ no error) until that Secret exists.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.meta.objects import mapping_at, namespace_of, spec_of, uid_of
+from mo_operator.kube.controller.controller import Request
+from mo_operator.kube.meta.objects import mapping_at, meta_of, namespace_of, spec_of, uid_of
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import webui as webui_config
 from mo_operator.matrixone.config.configmap import hashed_name
 
-from .common import resources as r
-from .common.admission import admitted
-from .common.configmaps import invalid_config_is_terminal
-from .common.deployments import deployment, rollout
-from .common.desired import stamped
-from .common.env import Env
-from .common.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, set_labels
-from .common.podtemplate import canonical_resources
-from .common.services import client_service
-from .common.status import Readiness, report_rollout
-from .common.writes import Writes
+from .framework import resources as r
+from .framework.admission import admitted
+from .framework.desired import stamped
+from .framework.env import Env
+from .framework.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, set_labels
+from .framework.writes import Writes
+from .mappers import set_of_pod
+from .specs.configmaps import invalid_config_is_terminal
+from .specs.deployments import deployment
+from .specs.podtemplate import canonical_resources
+from .specs.services import client_service
+from .steps.podset import STATELESS, read_roll
+from .steps.status import Readiness, report_rollout
+from .wiring import Wiring
 
 Obj = dict[str, Any]
 
@@ -103,9 +107,7 @@ class WebUIActor:
         ]
         plan = Writes(self.env.client)
         plan.sync(self.env, desired)
-        pods = self.env.caches.list(r.PODS, namespace, selector)
-        dep = self.env.caches.get(r.DEPLOYMENTS, namespace, names.workload_name(COMPONENT, name))
-        roll = rollout(dep, pods, now=self.env.clock(), stall_seconds=self.env.settings.rollout_stall_seconds)
+        pods, roll = read_roll(ctx, self.env, STATELESS, COMPONENT)
         if roll.complete and not plan:
             self._collect_configs(obj, config["metadata"]["name"], pods, plan)
         report_rollout(
@@ -191,3 +193,29 @@ class WebUIActor:
                 and not is_deleting(secret)
             ):
                 plan.delete(r.SECRETS, namespace, name_of(secret), uid=uid_of(secret))
+
+
+WARNING_REASONS = frozenset({"InvalidSpec", "InvalidConfig", "RolloutStalled"})
+"""A spec or config refused, or a rollout that stalled."""
+
+
+def consoles_of_credential(secret: Mapping[str, Any]) -> Iterable[Request]:
+    """A cluster's credential Secret to the WebUI of that cluster (named like it)."""
+    meta = meta_of(secret)
+    if meta.labels.get(labels.COMPONENT) != "MatrixOneCluster":
+        return []
+    return [Request(meta.namespace, meta.labels.get(labels.INSTANCE, ""))]
+
+
+def setup(wiring: Wiring) -> None:
+    """The web console: a Deployment, its Service and Secret, woken by its pods and by
+    its cluster's credential Secret."""
+    webui = wiring.actor_controller(
+        "webui",
+        r.WEBUIS,
+        WebUIActor(wiring.env),
+        (r.DEPLOYMENTS, r.SERVICES, r.SECRETS),
+        warning_reasons=WARNING_REASONS,
+    )
+    wiring.watch(webui, r.PODS, set_of_pod("WebUI"))
+    wiring.watch(webui, r.SECRETS, consoles_of_credential)

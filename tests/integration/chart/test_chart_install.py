@@ -44,7 +44,7 @@ from mo_devkit.testing.timings import OPERATOR_SETTINGS
 from mo_devkit.testing.waiting import eventually
 from mo_devkit.testing.world import World, open_world, remove_crds_and_simulated_nodes
 from mo_operator.cli.operator_config import DEFAULT_ARGS
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.keepalive import lightkube_client
 
 from ..cli.process import Command

@@ -23,7 +23,7 @@ from mo_devkit.cli.demo import example_cluster
 from mo_devkit.localcluster.controlplane import ControlPlane
 from mo_devkit.testing import free_port
 from mo_operator.api.install import install_crds
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.manager.adapters import LEASES
 

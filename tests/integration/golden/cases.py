@@ -30,7 +30,7 @@ import yaml
 from mo_devkit.testing.cleanup import NAMESPACES
 from mo_devkit.testing.manifests import GROUP_VERSION, cluster_manifest
 from mo_devkit.testing.waiting import condition, eventually, is_settled
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.matrixone import labels
 

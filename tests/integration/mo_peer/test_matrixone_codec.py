@@ -26,7 +26,7 @@ import pytest
 
 from mo_devkit.localcluster.envtest import free_port
 from mo_devkit.testing import OperatorRunner, World, eventually, open_world
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.matrixone import identity, labels, names
 from mo_operator.matrixone.admin import CNLoad, HAKeeperPhase, StoreNotFound, WorkState
 from mo_operator.matrixone.rpc import lock_pb, lockservice

@@ -14,7 +14,7 @@ from typing import Any
 from mo_devkit.testing.runner import OperatorRunner
 from mo_devkit.testing.waiting import eventually
 from mo_devkit.testing.world import World, open_world
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.operator import Operator
 from mo_operator.kube.controller.controller import Controller
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from mo_operator.api.kinds import API_VERSION
-from mo_operator.controllers.common.env import Caches, Env, Settings
+from mo_operator.controllers.framework.env import Caches, Env, Settings
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.errors import ApiError
 from mo_operator.matrixone import labels
@@ -73,7 +73,7 @@ def meta(name: str, namespace: str = NS, uid: str | None = None, **extra: Any) -
 
 
 def ended(status: str, reason: str, at: float, message: str = "") -> Obj:
-    from mo_operator.controllers.common.pods import format_time
+    from mo_operator.controllers.specs.pods import format_time
 
     return {
         "type": "Ended",

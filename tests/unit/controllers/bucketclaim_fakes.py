@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.controllers.bucketclaim import BucketClaimActor
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.env import Settings
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.env import Settings
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.objects import labels_of, status_of
@@ -142,7 +142,7 @@ class Events:
 
 class World:
     def __init__(self) -> None:
-        from mo_operator.controllers.common.env import Env
+        from mo_operator.controllers.framework.env import Env
 
         self.caches = FakeCaches()
         self.client = FakeClient()

@@ -10,7 +10,7 @@ from typing import Any
 
 from mo_operator.controllers.cnset.actor import CNSetActor
 from mo_operator.controllers.cnset.stats import stats_annotations
-from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import CNLoad, WorkState
 

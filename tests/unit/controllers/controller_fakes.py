@@ -9,8 +9,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any, cast
 
-from mo_operator.controllers.common.env import Caches, Env, Settings
-from mo_operator.controllers.common.writes import Writes
+from mo_operator.controllers.framework.env import Caches, Env, Settings
+from mo_operator.controllers.framework.writes import Writes
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.frozen import freeze

@@ -8,8 +8,8 @@ from dataclasses import replace
 from typing import Any, cast
 
 from mo_operator.controllers.cnset.pods import HAKEEPER_ANNOTATION
-from mo_operator.controllers.common.env import Env
-from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.framework.env import Env
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.errors import ApiError
 from mo_operator.kube.meta.objects import meta_of

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from mo_operator.api.defaulting import default
-from mo_operator.controllers.common import admission
-from mo_operator.controllers.common.admission import AdmissionCache, admitted
+from mo_operator.controllers.framework import admission
+from mo_operator.controllers.framework.admission import AdmissionCache, admitted
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.frozen import freeze, thaw
 

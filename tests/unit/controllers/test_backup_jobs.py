@@ -12,7 +12,7 @@ from mo_operator.controllers.backup import BackupJobActor, RestoreJobActor
 from mo_operator.controllers.backup.backupjob import BackupConflict
 from mo_operator.controllers.backup.jobs import build_job, job_outcome, ttl_seconds
 from mo_operator.controllers.backup.restorejob import BACKUP_WAIT_SECONDS
-from mo_operator.controllers.common.pods import parse_time
+from mo_operator.controllers.specs.pods import parse_time
 from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import labels
 

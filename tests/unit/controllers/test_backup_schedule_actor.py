@@ -11,7 +11,7 @@ from mo_operator.api.kinds import API_VERSION
 from mo_operator.controllers.backup import BackupScheduleActor
 from mo_operator.controllers.backup.backupschedule import backups_in_use
 from mo_operator.controllers.backup.schedule_decisions import run_name
-from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import labels
 

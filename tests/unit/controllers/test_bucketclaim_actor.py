@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from mo_operator.controllers.bucketclaim import cleanup_job
-from mo_operator.controllers.common import bucketclaims as bc
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.env import Settings
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.env import Settings
+from mo_operator.controllers.steps import bucketclaims as bc
 from mo_operator.matrixone import buckets, labels
 
 from .bucketclaim_fakes import NS, OLD_FINALIZER, OUR_FINALIZER, Obj, World, claim, logset

@@ -1,5 +1,5 @@
 """BucketClaims, the LogSet's side: the claim of its S3 path, its release, and the
-cleanup Job a claim runs (controllers/common/bucketclaims.py, controllers/bucketclaim.py),
+cleanup Job a claim runs (controllers/steps/bucketclaims.py, controllers/bucketclaim.py),
 on hand-built objects."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 
 from mo_devkit.simulated.objectstore import ObjectStore, cleanup_commands
 from mo_operator.controllers.bucketclaim import cleanup_job
-from mo_operator.controllers.common import bucketclaims as bc
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.meta import name_of
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.meta import name_of
+from mo_operator.controllers.steps import bucketclaims as bc
 from mo_operator.matrixone import buckets, labels
 
 from .bucketclaim_fakes import NS, OLD_FINALIZER, S3, TEMPLATE, Obj, World, claim, logset

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import mo_operator.controllers as controllers
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common import services
-from mo_operator.controllers.common.cache_transforms import (
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.cache_transforms import (
     CACHE_TRANSFORMS,
     CONTAINER_STATUS_UNREAD,
     POD_SPEC_READ,
@@ -20,8 +19,9 @@ from mo_operator.controllers.common.cache_transforms import (
     SERVICE_SPEC_ASSIGNED,
     TextDigest,
 )
-from mo_operator.controllers.common.configmaps import hashed_config_map
-from mo_operator.controllers.common.desired import matches, stamped
+from mo_operator.controllers.framework.desired import matches, stamped
+from mo_operator.controllers.specs import services
+from mo_operator.controllers.specs.configmaps import hashed_config_map
 from mo_operator.kube.cache.informer import LAST_APPLIED, strip_managed_fields
 
 POD: dict[str, Any] = {

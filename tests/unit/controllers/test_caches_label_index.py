@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.bucketclaims import claims_of_path
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.steps.bucketclaims import claims_of_path
 from mo_operator.kube.cache.cache import Store
 from mo_operator.matrixone import buckets, labels
 

@@ -12,9 +12,9 @@ from typing import Any, cast
 
 from mo_operator.controllers.cluster.actor import MatrixOneClusterActor, settled
 from mo_operator.controllers.cluster.children import Child, desired_children
-from mo_operator.controllers.common.admission import admitted
-from mo_operator.controllers.common.desired import stamped
-from mo_operator.controllers.common.status import UP_TO_DATE
+from mo_operator.controllers.framework.admission import admitted
+from mo_operator.controllers.framework.desired import stamped
+from mo_operator.controllers.steps.status import UP_TO_DATE
 from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import labels
 

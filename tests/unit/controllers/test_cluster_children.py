@@ -22,8 +22,8 @@ from mo_operator.controllers.cluster.children import (
     desired_children,
     held,
 )
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.admission import admitted
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.admission import admitted
 from mo_operator.kube.meta.frozen import freeze
 from mo_operator.matrixone import labels
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from mo_operator.controllers.cluster.children import ROLE_CN, ROLE_LOG, ROLE_TN, Child
 from mo_operator.controllers.cluster.drift import cluster_field, drifted_fields, reverted_message
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.desired import stamped
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.desired import stamped
 
 Obj = dict[str, Any]
 

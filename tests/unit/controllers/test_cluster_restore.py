@@ -9,7 +9,7 @@ from typing import Any
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.controllers.cluster.children import desired_children
 from mo_operator.controllers.cluster.restore import placement, restore_gate, restore_job
-from mo_operator.controllers.common.writes import Writes
+from mo_operator.controllers.framework.writes import Writes
 from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import labels
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from mo_operator.controllers.cnset.actor import CNSetActor
-from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from mo_operator.controllers.cnset import pooling
 from mo_operator.controllers.cnset.observed import Observed
 from mo_operator.controllers.cnset.pooling import PoolingDecision, PoolMember, decide_pooling
-from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState
 

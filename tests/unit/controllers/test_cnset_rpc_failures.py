@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mo_operator.controllers.common.env import Settings
+from mo_operator.controllers.framework.env import Settings
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, ClientFault, HAKeeperState, Unreachable, WorkState
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from mo_operator.controllers.cnset.observed import Observed
 from mo_operator.controllers.cnset.stats import STATS_SECONDS, sync_stats
-from mo_operator.controllers.common.writes import Writes
+from mo_operator.controllers.framework.writes import Writes
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import CNLoad, HAKeeperState, WorkState
 

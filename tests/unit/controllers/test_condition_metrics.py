@@ -8,9 +8,9 @@ from typing import Any, cast
 
 import pytest
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.env import Caches
 from mo_operator.controllers.condition_metrics import CONDITIONS, metric_name
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.env import Caches
 from mo_operator.kube.metrics.metrics import REGISTRY
 
 from .controller_fakes import FakeCaches

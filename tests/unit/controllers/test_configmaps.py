@@ -1,11 +1,11 @@
 """Immutable, content-named ConfigMaps and their garbage collection
-(controllers/common/configmaps.py)."""
+(controllers/specs/configmaps.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.controllers.common.configmaps import (
+from mo_operator.controllers.specs.configmaps import (
     CONFIG_HASH_LABEL,
     collect_unused,
     config_maps_in_use,

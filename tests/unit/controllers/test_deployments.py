@@ -1,13 +1,13 @@
 """Deployments of the stateless sets and how far their rolls have got
-(controllers/common/deployments.py)."""
+(controllers/specs/deployments.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.controllers.common.deployments import deployment, rollout
-from mo_operator.controllers.common.pods import format_time
-from mo_operator.controllers.common.statefulsets import Rollout
+from mo_operator.controllers.specs.deployments import deployment, rollout
+from mo_operator.controllers.specs.pods import format_time
+from mo_operator.controllers.specs.statefulsets import Rollout
 
 Obj = dict[str, Any]
 NOW = 1_700_000_000.0

@@ -1,12 +1,12 @@
 """How a TN, CN or proxy set finds its log service, or says what it waits for
-(controllers/common/deps.py)."""
+(controllers/steps/deps.py)."""
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from mo_operator.controllers.common.deps import LogService, Waiting, logset_ref, resolve
-from mo_operator.controllers.common.env import Caches
+from mo_operator.controllers.framework.env import Caches
+from mo_operator.controllers.steps.deps import LogService, Waiting, logset_ref, resolve
 from mo_operator.matrixone import labels
 
 from .controller_fakes import FakeCaches

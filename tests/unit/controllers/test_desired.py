@@ -1,4 +1,4 @@
-"""Deciding whether an object needs writing (controllers/common/desired.py): the
+"""Deciding whether an object needs writing (controllers/framework/desired.py): the
 subset check ``matches``, the applied-hash ``stamped`` and ``up_to_date``, which
 together make a reconcile of a settled object write nothing."""
 
@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mo_operator.controllers.common.desired import APPLIED_HASH, content_hash, matches, stamped, up_to_date
+from mo_operator.controllers.framework.desired import APPLIED_HASH, content_hash, matches, stamped, up_to_date
 from mo_operator.kube.meta.frozen import freeze
 
 Obj = dict[str, Any]

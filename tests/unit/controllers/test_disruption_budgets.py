@@ -1,4 +1,4 @@
-"""The bound of each set's PodDisruptionBudget (controllers/common/disruption.py): the
+"""The bound of each set's PodDisruptionBudget (controllers/specs/disruption.py): the
 log service's keeps a majority of every log shard's replicas, the others let one pod
 go at a time, and a CN pool's sets have none."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.controllers.common.disruption import budget_spec
+from mo_operator.controllers.specs.disruption import budget_spec
 from mo_operator.matrixone.component import Component
 
 SELECTOR = {"app": "x"}

@@ -1,4 +1,4 @@
-"""The shared caches every controller reads (controllers/common/env.py ``Caches``):
+"""The shared caches every controller reads (controllers/framework/env.py ``Caches``):
 scoped to all namespaces or to some, built-in kinds only when they carry our
 component label, and reads routed to the informer of the right namespace."""
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.env import (
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.env import (
     LOGSET_REF_INDEX,
     MANAGED_SELECTOR,
     OUR_KINDS,

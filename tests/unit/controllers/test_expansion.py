@@ -1,4 +1,4 @@
-"""Growing a stateful set's volumes through its plan (controllers/common/expansion.py):
+"""Growing a stateful set's volumes through its plan (controllers/steps/expansion.py):
 claims first, the StatefulSet replaced (never updated) when its claim templates
 change, and every step converging whatever the cache shows and wherever the
 operator was killed."""
@@ -9,10 +9,10 @@ from typing import Any, cast
 
 import pytest
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common import volumes
-from mo_operator.controllers.common.desired import stamped
-from mo_operator.controllers.common.expansion import sync_stateful
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.desired import stamped
+from mo_operator.controllers.steps import volumes
+from mo_operator.controllers.steps.expansion import sync_stateful
 from mo_operator.kube.meta.errors import ApiError
 
 from .controller_fakes import FakeCaches, RecordingClient, condition, context, make_env, run, writes

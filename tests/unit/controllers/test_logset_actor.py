@@ -13,10 +13,10 @@ from typing import Any, cast
 
 import pytest
 
-from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
-from mo_operator.controllers.common.env import Settings
-from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.framework.env import Settings
 from mo_operator.controllers.logset import LogSetActor
+from mo_operator.controllers.specs.configmaps import CONFIG_HASH_LABEL
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.admin import (

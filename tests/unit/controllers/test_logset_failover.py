@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.logset import FAILOVER
 from mo_operator.controllers.logset.repair import failover as run_failover
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.client.client import ListPage
 from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone import identity, labels

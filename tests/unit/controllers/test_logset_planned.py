@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mo_operator.controllers.common.statefulsets import REVISION_LABEL
 from mo_operator.controllers.logset.planned import Evictions, planned
+from mo_operator.controllers.specs.statefulsets import REVISION_LABEL
 
 Obj = dict[str, Any]
 

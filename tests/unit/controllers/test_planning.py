@@ -12,8 +12,8 @@ import httpx2
 import pytest
 from lightkube import KubeConfig
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.writes import Writes
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.writes import Writes
 from mo_operator.controllers.planning import (
     AskedMatrixOne,
     ClusterPlan,

@@ -13,7 +13,7 @@ from mo_devkit.localcluster.simulator.behaviour import ContainerExit, PodVerdict
 from mo_devkit.localcluster.simulator.decisions.containers import Timing
 from mo_devkit.localcluster.simulator.decisions.pod_status import sync_pod
 from mo_devkit.localcluster.simulator.rules import RuleSet
-from mo_operator.controllers.common import pods
+from mo_operator.controllers.specs import pods
 
 
 def pod(

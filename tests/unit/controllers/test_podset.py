@@ -1,4 +1,4 @@
-"""The component sets' shared skeleton (controllers/common/podset.py), seen through
+"""The component sets' shared skeleton (controllers/steps/podset.py), seen through
 the two sets built on it: a DNSet (StatefulSet) and a ProxySet (Deployment).
 
 Each set waits for its log service, applies what it is missing, settles with
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
-from mo_operator.controllers.common.pods import format_time
 from mo_operator.controllers.dnset import DNSetActor
+from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.proxyset import ProxySetActor
+from mo_operator.controllers.specs.configmaps import CONFIG_HASH_LABEL
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component

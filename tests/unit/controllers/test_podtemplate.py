@@ -1,4 +1,4 @@
-"""The pod template of a set (controllers/common/podtemplate.py): the main
+"""The pod template of a set (controllers/specs/podtemplate.py): the main
 container the operator builds, and the user's overlay over it with upstream's
 rules (OverlayPodMeta, OverlayPodSpec, OverlayMainContainer; UPSTREAM.md §1)."""
 
@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from mo_operator.controllers.cnset.udf import PYTHON_UDF_IMAGE, python_udf_sidecar
-from mo_operator.controllers.common.podtemplate import (
+from mo_operator.controllers.specs.podtemplate import (
     TERMINATION_GRACE_SECONDS,
     PodTemplateInput,
     canonical_resources,

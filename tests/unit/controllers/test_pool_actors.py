@@ -7,10 +7,10 @@ from typing import Any, cast
 
 import pytest
 
-from mo_operator.controllers.common.meta import name_of
-from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.framework.meta import name_of
 from mo_operator.controllers.pool import CNClaimActor, CNClaimSetActor, CNPoolActor
 from mo_operator.controllers.pool.cnpool import revision_of, set_spec_of
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.meta.errors import ApiError
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState

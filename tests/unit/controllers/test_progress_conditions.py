@@ -1,4 +1,4 @@
-"""``Upgrading`` and ``Scaling`` (controllers/common/progress.py): True with the progress
+"""``Upgrading`` and ``Scaling`` (controllers/steps/progress.py): True with the progress
 while planned work runs, False with a message that no longer moves once it is done, so
 that a converged set writes nothing."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.controllers.common.progress import scaling, upgrading
+from mo_operator.controllers.steps.progress import scaling, upgrading
 
 Obj = dict[str, Any]
 

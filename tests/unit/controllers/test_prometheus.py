@@ -1,4 +1,4 @@
-"""Prometheus discovery of a set's metrics (controllers/common/prometheus.py): the
+"""Prometheus discovery of a set's metrics (controllers/specs/prometheus.py): the
 metric Service exists exactly under the Service scheme, for every component."""
 
 from __future__ import annotations
@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from mo_operator.controllers.common.desired import stamped
-from mo_operator.controllers.common.meta import set_labels
-from mo_operator.controllers.common.prometheus import (
+from mo_operator.controllers.framework.desired import stamped
+from mo_operator.controllers.framework.meta import set_labels
+from mo_operator.controllers.specs.prometheus import (
     discovered_by_pod,
     discovered_by_service,
     scrape_annotations,
     sync_metric_service,
 )
-from mo_operator.controllers.common.services import metric_service
+from mo_operator.controllers.specs.services import metric_service
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from mo_operator.controllers.common.references import (
+from mo_operator.controllers.framework.references import (
     Ref,
     ReferenceLookup,
     report_references,

@@ -1,10 +1,10 @@
-"""The Services of a set (controllers/common/services.py), shaped as upstream makes them."""
+"""The Services of a set (controllers/specs/services.py), shaped as upstream makes them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.controllers.common.services import (
+from mo_operator.controllers.specs.services import (
     client_service,
     discovery_service,
     headless_service,

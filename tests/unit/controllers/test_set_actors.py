@@ -1,4 +1,4 @@
-"""The DNSet and ProxySet actors on hand-built caches: what one reconcile round writes,
+"""The DNSet, TNSet and ProxySet actors on hand-built caches: what one reconcile round writes,
 that a round over what the last one wrote writes nothing, how a config change rolls,
 and how a set waits for its log service."""
 
@@ -11,14 +11,19 @@ import pytest
 
 from mo_operator.controllers.dnset import DNSetActor
 from mo_operator.controllers.proxyset import ProxySetActor
+from mo_operator.controllers.tnset import TNSetActor
 
 from .cnset_fakes import logset
 from .controller_fakes import FakeCaches, RecordingClient, condition, context, make_env
 
 Obj = dict[str, Any]
 API = "core.matrixorigin.io/v1alpha1"
-ACTORS = {"DNSet": DNSetActor, "ProxySet": ProxySetActor}
-WORKLOAD = {"DNSet": ("StatefulSet", "mo-dn"), "ProxySet": ("Deployment", "mo-proxy")}
+ACTORS = {"DNSet": DNSetActor, "TNSet": TNSetActor, "ProxySet": ProxySetActor}
+WORKLOAD = {
+    "DNSet": ("StatefulSet", "mo-dn"),
+    "TNSet": ("StatefulSet", "mo-dn"),
+    "ProxySet": ("Deployment", "mo-proxy"),
+}
 
 
 def a_set(kind: str, **spec: Any) -> Obj:

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from mo_operator.controllers.common.env import Caches
+from mo_operator.controllers.framework.env import Caches
 from mo_operator.controllers.state_metrics import STATE
 from mo_operator.kube.metrics.metrics import REGISTRY
 

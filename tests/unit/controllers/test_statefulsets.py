@@ -1,5 +1,5 @@
 """StatefulSets of the stateful sets and how far their rolls have got
-(controllers/common/statefulsets.py): ``rollout`` is complete only once the
+(controllers/specs/statefulsets.py): ``rollout`` is complete only once the
 StatefulSet controller saw the latest spec and every replica is updated and
 ready (by its pods or by the controller's counts); ``stall`` names the first pod stuck past the bound, and says why."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from mo_operator.controllers.common.pods import format_time
-from mo_operator.controllers.common.statefulsets import (
+from mo_operator.controllers.specs.pods import format_time
+from mo_operator.controllers.specs.statefulsets import (
     REVISION_LABEL,
     Rollout,
     force_rollback,

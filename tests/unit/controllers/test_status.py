@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from mo_operator.controllers.common.configmaps import invalid_config_is_terminal
-from mo_operator.controllers.common.statefulsets import Rollout
-from mo_operator.controllers.common.status import (
+from mo_operator.controllers.specs.configmaps import invalid_config_is_terminal
+from mo_operator.controllers.specs.statefulsets import Rollout
+from mo_operator.controllers.steps.status import (
     NOT_STARTED,
     Readiness,
     first_status,

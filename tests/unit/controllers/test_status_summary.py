@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mo_operator.controllers.cluster.actor import phase_of
-from mo_operator.controllers.common.status import not_fine, pod_version, running_versions
+from mo_operator.controllers.steps.status import not_fine, pod_version, running_versions
 
 
 def _pod(image: str | None, *, deleting: bool = False, name: str = "main") -> dict[str, Any]:

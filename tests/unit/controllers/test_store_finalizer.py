@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from mo_operator.controllers.cnset.pods import HAKEEPER_ANNOTATION, LOGSET_ANNOTATION
 from mo_operator.controllers.cnset.store_finalizer import CNStoreFinalizer
-from mo_operator.controllers.common.pods import format_time
+from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.controller.controller import Request
 from mo_operator.kube.meta.errors import ApiError
 from mo_operator.matrixone import labels

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.operator import existing_only, set_of_pod, sets_of_storage_class
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.mappers import existing_only, set_of_pod, sets_of_storage_class
 from mo_operator.kube.controller.controller import Request
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component

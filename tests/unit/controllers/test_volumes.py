@@ -1,5 +1,5 @@
 """Growing volumes: which claims are patched, what the StatefulSet's templates ask,
-and what the set says (controllers/common/volumes.py)."""
+and what the set says (controllers/steps/volumes.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mo_operator.controllers.common import volumes
+from mo_operator.controllers.steps import volumes
 
 Obj = dict[str, Any]
 

@@ -13,9 +13,9 @@ from typing import Any, cast
 
 import pytest
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.unseen import Unseen
-from mo_operator.controllers.common.writes import CREATE_LIMIT, Writes
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.unseen import Unseen
+from mo_operator.controllers.framework.writes import CREATE_LIMIT, Writes
 from mo_operator.kube.meta.errors import Conflict
 
 from .controller_fakes import FakeCaches, RecordingClient

@@ -30,7 +30,7 @@ from rich.table import Table
 from mo_devkit.simulated.cluster import SimulatedCluster
 from mo_operator.api.install import install_crds
 from mo_operator.cli.shutdown import Interrupted, Shutdown
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.operator import Operator
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.meta.objects import view

@@ -12,8 +12,8 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.env import OUR_KINDS
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.env import OUR_KINDS
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.errors import ApiError

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.client import Send, WriteCall
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.controller import Controller, Request

@@ -35,7 +35,7 @@ from mo_devkit.localcluster.simulator.rules import RuleSet, rules_configmap
 from mo_devkit.simulated.cluster import SimulatedCluster
 from mo_operator.api.crdgen import all_crds
 from mo_operator.api.install import CRDS, install_crds
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.client.resource import Resource
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.meta.objects import name_of, spec_of
 from mo_operator.matrixone import labels

@@ -20,7 +20,7 @@ from lightkube.config.kubeconfig import SingleConfig
 from rich.console import Console
 from rich.live import Live
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.client import ApiClient
 
 from ..errors import one_line_errors

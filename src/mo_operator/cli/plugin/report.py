@@ -27,7 +27,7 @@ from lightkube import AsyncClient
 from lightkube.config.kubeconfig import SingleConfig
 from rich.console import Console
 
-from mo_operator.controllers.common import resources as r
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.objects import labels_of, name_of

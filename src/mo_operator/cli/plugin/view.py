@@ -13,9 +13,9 @@ from typing import Any
 
 from lightkube.resources.core_v1 import Event
 
-from mo_operator.controllers.common import progress
-from mo_operator.controllers.common import resources as r
-from mo_operator.controllers.common.status import PROGRESSING
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.steps import progress
+from mo_operator.controllers.steps.status import PROGRESSING
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.objects import annotations_of, mapping_at, name_of, spec_of, status_of, view

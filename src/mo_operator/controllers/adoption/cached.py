@@ -18,9 +18,9 @@ from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 
-from ..common import resources as r
-from ..common.env import Env
-from ..common.meta import name_of
+from ..framework import resources as r
+from ..framework.env import Env
+from ..framework.meta import name_of
 from .kruise import ORDER, OUR_WORKLOADS, SET_KINDS, kruise_controller, workload_name
 from .optin import opted_in
 from .steps import SetState, mounted_config_maps

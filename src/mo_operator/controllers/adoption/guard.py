@@ -30,8 +30,8 @@ from mo_operator.kube.controller.actor import Action, Actor, Context
 from mo_operator.kube.meta.errors import Forbidden
 from mo_operator.matrixone.component import Component
 
-from ..common.env import Env
-from ..common.meta import name_of
+from ..framework.env import Env
+from ..framework.meta import name_of
 from .cached import CONDITION, Member, adoption_condition, members, read_workload, set_pods, state
 from .kruise import kruise_controller
 from .optin import how_to_opt_in, opted_in

@@ -18,7 +18,7 @@ from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import names
 from mo_operator.matrixone.component import Component
 
-from ..common import resources as r
+from ..framework import resources as r
 
 KRUISE_GROUP = "apps.kruise.io"
 ADVANCED_STATEFULSETS = Resource(KRUISE_GROUP, "v1beta1", "StatefulSet", "statefulsets", True)

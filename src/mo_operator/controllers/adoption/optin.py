@@ -14,8 +14,8 @@ from typing import Any
 
 from mo_operator.kube.meta.objects import meta_of
 
-from ..common import resources as r
-from ..common.env import Env
+from ..framework import resources as r
+from ..framework.env import Env
 
 ADOPT_ANNOTATION = "matrixorigin.io/adopt"
 """On a MatrixOneCluster or a set: ``kruise`` lets the running operator take it over."""

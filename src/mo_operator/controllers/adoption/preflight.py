@@ -28,8 +28,8 @@ from mo_operator.matrixone import reserved as ordinals
 from mo_operator.matrixone.component import Component
 
 from ..cnset.pooling import is_pooling
-from ..common import pods as podutil
-from ..common.meta import is_deleting, name_of
+from ..framework.meta import is_deleting, name_of
+from ..specs import pods as podutil
 from .kruise import SET_KINDS, kruise_controller
 
 Obj = Mapping[str, Any]

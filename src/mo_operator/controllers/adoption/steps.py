@@ -39,9 +39,9 @@ from mo_operator.matrixone.component import Component
 
 from ..cnset import pods as cnpods
 from ..cnset import pooling as cnpooling
-from ..common import pods as podutil
-from ..common.configmaps import CONFIG_HASH_LABEL
-from ..common.meta import is_deleting, name_of
+from ..framework.meta import is_deleting, name_of
+from ..specs import pods as podutil
+from ..specs.configmaps import CONFIG_HASH_LABEL
 from .kruise import ORDER, SET_KINDS, kruise_controller
 from .preflight import plan_set, reserved_ordinals
 

@@ -14,8 +14,8 @@ from mo_operator.kube.client.client import ApiClient
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 
-from ..common import resources as r
-from ..common.meta import name_of
+from ..framework import resources as r
+from ..framework.meta import name_of
 from .kruise import ORDER, OUR_WORKLOADS, SET_KINDS, workload_name
 from .preflight import SetPlan, plan_set
 from .steps import SetState, mounted_config_maps

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.meta.errors import Conflict, NotFound
 
-from ..common import resources as r
-from ..common.meta import name_of
+from ..framework import resources as r
+from ..framework.meta import name_of
 from .kruise import SET_KINDS
 from .steps import Step, StepKind, next_step
 from .survey import read_states

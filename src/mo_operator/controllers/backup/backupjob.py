@@ -34,9 +34,9 @@ from mo_operator.kube.meta.times import format_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels, ports
 
-from ..common import resources as r
-from ..common.admission import admitted
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.writes import Writes
 from .jobs import Admitted, JobActor, Outcome, build_job, job_labels
 
 Obj = dict[str, Any]

@@ -40,11 +40,11 @@ from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
 
 from ..cluster.restore import RESTORE_COMPLETE_VALUE
-from ..common import resources as r
-from ..common.admission import admitted
-from ..common.env import Caches, Env
-from ..common.meta import child_metadata, is_controlled_by, is_deleting, uid_of
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.env import Caches, Env
+from ..framework.meta import child_metadata, is_controlled_by, is_deleting, uid_of
+from ..framework.writes import Writes
 from .jobs import COMPLETED, ENDED, FAILED, build_job, job_outcome
 from .schedule_decisions import (
     BackupRef,

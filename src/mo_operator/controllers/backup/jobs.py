@@ -34,12 +34,12 @@ from mo_operator.kube.meta.objects import mapping_at, meta_of, status_of, view
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
 
-from ..common import pods as podutil
-from ..common import resources as r
-from ..common.env import Env
-from ..common.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, uid_of
-from ..common.podtemplate import _POD_OVERLAY_FIELDS, _upsert, overlay_container
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.env import Env
+from ..framework.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, uid_of
+from ..framework.writes import Writes
+from ..specs import pods as podutil
+from ..specs.podtemplate import _POD_OVERLAY_FIELDS, _upsert, overlay_container
 
 Obj = dict[str, Any]
 

@@ -29,14 +29,14 @@ from mo_operator.kube.meta.objects import condition_of, mapping_at, view
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 
-from ..common import progress, volumes
-from ..common import resources as r
-from ..common.admission import admitted
-from ..common.desired import stamped, up_to_date
-from ..common.env import Env
-from ..common.meta import child_metadata, is_controlled_by, is_deleting, name_of
-from ..common.status import UP_TO_DATE, not_fine, summarise
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.desired import stamped, up_to_date
+from ..framework.env import Env
+from ..framework.meta import child_metadata, is_controlled_by, is_deleting, name_of
+from ..framework.writes import Writes
+from ..steps import progress, volumes
+from ..steps.status import UP_TO_DATE, not_fine, summarise
 from .children import (
     ROLE_CN,
     ROLE_LOG,
@@ -366,7 +366,7 @@ def _planned_work(
 ) -> None:
     """The cluster's ``Upgrading`` (while its phase is, from one change's first set to its
     last, so not False between two sets) and ``Scaling``, each naming the first set at
-    the work with its progress (see :mod:`..common.progress`)."""
+    the work with its progress (see :mod:`..steps.progress`)."""
 
     def first(ctype: str) -> tuple[Child, Mapping[str, Any]] | None:
         for child in children:

@@ -31,9 +31,9 @@ from mo_operator.matrixone import labels, layout, names
 from mo_operator.matrixone.config import cn as cn_config
 from mo_operator.matrixone.version import component_image
 
-from ..common import resources as r
-from ..common.meta import owner_reference
-from ..common.podtemplate import restart_stamp
+from ..framework import resources as r
+from ..framework.meta import owner_reference
+from ..specs.podtemplate import restart_stamp
 from .restore import restored_log_spec
 
 Obj = dict[str, Any]

@@ -12,7 +12,7 @@ from typing import Any
 from mo_operator.api import ownership
 from mo_operator.kube.meta.objects import annotations_of
 
-from ..common.desired import APPLIED_HASH, matches
+from ..framework.desired import APPLIED_HASH, matches
 from .children import Child
 
 REVERTED = "ChildReverted"

@@ -30,10 +30,10 @@ from mo_operator.kube.meta.frozen import thaw
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.backup import HAKEEPER_DATA_PATH
 
-from ..common import resources as r
-from ..common.env import Env
-from ..common.meta import is_controlled_by, owner_reference
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.env import Env
+from ..framework.meta import is_controlled_by, owner_reference
+from ..framework.writes import Writes
 
 Obj = dict[str, Any]
 

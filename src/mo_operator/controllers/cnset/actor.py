@@ -10,7 +10,7 @@ immutable hashed ConfigMap.
 Each round reads the set, its pods, HAKeeper and the clock once
 (``observed.py``), then goes through its steps: load, shared objects
 (config and Services), serving or pooling, report (``report.py``). Of the
-component sets' skeleton (common/podset.py) it takes the log service, the
+component sets' skeleton (steps/podset.py) it takes the log service, the
 config, the pod template's input, the sync of its shared objects and the
 collection of unused configs; it makes its pods itself, so its roll is read
 from them.
@@ -55,13 +55,17 @@ from mo_operator.kube.meta.objects import is_deleting, labels_of, name_of, spec_
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 
-from ..common import pods as podutil
-from ..common import resources as r
-from ..common.admission import admitted
-from ..common.deps import Waiting, logset_ref, resolve
-from ..common.desired import stamped
-from ..common.env import Env
-from ..common.podset import (
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.desired import stamped
+from ..framework.env import Env
+from ..framework.references import report_references
+from ..framework.writes import Writes
+from ..specs import pods as podutil
+from ..specs.services import client_service, headless_service
+from ..specs.statefulsets import stall
+from ..steps.deps import Waiting, logset_ref, resolve
+from ..steps.podset import (
     SetInput,
     collect_configs,
     served_input,
@@ -69,12 +73,8 @@ from ..common.podset import (
     sync_desired,
     wait_for_log_service,
 )
-from ..common.references import report_references
-from ..common.rpchealth import Patience
-from ..common.services import client_service, headless_service
-from ..common.statefulsets import stall
-from ..common.status import NOT_STARTED, first_status
-from ..common.writes import Writes
+from ..steps.rpchealth import Patience
+from ..steps.status import NOT_STARTED, first_status
 from . import pods as cnpods
 from . import pooling
 from .claims import sync_cache_claims

@@ -14,10 +14,10 @@ from typing import Any
 from mo_operator.kube.meta.objects import is_deleting, mapping_at, name_of, namespace_of, spec_of
 from mo_operator.matrixone import layout
 
-from ..common import resources as r
-from ..common.env import Env
-from ..common.expansion import expand_claims
-from ..common.podtemplate import canonical_resources
+from ..framework import resources as r
+from ..framework.env import Env
+from ..specs.podtemplate import canonical_resources
+from ..steps.expansion import expand_claims
 from . import pods as cnpods
 from .observed import Desired, Observed
 

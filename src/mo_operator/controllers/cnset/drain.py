@@ -32,10 +32,10 @@ from mo_operator.matrixone.admin import (
     cn_labels_from_spec,
 )
 
-from ..common import pods as podutil
-from ..common import resources as r
-from ..common.meta import is_deleting, name_of
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.meta import is_deleting, name_of
+from ..framework.writes import Writes
+from ..specs import pods as podutil
 from . import pods as cnpods
 from .locks import locks_moved, marked, migrates_locks
 from .observed import Observed

@@ -28,9 +28,9 @@ from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, MOAdmin, StoreNotFound
 from mo_operator.matrixone.version import MOFeature, has_feature, parse_version, version_of
 
-from ..common import resources as r
-from ..common.meta import name_of
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.meta import name_of
+from ..framework.writes import Writes
 from . import pods as cnpods
 
 

@@ -20,10 +20,10 @@ from typing import Any
 from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone.admin import HAKeeperState, MOAdmin
 
-from ..common.deps import LogService
-from ..common.meta import name_of
-from ..common.rpchealth import Trouble
-from ..common.writes import Writes
+from ..framework.meta import name_of
+from ..framework.writes import Writes
+from ..steps.deps import LogService
+from ..steps.rpchealth import Trouble
 
 Obj = dict[str, Any]
 

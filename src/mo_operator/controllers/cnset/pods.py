@@ -24,8 +24,8 @@ from mo_operator.kube.meta.objects import annotations_of, labels_of, meta_of, sp
 from mo_operator.matrixone import identity, labels, layout, names
 from mo_operator.matrixone.component import Component
 
-from ..common.desired import content_hash
-from ..common.meta import child_metadata, owner_reference
+from ..framework.desired import content_hash
+from ..framework.meta import child_metadata, owner_reference
 
 Obj = dict[str, Any]
 

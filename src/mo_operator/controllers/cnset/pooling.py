@@ -52,10 +52,10 @@ from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, StoreNotFound, WorkState
 from mo_operator.matrixone.names import free_ordinals
 
-from ..common import pods as podutil
-from ..common import resources as r
-from ..common.meta import is_deleting, name_of
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.meta import is_deleting, name_of
+from ..framework.writes import Writes
+from ..specs import pods as podutil
 from . import pods as cnpods
 from .drain import drain_limits
 from .locks import locks_moved, migrates_locks

@@ -19,7 +19,7 @@ from typing import Any
 from mo_operator.kube.meta.objects import status_of
 from mo_operator.matrixone.admin import HAKeeperState
 
-from ..common.meta import is_deleting, uid_of
+from ..framework.meta import is_deleting, uid_of
 from . import pods as cnpods
 from .stores import store_of
 

@@ -15,9 +15,9 @@ from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 
-from ..common import pods as podutil
-from ..common.statefulsets import Rollout, stall
-from ..common.status import UP_TO_DATE, Readiness, not_fine, report_rollout, running_versions, summarise
+from ..specs import pods as podutil
+from ..specs.statefulsets import Rollout, stall
+from ..steps.status import UP_TO_DATE, Readiness, not_fine, report_rollout, running_versions, summarise
 from . import pods as cnpods
 from . import pooling
 from .observed import Observed

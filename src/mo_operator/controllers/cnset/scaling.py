@@ -7,7 +7,7 @@ decides, against the goal of exactly ``replicas`` ready pods running the
 current template, with none draining:
 
 - **scale-out** creates the missing pods, at most ``max_create`` in one round
-  (the plan's room, ``common/writes.py``: a spec of a thousand replicas costs
+  (the plan's room, ``framework/writes.py``: a spec of a thousand replicas costs
   rounds, not one reconcile holding a thousand pods), but first puts back to
   work pods that are still draining (their sessions never left, and a new
   pod would start cold);

@@ -33,8 +33,8 @@ from mo_operator.kube.meta.objects import mapping_at, status_of
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import AdminError, CNLoad
 
-from ..common import resources as r
-from ..common.meta import is_deleting, name_of
+from ..framework import resources as r
+from ..framework.meta import is_deleting, name_of
 from . import pods as cnpods
 from .observed import Observed
 

@@ -34,10 +34,10 @@ from mo_operator.kube.recorder.events import EventRecorder
 from mo_operator.matrixone import labels, layout
 from mo_operator.matrixone.admin import AdminError, Failure, StoreNotFound, failure_of
 
-from ..common import pods as podutil
-from ..common import resources as r
-from ..common.env import Env
-from ..common.meta import is_deleting
+from ..framework import resources as r
+from ..framework.env import Env
+from ..framework.meta import is_deleting
+from ..specs import pods as podutil
 from . import pods as cnpods
 
 log = logging.getLogger(__name__)

@@ -36,11 +36,11 @@ from mo_operator.matrixone.admin import (
     cn_labels_from_spec,
 )
 
-from ..common import pods as podutil
-from ..common import resources as r
-from ..common.meta import is_deleting, name_of
-from ..common.rpchealth import Patience, Trouble, judge
-from ..common.writes import Step
+from ..framework import resources as r
+from ..framework.meta import is_deleting, name_of
+from ..framework.writes import Step
+from ..specs import pods as podutil
+from ..steps.rpchealth import Patience, Trouble, judge
 from . import pods as cnpods
 from .observed import Observed
 

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from mo_operator.matrixone import layout, ports
 
-from ..common.podtemplate import canonical_resources, overlay_container
+from ..specs.podtemplate import canonical_resources, overlay_container
 
 __all__ = ["PYTHON_UDF_IMAGE", "python_udf_command", "python_udf_sidecar"]
 

@@ -18,17 +18,17 @@ from mo_operator.kube.meta.objects import annotations_of, spec_of, status_of
 from mo_operator.matrixone import labels, names, ports, reserved
 from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState
 
-from ..common import bucketclaims
-from ..common import resources as r
-from ..common.admission import admitted
-from ..common.env import Env
-from ..common.meta import name_of
-from ..common.podset import STATEFUL, Desired, collect_configs, sync_workload
-from ..common.references import report_references, spec_references
-from ..common.rpchealth import Patience, judge
-from ..common.statefulsets import Rollout
-from ..common.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.env import Env
+from ..framework.meta import name_of
+from ..framework.references import report_references, spec_references
+from ..framework.writes import Writes
+from ..specs.statefulsets import Rollout
+from ..steps import bucketclaims
+from ..steps.podset import STATEFUL, Desired, collect_configs, sync_workload
+from ..steps.rpchealth import Patience, judge
+from ..steps.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
 from .bootstrap import bootstrap_members
 from .desired import COMPONENT, desired
 from .planned import Evictions

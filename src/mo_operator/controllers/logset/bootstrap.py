@@ -25,8 +25,8 @@ from mo_operator.matrixone.bootstrap import (
     plan_bootstrap,
 )
 
-from ..common import resources as r
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.writes import Writes
 
 
 def log_shard_replicas(spec: Mapping[str, Any]) -> int:

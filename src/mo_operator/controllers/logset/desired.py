@@ -12,13 +12,13 @@ from mo_operator.matrixone.bootstrap import BootstrapReplica
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import log as log_config
 
-from ..common import resources as r
-from ..common.desired import stamped
-from ..common.meta import child_metadata, name_of, namespace_of, set_labels
-from ..common.podset import Desired, SetInput, hashed_config
-from ..common.podtemplate import canonical_resources
-from ..common.services import discovery_service, headless_service
-from ..common.statefulsets import statefulset, volume_claim_template
+from ..framework import resources as r
+from ..framework.desired import stamped
+from ..framework.meta import child_metadata, name_of, namespace_of, set_labels
+from ..specs.podtemplate import canonical_resources
+from ..specs.services import discovery_service, headless_service
+from ..specs.statefulsets import statefulset, volume_claim_template
+from ..steps.podset import Desired, SetInput, hashed_config
 
 Obj = dict[str, Any]
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from mo_operator.kube.meta.objects import labels_of, mapping_at, meta_of
 
-from ..common import pods as podutil
-from ..common.statefulsets import REVISION_LABEL
+from ..specs import pods as podutil
+from ..specs.statefulsets import REVISION_LABEL
 
 __all__ = ["DISRUPTION_TARGET", "EVICTED", "Evictions", "evicted", "planned", "rolled", "starting"]
 

@@ -15,11 +15,11 @@ from mo_operator.matrixone import identity, labels, names
 from mo_operator.matrixone.admin import HAKeeperState
 from mo_operator.matrixone.component import Component
 
-from ..common import pods as podutil
-from ..common import resources as r
-from ..common.env import Env
-from ..common.meta import name_of, uid_of
-from ..common.writes import Writes
+from ..framework import resources as r
+from ..framework.env import Env
+from ..framework.meta import name_of, uid_of
+from ..framework.writes import Writes
+from ..specs import pods as podutil
 from .bootstrap import log_shard_replicas
 from .failover import CONDITION, Decision, Policy, Store, decide
 from .planned import planned

@@ -25,7 +25,7 @@ from typing import Any
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.objects import annotations_of, is_deleting, spec_of, uid_of
 
-from ..common.resources import NODES, PERSISTENT_VOLUMES
+from ..framework.resources import NODES, PERSISTENT_VOLUMES
 from .failover import Claim
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"

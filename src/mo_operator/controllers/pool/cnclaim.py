@@ -60,12 +60,12 @@ from mo_operator.matrixone.admin import AdminError, CNStore, WorkState, cn_label
 
 from ..cnset import pods as cnpods
 from ..cnset.drain import DEFAULT_MIN_DRAIN_SECONDS
-from ..common import pods as podutil
-from ..common import resources as r
-from ..common.admission import admitted
-from ..common.env import Env
-from ..common.meta import is_deleting, name_of
-from ..common.writes import Step, Writes
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.env import Env
+from ..framework.meta import is_deleting, name_of
+from ..framework.writes import Step, Writes
+from ..specs import pods as podutil
 from .decisions import (
     DONE,
     DRAINING,

@@ -43,12 +43,12 @@ from mo_operator.matrixone.admin import AdminError
 from mo_operator.matrixone.names import free_ordinals
 
 from ..cnset import pods as cnpods
-from ..common import pods as podutil
-from ..common import resources as r
-from ..common.admission import admitted
-from ..common.env import Env
-from ..common.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
-from ..common.writes import Writes, delete_dependents_first
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.env import Env
+from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
+from ..framework.writes import Writes, delete_dependents_first
+from ..specs import pods as podutil
 from .decisions import (
     BOUND,
     LOST,

@@ -49,13 +49,13 @@ from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
 from ..cnset.pooling import IN_USE, describe_counts, phase_of, pool_counts
-from ..common import resources as r
-from ..common.admission import admitted
-from ..common.desired import content_hash, stamped
-from ..common.env import Env
-from ..common.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
-from ..common.status import UP_TO_DATE
-from ..common.writes import Step, Writes, delete_dependents_first
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.desired import content_hash, stamped
+from ..framework.env import Env
+from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
+from ..framework.writes import Step, Writes, delete_dependents_first
+from ..steps.status import UP_TO_DATE
 from .cnclaim import reclaim_patch
 from .decisions import pool_replicas
 

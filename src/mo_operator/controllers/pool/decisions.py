@@ -20,7 +20,7 @@ from mo_operator.kube.meta.selectors import selector_from_dict
 from mo_operator.matrixone import labels
 
 from ..cnset.pooling import phase_of
-from ..common.meta import is_deleting, name_of
+from ..framework.meta import is_deleting, name_of
 
 Obj = dict[str, Any]
 

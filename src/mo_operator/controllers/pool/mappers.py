@@ -11,9 +11,9 @@ from mo_operator.kube.controller.controller import Request
 from mo_operator.kube.meta.objects import labels_of, mapping_at, spec_of
 from mo_operator.matrixone import labels
 
-from ..common import resources as r
-from ..common.env import Caches
-from ..common.meta import is_deleting, name_of, namespace_of
+from ..framework import resources as r
+from ..framework.env import Caches
+from ..framework.meta import is_deleting, name_of, namespace_of
 
 Mapper = Callable[[Mapping[str, Any]], Iterable[Request]]
 

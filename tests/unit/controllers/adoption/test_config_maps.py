@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mo_operator.controllers.adoption.steps import go_operator_config_maps, mounted_config_maps
-from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
+from mo_operator.controllers.specs.configmaps import CONFIG_HASH_LABEL
 from mo_operator.matrixone.component import Component
 
 Obj = dict[str, Any]

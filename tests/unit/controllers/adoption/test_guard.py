@@ -7,7 +7,7 @@ from typing import Any, cast
 from mo_operator.controllers.adoption.guard import CONDITION, KruiseGuard
 from mo_operator.controllers.adoption.kruise import ADVANCED_STATEFULSETS
 from mo_operator.controllers.adoption.optin import ADOPT_ANNOTATION
-from mo_operator.controllers.common.env import Settings
+from mo_operator.controllers.framework.env import Settings
 from mo_operator.kube.controller.actor import Action, Context
 from mo_operator.kube.meta.errors import Forbidden
 from mo_operator.matrixone import labels

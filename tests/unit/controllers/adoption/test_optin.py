@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from mo_operator.controllers.adoption.optin import ADOPT_ANNOTATION, opted_in
-from mo_operator.controllers.common.env import Settings
+from mo_operator.controllers.framework.env import Settings
 
 from ..controller_fakes import FakeCaches, make_env
 

@@ -16,7 +16,7 @@ from mo_operator.controllers.adoption.steps import (
     set_step,
 )
 from mo_operator.controllers.cnset import pods as cnpods
-from mo_operator.controllers.common.configmaps import CONFIG_HASH_LABEL
+from mo_operator.controllers.specs.configmaps import CONFIG_HASH_LABEL
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 

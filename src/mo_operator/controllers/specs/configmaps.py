@@ -21,10 +21,10 @@ from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config.configmap import hashed_name
 from mo_operator.matrixone.config.tomlconfig import ConfigError
 
-from . import resources as r
-from .env import Caches
-from .meta import child_metadata, is_controlled_by, is_deleting, name_of, namespace_of
-from .writes import Writes
+from ..framework import resources as r
+from ..framework.env import Caches
+from ..framework.meta import child_metadata, is_controlled_by, is_deleting, name_of, namespace_of
+from ..framework.writes import Writes
 
 Obj = dict[str, Any]
 

@@ -24,12 +24,12 @@ from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.kube.meta.errors import AlreadyExists, Conflict
 from mo_operator.kube.meta.objects import mapping_at
 
-from . import resources as r
+from ..framework import resources as r
+from ..framework.desired import stamped
+from ..framework.env import Env
+from ..framework.meta import is_deleting, name_of
+from ..framework.writes import Writes
 from . import volumes
-from .desired import stamped
-from .env import Env
-from .meta import is_deleting, name_of
-from .writes import Writes
 
 Obj = dict[str, Any]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from mo_operator.matrixone import ports
 
-from .meta import child_metadata
+from ..framework.meta import child_metadata
 
 Obj = dict[str, Any]
 

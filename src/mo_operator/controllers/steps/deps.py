@@ -28,9 +28,9 @@ from mo_operator.kube.meta.objects import annotations_of, mapping_at, meta_of, n
 from mo_operator.matrixone import reserved, version
 from mo_operator.matrixone.discovery import HAKeeperEndpoint, hakeeper_service_addresses
 
-from . import resources as r
-from .env import Caches
-from .meta import logset_ref as logset_ref
+from ..framework import resources as r
+from ..framework.env import Caches
+from ..framework.meta import logset_ref as logset_ref
 
 
 @dataclass(frozen=True)

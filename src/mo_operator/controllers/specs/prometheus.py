@@ -16,12 +16,12 @@ from typing import Any
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 
-from . import resources as r
-from .desired import stamped
-from .env import Env
-from .meta import is_controlled_by, is_deleting, set_labels, uid_of
+from ..framework import resources as r
+from ..framework.desired import stamped
+from ..framework.env import Env
+from ..framework.meta import is_controlled_by, is_deleting, set_labels, uid_of
+from ..framework.writes import Writes
 from .services import metric_service
-from .writes import Writes
 
 SERVICE_SCHEME = "Service"
 POD_SCHEME = "Pod"

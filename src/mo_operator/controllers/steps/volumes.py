@@ -27,7 +27,7 @@ from typing import Any
 from mo_operator.kube.meta.objects import annotations_of, is_deleting, mapping_at, spec_of, status_of
 from mo_operator.kube.meta.quantity import canonical_quantity, quantity_value
 
-from .desired import matches
+from ..framework.desired import matches
 
 Obj = dict[str, Any]
 

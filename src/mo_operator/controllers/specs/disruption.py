@@ -29,11 +29,11 @@ from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.bootstrap import default_log_shard_replicas
 from mo_operator.matrixone.component import Component
 
-from . import resources as r
-from .desired import stamped
-from .env import Env
-from .meta import child_metadata, is_controlled_by, is_deleting, set_labels, uid_of
-from .writes import Writes
+from ..framework import resources as r
+from ..framework.desired import stamped
+from ..framework.env import Env
+from ..framework.meta import child_metadata, is_controlled_by, is_deleting, set_labels, uid_of
+from ..framework.writes import Writes
 
 Obj = dict[str, Any]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from mo_operator.kube.meta.objects import spec_of, status_of
 
-from .meta import child_metadata, is_deleting
+from ..framework.meta import child_metadata, is_deleting
 from .statefulsets import Rollout, stall
 
 Obj = dict[str, Any]

@@ -12,8 +12,8 @@ of MatrixOne pods, in steps.
    renderer);
 4. sync them (``sync_desired``: server-side apply of what differs and the
    metric Service) and read the roll (``sync_workload``: the workload's roll
-   from it and its pods, and for a StatefulSet its volume growth and the
-   forced rollback of pods stuck on an outdated revision);
+   from it and its pods, ``read_roll``, and for a StatefulSet its volume growth
+   and the forced rollback of pods stuck on an outdated revision);
 5. delete the hashed ConfigMaps no pod needs once the roll is complete and
    nothing else is planned (``collect_configs``);
 6. report: the kind's own status fields (``PodSetActor.report``), then
@@ -41,6 +41,11 @@ A set with more to do calls the steps from its own ``observe``:
   ``rolled`` meaning "no pod left to create"; it reads its roll from its
   pods and template hash and reports it with ``report_rollout`` beside its
   stores (a pooling set, which never rolls, words its own conditions).
+
+The WebUI (webui.py) is no set of MatrixOne pods (no log service, its config a
+Secret holding a credential, no disruption budget or metric Service): it applies
+its own objects and uses the skeleton's ``read_roll`` with ``STATELESS`` and
+``report_rollout``.
 """
 
 from __future__ import annotations
@@ -56,22 +61,22 @@ from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
 
-from . import deployments, statefulsets
-from . import resources as r
-from .admission import admitted
-from .configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
+from ..framework import resources as r
+from ..framework.admission import admitted
+from ..framework.desired import stamped
+from ..framework.env import Env
+from ..framework.meta import name_of, namespace_of, set_labels
+from ..framework.references import Ref, report_references, spec_references
+from ..framework.writes import Writes
+from ..specs import deployments, statefulsets
+from ..specs.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal
+from ..specs.disruption import sync_disruption_budget
+from ..specs.podtemplate import PodTemplateInput, pod_template, restart_stamp
+from ..specs.prometheus import sync_metric_service
+from ..specs.statefulsets import Rollout
 from .deps import LogService, Waiting, resolve
-from .desired import stamped
-from .disruption import sync_disruption_budget
-from .env import Env
 from .expansion import sync_stateful
-from .meta import name_of, namespace_of, set_labels
-from .podtemplate import PodTemplateInput, pod_template, restart_stamp
-from .prometheus import sync_metric_service
-from .references import Ref, report_references, spec_references
-from .statefulsets import Rollout
 from .status import NOT_STARTED, UP_TO_DATE, Readiness, first_status, report_rollout
-from .writes import Writes
 
 Obj = dict[str, Any]
 Desired = list[tuple[Resource, Obj]]
@@ -260,13 +265,21 @@ def sync_workload(
 ) -> tuple[list[Mapping[str, Any]], Rollout]:
     """``sync_desired`` for a set run by a workload; the set's pods and how far its
     roll got, from the cache."""
-    namespace, name = ctx.namespace, ctx.name
     sync_desired(ctx, env, component, spec, desired, plan, workload.sync)
+    pods, roll = read_roll(ctx, env, workload, component)
+    if workload.forces_rollback:
+        statefulsets.force_rollback(ctx, roll, plan)
+    return pods, roll
+
+
+def read_roll(
+    ctx: Context, env: Env, workload: Workload, component: Component
+) -> tuple[list[Mapping[str, Any]], Rollout]:
+    """The set's pods and how far its workload's roll got, from the cache."""
+    namespace, name = ctx.namespace, ctx.name
     pods = env.caches.list(r.PODS, namespace, labels.sub_resource_labels(component, name, namespace))
     cached = env.caches.get(workload.resource, namespace, names.workload_name(component, name))
     roll = workload.rollout(cached, pods, now=env.clock(), stall_seconds=env.settings.rollout_stall_seconds)
-    if workload.forces_rollback:
-        statefulsets.force_rollback(ctx, roll, plan)
     return list(pods), roll
 
 
@@ -291,8 +304,8 @@ def collect_configs(
 class PodSetActor(ABC):
     """The Actor of a set that needs only the skeleton's steps (see the module doc)."""
 
-    kind: str
-    """The kind admitted (its webhook rules), which a subclass serving two names may set per instance."""
+    kind: ClassVar[str]
+    """The kind admitted (its webhook rules)."""
     component: ClassVar[Component]
     readiness: ClassVar[Readiness]
     workload: ClassVar[Workload]

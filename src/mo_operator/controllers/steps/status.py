@@ -25,10 +25,10 @@ from mo_operator.kube.meta.objects import is_deleting
 from mo_operator.matrixone import layout
 from mo_operator.matrixone.version import image_tag
 
-from . import pods as podutil
+from ..framework.meta import name_of
+from ..specs import pods as podutil
+from ..specs.statefulsets import Rollout
 from . import progress
-from .meta import name_of
-from .statefulsets import Rollout
 
 UP_TO_DATE = "UpToDate"
 PROGRESSING = "Progressing"

@@ -29,10 +29,10 @@ from mo_operator.kube.meta.errors import Conflict
 from mo_operator.kube.meta.objects import labels_of, spec_of, status_of
 from mo_operator.kube.meta.times import format_time
 
+from ..framework import resources as r
+from ..framework.meta import child_metadata, is_deleting, name_of, uid_of
+from ..framework.writes import Writes
 from . import pods as podutil
-from . import resources as r
-from .meta import child_metadata, is_deleting, name_of, uid_of
-from .writes import Writes
 
 Obj = dict[str, Any]
 

@@ -34,9 +34,9 @@ from mo_operator.kube.meta.objects import (
 from mo_operator.matrixone import buckets, labels
 from mo_operator.matrixone.component import Component
 
-from . import resources as r
-from .env import Caches
-from .meta import set_labels
+from ..framework import resources as r
+from ..framework.env import Caches
+from ..framework.meta import set_labels
 
 Obj = dict[str, Any]
 

@@ -91,10 +91,11 @@ def test_a_detached_pod_is_made_as_the_statefulset_would_make_it_but_controlled_
     assert (spec["hostname"], spec["subdomain"]) == ("mo-log-0", "mo-log-headless"), "same DNS name"
     assert {"name": "mo-data", "persistentVolumeClaim": {"claimName": "mo-data-mo-log-0"}} in spec["volumes"]
     assert {"name": "config", "configMap": {"name": "mo-log-config"}} in spec["volumes"]
-    (claim,) = detached.claims(_sts(), 0)
+    (claim,) = detached.claims(OWNER, _sts(), 0)
     assert claim["metadata"]["name"] == "mo-data-mo-log-0"
     assert claim["metadata"]["labels"] == {"x": "y", **SELECTOR}
     assert claim["spec"]["resources"] == {"requests": {"storage": "1Gi"}}
+    assert "ownerReferences" not in claim["metadata"], "kept when the LogSet goes (Retain)"
 
 
 def test_a_template_change_changes_the_hash_a_stale_pod_is_seen_by() -> None:
@@ -182,12 +183,36 @@ def test_only_one_stale_detached_store_is_replaced_at_a_time() -> None:
     assert plan.delete_pods == [("mo-log-0", "uid-0")] and plan.stale == 2 and plan.hold
 
 
-def test_a_detached_store_scaled_away_is_deleted() -> None:
+def _deleting_claims() -> Obj:
+    sts = _sts()
+    sts["spec"]["persistentVolumeClaimRetentionPolicy"] = {"whenDeleted": "Delete", "whenScaled": "Delete"}
+    return sts
+
+
+@pytest.mark.parametrize(
+    ("sts", "claims_deleted"),
+    [(_sts(), []), (_deleting_claims(), [("mo-data-mo-log-0", "claim-uid")])],
+    ids=["claims retained", "claims deleted with the pod (whenScaled: Delete)"],
+)
+def test_a_detached_store_scaled_away_is_deleted(sts: Obj, claims_deleted: list[tuple[str, str]]) -> None:
     # replicas 0 after a scale to zero: no detached store is wanted
+    claim = {"metadata": {"name": "mo-data-mo-log-0", "uid": "claim-uid"}}
     plan = detached.decide(
-        OWNER, _sts(), reserved.numbering({1}, 0), [_pod(0)], lambda _: None, statefulset_rolled=True
+        OWNER,
+        sts,
+        reserved.numbering({1}, 0),
+        [_pod(0, sts)],
+        {"mo-data-mo-log-0": claim}.get,
+        statefulset_rolled=True,
     )
     assert plan.delete_pods == [("mo-log-0", "uid-0")] and not plan.create_pods
+    assert plan.delete_claims == claims_deleted
+
+
+def test_a_made_claim_goes_with_the_logset_when_the_sets_claims_do() -> None:
+    (claim,) = detached.claims(OWNER, _deleting_claims(), 0)
+    (ref,) = claim["metadata"]["ownerReferences"]
+    assert (ref["kind"], ref["uid"], ref["controller"]) == ("LogSet", "logset-uid", False)
 
 
 def test_the_roll_counts_both_kinds_of_store() -> None:

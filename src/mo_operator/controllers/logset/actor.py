@@ -333,3 +333,5 @@ def _keep_detached(ctx: Context, kept: detached.Plan, plan: Writes) -> None:
         plan.create(pod, r.PODS)
     for name, uid in kept.delete_pods:
         plan.delete(r.PODS, ctx.namespace, name, uid=uid)
+    for name, uid in kept.delete_claims:
+        plan.delete(r.PVCS, ctx.namespace, name, uid=uid)

@@ -54,27 +54,36 @@ def claim_name(template: Mapping[str, Any], sts: Mapping[str, Any], ordinal: int
     return f"{name_of(template)}-{name_of(sts)}-{ordinal}"
 
 
-def claims(sts: Mapping[str, Any], ordinal: int) -> list[Obj]:
+def claims(owner: Mapping[str, Any], sts: Mapping[str, Any], ordinal: int) -> list[Obj]:
     """The claims of the store at ``ordinal``, as the StatefulSet controller makes them
-    from its ``volumeClaimTemplates`` (labels: the template's and the selector's)."""
+    from its ``volumeClaimTemplates`` (labels: the template's and the selector's); owned
+    by the LogSet (not its controller) when the set's claims go with it
+    (``persistentVolumeClaimRetentionPolicy.whenDeleted: Delete``)."""
     spec = sts["spec"]
     namespace = sts["metadata"].get("namespace") or ""
+    owned = _retention(sts, "whenDeleted") == "Delete"
     out = []
     for template in spec.get("volumeClaimTemplates") or ():
-        claim_labels = {**labels_of(template), **spec["selector"]["matchLabels"]}
+        metadata: Obj = {
+            "name": claim_name(template, sts, ordinal),
+            "namespace": namespace,
+            "labels": {**labels_of(template), **spec["selector"]["matchLabels"]},
+        }
+        if owned:
+            metadata["ownerReferences"] = [{**owner_reference(owner), "controller": False}]
         out.append(
             {
                 "apiVersion": "v1",
                 "kind": "PersistentVolumeClaim",
-                "metadata": {
-                    "name": claim_name(template, sts, ordinal),
-                    "namespace": namespace,
-                    "labels": claim_labels,
-                },
+                "metadata": metadata,
                 "spec": dict(template["spec"]),
             }
         )
     return out
+
+
+def _retention(sts: Mapping[str, Any], when: str) -> str:
+    return str((sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}).get(when) or "Retain")
 
 
 def pod(owner: Mapping[str, Any], sts: Mapping[str, Any], ordinal: int) -> Obj:
@@ -127,6 +136,9 @@ class Plan:
     create_pods: list[Obj] = field(default_factory=list)
     delete_pods: list[tuple[str, str]] = field(default_factory=list)
     """``(name, uid)``: stale pods replaced (one at a time) and pods no longer wanted."""
+    delete_claims: list[tuple[str, str]] = field(default_factory=list)
+    """``(name, uid)``: the claims of pods scaled away, when the set's claims go with them
+    (``whenScaled: Delete``)."""
     hold: bool = False
     """A detached store is not Ready (or is being replaced): the StatefulSet must not roll."""
     stale: int = 0
@@ -171,9 +183,14 @@ def decide(
         if labels_of(found).get(labels.LOGSET_TEMPLATE_HASH) != want:
             stale.append(found)
     plan.stale = len(stale)
-    for ordinal, found in sorted((o, p) for o, p in by_ordinal.items() if o is not None):
+    for ordinal, found in sorted(
+        ((o, p) for o, p in by_ordinal.items() if o is not None), key=lambda x: x[0]
+    ):
         if ordinal not in numbering.detached and is_controlled_by(found, owner) and not is_deleting(found):
             plan.delete_pods.append((name_of(found), uid_of(found)))  # scaled away
+            if _retention(sts, "whenScaled") == "Delete":
+                cached = (claim_of(name_of(c)) for c in claims(owner, sts, ordinal))
+                plan.delete_claims.extend((name_of(c), uid_of(c)) for c in cached if c is not None)
     if stale and not plan.hold and statefulset_rolled:
         first = stale[0]
         plan.delete_pods.append((name_of(first), uid_of(first)))
@@ -190,7 +207,7 @@ def _make(
 ) -> None:
     """A missing store made again: its missing claims, then its pod, unless a claim is
     still going (the new pod would mount the old volume)."""
-    wanted = claims(sts, ordinal)
+    wanted = claims(owner, sts, ordinal)
     found = [claim_of(name_of(c)) for c in wanted]
     if any(c is not None and is_deleting(c) for c in found):
         return

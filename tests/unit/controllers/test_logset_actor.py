@@ -28,6 +28,7 @@ from mo_operator.matrixone.admin import (
     Unreachable,
 )
 from mo_operator.matrixone.bootstrap import encode_annotation, plan_bootstrap
+from mo_operator.matrixone.component import Component
 
 from .controller_fakes import NOW, FakeCaches, RecordingClient, condition, context, make_env
 
@@ -384,3 +385,26 @@ async def test_a_malformed_record_of_reserved_ordinals_stops_the_logset_with_the
     with pytest.raises(TerminalError, match="JSON list") as stopped:
         await one_round(obj)
     assert stopped.value.reason == "InvalidReservedOrdinals"
+
+
+async def test_a_store_below_a_reserved_ordinal_is_taken_before_the_statefulset_is_written() -> None:
+    # a takeover: the Go operator's workload orphaned mo-log-0, which our StatefulSet
+    # (starting at 2) would adopt and delete
+    obj = a_logset()
+    obj["metadata"]["annotations"][labels.LOGSET_RESERVED_ORDINALS] = "[1]"
+    orphan = {
+        "kind": "Pod",
+        "metadata": {
+            "name": "mo-log-0",
+            "namespace": NS,
+            "uid": "uid-log-0",
+            "resourceVersion": "7",
+            "labels": labels.sub_resource_labels(Component.LOG, "mo", NS),
+        },
+        "spec": {},
+    }
+    calls, _ = await one_round(obj, orphan)
+    assert [(c[0], c[1], c[2]) for c in calls] == [("patch", "Pod", "mo-log-0")]
+    meta = calls[0][3]["metadata"]
+    assert meta["resourceVersion"] == "7", "taken only as it was judged"
+    assert [(ref["kind"], ref["controller"]) for ref in meta["ownerReferences"]] == [("LogSet", True)]

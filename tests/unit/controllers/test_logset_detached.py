@@ -132,20 +132,25 @@ def test_a_pod_is_not_made_while_its_old_claim_is_still_going() -> None:
 
 
 @pytest.mark.parametrize(
-    ("pod", "adopted"),
+    ("controller", "adopted"),
     [
-        (_pod(0, controller=None), True),
-        (_pod(0, controller={"kind": "StatefulSet", "name": "mo-log", "uid": "sts"}), True),
-        (_pod(0, controller={"kind": "StatefulSet", "name": "other", "uid": "x"}), False),
+        (None, True),
+        ({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "mo-log", "uid": "s"}, True),
+        ({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "other", "uid": "x"}, False),
+        (
+            {"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet", "name": "mo-log", "uid": "k"},
+            False,
+        ),
     ],
-    ids=["orphan", "our StatefulSet's", "someone else's"],
+    ids=["orphan", "our StatefulSet's", "someone else's", "the Go operator's, still orphaning"],
 )
 def test_a_pod_at_a_detached_ordinal_not_ours_is_adopted_only_when_free_or_our_statefulsets(
-    pod: Obj, adopted: bool
+    controller: Obj | None, adopted: bool
 ) -> None:
-    plan = _decide(pod)
+    plan = _decide(_pod(0, controller=controller))
     assert plan.hold and not plan.create_pods and not plan.delete_pods
     assert plan.adopt == ([detached.Adopt("mo-log-0", "uid-0", "rv-0")] if adopted else [])
+    assert plan.foreign == ([] if adopted else ["mo-log-0"]), "either way the StatefulSet waits"
 
 
 @pytest.mark.parametrize(

@@ -74,9 +74,10 @@ class LogSetActor:
         if not self._holds_path(ctx, obj, spec, wanted, plan):
             return plan or None  # nothing runs before the LogSet holds its S3 path
         kept = self._detached(ctx, wanted, numbering, selector)
-        if kept.adopt:
+        if kept.adopt or kept.foreign:
             _adopt(ctx, kept, plan)  # before the StatefulSet, which would delete them
-            return plan
+            ctx.requeue(self.env.settings.busy_poll_seconds)
+            return plan or None
         if kept.hold:
             wanted = desired(obj, spec, members, selector, numbering, hold=True)
         pods, roll = sync_workload(

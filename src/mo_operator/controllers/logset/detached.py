@@ -16,10 +16,12 @@ first; a stale detached pod is replaced only when the StatefulSet has rolled and
 store is Ready; while a detached store is not Ready (missing, starting, being
 replaced), the StatefulSet's roll is held with its ``partition``.
 
-A detached pod's StatefulSet would delete it (its ordinal is below the set's start),
-so a pod at a detached ordinal that is orphaned or still controlled by the
-StatefulSet is adopted first (controller reference replaced under the pod's
-``resourceVersion``), and the StatefulSet is not written in that round.
+The StatefulSet would delete a pod at a detached ordinal it controls (its ordinal is
+below the set's start), and adopts any orphan its selector matches, so a pod at a
+detached ordinal that is orphaned or still the StatefulSet's is adopted first
+(controller reference replaced under the pod's ``resourceVersion``), and the
+StatefulSet is not written while one is not the LogSet's (during a takeover, the
+Go operator's workload still holds it until its orphaning ends).
 """
 
 from __future__ import annotations
@@ -132,6 +134,9 @@ class Plan:
 
     adopt: list[Adopt] = field(default_factory=list)
     """Pods at detached ordinals to take before the StatefulSet is written (it would delete them)."""
+    foreign: list[str] = field(default_factory=list)
+    """Pods at detached ordinals something else controls (the Go operator's workload, going
+    during a takeover): the StatefulSet is not written until they are free and taken."""
     create_claims: list[Obj] = field(default_factory=list)
     create_pods: list[Obj] = field(default_factory=list)
     delete_pods: list[tuple[str, str]] = field(default_factory=list)
@@ -175,6 +180,8 @@ def decide(
             plan.hold = True
             if _adoptable(found, sts):
                 plan.adopt.append(Adopt(name_of(found), uid_of(found), str(meta_of(found).resource_version)))
+            else:
+                plan.foreign.append(name_of(found))
             continue
         if not podutil.is_ready(found):
             plan.hold = True
@@ -219,7 +226,9 @@ def _adoptable(found: Mapping[str, Any], sts: Mapping[str, Any]) -> bool:
     """An orphan, or a pod of our StatefulSet (which deletes pods below its start)."""
     controller = meta_of(found).controller
     return controller is None or (
-        controller.get("kind") == "StatefulSet" and controller.get("name") == name_of(sts)
+        controller.get("apiVersion") == "apps/v1"
+        and controller.get("kind") == "StatefulSet"
+        and controller.get("name") == name_of(sts)
     )
 
 

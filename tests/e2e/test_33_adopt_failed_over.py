@@ -66,6 +66,15 @@ class LogPods:
                     self.made.append(pod["metadata"]["name"])
 
 
+async def _log_budget(world: World) -> bool:
+    """The disruption controller counts the LogSet's own store (minAvailable: a LogSet has
+    no scale subresource, which maxUnavailable would need)."""
+    pdb = await world.get(r.PDBS, "mo-log")
+    status = (pdb or {}).get("status") or {}
+    counts = (status.get("expectedPods"), status.get("desiredHealthy"), status.get("disruptionsAllowed"))
+    return pdb is not None and pdb["spec"].get("minAvailable") == 2 and counts == (3, 2, 1)
+
+
 def _set_of(pod: dict[str, Any]) -> str:
     return str(pod["metadata"]["labels"][labels.INSTANCE])
 
@@ -125,6 +134,11 @@ async def test_a_failed_over_log_set_and_a_cn_pool_are_taken_over_keeping_stores
     assert sorted(p["metadata"]["name"] for p in pods) == list(STORES)
     owners = {p["metadata"]["name"]: [ref["kind"] for ref in p["metadata"]["ownerReferences"]] for p in pods}
     assert owners == {"mo-log-0": ["LogSet"], "mo-log-2": ["StatefulSet"], "mo-log-3": ["StatefulSet"]}
+    await eventually(
+        lambda: _log_budget(world),
+        timeout=30,
+        message="the log PodDisruptionBudget expects 3 stores, 2 healthy, allows 1 disruption",
+    )
     gossip = await world.get(r.CONFIGMAPS, names.log_gossip_config_map_name("mo"))
     assert gossip is not None
     seeds = gossip["data"]["gossip.toml"]

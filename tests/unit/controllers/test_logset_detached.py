@@ -160,14 +160,14 @@ def test_a_pod_at_a_detached_ordinal_not_ours_is_adopted_only_when_free_or_our_s
         (_pod(0, deleting=True), True, True, False),
         (_pod(0, _sts("mo:0")), False, False, False),
         (_pod(0, _sts("mo:0")), True, True, True),
-        (_pod(0, _sts("mo:0"), ready=False), True, True, False),
+        (_pod(0, _sts("mo:0"), ready=False), False, True, True),
     ],
     ids=[
         "not ready: the StatefulSet waits",
         "going: the StatefulSet waits",
         "stale while the StatefulSet rolls: the StatefulSet first",
         "stale once the StatefulSet rolled and all are ready: replaced",
-        "stale and not ready: nothing more goes down",
+        "stale and not ready: replaced at once, down already (a reverted template reaches it)",
     ],
 )
 def test_the_roll_takes_one_store_down_at_a_time_across_both_kinds(

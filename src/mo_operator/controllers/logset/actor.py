@@ -80,9 +80,8 @@ class LogSetActor:
             return plan or None
         if kept.hold:
             wanted = desired(obj, spec, members, selector, numbering, hold=True)
-        pods, roll = sync_workload(
-            ctx, self.env, STATEFUL, COMPONENT, spec, wanted, plan, runs=_run_by_statefulset(numbering)
-        )
+        runs = _run_by_statefulset(numbering) if numbering.detached else None
+        pods, roll = sync_workload(ctx, self.env, STATEFUL, COMPONENT, spec, wanted, plan, runs=runs)
         _keep_detached(ctx, kept, plan)
         roll = detached.combined(roll, kept, numbering)
         evicted = self._evictions.note((ctx.namespace, ctx.name), pods)

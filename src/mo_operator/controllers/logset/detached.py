@@ -14,7 +14,9 @@ it makes a missing one again (claims first), and replaces a stale one. Rolls kee
 quorum across both kinds of store, one store down at a time: the StatefulSet rolls
 first; a stale detached pod is replaced only when the StatefulSet has rolled and every
 store is Ready; while a detached store is not Ready (missing, starting, being
-replaced), the StatefulSet's roll is held with its ``partition``.
+replaced), the StatefulSet's roll is held with its ``partition``. A detached pod
+not Ready on an older template is replaced at once (it is down already, and a
+reverted template must reach it: the StatefulSet's "forced rollback").
 
 The StatefulSet would delete a pod at a detached ordinal it controls (its ordinal is
 below the set's start), and adopts any orphan its selector matches, so a pod at a
@@ -183,11 +185,16 @@ def decide(
             else:
                 plan.foreign.append(name_of(found))
             continue
+        outdated = labels_of(found).get(labels.LOGSET_TEMPLATE_HASH) != want
         if not podutil.is_ready(found):
             plan.hold = True
+            if outdated:  # down already, and never to be ready on a template no longer wanted
+                plan.delete_pods.append((name_of(found), uid_of(found)))
+                stale.append(found)  # (counted; the hold keeps it from being replaced twice)
+                continue
         else:
             plan.ready += 1
-        if labels_of(found).get(labels.LOGSET_TEMPLATE_HASH) != want:
+        if outdated:
             stale.append(found)
     plan.stale = len(stale)
     for ordinal, found in sorted(

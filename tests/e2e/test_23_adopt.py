@@ -80,14 +80,14 @@ async def test_dry_run_prints_the_plan_and_refuses_an_unsafe_cluster(
     assert "drained" in text and "propagationPolicy=Orphan" in text, text
     assert await world.get(KRUISE_STATEFULSETS, "mo-log") is not None, "a dry run changes nothing"
 
-    # A reserved ordinal our StatefulSet cannot keep: above the live stores 0..2 (a hole).
+    # A reserved ordinal where a store runs (mo-log-1): Kruise would run 0, 2, 3, so the pods are not where it says.
     await world.client.patch(
-        KRUISE_STATEFULSETS, "mo-log", {"spec": {"reserveOrdinals": [3]}}, world.namespace
+        KRUISE_STATEFULSETS, "mo-log", {"spec": {"reserveOrdinals": [1]}}, world.namespace
     )
     lines.clear()
     assert await adopt(world.client, world.namespace, echo=lines.append) == REFUSED
     text = "\n".join(lines)
-    assert "LogSet mo: REFUSED" in text and "reserveOrdinals [3]" in text, text
+    assert "LogSet mo: REFUSED" in text and "reserveOrdinals [1]" in text, text
     assert "nothing was changed" in text
     assert await world.get(KRUISE_STATEFULSETS, "mo-log") is not None
     assert await world.get(CLONESETS, "mo-tp-cn") is not None

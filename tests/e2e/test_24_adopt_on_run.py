@@ -118,9 +118,9 @@ async def test_an_unsafe_set_is_refused_with_a_warning_and_released_once_safe(
     world: World, operator_runner: OperatorRunner
 ) -> None:
     await build(world, operator_runner)
-    # A reserved ordinal our StatefulSet cannot keep: above the live stores 0..2 (a hole).
+    # A reserved ordinal where a store runs (mo-log-1): Kruise would run 0, 2, 3, so the pods are not where it says.
     await world.client.patch(
-        KRUISE_STATEFULSETS, "mo-log", {"spec": {"reserveOrdinals": [3]}}, world.namespace
+        KRUISE_STATEFULSETS, "mo-log", {"spec": {"reserveOrdinals": [1]}}, world.namespace
     )
     await _annotate_cluster(world)
     await operator_runner.start()
@@ -130,7 +130,7 @@ async def test_an_unsafe_set_is_refused_with_a_warning_and_released_once_safe(
         return dict(found) if found.get("reason") == REFUSED else None
 
     found = await eventually(refused, timeout=60, message="the LogSet says why it is not taken over")
-    assert "reserveOrdinals [3]" in str(found["message"]), found
+    assert "reserveOrdinals [1]" in str(found["message"]), found
 
     async def warned() -> list[dict[str, object]]:
         events = (await world.client.list(EVENTS, world.namespace)).items

@@ -110,8 +110,8 @@ async def build(
 ) -> None:
     """The cluster, as the Go operator would have left it; no operator runs afterwards.
 
-    With ``reserved``, its log failover replaced the stores at those (lowest) ordinals
-    by the next ones, which its Advanced StatefulSet keeps in ``reserveOrdinals``. With
+    With ``reserved``, its log failover replaced the stores at those ordinals by the
+    next free ones, which its Advanced StatefulSet keeps in ``reserveOrdinals``. With
     ``pool``, a CNPool ``POOL`` of one idle CN beside it, whose CNClaim ``CLAIM`` holds
     another; the pool's CNSet runs them with a CloneSet."""
     await runner.start()
@@ -230,9 +230,9 @@ async def _fail_over(world: World, reserved: tuple[int, ...]) -> None:
         "metadata": {"annotations": {labels.LOGSET_RESERVED_ORDINALS: reserved_ordinals.encode(reserved)}}
     }
     await world.client.patch(r.LOGSETS, "mo", patch, world.namespace)
-    first = reserved_ordinals.first_live(reserved)
-    wanted = {names.pod_name(Component.LOG, "mo", o) for o in range(first, first + 3)}
-    uuids = {identity.log_store_uuid(o) for o in range(first, first + 3)}
+    live = reserved_ordinals.numbering(reserved, 3).live
+    wanted = {names.pod_name(Component.LOG, "mo", o) for o in live}
+    uuids = {identity.log_store_uuid(o) for o in live}
     mo = world.cluster.mo
     assert mo is not None
 
@@ -421,10 +421,15 @@ async def _kruise_workload(
 
 
 async def _release_ours(world: World, component: Component, set_name: str) -> None:
-    """Our workload goes (its pods stay, released), as if it had never been made."""
+    """Our workload goes (its pods stay, released), as if it had never been made; so do
+    the LogSet's own stores (below a reserved ordinal)."""
     name = names.workload_name(component, set_name)
     if component in (Component.LOG, Component.TN):
         await world.client.delete(r.STATEFULSETS, name, world.namespace, propagation_policy="Orphan")
+        for pod in await _set_pods(world, component, set_name):
+            if any(ref.get("kind") == "LogSet" for ref in pod["metadata"].get("ownerReferences") or ()):
+                patch = {"metadata": {"ownerReferences": None}}
+                await world.client.patch(r.PODS, pod["metadata"]["name"], patch, world.namespace)
     elif component is Component.PROXY:
         await world.client.delete(r.DEPLOYMENTS, name, world.namespace, propagation_policy="Orphan")
         await eventually(lambda: _gone(world, r.DEPLOYMENTS, name), message=f"Deployment {name} gone")

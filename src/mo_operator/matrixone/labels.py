@@ -61,6 +61,9 @@ LOGSET_BOOTSTRAP: Final = LOGSET_BOOTSTRAP_ANNOTATION
 LOGSET_RESERVED_ORDINALS: Final = "logset.matrixorigin.io/reserved-ordinals"
 """On a LogSet taken over from the Go operator: the ordinals its log failover retired
 (Kruise ``reserveOrdinals``), as a JSON list; no store runs at them (see reserved.py)."""
+LOGSET_TEMPLATE_HASH: Final = "logset.matrixorigin.io/template-hash"
+"""On a log store pod the LogSet keeps itself (below a reserved ordinal): the hash of the
+StatefulSet pod template it was made from, so that a stale one is seen."""
 SKIP_SYNC: Final = "matrixorigin.io/skip-sync"
 RESTART_AT: Final = "matrixorigin.io/restart-at"
 """On a cluster or a set: a time (any new value) that restarts its pods, as

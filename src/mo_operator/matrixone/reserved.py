@@ -8,22 +8,26 @@ are the pod's DNS name). A taken-over LogSet records them (annotation
 ``logset.matrixorigin.io/reserved-ordinals``, a JSON list as Kruise's field) so
 that its stores keep those names under our StatefulSet.
 
-An apps/v1 StatefulSet runs consecutive ordinals from ``spec.ordinals.start``, so
-reserved ordinals carry over when they are the lowest ones, ``0..k-1`` (the live
-stores are then ``k..k+replicas-1``, as Kruise numbers them); a reserved ordinal
-between live stores would leave a hole no StatefulSet can keep.
+Kruise runs the ``replicas`` lowest ordinals that are not reserved: stores 0, 1, 2
+with store 1 lost run ``0, 2, 3``. An apps/v1 StatefulSet runs consecutive ordinals
+from ``spec.ordinals.start``, so ours keeps the live stores above the highest
+reserved ordinal (``start = max(reserved) + 1``); the live stores below it
+(*detached*, ``0`` here) are pods the LogSet keeps itself (``controllers/logset/
+detached.py``). No store is renumbered and no pod runs at a reserved ordinal.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 
 from mo_operator.matrixone import labels
 
 
 class ReservedOrdinalsError(ValueError):
-    """A record of reserved ordinals that is malformed or that our StatefulSet cannot keep."""
+    """A record of reserved ordinals that is malformed."""
 
 
 def decode(value: str) -> frozenset[int]:
@@ -41,29 +45,32 @@ def encode(ordinals: Collection[int]) -> str:
     return json.dumps(sorted(ordinals), separators=(",", ":"))
 
 
-def hole(reserved: Collection[int]) -> str | None:
-    """Why ``reserved`` cannot be kept by a StatefulSet (a live ordinal below a reserved
-    one); None when they are ``0..k-1``."""
-    gaps = sorted(set(range(max(reserved, default=-1) + 1)) - set(reserved))
-    if not gaps:
-        return None
-    return (
-        f"reserved ordinals {sorted(reserved)} leave ordinal(s) {gaps} live below a reserved one: "
-        "a StatefulSet runs consecutive ordinals only"
-    )
+@dataclass(frozen=True)
+class Numbering:
+    """Where a LogSet's stores run, given the ordinals it keeps reserved."""
+
+    live: tuple[int, ...]
+    """The ordinals of its stores: the ``replicas`` lowest not reserved (as Kruise numbers them)."""
+    start: int
+    """The StatefulSet's first ordinal (``spec.ordinals.start``): past every reserved one."""
+    detached: tuple[int, ...]
+    """The live ordinals below ``start``: pods the LogSet keeps itself."""
+
+    @property
+    def statefulset_replicas(self) -> int:
+        return len(self.live) - len(self.detached)
 
 
-def first_live(reserved: Collection[int]) -> int:
-    """The lowest live ordinal (the StatefulSet's ``spec.ordinals.start``): the first
-    past the reserved ones, which must be ``0..k-1``."""
-    why = hole(reserved)
-    if why is not None:
-        raise ReservedOrdinalsError(why)
-    return len(set(reserved))
+def numbering(reserved: Collection[int], replicas: int) -> Numbering:
+    """Where ``replicas`` stores run when ``reserved`` are kept reserved."""
+    taken = set(reserved)
+    start = max(taken, default=-1) + 1
+    live = tuple(itertools.islice((o for o in itertools.count() if o not in taken), max(replicas, 0)))
+    return Numbering(live, start, tuple(o for o in live if o < start))
 
 
-def recorded_first_live(annotations: Mapping[str, str]) -> int:
-    """The lowest live ordinal of a LogSet with these annotations (0 when it records no
-    reserved ordinals)."""
-    recorded = annotations.get(labels.LOGSET_RESERVED_ORDINALS)
-    return 0 if recorded is None else first_live(decode(recorded))
+def recorded(annotations: Mapping[str, str], replicas: int) -> Numbering:
+    """The numbering of a LogSet with these annotations and ``replicas`` (ordinals from 0
+    when it records no reserved ordinals)."""
+    value = annotations.get(labels.LOGSET_RESERVED_ORDINALS)
+    return numbering(() if value is None else decode(value), replicas)

@@ -60,7 +60,7 @@ async def test_sigterm_stops_the_demo_and_everything_it_started(tmp_path: Path, 
     container, did nothing at all."""
     demo = await Command.start("demo", "--kubeconfig", str(tmp_path / "demo.kubeconfig"), cwd=tmp_path)
     try:
-        await demo.wait_for(stage, timeout=120)
+        await demo.wait_for(stage, timeout=90)  # within the test's timeout, to show what it said
         spawned = children(demo.proc.pid)
         assert await demo.signal_and_wait(signal.SIGTERM) == 0, demo.output
         assert demo.said("Traceback") == [], demo.output

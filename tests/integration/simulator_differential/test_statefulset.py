@@ -27,6 +27,7 @@ from .harness import REQUIRES_REAL, Side, both, image_of
 pytestmark = REQUIRES_REAL
 
 GOOD, BROKEN = "registry.local/web:v1", "registry.local/web:broken"
+V2 = "registry.local/web:v2"
 PROBE = {"exec": {"command": ["true"]}, "periodSeconds": 1}
 STATUS_FIELDS = (
     "observedGeneration",
@@ -215,4 +216,33 @@ async def test_parallel_replaces_the_pod_tried_with_a_bad_template(sides: tuple[
         f"-web-2@{BROKEN}",
         f"+web-2@{GOOD}",
     ], "the revert replaces web-2 without help"
+    assert embedded == real, f"embedded: {embedded}\nreal: {real}"
+
+
+async def partitioned(side: Side) -> dict[str, Any]:
+    """A set numbered from 2 (``ordinals.start``) rolled under a partition: the
+    partition counts pods from the set's first one, not from ordinal 0."""
+    sts = statefulset(side, GOOD, "Parallel")
+    sts["spec"].update(replicas=2, ordinals={"start": 2})
+    sts["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = 2
+    await side.create(STATEFULSET, sts)
+    await side.wait(lambda: settled(side, 1, ready=2, update=GOOD, updated=2), "web-2 and web-3 ready")
+    template = statefulset(side, V2, "Parallel")["spec"]["template"]
+    await side.patch(STATEFULSET, "web", {"spec": {"template": template}})
+    await side.wait(lambda: settled(side, 2, ready=2, update=V2, updated=0), "the roll is held")
+    held = snapshot(side)
+    await side.patch(STATEFULSET, "web", {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 1}}}})
+    await side.wait(lambda: settled(side, 3, ready=2, update=V2, updated=1), "the second pod rolled")
+    return {"held": held, "index 1": snapshot(side)}
+
+
+async def test_a_partition_counts_from_the_first_ordinal_of_a_set_numbered_from_2(
+    sides: tuple[Side, Side],
+) -> None:
+    """Partition 2 holds both pods of a set running ordinals 2 and 3 (it is an index into
+    the set's pods, as kube-controller-manager 1.28 compares it); partition 1 lets the
+    second pod (web-3) roll and keeps the first (web-2)."""
+    embedded, real = await both(partitioned, *sides)
+    assert [p[:2] for p in real["held"]["pods"]] == [("web-2", GOOD), ("web-3", GOOD)]
+    assert [p[:2] for p in real["index 1"]["pods"]] == [("web-2", GOOD), ("web-3", V2)]
     assert embedded == real, f"embedded: {embedded}\nreal: {real}"

@@ -51,3 +51,20 @@ def test_the_spec_overrides_the_bound_or_switches_the_budget_off() -> None:
 def test_a_pooled_cn_set_and_the_webui_have_no_budget() -> None:
     assert bound(Component.CN, replicas=3, podManagementPolicy="Pooling") is None
     assert bound(Component.WEBUI, replicas=3) is None
+
+
+def test_a_log_set_keeping_stores_itself_counts_its_bound_in_min_available() -> None:
+    """The disruption controller reckons ``maxUnavailable`` from each pod's controller's
+    scale; a store below a reserved ordinal is the LogSet's, which has none."""
+    spec = {"replicas": 3}
+    assert budget_spec(Component.LOG, spec, SELECTOR, detached=True) == {
+        "minAvailable": 2,
+        "selector": {"matchLabels": SELECTOR},
+    }
+    given = {
+        "replicas": 5,
+        "initialConfig": {"logShardReplicas": 5},
+        "podDisruptionBudget": {"maxUnavailable": 1},
+    }
+    assert budget_spec(Component.LOG, given, SELECTOR, detached=True)["minAvailable"] == 4  # type: ignore[index]
+    assert bound(Component.LOG, replicas=3) == {"maxUnavailable": 1}

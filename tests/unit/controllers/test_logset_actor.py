@@ -28,6 +28,7 @@ from mo_operator.matrixone.admin import (
     Unreachable,
 )
 from mo_operator.matrixone.bootstrap import encode_annotation, plan_bootstrap
+from mo_operator.matrixone.component import Component
 
 from .controller_fakes import NOW, FakeCaches, RecordingClient, condition, context, make_env
 
@@ -335,9 +336,75 @@ async def test_a_taken_over_logset_keeps_its_reserved_ordinals_free_of_stores() 
     assert "ordinals" not in next(c[3] for c in plain if c[2] == "mo-log")["spec"]
 
 
-async def test_reserved_ordinals_a_statefulset_cannot_keep_stop_the_logset_with_the_reason() -> None:
+def _hole_running(calls: list[Any], obj: Obj, *, detached_ready: bool = True) -> list[Obj]:
+    """What the cluster holds once a LogSet with reserved ordinal 1 started: the objects
+    applied, the StatefulSet's stores 2 and 3 ready, the LogSet's store 0 and its claim."""
+    written = applied(calls)
+    sts = next(o for o in written if o["kind"] == "StatefulSet")
+    done, *pods = running(sts)
+    for pod, ordinal in zip(pods, (2, 3), strict=True):
+        pod["metadata"]["name"], pod["metadata"]["uid"] = f"mo-log-{ordinal}", f"uid-log-{ordinal}"
+    store = copy.deepcopy(next(c[3] for c in calls if c[:2] == ("create", "Pod")))
+    store["metadata"]["uid"] = "uid-log-0"
+    store["status"] = {"conditions": [{"type": "Ready", "status": "True" if detached_ready else "False"}]}
+    claim = {**copy.deepcopy(next(c[3] for c in calls if c[:2] == ("create", "PersistentVolumeClaim")))}
+    return [*(o for o in written if o["kind"] != "StatefulSet"), done, *pods, store, claim]
+
+
+async def test_a_reserved_ordinal_between_live_stores_leaves_the_store_below_it_to_the_logset() -> None:
+    # the Go operator's failover retired store 1 of 0, 1, 2: the live stores are 0, 2, 3
     obj = a_logset()
     obj["metadata"]["annotations"][labels.LOGSET_RESERVED_ORDINALS] = "[1]"
-    with pytest.raises(TerminalError, match="consecutive") as stopped:
+    calls, _ = await one_round(obj)
+    written = {(c[1], c[2]): c[3] for c in calls}
+    sts = written["StatefulSet", "mo-log"]["spec"]
+    assert (sts["ordinals"], sts["replicas"]) == ({"start": 2}, 2)
+    assert sts["updateStrategy"]["rollingUpdate"]["partition"] == 2, "held while store 0 is not ready"
+    gossip = written["ConfigMap", "mo-log-gossip"]["data"]["gossip.toml"]
+    assert all(f"mo-log-{i}.mo-log-headless" in gossip for i in (0, 2, 3)), gossip
+    assert "mo-log-1." not in gossip, "no store is sought at a reserved ordinal"
+    made = [(c[0], c[1], c[2]) for c in calls if c[0] == "create"]
+    assert made == [("create", "PersistentVolumeClaim", "mo-data-mo-log-0"), ("create", "Pod", "mo-log-0")]
+    store = written["Pod", "mo-log-0"]
+    assert store["metadata"]["ownerReferences"][0]["kind"] == "LogSet"
+    assert store["spec"]["subdomain"] == "mo-log-headless"
+
+    released, _ = await one_round(obj, *_hole_running(calls, obj))
+    assert [(c[0], c[2]) for c in released] == [("apply", "mo-log")], "store 0 ready: the roll is free"
+    assert released[0][3]["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 0
+    done = running(applied(released)[0])[0]
+    cached = [done if o["kind"] == "StatefulSet" else o for o in _hole_running(calls, obj)]
+    again, ctx = await one_round(obj, *cached)
+    assert again == [], "a converged LogSet with a detached store writes nothing"
+    assert _reason(ctx) == ("True", "AllStoresReady", "3 log stores ready")
+
+
+async def test_a_malformed_record_of_reserved_ordinals_stops_the_logset_with_the_reason() -> None:
+    obj = a_logset()
+    obj["metadata"]["annotations"][labels.LOGSET_RESERVED_ORDINALS] = "{1}"
+    with pytest.raises(TerminalError, match="JSON list") as stopped:
         await one_round(obj)
     assert stopped.value.reason == "InvalidReservedOrdinals"
+
+
+async def test_a_store_below_a_reserved_ordinal_is_taken_before_the_statefulset_is_written() -> None:
+    # a takeover: the Go operator's workload orphaned mo-log-0, which our StatefulSet
+    # (starting at 2) would adopt and delete
+    obj = a_logset()
+    obj["metadata"]["annotations"][labels.LOGSET_RESERVED_ORDINALS] = "[1]"
+    orphan = {
+        "kind": "Pod",
+        "metadata": {
+            "name": "mo-log-0",
+            "namespace": NS,
+            "uid": "uid-log-0",
+            "resourceVersion": "7",
+            "labels": labels.sub_resource_labels(Component.LOG, "mo", NS),
+        },
+        "spec": {},
+    }
+    calls, _ = await one_round(obj, orphan)
+    assert [(c[0], c[1], c[2]) for c in calls] == [("patch", "Pod", "mo-log-0")]
+    meta = calls[0][3]["metadata"]
+    assert meta["resourceVersion"] == "7", "taken only as it was judged"
+    assert [(ref["kind"], ref["controller"]) for ref in meta["ownerReferences"]] == [("LogSet", True)]

@@ -68,13 +68,18 @@ def hakeeper(*down: int, replicas: int = 3, uuid: Any = identity.log_store_uuid)
 
 
 async def failover(
-    obj: Obj, pods: list[Obj], state: HAKeeperState | None, *, enabled: bool = True
+    obj: Obj,
+    pods: list[Obj],
+    state: HAKeeperState | None,
+    *,
+    enabled: bool = True,
+    live: tuple[int, ...] | None = None,
 ) -> tuple[list[tuple[str, str, str, Any]], Context]:
     env = make_env(FakeCaches())
     env.settings = dataclasses.replace(env.settings, failover=enabled)
     ctx = context(obj)
     plan = writes(env)
-    await run_failover(env, ctx, obj["spec"], pods, state, plan)
+    await run_failover(env, ctx, obj["spec"], pods, state, plan, live)
     return (await run(plan) if plan else []), ctx
 
 
@@ -432,3 +437,25 @@ async def test_a_store_whose_pod_is_yet_to_be_made_again_is_down_not_up() -> Non
 async def test_a_pod_missing_while_hakeeper_counts_its_store_up_is_not_reported() -> None:
     calls, ctx = await failover(logset(), [pod(0), pod(2)], hakeeper())
     assert calls == [] and failover_condition(ctx)[:2] == ("True", "NoLostStores")
+
+
+async def test_a_store_the_logset_keeps_below_a_reserved_ordinal_fails_over_like_any_other() -> None:
+    # store 1 retired by the Go operator's failover: the stores are 0, 2, 3, and 0 is the LogSet's own
+    live = (0, 2, 3)
+    stores = tuple(
+        LogStore(
+            identity.log_store_uuid(i),
+            f"mo-log-{i}:32001",
+            100,
+            NodeState.TIMEOUT if i == 0 else NodeState.NORMAL,
+        )
+        for i in live
+    )
+    state = HAKeeperState(HAKeeperPhase.RUNNING, 100, log_stores=stores)
+    pods = [pod(0, down_for=TIMEOUT + 5), pod(2), pod(3)]
+    calls, ctx = await failover(logset(), pods, state, live=live)
+    assert [(c[0], c[2]) for c in calls] == [("delete", "mo-log-0")]
+    calls, ctx = await failover(logset(), [pod(2), pod(3)], state, live=live)
+    assert calls == []
+    _, reason, message = failover_condition(ctx)
+    assert reason == "StoresDown" and "mo-log-0 (no pod yet)" in message and "mo-log-1" not in message

@@ -20,24 +20,35 @@ def test_a_malformed_record_is_refused_with_what_it_holds(value: str) -> None:
         reserved.decode(value)
 
 
-def test_the_live_stores_start_past_the_lowest_reserved_ordinals() -> None:
-    # upstream failed over store 0: its replacement took ordinal 3, the live stores are 1, 2, 3
-    assert reserved.first_live({0}) == 1
-    assert reserved.first_live({0, 1}) == 2
-    assert reserved.first_live(()) == 0
-    assert reserved.hole({0, 1}) is None
+@pytest.mark.parametrize(
+    ("reserved_ordinals", "replicas", "live", "start", "detached"),
+    [
+        ((), 3, (0, 1, 2), 0, ()),
+        ((0,), 3, (1, 2, 3), 1, ()),
+        ((0, 1), 3, (2, 3, 4), 2, ()),
+        ((1,), 3, (0, 2, 3), 2, (0,)),
+        ((2,), 3, (0, 1, 3), 3, (0, 1)),
+        ((1, 3), 3, (0, 2, 4), 4, (0, 2)),
+        ((1,), 5, (0, 2, 3, 4, 5), 2, (0,)),
+        ((1,), 1, (0,), 2, (0,)),
+        ((1,), 0, (), 2, ()),
+    ],
+)
+def test_the_live_stores_are_the_lowest_unreserved_ordinals_and_those_below_a_reserved_one_are_detached(
+    reserved_ordinals: tuple[int, ...],
+    replicas: int,
+    live: tuple[int, ...],
+    start: int,
+    detached: tuple[int, ...],
+) -> None:
+    found = reserved.numbering(reserved_ordinals, replicas)
+    assert (found.live, found.start, found.detached) == (live, start, detached)
+    assert found.statefulset_replicas == len(live) - len(detached)
+    assert not set(found.live) & set(reserved_ordinals)
 
 
-def test_a_live_store_below_a_reserved_one_is_a_hole_no_statefulset_keeps() -> None:
-    # upstream failed over store 1: the live stores are 0, 2, 3
-    why = reserved.hole({1})
-    assert why is not None and "[0]" in why and "consecutive" in why
-    with pytest.raises(reserved.ReservedOrdinalsError, match="consecutive"):
-        reserved.first_live({1})
-
-
-def test_a_logset_without_the_record_runs_from_ordinal_0() -> None:
-    assert reserved.recorded_first_live({}) == 0
-    assert reserved.recorded_first_live({labels.LOGSET_RESERVED_ORDINALS: "[0]"}) == 1
+def test_a_logset_without_a_record_numbers_its_stores_from_zero() -> None:
+    assert reserved.recorded({}, 3) == reserved.numbering((), 3)
+    assert reserved.recorded({labels.LOGSET_RESERVED_ORDINALS: "[1]"}, 3).live == (0, 2, 3)
     with pytest.raises(reserved.ReservedOrdinalsError):
-        reserved.recorded_first_live({labels.LOGSET_RESERVED_ORDINALS: "[2]"})
+        reserved.recorded({labels.LOGSET_RESERVED_ORDINALS: "{}"}, 3)

@@ -11,9 +11,9 @@ are, claimed or idle), so only pods someone else controls stop it; its size,
 its readiness, a pending ``podsToDelete`` and an unfinished in-place update
 are its pool's business, which our CNSet and CNPool carry on, as upstream's
 would (a pool's set is paused, ``pauseUpdate``, or updated in place).
-A LogSet's reserved ordinals (upstream's log failover) carry over when our
-StatefulSet can keep every store at its ordinal (``matrixone/reserved.py``),
-and are refused where a store would be renumbered.
+A LogSet's reserved ordinals (upstream's log failover) carry over when its pods
+run where Kruise runs them (``matrixone/reserved.py``): our StatefulSet keeps the
+stores above the highest reserved ordinal, the LogSet those below it.
 """
 
 from __future__ import annotations
@@ -145,21 +145,17 @@ def _workload_refusals(component: Component, workload: Obj, pods: Sequence[Obj])
 def _reserved_refusals(
     component: Component, reserved: Sequence[Any], replicas: int, pods: Sequence[Obj]
 ) -> list[str]:
-    """Reserved ordinals (upstream's log failover) carry over when our StatefulSet can
-    keep every store at its ordinal: the reserved ones are the lowest, the pods the next
-    ``replicas`` (as Kruise numbers them)."""
+    """Reserved ordinals (upstream's log failover) carry over when every store runs where
+    Kruise runs it: the pods are the ``replicas`` lowest unreserved ordinals."""
     if not reserved:
         return []
     field = f"spec.reserveOrdinals {list(reserved)}"
     if component is not Component.LOG or not all(type(o) is int and o >= 0 for o in reserved):
         return [f"{field} is in use: only a LogSet's reserved ordinals (its failover's) are carried over"]
-    why = ordinals.hole(reserved)
-    if why is not None:
-        return [f"{field}: {why}, so the stores above it would be renumbered"]
-    first = ordinals.first_live(reserved)
+    live = list(ordinals.numbering(reserved, replicas).live)
     found = sorted(o for o in (names.pod_ordinal(name_of(p)) for p in pods) if o is not None)
-    if found != list(range(first, first + replicas)):
-        return [f"{field}: the pods' ordinals {found} are not the {replicas} after the reserved ones"]
+    if found != live:
+        return [f"{field}: the pods' ordinals {found} are not the {replicas} lowest unreserved ones {live}"]
     return []
 
 
@@ -182,15 +178,26 @@ def _steps(
     last = "3. delete the Go operator's ConfigMaps of the set that no pod mounts any more"
     if component in (Component.LOG, Component.TN):
         claims = sorted({c for p in pods for c in _claims(p)})
+        numbering = ordinals.numbering(reserved, len(pods))
         kept = (
-            f" (spec.ordinals.start {len(reserved)}: ordinals {sorted(reserved)} stay reserved, recorded on the LogSet)"
+            f" (spec.ordinals.start {numbering.start}: ordinals {sorted(reserved)} stay reserved, "
+            "recorded on the LogSet)"
             if reserved
             else ""
         )
+        detached = [names.pod_name(component, name, o) for o in numbering.detached]
+        which = (
+            f"{', '.join(names.pod_name(component, name, o) for o in numbering.live if o >= numbering.start)}; "
+            f"the LogSet itself keeps {', '.join(detached)} (below a reserved ordinal)"
+            if detached
+            else "them"
+        )
         second = (
-            f"2. apps/v1 StatefulSet {ours}{kept} adopts them"
+            f"2. apps/v1 StatefulSet {ours}{kept} adopts {which}"
             + (f" with their claims {', '.join(claims)}" if claims else "")
-            + ", then replaces them one at a time, highest ordinal first, each Ready before the next"
+            + ", then replaces them one at a time, highest ordinal first"
+            + (", the LogSet's last" if detached else "")
+            + ", each Ready before the next"
             + (f" (at least {quorum(len(pods))} log stores stay up)" if component is Component.LOG else "")
         )
     elif pool:

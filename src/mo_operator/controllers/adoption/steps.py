@@ -304,7 +304,7 @@ def _rolling(state: SetState) -> str | None:
     to our workload, runs its current template and is ready, and the old ones are
     gone (so their ConfigMaps are no longer mounted)."""
     replicas = int((state.obj.get("spec") or {}).get("replicas") or 0)
-    old = sorted(name_of(p) for p in state.pods if not has_controller(p))
+    old = sorted(name_of(p) for p in state.pods if not has_controller(p) or _kept_as_it_was(state, p))
     if old:
         return f"waiting for our workload to replace old pods {', '.join(old)}"
     going = sorted(name_of(p) for p in state.pods if is_deleting(p))
@@ -320,9 +320,31 @@ def _rolling(state: SetState) -> str | None:
         return None if _deployment_available(state.ours) else "waiting for the Deployment to be available"
     return (
         None
-        if _statefulset_rolled(state.ours, replicas)
+        if _statefulset_rolled(state.ours, _statefulset_replicas(state, replicas))
         else "waiting for the StatefulSet to finish its roll"
     )
+
+
+def _kept_as_it_was(state: SetState, pod: Obj) -> bool:
+    """A log store the LogSet keeps itself (below a reserved ordinal) that it adopted as
+    the Go operator made it and has yet to replace from our template."""
+    return (
+        state.component is Component.LOG
+        and has_controller(pod)
+        and any(ref.get("kind") == "LogSet" for ref in pod["metadata"].get("ownerReferences") or ())
+        and labels.LOGSET_TEMPLATE_HASH not in ((pod.get("metadata") or {}).get("labels") or {})
+    )
+
+
+def _statefulset_replicas(state: SetState, replicas: int) -> int:
+    """How many of the set's pods its StatefulSet runs: all but a LogSet's own stores."""
+    if state.component is not Component.LOG:
+        return replicas
+    annotations = (state.obj.get("metadata") or {}).get("annotations") or {}
+    try:
+        return ordinals.recorded(annotations, replicas).statefulset_replicas
+    except ordinals.ReservedOrdinalsError:
+        return replicas
 
 
 def _statefulset_rolled(sts: Obj | None, replicas: int) -> bool:

@@ -9,7 +9,7 @@ report it, failover acts on it, and the calls failing are told apart (``rpchealt
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.controller.actor import Context
@@ -17,18 +17,21 @@ from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import annotations_of, spec_of, status_of
 from mo_operator.matrixone import labels, names, ports, reserved
 from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState
+from mo_operator.matrixone.reserved import Numbering
 
 from ..framework import resources as r
 from ..framework.admission import admitted
+from ..framework.desired import matches
 from ..framework.env import Env
-from ..framework.meta import name_of
+from ..framework.meta import name_of, owner_reference
 from ..framework.references import report_references, spec_references
 from ..framework.writes import Writes
-from ..specs.statefulsets import Rollout
+from ..specs.statefulsets import Rollout, rollout
 from ..steps import bucketclaims
 from ..steps.podset import STATEFUL, Desired, collect_configs, sync_workload
 from ..steps.rpchealth import Patience, judge
 from ..steps.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
+from . import detached
 from .bootstrap import bootstrap_members
 from .desired import COMPONENT, desired
 from .planned import Evictions
@@ -63,21 +66,31 @@ class LogSetActor:
         self._first_status(ctx, spec)
         members = bootstrap_members(obj, spec, plan)
         selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
-        first = _first_ordinal(obj)
-        wanted = desired(obj, spec, members, selector, first)
+        numbering = _numbering(obj, spec)
+        wanted = desired(obj, spec, members, selector, numbering)
         await report_references(
             ctx, self.env.references, spec_references(spec, "spec", spec["sharedStorage"])
         )
         if not self._holds_path(ctx, obj, spec, wanted, plan):
             return plan or None  # nothing runs before the LogSet holds its S3 path
-        pods, roll = sync_workload(ctx, self.env, STATEFUL, COMPONENT, spec, wanted, plan)
+        kept = self._detached(ctx, wanted, numbering, selector)
+        if kept.adopt or kept.foreign:
+            _adopt(ctx, kept, plan)  # before the StatefulSet, which would delete them
+            ctx.requeue(self.env.settings.busy_poll_seconds)
+            return plan or None
+        if kept.hold:
+            wanted = desired(obj, spec, members, selector, numbering, hold=True)
+        runs = _run_by_statefulset(numbering) if numbering.detached else None
+        pods, roll = sync_workload(ctx, self.env, STATEFUL, COMPONENT, spec, wanted, plan, runs=runs)
+        _keep_detached(ctx, kept, plan)
+        roll = detached.combined(roll, kept, numbering)
         evicted = self._evictions.note((ctx.namespace, ctx.name), pods)
         keep = [name_of(d) for _, d in wanted]
         collect_configs(self.env, obj, COMPONENT, pods, keep, plan, rolled=roll.complete)
         state = await self._hakeeper(ctx, roll)
         self._status(ctx, spec, roll, pods, pending=plan.writes_workload)
         if _ran(ctx) and not plan:
-            await failover(self.env, ctx, spec, pods, state, plan, first, evicted)
+            await failover(self.env, ctx, spec, pods, state, plan, numbering.live, evicted)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
@@ -147,6 +160,35 @@ class LogSetActor:
                 what=f"{'update' if decision.holds else 'bind'} BucketClaim {name_of(decision.claim)}",
             )
         return decision.holds
+
+    # ---------------------------------------------------------- detached stores
+    def _detached(
+        self, ctx: Context, wanted: Desired, numbering: Numbering, selector: Mapping[str, str]
+    ) -> detached.Plan:
+        """What the LogSet does for the stores it keeps itself (none without a reserved
+        ordinal between live stores)."""
+        if not numbering.detached:
+            return detached.Plan()
+        caches, namespace = self.env.caches, ctx.namespace
+        sts = next(d for res, d in wanted if res is r.STATEFULSETS)
+        cached = caches.get(r.STATEFULSETS, namespace, name_of(sts))
+        pods = caches.list(r.PODS, namespace, selector)
+        runs = _run_by_statefulset(numbering)
+        sts_roll = rollout(
+            cached,
+            [p for p in pods if runs(p)],
+            now=self.env.clock(),
+            stall_seconds=self.env.settings.rollout_stall_seconds,
+        )
+        current = cached is not None and matches(sts["spec"]["template"], cached["spec"]["template"])
+        return detached.decide(
+            ctx.obj,
+            sts,
+            numbering,
+            pods,
+            lambda claim: caches.get(r.PVCS, namespace, claim),
+            statefulset_rolled=current and sts_roll.complete,
+        )
 
     # --------------------------------------------------------------- HAKeeper
     async def _hakeeper(self, ctx: Context, roll: Rollout) -> HAKeeperState | None:
@@ -246,11 +288,50 @@ def _wrote(logset: Mapping[str, Any]) -> bool:
     return bool(status.get("hakeeperState") == RUNNING or _ran_before(status) or restored)
 
 
-def _first_ordinal(obj: Mapping[str, Any]) -> int:
-    """The lowest ordinal a store runs at: past the reserved ones a taken-over LogSet records."""
+def _numbering(obj: Mapping[str, Any], spec: Mapping[str, Any]) -> Numbering:
+    """Where the stores run: past or around the reserved ordinals a taken-over LogSet records."""
     try:
-        return reserved.recorded_first_live(annotations_of(obj))
+        return reserved.recorded(annotations_of(obj), int(spec["replicas"]))
     except reserved.ReservedOrdinalsError as e:
         raise TerminalError(
             "InvalidReservedOrdinals", f"annotation {labels.LOGSET_RESERVED_ORDINALS}: {e}"
         ) from e
+
+
+def _run_by_statefulset(numbering: Numbering) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a log pod is one the StatefulSet runs (at or past its start), not a detached one."""
+
+    def runs(pod: Mapping[str, Any]) -> bool:
+        ordinal = names.pod_ordinal(name_of(pod))
+        return ordinal is not None and ordinal >= numbering.start
+
+    return runs
+
+
+def _adopt(ctx: Context, kept: detached.Plan, plan: Writes) -> None:
+    """Pods at detached ordinals made the LogSet's, each only as it was judged (its resourceVersion)."""
+    for pod in kept.adopt:
+        plan.patch(
+            r.PODS,
+            ctx.namespace,
+            pod.name,
+            {
+                "metadata": {
+                    "resourceVersion": pod.resource_version,
+                    "ownerReferences": [owner_reference(ctx.obj)],
+                }
+            },
+            what=f"adopt log store pod {pod.name}, below the StatefulSet's first ordinal",
+        )
+
+
+def _keep_detached(ctx: Context, kept: detached.Plan, plan: Writes) -> None:
+    """Claims before their pod; a stale or unwanted pod deleted only as it was judged (uid)."""
+    for claim in kept.create_claims:
+        plan.create(claim, r.PVCS)
+    for pod in kept.create_pods:
+        plan.create(pod, r.PODS)
+    for name, uid in kept.delete_pods:
+        plan.delete(r.PODS, ctx.namespace, name, uid=uid)
+    for name, uid in kept.delete_claims:
+        plan.delete(r.PVCS, ctx.namespace, name, uid=uid)

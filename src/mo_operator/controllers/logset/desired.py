@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.matrixone import layout, names, ports
+from mo_operator.matrixone import layout, names, ports, reserved
 from mo_operator.matrixone.bootstrap import BootstrapReplica
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import log as log_config
+from mo_operator.matrixone.reserved import Numbering
 
 from ..framework import resources as r
 from ..framework.desired import stamped
@@ -31,27 +32,32 @@ def desired(
     spec: Mapping[str, Any],
     members: Sequence[BootstrapReplica],
     selector: Mapping[str, str],
-    first_ordinal: int = 0,
+    numbering: Numbering | None = None,
+    *,
+    hold: bool = False,
 ) -> Desired:
     """The LogSet's objects, stamped, in the order they are written: ConfigMaps,
-    Services, then the StatefulSet that mounts them. Its stores are ordinals
-    ``first_ordinal..first_ordinal+replicas-1``: the ones below are reserved (a
-    taken-over LogSet's, see matrixone/reserved.py)."""
+    Services, then the StatefulSet that mounts them. Its stores are the ``numbering``'s
+    live ordinals (0.. when None): the StatefulSet runs those from its start, the
+    LogSet the detached ones below (see matrixone/reserved.py, detached.py); ``hold``
+    keeps the StatefulSet from rolling (its partition past every pod)."""
     given = _input(obj, spec, selector)
     name, obj_labels = given.name, given.labels
-    bootstrap, gossip = _member_configs(given, members, first_ordinal)
+    numbering = numbering or reserved.numbering((), int(spec["replicas"]))
+    bootstrap, gossip = _member_configs(given, members, numbering.live)
     headless = names.headless_service_name(COMPONENT, name)
     workload = statefulset(
         obj,
         names.workload_name(COMPONENT, name),
         obj_labels,
         selector,
-        replicas=int(spec["replicas"]),
+        replicas=numbering.statefulset_replicas,
         service_name=headless,
         template=_template(given, bootstrap, gossip, headless),
         volume_claim_templates=_claim_templates(spec, obj_labels),
         pvc_retention=spec.get("pvcRetentionPolicy") or "Retain",
-        first_ordinal=first_ordinal,
+        first_ordinal=numbering.start,
+        partition=numbering.statefulset_replicas if hold else 0,
     )
     return [
         (r.CONFIGMAPS, stamped(given.config)),
@@ -81,7 +87,7 @@ def _input(obj: Mapping[str, Any], spec: Mapping[str, Any], selector: Mapping[st
 
 
 def _member_configs(
-    given: SetInput, members: Sequence[BootstrapReplica], first_ordinal: int
+    given: SetInput, members: Sequence[BootstrapReplica], live: Sequence[int]
 ) -> tuple[Obj, Obj]:
     """The bootstrap ConfigMap (the recorded HAKeeper membership) and the gossip one
     (every store's address); both change without restarting a store."""
@@ -99,7 +105,7 @@ def _member_configs(
         log_config.gossip_config_map_data(
             name=name,
             namespace=namespace_of(obj),
-            ordinals=range(first_ordinal, first_ordinal + int(spec["replicas"])),
+            ordinals=live,
         ),
     )
     return bootstrap, gossip

@@ -48,19 +48,19 @@ async def failover(
     pods: Sequence[Mapping[str, Any]],
     state: HAKeeperState | None,
     plan: Writes,
-    first_ordinal: int = 0,
+    live: Sequence[int] | None = None,
     evicted: Collection[str] = (),
 ) -> None:
     """Judge the log stores and act on the decision. ``state`` is None when HAKeeper
-    does not answer; ``first_ordinal``: where the set's stores start (past the
-    ordinals a taken-over LogSet keeps reserved); ``evicted`` names the pods seen
+    does not answer; ``live``: the ordinals of its stores (0.. when None; a
+    taken-over LogSet keeps some reserved); ``evicted`` names the pods seen
     evicted and not back yet."""
     rules = policy(env, spec, ctx.namespace)
     now = env.clock()
     sts = env.caches.get(r.STATEFULSETS, ctx.namespace, names.workload_name(Component.LOG, ctx.name))
     roll_to = rolling_to(sts)
     stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, roll_to, evicted)
-    ordinals = range(first_ordinal, first_ordinal + int(spec["replicas"]))
+    ordinals = range(int(spec["replicas"])) if live is None else live
     stores += missing_stores(ctx.name, ordinals, pods, state, now, roll_to, evicted)
     act(ctx, decide(stores, now, rules, quorum=state is not None), plan)
 
@@ -138,7 +138,7 @@ def down_uuids(state: HAKeeperState | None) -> frozenset[str]:
 
 def missing_stores(
     logset: str,
-    ordinals: range,
+    ordinals: Sequence[int],
     pods: Sequence[Mapping[str, Any]],
     state: HAKeeperState | None,
     now: float,

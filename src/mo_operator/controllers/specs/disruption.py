@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.api.validation.capacity import quorum_safe
-from mo_operator.matrixone import labels, names
+from mo_operator.kube.meta.objects import annotations_of
+from mo_operator.matrixone import labels, names, reserved
 from mo_operator.matrixone.bootstrap import default_log_shard_replicas
 from mo_operator.matrixone.component import Component
 
@@ -54,18 +55,26 @@ def default_max_unavailable(component: Component, spec: Mapping[str, Any]) -> in
     return quorum_safe(min(replicas, int(shard or default_log_shard_replicas(replicas))))
 
 
-def budget_spec(component: Component, spec: Mapping[str, Any], selector: Mapping[str, str]) -> Obj | None:
-    """The PodDisruptionBudget's spec for a set, None when it should have none."""
+def budget_spec(
+    component: Component, spec: Mapping[str, Any], selector: Mapping[str, str], *, detached: bool = False
+) -> Obj | None:
+    """The PodDisruptionBudget's spec for a set, None when it should have none. A log set
+    with ``detached`` stores (pods the LogSet controls, below a reserved ordinal) counts
+    in ``minAvailable``: the disruption controller reckons ``maxUnavailable`` from each
+    pod's controller's scale, which a LogSet does not have."""
     if component not in BUDGETED or spec.get("podManagementPolicy") == "Pooling":
         return None
     given = spec.get("podDisruptionBudget") or {}
     if given.get("enabled") is False:
         return None
     out: Obj = {}
+    bound = given.get("maxUnavailable")
     if given.get("minAvailable") is not None:
         out["minAvailable"] = given["minAvailable"]
+    elif detached and (bound is None or isinstance(bound, int)):
+        lose = default_max_unavailable(component, spec) if bound is None else bound
+        out["minAvailable"] = max(int(spec.get("replicas") or 0) - lose, 0)
     else:
-        bound = given.get("maxUnavailable")
         out["maxUnavailable"] = default_max_unavailable(component, spec) if bound is None else bound
     out["selector"] = {"matchLabels": dict(selector)}
     return out
@@ -83,7 +92,7 @@ def sync_disruption_budget(
     namespace, set_name = meta.get("namespace") or "", meta["name"]
     name = names.workload_name(component, set_name)
     selector = labels.sub_resource_labels(component, set_name, namespace)
-    wanted = budget_spec(component, spec, selector)
+    wanted = budget_spec(component, spec, selector, detached=_has_detached(component, owner, spec))
     if wanted is not None:
         pdb = {
             "apiVersion": "policy/v1",
@@ -98,3 +107,13 @@ def sync_disruption_budget(
     cached = env.caches.get(r.PDBS, namespace, name)
     if cached is not None and is_controlled_by(cached, owner) and not is_deleting(cached):
         plan.delete(r.PDBS, namespace, name, uid=uid_of(cached))
+
+
+def _has_detached(component: Component, owner: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
+    """Whether a LogSet keeps stores itself (a reserved ordinal between live ones)."""
+    if component is not Component.LOG:
+        return False
+    try:
+        return bool(reserved.recorded(annotations_of(owner), int(spec.get("replicas") or 0)).detached)
+    except reserved.ReservedOrdinalsError:
+        return False

@@ -51,15 +51,17 @@ def statefulset(
     volume_claim_templates: Sequence[Obj] = (),
     pvc_retention: str = "Delete",
     first_ordinal: int = 0,
+    partition: int = 0,
 ) -> Obj:
     """A StatefulSet rolling one pod at a time, in parallel pod management; its pods
-    numbered from ``first_ordinal`` (``spec.ordinals.start``, set only when not 0)."""
+    numbered from ``first_ordinal`` (``spec.ordinals.start``, set only when not 0);
+    ``partition`` holds its roll (the pods before that index keep their revision)."""
     spec: Obj = {
         "replicas": replicas,
         "selector": {"matchLabels": dict(selector)},
         "serviceName": service_name,
         "podManagementPolicy": "Parallel",
-        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": partition}},
         "template": dict(template),
         "persistentVolumeClaimRetentionPolicy": {"whenDeleted": pvc_retention, "whenScaled": pvc_retention},
     }

@@ -20,7 +20,7 @@ loop, and the LogSet's (and DNSet's) own changes wake the waiting sets
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,16 +121,15 @@ def resolve(
     addresses: tuple[str, ...] = ()
     if not version.has_feature(version.version_of(spec), version.MOFeature.DISCOVERY_FIXED):
         replicas = int(body.spec.get("replicas") or 0)
-        first = _first_live(logset)
-        addresses = tuple(hakeeper_service_addresses(name, namespace, range(first, first + replicas)))
+        addresses = tuple(hakeeper_service_addresses(name, namespace, _live(logset, replicas)))
     storage = body.spec.get("sharedStorage") or {}
     return LogService(HAKeeperEndpoint(address, addresses), storage, logset)
 
 
-def _first_live(logset: Mapping[str, Any]) -> int:
-    """The LogSet's lowest live store ordinal (past the ordinals a taken-over LogSet
-    reserves); 0 for a record the LogSet itself refuses (its condition says why)."""
+def _live(logset: Mapping[str, Any], replicas: int) -> Sequence[int]:
+    """The LogSet's store ordinals (around the ordinals a taken-over LogSet reserves);
+    0.. for a record the LogSet itself refuses (its condition says why)."""
     try:
-        return reserved.recorded_first_live(annotations_of(logset))
+        return reserved.recorded(annotations_of(logset), replicas).live
     except reserved.ReservedOrdinalsError:
-        return 0
+        return range(replicas)

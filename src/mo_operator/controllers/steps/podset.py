@@ -262,24 +262,34 @@ def sync_workload(
     spec: Mapping[str, Any],
     desired: Sequence[tuple[Resource, Obj]],
     plan: Writes,
+    runs: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> tuple[list[Mapping[str, Any]], Rollout]:
     """``sync_desired`` for a set run by a workload; the set's pods and how far its
-    roll got, from the cache."""
+    roll got, from the cache (over the pods ``runs`` says the workload runs, when the
+    set keeps others itself)."""
     sync_desired(ctx, env, component, spec, desired, plan, workload.sync)
-    pods, roll = read_roll(ctx, env, workload, component)
+    pods, roll = read_roll(ctx, env, workload, component, runs)
     if workload.forces_rollback:
         statefulsets.force_rollback(ctx, roll, plan)
     return pods, roll
 
 
 def read_roll(
-    ctx: Context, env: Env, workload: Workload, component: Component
+    ctx: Context,
+    env: Env,
+    workload: Workload,
+    component: Component,
+    runs: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> tuple[list[Mapping[str, Any]], Rollout]:
-    """The set's pods and how far its workload's roll got, from the cache."""
+    """The set's pods and how far its workload's roll got (over the pods ``runs``
+    says it runs), from the cache."""
     namespace, name = ctx.namespace, ctx.name
     pods = env.caches.list(r.PODS, namespace, labels.sub_resource_labels(component, name, namespace))
     cached = env.caches.get(workload.resource, namespace, names.workload_name(component, name))
-    roll = workload.rollout(cached, pods, now=env.clock(), stall_seconds=env.settings.rollout_stall_seconds)
+    members = pods if runs is None else [p for p in pods if runs(p)]
+    roll = workload.rollout(
+        cached, members, now=env.clock(), stall_seconds=env.settings.rollout_stall_seconds
+    )
     return list(pods), roll
 
 

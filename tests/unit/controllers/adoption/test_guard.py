@@ -178,7 +178,7 @@ async def test_the_operator_flag_opts_every_set_in() -> None:
 
 async def test_an_unsafe_set_is_refused_with_the_reason_and_nothing_is_deleted() -> None:
     logset = _set("LogSet", annotated=True, adopted="False")
-    guard, _ = _guard(logset, *_log_pods(KRUISE_API), workload=_workload(reserveOrdinals=[3]))
+    guard, _ = _guard(logset, *_log_pods(KRUISE_API), workload=_workload(reserveOrdinals=[1]))
     ctx = context(logset)
     action = await guard.observe(ctx)
     assert action is not None
@@ -186,7 +186,7 @@ async def test_an_unsafe_set_is_refused_with_the_reason_and_nothing_is_deleted()
     assert _calls(guard) == []
     refused = condition(ctx, CONDITION)
     assert refused is not None and refused["reason"] == "TakeoverRefused"
-    assert "reserveOrdinals [3]" in refused["message"]
+    assert "reserveOrdinals [1]" in refused["message"]
 
 
 async def test_a_later_set_waits_its_turn_without_reading_its_workload() -> None:

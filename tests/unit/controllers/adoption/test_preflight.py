@@ -72,12 +72,25 @@ def test_a_log_set_failed_over_from_ordinal_0_keeps_its_stores_at_their_ordinals
     assert "mo-data-mo-log-1, mo-data-mo-log-2, mo-data-mo-log-3" in text
 
 
-def test_reserved_ordinals_that_leave_a_hole_are_refused_with_the_reason() -> None:
+def test_a_log_set_failed_over_from_ordinal_1_keeps_store_0_itself_and_the_rest_in_its_statefulset() -> None:
     # store 1 retired: the live stores 0, 2, 3 are not consecutive
     pods = [_pod("mo-log-0"), _pod("mo-log-2"), _pod("mo-log-3")]
     plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[1]), pods)
-    assert any("reserveOrdinals [1]" in r and "renumbered" in r for r in plan.refusals), plan.refusals
-    assert plan.describe()[0] == "LogSet mo: REFUSED"
+    assert plan.refusals == ()
+    text = "\n".join(plan.describe())
+    assert "spec.ordinals.start 2: ordinals [1] stay reserved" in text, text
+    assert "adopts mo-log-2, mo-log-3; the LogSet itself keeps mo-log-0 (below a reserved ordinal)" in text, (
+        text
+    )
+    assert "the LogSet's last" in text, text
+
+
+def test_a_hole_whose_pods_are_not_where_kruise_runs_them_is_refused() -> None:
+    pods = [_pod("mo-log-0"), _pod("mo-log-1"), _pod("mo-log-3")]
+    plan = plan_set(Component.LOG, _set(), _workload(reserveOrdinals=[1]), pods)
+    assert plan.refusals == (
+        "spec.reserveOrdinals [1]: the pods' ordinals [0, 1, 3] are not the 3 lowest unreserved ones [0, 2, 3]",
+    ), plan.refusals
 
 
 def test_reserved_ordinals_whose_pods_are_elsewhere_or_outside_a_log_set_are_refused() -> None:

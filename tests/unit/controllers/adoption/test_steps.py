@@ -82,9 +82,9 @@ def test_a_held_healthy_set_is_released_with_orphan_propagation() -> None:
 
 
 def test_a_held_unsafe_set_is_refused_with_the_preflight_reason() -> None:
-    step = set_step(_log(KRUISE, _workload(reserveOrdinals=[3])))
+    step = set_step(_log(KRUISE, _workload(reserveOrdinals=[1])))
     assert step is not None and step.kind is StepKind.REFUSED and not step.writes
-    assert "reserveOrdinals [3]" in step.message
+    assert "reserveOrdinals [1]" in step.message
 
 
 def test_a_log_set_with_reserved_ordinals_is_released_with_them_to_record() -> None:

@@ -57,12 +57,14 @@ so its CPU time is that thread's clock from the first cluster created to the
 last one Ready, divided by the clusters: its watches, caches, reconciles,
 writes, Events and MatrixOne calls, and the collections its allocations set
 off; not the user's creates, the watcher, the setup or the control plane.
+``--profile FILE`` writes that thread's cProfile statistics over the same
+span, timed by its CPU clock (``python -m pstats FILE`` reads them).
 
 **The ideal** (``ideal_seconds``): see ``converge_ideal.py``; on a real API
 server it runs on new namespaces of the same server, with the simulated
 kubelet attached again.
 
-    python bench/operator_converge.py [--clusters 100] [--workers 4] [--no-ideal]
+    python bench/operator_converge.py [--clusters 100] [--workers 4] [--no-ideal] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ from operator_support import (
     capture,
     common,
     converged_load,
+    load_average,
     log,
     operator_settings,
     target,
@@ -189,6 +192,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         timeout=args.converge_timeout,
         status_window=args.status_window,
         own_thread=True,
+        profile=args.profile,
     ) as load:
         converge = load.converge_seconds
         operator_writes = load.operator.total_writes()
@@ -202,6 +206,9 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         process_cpu = time.process_time() - cpu_before
         operator_cpu = load.operator_cpu_seconds
         assert operator_cpu is not None  # own_thread
+        log(
+            f"operator CPU {operator_cpu:.2f}s ({operator_cpu / args.clusters:.3f}s a cluster), load {load_average()}"
+        )
         total_workers = sum(c.max_concurrent for c in load.operator.controllers)
         captured = await capture(load.world.client, load.namespaces)
         namespaces = load.namespaces
@@ -376,6 +383,13 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="write each status write beyond an object's first and Ready ones, with what it changed, "
         "as JSON lines to this file",
+    )
+    p.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="write the operator thread's cProfile statistics (CPU time) from the first cluster "
+        "created to the last Ready to this file",
     )
     add_operator_arguments(p)
     return p

@@ -71,12 +71,15 @@ async def converged_load(
     timeout: float = 900.0,
     status_window: float | None = None,
     own_thread: bool = False,
+    profile: Path | None = None,
 ) -> AsyncIterator[Load]:
     """``count`` clusters, one per namespace, applied to a running, synced
     operator, until all are Ready. ``started`` is taken just before the
     first one is created. ``own_thread``: the operator runs on an event loop in
     a thread of its own (``support_thread``), whose CPU time the load records;
-    the caller then reads its observations only, and calls none of its methods."""
+    the caller then reads its observations only, and calls none of its methods;
+    ``profile`` (with ``own_thread``): that thread's cProfile statistics, on its CPU
+    clock, over the same span, written to this file."""
     async with target() as world:
         namespaces = await world.add_namespaces(count)
         clusters = layout(count, namespaces)
@@ -94,11 +97,14 @@ async def converged_load(
             await (thread.run(start) if thread else start)
             await watcher.start()
             log(f"creating {count} MatrixOneClusters ({shape.pods} pods each)")
+            profiler = await thread.profile() if thread and profile else None
             cpu_at_start = thread.cpu_seconds() if thread else None
             started = time.perf_counter()
             await create_clusters(world, clusters, shape)
             all_ready = await watcher.wait_all_ready(clusters, timeout)
             cpu_at_ready = thread.cpu_seconds() if thread else None
+            if thread and profiler and profile:
+                await thread.dump(profiler, profile)
             log(f"{count} clusters Ready after {all_ready - started:.1f}s")
             yield Load(
                 world,

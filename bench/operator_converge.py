@@ -203,11 +203,13 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             dump_status_diffs(seen, args.status_diffs)
         dropped_at_ready = load.operator.operator.recorder.dropped
         cp_cpu = cpu_seconds(load.world.cluster.pid)
+        reconciles = load.operator.seen.reconciles
         process_cpu = time.process_time() - cpu_before
         operator_cpu = load.operator_cpu_seconds
         assert operator_cpu is not None  # own_thread
         log(
-            f"operator CPU {operator_cpu:.2f}s ({operator_cpu / args.clusters:.3f}s a cluster), load {load_average()}"
+            f"operator CPU {operator_cpu:.2f}s ({operator_cpu / args.clusters:.3f}s a cluster), "
+            f"{reconciles} reconciles, load {load_average()}"
         )
         total_workers = sum(c.max_concurrent for c in load.operator.controllers)
         captured = await capture(load.world.client, load.namespaces)
@@ -226,7 +228,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         log(f"ideal took {best:.1f}s")
     extra = {"clusters": args.clusters, **common(args)}
     measured = Measured(converge, base, best, operator_writes, objects, writes, dropped, dropped_at_ready)
-    cpu = Cpu(control_plane=cp_cpu, process=process_cpu, operator=operator_cpu)
+    cpu = Cpu(control_plane=cp_cpu, process=process_cpu, operator=operator_cpu, reconciles=reconciles)
     return [*figures(measured, extra, cpu, concurrency), {**diffs, **extra}]
 
 
@@ -257,6 +259,8 @@ class Cpu:
     control_plane: float | None
     process: float
     operator: float
+    reconciles: int
+    """Reconciles the operator finished by the time the clusters were all Ready."""
 
 
 def figures(m: Measured, extra: dict[str, Any], cpu: Cpu, concurrency: int) -> list[dict[str, Any]]:
@@ -305,6 +309,8 @@ def figures(m: Measured, extra: dict[str, Any], cpu: Cpu, concurrency: int) -> l
             "unit": "s",
             "goal": 0.12,
             "operator_cpu_seconds": round(cpu.operator, 2),
+            "reconciles": cpu.reconciles,
+            "cpu_ms_per_reconcile": round(1000 * cpu.operator / max(1, cpu.reconciles), 2),
             "note": "CPU time of the operator's own thread from the first cluster created to the last "
             "Ready, per cluster",
             **extra,

@@ -27,6 +27,7 @@ from mo_operator.settings import Settings as OperatorSettings
 from support_clusters import SMALL, ClusterRef, Watcher, create_clusters, layout
 from support_objects import Captured, capture, create_objects, replicate
 from support_target import REAL_KUBECONFIG, load_average, log, target
+from support_thread import LoopThread
 
 
 @dataclass
@@ -40,10 +41,23 @@ class Load:
     watcher: Watcher
     started: float
     all_ready: float
+    operator_thread: LoopThread | None = None
+    """Where the operator runs, with ``own_thread``."""
+    operator_cpu_at_start: float | None = None
+    operator_cpu_at_ready: float | None = None
+    """CPU time of the operator's thread just before the first cluster is created and
+    when the last is Ready, with ``own_thread``."""
 
     @property
     def converge_seconds(self) -> float:
         return self.all_ready - self.started
+
+    @property
+    def operator_cpu_seconds(self) -> float | None:
+        """CPU time of the operator's thread while the clusters converged (``own_thread``)."""
+        if self.operator_cpu_at_start is None or self.operator_cpu_at_ready is None:
+            return None
+        return self.operator_cpu_at_ready - self.operator_cpu_at_start
 
 
 @contextlib.asynccontextmanager
@@ -56,10 +70,16 @@ async def converged_load(
     qps: float | None = None,
     timeout: float = 900.0,
     status_window: float | None = None,
+    own_thread: bool = False,
+    profile: Path | None = None,
 ) -> AsyncIterator[Load]:
     """``count`` clusters, one per namespace, applied to a running, synced
     operator, until all are Ready. ``started`` is taken just before the
-    first one is created."""
+    first one is created. ``own_thread``: the operator runs on an event loop in
+    a thread of its own (``support_thread``), whose CPU time the load records;
+    the caller then reads its observations only, and calls none of its methods;
+    ``profile`` (with ``own_thread``): that thread's cProfile statistics, on its CPU
+    clock, over the same span, written to this file."""
     async with target() as world:
         namespaces = await world.add_namespaces(count)
         clusters = layout(count, namespaces)
@@ -71,18 +91,38 @@ async def converged_load(
             strict_reads=False,
         )
         watcher = Watcher(world)
+        thread = LoopThread("operator-under-test") if own_thread else None
         try:
-            await op.start(webhooks=False, synced=True, workers=workers)
+            start = op.start(webhooks=False, synced=True, workers=workers)
+            await (thread.run(start) if thread else start)
             await watcher.start()
             log(f"creating {count} MatrixOneClusters ({shape.pods} pods each)")
+            profiler = await thread.profile() if thread and profile else None
+            cpu_at_start = thread.cpu_seconds() if thread else None
             started = time.perf_counter()
             await create_clusters(world, clusters, shape)
             all_ready = await watcher.wait_all_ready(clusters, timeout)
+            cpu_at_ready = thread.cpu_seconds() if thread else None
+            if thread and profiler and profile:
+                await thread.dump(profiler, profile)
             log(f"{count} clusters Ready after {all_ready - started:.1f}s")
-            yield Load(world, namespaces, clusters, op, watcher, started, all_ready)
+            yield Load(
+                world,
+                namespaces,
+                clusters,
+                op,
+                watcher,
+                started,
+                all_ready,
+                thread,
+                cpu_at_start,
+                cpu_at_ready,
+            )
         finally:
-            await op.stop()
+            await (thread.run(op.stop()) if thread else op.stop())
             await watcher.stop()
+            if thread:
+                thread.close()
 
 
 async def quiet(op: OperatorRunner, seconds: float, timeout: float) -> bool:

@@ -74,6 +74,9 @@ def test_converge_ratio_compares_the_operator_with_a_plain_loop() -> None:
     events = figures["event_writes_per_cluster"]
     assert events["value"] >= 1 and "MatrixOneCluster AllSetsReady" in events["created_by_reason"], events
     assert figures["events_dropped"]["value"] == 0
+    cpu, process = figures["operator_cpu_seconds_per_cluster"], figures["converge_seconds"]
+    assert cpu["value"] == pytest.approx(cpu["operator_cpu_seconds"] / 2, abs=0.005), cpu
+    assert 0 < cpu["operator_cpu_seconds"] < process["process_cpu_seconds"], "the operator's thread alone"
 
 
 @pytest.mark.timeout(120)

@@ -68,3 +68,20 @@ def test_a_log_set_keeping_stores_itself_counts_its_bound_in_min_available() -> 
     }
     assert budget_spec(Component.LOG, given, SELECTOR, detached=True)["minAvailable"] == 4  # type: ignore[index]
     assert bound(Component.LOG, replicas=3) == {"maxUnavailable": 1}
+
+
+def test_a_percentage_bound_of_a_log_set_keeping_stores_itself_is_counted_as_the_disruption_controller_would() -> (
+    None
+):
+    """``maxUnavailable: 40%`` of 5 stores lets 2 go (rounded up), so 3 stay; left a
+    percentage, the budget would allow no eviction at all."""
+    spec = {
+        "replicas": 5,
+        "initialConfig": {"logShardReplicas": 5},
+        "podDisruptionBudget": {"maxUnavailable": "40%"},
+    }
+    assert budget_spec(Component.LOG, spec, SELECTOR, detached=True) == {
+        "minAvailable": 3,
+        "selector": {"matchLabels": SELECTOR},
+    }
+    assert budget_spec(Component.LOG, spec, SELECTOR)["maxUnavailable"] == "40%"  # type: ignore[index]

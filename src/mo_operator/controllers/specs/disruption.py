@@ -21,6 +21,7 @@ pods serve no one, and its bound pods belong to their claims.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -71,13 +72,25 @@ def budget_spec(
     bound = given.get("maxUnavailable")
     if given.get("minAvailable") is not None:
         out["minAvailable"] = given["minAvailable"]
-    elif detached and (bound is None or isinstance(bound, int)):
-        lose = default_max_unavailable(component, spec) if bound is None else bound
+    elif detached and (lose := _unavailable(component, spec, bound)) is not None:
         out["minAvailable"] = max(int(spec.get("replicas") or 0) - lose, 0)
     else:
         out["maxUnavailable"] = default_max_unavailable(component, spec) if bound is None else bound
     out["selector"] = {"matchLabels": dict(selector)}
     return out
+
+
+def _unavailable(component: Component, spec: Mapping[str, Any], bound: Any) -> int | None:
+    """How many pods ``maxUnavailable`` lets go, as the disruption controller reckons it
+    (a percentage of the replicas rounded up); None for a bound it would not read."""
+    if bound is None:
+        return default_max_unavailable(component, spec)
+    if isinstance(bound, int):
+        return bound
+    text = str(bound)
+    if not (text.endswith("%") and text[:-1].isdigit()):
+        return None
+    return math.ceil(int(text[:-1]) * int(spec.get("replicas") or 0) / 100)
 
 
 def sync_disruption_budget(

@@ -32,6 +32,7 @@ class APIModel(BaseModel):
         validate_by_alias=True,
         validate_by_name=True,
         defer_build=True,
+        frozen=True,
     )
 
 

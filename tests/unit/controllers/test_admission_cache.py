@@ -9,8 +9,10 @@ import copy
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from mo_operator.api.defaulting import default
+from mo_operator.api.logset import LogSet
 from mo_operator.controllers.framework import admission
 from mo_operator.controllers.framework.admission import AdmissionCache, admitted
 from mo_operator.kube.controller.outcome import TerminalError
@@ -174,3 +176,28 @@ def test_the_module_function_uses_the_shared_memory() -> None:
     cached = freeze(logset(name="shared"))
     assert admitted("LogSet", cached) == admitted("LogSet", cached)
     assert admission.CACHE.misses == before + 1
+
+
+def test_admit_hands_out_the_defaulted_body_as_the_kinds_frozen_model() -> None:
+    cache = AdmissionCache()
+    cached = freeze(logset())
+    model = cache.admit(LogSet, cached)
+    assert isinstance(model, LogSet)
+    assert model.spec.replicas == 1
+    assert model.spec.initial_config is not None and model.spec.initial_config.log_shard_replicas == 1, (
+        "defaulted"
+    )
+    with pytest.raises(ValidationError):
+        model.spec.replicas = 3  # type: ignore[misc]
+    assert cache.admit(LogSet, freeze(logset(rv="2"))) is model, "parsed once per body, not per reconcile"
+    assert cache.admit(LogSet, freeze(logset(rv="3", replicas=3))).spec.replicas == 3
+    assert cache.misses == 2
+
+
+def test_admit_refuses_an_invalid_object_as_admitted_does() -> None:
+    bad = logset()
+    bad["spec"]["replicas"] = "three"
+    with pytest.raises(TerminalError) as e:
+        AdmissionCache().admit(LogSet, freeze(bad))
+    assert e.value.reason == "InvalidSpec"
+    assert "spec.replicas" in e.value.message

@@ -7,6 +7,12 @@ the same pure functions the validating webhook uses and defaults a copy
 with the defaulting webhook's rules: a bad spec becomes a condition and an
 Event naming the fields, never a crash or a half-built cluster.
 
+The admitted object is also handed out typed (``admit``): the kind's frozen
+pydantic model of the defaulted body, parsed once per spec, so a controller
+reads ``cluster.spec.log_service.replicas`` where it would otherwise walk
+dicts. The model carries the body only (``spec``, ``deps``...): the metadata
+and status are the live object's, read from it.
+
 Validation and defaulting are pure functions of the object, and most
 reconciles look at an object that has not changed since the last one (a
 child changed, a poll came due, the operator wrote its status), so the
@@ -28,15 +34,22 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
+from mo_operator.api.base import APIModel, parse
 from mo_operator.api.defaulting import default
+from mo_operator.api.kinds import KINDS
 from mo_operator.api.validation import validate_create
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.frozen import freeze, thaw
 from mo_operator.kube.meta.objects import meta_of
 
 Obj = dict[str, Any]
+M = TypeVar("M", bound=APIModel)
+
+KIND_OF_MODEL: dict[type[APIModel], str] = {info.model: kind for kind, info in KINDS.items()}
 
 MAX_REPORTED = 5
 
@@ -59,6 +72,8 @@ class _Admission:
     defaulted: Mapping[str, Any] | None
     """The defaulted body, frozen (its short strings interned, as in the informer cache);
     callers get a mutable copy."""
+    model: APIModel | None
+    """The defaulted body as the kind's frozen model."""
     invalid: str | None
 
 
@@ -69,8 +84,15 @@ def _admit(kind: str, obj: Mapping[str, Any]) -> _Admission:
     if errors:
         shown = "; ".join(str(e) for e in errors[:MAX_REPORTED])
         more = len(errors) - MAX_REPORTED
-        return _Admission(body, None, shown + (f" (and {more} more)" if more > 0 else ""))
-    return _Admission(body, freeze(_body(default(kind, plain))), None)
+        return _Admission(body, None, None, shown + (f" (and {more} more)" if more > 0 else ""))
+    defaulted = _body(default(kind, plain))
+    try:
+        model = parse(KINDS[kind].model, defaulted)
+    except (
+        ValidationError
+    ) as e:  # the defaulting webhook's own output breaks the schema: a bug, shown as such
+        return _Admission(body, None, None, f"the defaulted spec does not validate: {e.errors()[0]['msg']}")
+    return _Admission(body, freeze(defaulted), model, None)
 
 
 class AdmissionCache:
@@ -94,8 +116,7 @@ class AdmissionCache:
     def clear(self) -> None:
         self._entries.clear()
 
-    def admitted(self, kind: str, obj: Mapping[str, Any]) -> Obj:
-        """A defaulted, mutable copy of ``obj``; ``TerminalError`` (reason InvalidSpec) when invalid."""
+    def _entry(self, kind: str, obj: Mapping[str, Any]) -> _Admission:
         meta = meta_of(obj)
         key = (kind, meta.namespace, meta.name, meta.uid)
         entry = self._entries.get(key)
@@ -109,12 +130,24 @@ class AdmissionCache:
                 self._entries.popitem(last=False)
         if entry.invalid is not None:
             raise TerminalError("InvalidSpec", entry.invalid)
+        return entry
+
+    def admitted(self, kind: str, obj: Mapping[str, Any]) -> Obj:
+        """A defaulted, mutable copy of ``obj``; ``TerminalError`` (reason InvalidSpec) when invalid."""
+        entry = self._entry(kind, obj)
         assert entry.defaulted is not None
         copy: Obj = thaw(entry.defaulted)
         for part in _LIVE:
             if obj.get(part) is not None:
                 copy[part] = thaw(obj[part])
         return copy
+
+    def admit(self, model: type[M], obj: Mapping[str, Any]) -> M:
+        """The defaulted body of ``obj`` as its kind's frozen ``model``; ``TerminalError``
+        (reason InvalidSpec) when invalid."""
+        entry = self._entry(KIND_OF_MODEL[model], obj)
+        assert isinstance(entry.model, model)
+        return entry.model
 
 
 CACHE = AdmissionCache()
@@ -124,3 +157,9 @@ CACHE = AdmissionCache()
 def admitted(kind: str, obj: Mapping[str, Any]) -> Obj:
     """A defaulted, mutable copy of ``obj``; ``TerminalError`` (reason InvalidSpec) when invalid."""
     return CACHE.admitted(kind, obj)
+
+
+def admit(model: type[M], obj: Mapping[str, Any]) -> M:
+    """The defaulted body of ``obj`` as its kind's frozen ``model`` (``spec``, ``deps``...;
+    metadata and status are read from ``obj``); ``TerminalError`` (reason InvalidSpec) when invalid."""
+    return CACHE.admit(model, obj)

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from .base import APIModel, OpenModel, opt, req
 from .fields import CRDHint, DateTime, FreeObject, Int32, Int64, IntOrString, Quantity, TomlText
-from .k8s import ConditionList, LocalObjectReference, ResourceRequirements
+from .k8s import Condition, ConditionList, LocalObjectReference, ResourceRequirements
 from .limits import (
     MAX_CONFIG_LENGTH,
     MAX_ENDPOINT_LENGTH,
@@ -293,6 +293,15 @@ class ConditionalStatus(APIModel):
 
     observed_generation: Int64 | None = opt("The metadata.generation the controller last reconciled.", ge=0)
     conditions: ConditionList | None = opt("Current conditions, at most one per type (Ready, Synced, ...).")
+
+    def condition(self, type: str) -> Condition | None:
+        """The condition ``type``, if the status has one."""
+        return next((c for c in self.conditions or () if c.type == type), None)
+
+    def is_true(self, type: str) -> bool:
+        """Whether the condition ``type`` is there and ``True``."""
+        found = self.condition(type)
+        return found is not None and found.status == "True"
 
 
 class SummaryStatus(APIModel):

@@ -10,6 +10,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any, cast
 
+from mo_operator.api.base import parse
+from mo_operator.api.cluster import MatrixOneClusterSpec
 from mo_operator.controllers.cluster.actor import MatrixOneClusterActor, settled
 from mo_operator.controllers.cluster.children import Child, desired_children
 from mo_operator.controllers.framework.admission import admitted
@@ -22,6 +24,11 @@ from .controller_fakes import FakeCaches, RecordingClient, condition, context, m
 
 Obj = dict[str, Any]
 API = "core.matrixorigin.io/v1alpha1"
+
+
+def typed(spec: dict[str, Any]) -> MatrixOneClusterSpec:
+    """A cluster spec (as admitted) in the typed form the controller reads."""
+    return parse(MatrixOneClusterSpec, spec)
 
 
 def cluster(version: str = "1.2.3", cn_replicas: int = 2) -> Obj:
@@ -73,7 +80,7 @@ def stored(
 
 
 def kids(obj: Obj) -> list[Child]:
-    return desired_children(obj, admitted("MatrixOneCluster", obj)["spec"], {})
+    return desired_children(obj, typed(admitted("MatrixOneCluster", obj)["spec"]), {})
 
 
 def settled_world(obj: Obj) -> list[Obj]:

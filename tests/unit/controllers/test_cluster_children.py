@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from mo_operator.api.base import parse
+from mo_operator.api.cluster import MatrixOneClusterSpec
 from mo_operator.api.defaulting import default
 from mo_operator.controllers.cluster.children import (
     NON_ROLLING,
@@ -29,6 +31,11 @@ from mo_operator.matrixone import labels
 
 Obj = dict[str, Any]
 API = "core.matrixorigin.io/v1alpha1"
+
+
+def typed(spec: dict[str, Any]) -> MatrixOneClusterSpec:
+    """A cluster spec (as admitted) in the typed form the controller reads."""
+    return parse(MatrixOneClusterSpec, spec)
 
 
 def cluster(**spec: Any) -> Obj:
@@ -53,7 +60,7 @@ def cluster(**spec: Any) -> Obj:
 
 def children(obj: Obj, stored: dict[tuple[str, str], Obj] | None = None) -> list[Child]:
     spec = admitted("MatrixOneCluster", obj)["spec"]
-    return desired_children(obj, spec, stored or {})
+    return desired_children(obj, typed(spec), stored or {})
 
 
 def by_label(kids: list[Child]) -> dict[str, Obj]:
@@ -92,7 +99,12 @@ def test_names_roles_and_dependency_order() -> None:
         r.PROXYSETS,
     ]
     assert [c.name for c in kids][:2] == ["mo", "mo"]
-    assert [g for g, _ in cn_groups(admitted("MatrixOneCluster", obj)["spec"])] == ["tp", "ap", "b", "a"]
+    assert [g for g, _ in cn_groups(typed(admitted("MatrixOneCluster", obj)["spec"]))] == [
+        "tp",
+        "ap",
+        "b",
+        "a",
+    ]
 
 
 def test_every_child_is_owned_and_labelled_with_its_cluster() -> None:
@@ -119,14 +131,14 @@ def test_legacy_dn_field_and_no_tn() -> None:
     spec = admitted("MatrixOneCluster", obj)["spec"]
     legacy = {**spec, "dn": spec["tn"]}
     del legacy["tn"]
-    kids = desired_children(obj, legacy, {})
+    kids = desired_children(obj, typed(legacy), {})
     assert [c.label for c in kids] == ["LogSet mo", "DNSet mo", "CNSet mo-tp"]
     assert by_label(kids)["DNSet mo"]["spec"]["replicas"] == 2
     # tn wins over dn when both are there
-    both = desired_children(obj, {**spec, "dn": {**spec["tn"], "replicas": 7}}, {})
+    both = desired_children(obj, typed({**spec, "dn": {**spec["tn"], "replicas": 7}}), {})
     assert by_label(both)["DNSet mo"]["spec"]["replicas"] == 2
     without = {k: v for k, v in spec.items() if k not in ("tn", "cnGroups")}
-    assert [c.label for c in desired_children(obj, without, {})] == ["LogSet mo"]
+    assert [c.label for c in desired_children(obj, typed(without), {})] == ["LogSet mo"]
 
 
 def test_deps_point_at_the_clusters_own_sets() -> None:
@@ -137,7 +149,9 @@ def test_deps_point_at_the_clusters_own_sets() -> None:
     assert kids["CNSet mo-tp"]["deps"] == {"logSet": ref, "dnSet": ref}
     assert kids["ProxySet mo"]["deps"] == {"logSet": ref}
     spec = admitted("MatrixOneCluster", cluster())["spec"]
-    without_tn = by_label(desired_children(cluster(), {k: v for k, v in spec.items() if k != "tn"}, {}))
+    without_tn = by_label(
+        desired_children(cluster(), typed({k: v for k, v in spec.items() if k != "tn"}), {})
+    )
     assert without_tn["CNSet mo-tp"]["deps"] == {"logSet": ref}
 
 

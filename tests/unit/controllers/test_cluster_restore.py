@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mo_operator.api.base import parse
+from mo_operator.api.cluster import MatrixOneClusterSpec
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.controllers.cluster.children import desired_children
 from mo_operator.controllers.cluster.restore import placement, restore_gate, restore_job
@@ -18,6 +20,11 @@ from .controller_fakes import FakeCaches, context, events
 
 NOW = 1_700_000_000.0
 SIMULATED = "localcluster.dev/simulated"
+
+
+def typed(spec: dict[str, Any]) -> MatrixOneClusterSpec:
+    """A cluster spec (as admitted) in the typed form the controller reads."""
+    return parse(MatrixOneClusterSpec, spec)
 
 
 def cluster(annotations: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
@@ -47,7 +54,7 @@ def cluster(annotations: dict[str, str] | None = None, **spec: Any) -> dict[str,
 
 
 def restore(phase: str | None, message: str = "", owner: str = "uid-copy") -> dict[str, Any]:
-    job = restore_job(cluster(), cluster()["spec"])
+    job = restore_job(cluster(), typed(cluster()["spec"]))
     job["metadata"]["uid"] = "uid-restore"
     job["metadata"]["ownerReferences"][0]["uid"] = owner
     if phase:
@@ -61,7 +68,7 @@ async def gate(obj: dict[str, Any], *objs: dict[str, Any]) -> tuple[bool, Any, A
     e, client = env(caches, NOW)
     ctx = context(obj)
     plan = Writes(e.client)
-    opened = restore_gate(e, ctx, obj["spec"], plan)
+    opened = restore_gate(e, ctx, typed(obj["spec"]), plan)
     await plan(ctx)
     return opened, ctx, client
 
@@ -147,7 +154,7 @@ def test_the_restore_pod_is_placed_like_the_log_service() -> None:
             }
         }
     }
-    out = placement(spec)
+    out = placement(typed(spec))
     terms = out["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
         "nodeSelectorTerms"
     ]
@@ -166,7 +173,7 @@ def test_the_restore_pod_is_placed_like_the_log_service() -> None:
     )
     inherited = cluster(nodeSelector={"pool": "db"})["spec"]
     del inherited["logService"]["nodeSelector"], inherited["logService"]["overlay"]
-    assert placement(inherited) == {
+    assert placement(typed(inherited)) == {
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -181,9 +188,9 @@ def test_the_restore_pod_is_placed_like_the_log_service() -> None:
 
 def test_a_restored_clusters_log_service_bootstraps_from_the_restored_data() -> None:
     obj = cluster({labels.RESTORE_COMPLETE: "True"})
-    (log, *_) = desired_children(obj, obj["spec"], {})
+    (log, *_) = desired_children(obj, typed(obj["spec"]), {})
     assert log.obj["spec"]["initialConfig"]["restoreFrom"] == "hk_data"
     plain = cluster()
     del plain["spec"]["restoreFrom"]
-    (log, *_) = desired_children(plain, plain["spec"], {})
+    (log, *_) = desired_children(plain, typed(plain["spec"]), {})
     assert "restoreFrom" not in (log.obj["spec"].get("initialConfig") or {})

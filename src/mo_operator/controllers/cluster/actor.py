@@ -23,6 +23,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mo_operator.api.cluster import MatrixOneCluster, MatrixOneClusterSpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.frozen import thaw
 from mo_operator.kube.meta.objects import condition_of, mapping_at, view
@@ -30,7 +31,7 @@ from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework.admission import admit
 from ..framework.desired import stamped, up_to_date
 from ..framework.env import Env
 from ..framework.meta import child_metadata, is_controlled_by, is_deleting, name_of
@@ -92,7 +93,7 @@ class MatrixOneClusterActor:
 
     async def observe(self, ctx: Context) -> Writes | None:
         obj = ctx.obj
-        spec = admitted("MatrixOneCluster", obj)["spec"]
+        spec = admit(MatrixOneCluster, obj).spec
         namespace, name = ctx.namespace, ctx.name
         plan = Writes(self.env.client)
         self._credential(ctx, spec, plan)
@@ -137,7 +138,7 @@ class MatrixOneClusterActor:
         return True
 
     # ---------------------------------------------------------------- writes
-    def _credential(self, ctx: Context, spec: Mapping[str, Any], plan: Writes) -> None:
+    def _credential(self, ctx: Context, spec: MatrixOneClusterSpec, plan: Writes) -> None:
         """The initial SQL credential ``<mo>-credential``: made once, never rewritten
         (a new password would not reach the running cluster). A cluster restored
         from a backup holds the source cluster's database, passwords included, so it
@@ -153,7 +154,7 @@ class MatrixOneClusterActor:
             labels.COMPONENT: "MatrixOneCluster",
             **labels.cluster_labels(name),
         }
-        data = self._restored_credential(ctx, spec) if spec.get("restoreFrom") else None
+        data = self._restored_credential(ctx, spec.restore_from) if spec.restore_from else None
         if data is None:
             data = {
                 "username": base64.b64encode(CREDENTIAL_USER.encode()).decode(),
@@ -168,9 +169,9 @@ class MatrixOneClusterActor:
         }
         plan.create(secret, r.SECRETS)
 
-    def _restored_credential(self, ctx: Context, spec: Mapping[str, Any]) -> dict[str, str] | None:
+    def _restored_credential(self, ctx: Context, backup_name: str) -> dict[str, str] | None:
         """The credential of the cluster the backup was taken from, if it still exists."""
-        backup = self.env.caches.get(r.BACKUPS, "", str(spec["restoreFrom"]))
+        backup = self.env.caches.get(r.BACKUPS, "", backup_name)
         source = str(mapping_at(backup, "meta").get("sourceRef") or "")
         kind, _, rest = source.partition("/")
         source_ns, _, source_name = rest.partition("/")
@@ -219,7 +220,7 @@ class MatrixOneClusterActor:
     def _status(
         self,
         ctx: Context,
-        spec: Mapping[str, Any],
+        spec: MatrixOneClusterSpec,
         children: Sequence[Child],
         cached: Mapping[str, Mapping[str, Any] | None],
         held_children: Sequence[Child],
@@ -379,7 +380,7 @@ def _planned_work(
     if upgrading:
         at = f"{rolling[0].label}: {rolling[1].get('message')}" if rolling else None
         ctx.set_condition(progress.UPGRADING, True, progress.ROLLING, at or _message(ctx, UP_TO_DATE))
-    elif (condition_of({"status": ctx.status}, UP_TO_DATE) or {}).get("status") == "True":
+    elif (ctx.condition(UP_TO_DATE) or {}).get("status") == "True":
         ctx.set_condition(progress.UPGRADING, False, progress.UP_TO_DATE, "every set runs the current spec")
     else:
         ctx.set_condition(progress.UPGRADING, False, progress.NO_ROLLOUT, "no planned rollout running")
@@ -400,7 +401,7 @@ def _planned_work(
 
 
 def _message(ctx: Context, ctype: str) -> str:
-    return str((condition_of({"status": ctx.status}, ctype) or {}).get("message") or "")
+    return str((ctx.condition(ctype) or {}).get("message") or "")
 
 
 def phase_of(status: Mapping[str, Any], serving: bool) -> str:

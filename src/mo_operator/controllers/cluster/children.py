@@ -23,13 +23,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.api.base import dump
+from mo_operator.api.cluster import MatrixOneClusterSpec
+from mo_operator.api.common import PodSet
 from mo_operator.api.defaulting import default
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.frozen import as_json, thaw
 from mo_operator.kube.meta.objects import mapping_at, meta_of, spec_of
 from mo_operator.matrixone import labels, layout, names
 from mo_operator.matrixone.config import cn as cn_config
-from mo_operator.matrixone.version import component_image
+from mo_operator.matrixone.version import default_image
 
 from ..framework import resources as r
 from ..framework.meta import owner_reference
@@ -38,7 +41,14 @@ from .restore import restored_log_spec
 
 Obj = dict[str, Any]
 
-INHERITED = ("nodeSelector", "topologySpread", "semanticVersion", "operatorVersion", "memoryFsSize")
+INHERITED: Mapping[str, str] = {
+    "nodeSelector": "node_selector",
+    "topologySpread": "topology_spread",
+    "semanticVersion": "semantic_version",
+    "operatorVersion": "operator_version",
+    "memoryFsSize": "memory_fs_size",
+}
+"""The cluster's fields a child takes unless it sets its own: JSON name, model attribute."""
 ROLE_LOG, ROLE_TN, ROLE_CN, ROLE_PROXY, ROLE_WEBUI = "log", "tn", "cn", "proxy", "webui"
 
 
@@ -60,16 +70,17 @@ class Child:
         return f"{self.resource.kind} {self.name}"
 
 
-def _inherit(spec: Mapping[str, Any], cluster: Mapping[str, Any], restart_at: str | None = None) -> Obj:
-    out = copy.deepcopy(dict(spec))
-    out["image"] = component_image(spec, cluster)
-    for key in INHERITED:
-        if out.get(key) in (None, [], {}) and cluster.get(key) not in (None, [], {}):
-            out[key] = copy.deepcopy(cluster[key])
-    policy = cluster.get("imagePullPolicy")
-    if policy:
+def _inherit(spec: PodSet, cluster: MatrixOneClusterSpec, restart_at: str | None = None) -> Obj:
+    """The child's spec as JSON, with what it takes from the cluster."""
+    out = dump(spec)
+    out["image"] = spec.image or default_image(cluster.version, cluster.image_repository)
+    for key, attr in INHERITED.items():
+        value = getattr(cluster, attr)
+        if out.get(key) in (None, [], {}) and value not in (None, [], {}):
+            out[key] = copy.deepcopy(value)
+    if cluster.image_pull_policy:
         overlay = dict(out.get("overlay") or {})
-        overlay.setdefault("imagePullPolicy", policy)
+        overlay.setdefault("imagePullPolicy", cluster.image_pull_policy)
         out["overlay"] = overlay
     if restart_at:
         overlay = dict(out.get("overlay") or {})
@@ -160,19 +171,20 @@ DEFAULTED = Defaulted()
 """The operator's: one process, one cluster controller."""
 
 
-def cn_groups(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+def cn_groups(spec: MatrixOneClusterSpec) -> list[tuple[str, PodSet]]:
     """``(group name, CNSet spec)`` of every CN group, the deprecated tp/ap first."""
-    groups: list[tuple[str, Mapping[str, Any]]] = [(g, spec[g]) for g in ("tp", "ap") if spec.get(g)]
-    for group in spec.get("cnGroups") or ():
-        groups.append((str(group["name"]), {k: v for k, v in group.items() if k != "name"}))
+    groups: list[tuple[str, PodSet]] = [(g, group) for g in ("tp", "ap") if (group := getattr(spec, g))]
+    groups.extend((group.name, group) for group in spec.cn_groups or ())
     return groups
 
 
 def desired_children(
-    cluster: Mapping[str, Any], spec: Mapping[str, Any], stored: Mapping[tuple[str, str], Mapping[str, Any]]
+    cluster: Mapping[str, Any],
+    spec: MatrixOneClusterSpec,
+    stored: Mapping[tuple[str, str], Mapping[str, Any]],
 ) -> list[Child]:
-    """Every child of ``cluster`` (admitted ``spec``), in dependency order: log, TN, CNs, proxy,
-    web console.
+    """Every child of ``cluster`` (its admitted ``spec``), in dependency order: log, TN, CNs,
+    proxy, web console.
 
     ``stored`` holds the children as cached, by (kind, name), for the create-only
     defaults (those already stored keep their values)."""
@@ -182,14 +194,14 @@ def desired_children(
     base = names.cluster_child_name(mo)
     logset_ref = {"logSet": _ref(base, namespace)}
     log_spec = _keep_initial_config(
-        _inherit(spec["logService"], spec, restart_at), cluster, stored.get(("LogSet", base))
+        _inherit(spec.log_service, spec, restart_at), cluster, stored.get(("LogSet", base))
     )
-    if spec.get("restoreFrom"):
+    if spec.restore_from:
         log_spec = restored_log_spec(log_spec)
     children = [
         Child(ROLE_LOG, r.LOGSETS, _child(cluster, "LogSet", base, log_spec, stored.get(("LogSet", base))))
     ]
-    tn = spec.get("tn") or spec.get("dn")
+    tn = spec.tn or spec.dn
     if tn:
         children.append(
             Child(
@@ -211,11 +223,12 @@ def desired_children(
     }
     for group, group_spec in cn_groups(spec):
         cn_spec = _inherit(group_spec, spec, restart_at)
+        cn_spec.pop("name", None)
         overlay = dict(cn_spec.get("overlay") or {})
         env = [e for e in overlay.get("env") or () if e.get("name") != layout.ENV_DEFAULT_PASSWORD]
         overlay["env"] = [*env, password]
         cn_spec["overlay"] = overlay
-        if spec.get("proxy"):
+        if spec.proxy:
             cn_spec["config"] = cn_config.with_proxy_frontend(cn_spec.get("config"))
         name = names.cn_group_cnset_name(mo, group)
         deps = {**logset_ref, "dnSet": _ref(base, namespace)} if tn else dict(logset_ref)
@@ -224,7 +237,7 @@ def desired_children(
                 ROLE_CN, r.CNSETS, _child(cluster, "CNSet", name, cn_spec, stored.get(("CNSet", name)), deps)
             )
         )
-    if spec.get("proxy"):
+    if spec.proxy:
         children.append(
             Child(
                 ROLE_PROXY,
@@ -233,15 +246,15 @@ def desired_children(
                     cluster,
                     "ProxySet",
                     base,
-                    _inherit(spec["proxy"], spec, restart_at),
+                    _inherit(spec.proxy, spec, restart_at),
                     stored.get(("ProxySet", base)),
                     dict(logset_ref),
                 ),
             )
         )
-    if spec.get("webui"):
+    if spec.webui:
         webui = _child(
-            cluster, "WebUI", base, _inherit(spec["webui"], spec, restart_at), stored.get(("WebUI", base))
+            cluster, "WebUI", base, _inherit(spec.webui, spec, restart_at), stored.get(("WebUI", base))
         )
         children.append(Child(ROLE_WEBUI, r.WEBUIS, webui))
     return children

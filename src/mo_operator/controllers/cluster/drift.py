@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.api import ownership
+from mo_operator.api.base import dump
+from mo_operator.api.cluster import MatrixOneClusterSpec
 from mo_operator.kube.meta.objects import annotations_of
 
 from ..framework.desired import APPLIED_HASH, matches
@@ -28,12 +30,13 @@ def drifted_fields(want: Mapping[str, Any], cached: Mapping[str, Any] | None) ->
     return sorted(k for k, v in spec.items() if not matches({k: v}, have))
 
 
-def cluster_field(child: Child, cluster: str, spec: Mapping[str, Any]) -> str:
-    """Where the cluster's spec says what this child holds."""
-    return ownership.cluster_field(child.resource.kind, child.name, cluster, spec)
+def cluster_field(child: Child, cluster: str, spec: MatrixOneClusterSpec) -> str:
+    """Where the cluster's spec says what this child holds (the admission webhook's
+    words, which read the stored spec as JSON)."""
+    return ownership.cluster_field(child.resource.kind, child.name, cluster, dump(spec))
 
 
-def reverted_message(child: Child, cluster: str, spec: Mapping[str, Any], fields: list[str]) -> str:
+def reverted_message(child: Child, cluster: str, spec: MatrixOneClusterSpec, fields: list[str]) -> str:
     at = cluster_field(child, cluster, spec)
     changed = ", ".join(f"spec.{f}" for f in fields)
     instead = ", ".join(f"{at}.{f}" for f in fields)

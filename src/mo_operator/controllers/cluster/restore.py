@@ -23,16 +23,18 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
+from mo_operator.api.backup import RestoreJobStatus
+from mo_operator.api.base import dump
+from mo_operator.api.cluster import MatrixOneClusterSpec
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.meta.conditions import get_condition
-from mo_operator.kube.meta.frozen import thaw
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.backup import HAKEEPER_DATA_PATH
 
 from ..framework import resources as r
 from ..framework.env import Env
 from ..framework.meta import is_controlled_by, owner_reference
+from ..framework.typed import status_of
 from ..framework.writes import Writes
 
 Obj = dict[str, Any]
@@ -67,18 +69,18 @@ def _with_node_selector(affinity: Mapping[str, Any] | None, selector: Mapping[st
     return out
 
 
-def placement(spec: Mapping[str, Any]) -> Obj:
+def placement(spec: MatrixOneClusterSpec) -> Obj:
     """The RestoreJob overlay that puts its pod where the cluster's log service runs."""
-    log = spec["logService"]
-    overlay = log.get("overlay") or {}
-    out: Obj = {key: copy.deepcopy(overlay[key]) for key in _PLACEMENT if overlay.get(key)}
-    selector = log.get("nodeSelector") or spec.get("nodeSelector") or {}
+    log = spec.log_service
+    overlay = dump(log.overlay) if log.overlay else {}
+    out: Obj = {key: overlay[key] for key in _PLACEMENT if overlay.get(key)}
+    selector = log.node_selector or spec.node_selector or {}
     if selector:
         out["affinity"] = _with_node_selector(out.get("affinity"), selector)
     return out
 
 
-def restore_job(cluster: Mapping[str, Any], spec: Mapping[str, Any]) -> Obj:
+def restore_job(cluster: Mapping[str, Any], spec: MatrixOneClusterSpec) -> Obj:
     """The RestoreJob of a cluster: its Backup into its shared storage."""
     meta = cluster["metadata"]
     job: Obj = {
@@ -90,7 +92,7 @@ def restore_job(cluster: Mapping[str, Any], spec: Mapping[str, Any]) -> Obj:
             "labels": labels.cluster_labels(meta["name"]),
             "ownerReferences": [owner_reference(cluster)],
         },
-        "spec": {"backupName": spec["restoreFrom"], "target": thaw(spec["logService"]["sharedStorage"])},
+        "spec": {"backupName": spec.restore_from, "target": dump(spec.log_service.shared_storage)},
     }
     overlay = placement(spec)
     if overlay:
@@ -104,12 +106,12 @@ def _hold(ctx: Context, reason: str, message: str) -> None:
     ctx.set_condition("Ready", False, reason, message)
 
 
-def restore_gate(env: Env, ctx: Context, spec: Mapping[str, Any], plan: Writes) -> bool:
+def restore_gate(env: Env, ctx: Context, spec: MatrixOneClusterSpec, plan: Writes) -> bool:
     """Whether the cluster's children may be created: no restore asked for, or it completed.
 
     Otherwise the RestoreJob is created or followed, and the cluster's status says how
     the restore goes."""
-    backup = spec.get("restoreFrom")
+    backup = spec.restore_from
     if not backup:
         return True
     annotations = ctx.obj["metadata"].get("annotations") or {}
@@ -125,14 +127,14 @@ def restore_gate(env: Env, ctx: Context, spec: Mapping[str, Any], plan: Writes) 
     if not is_controlled_by(job, ctx.obj):
         _hold(ctx, "RestoreBlocked", f"RestoreJob {name} exists and does not belong to this cluster")
         return False
-    status = job.get("status") or {}
-    phase = status.get("phase") or "Pending"
-    ended = get_condition(status.get("conditions") or (), "Ended") or {}
-    said = f": {ended['message']}" if ended.get("message") else ""
+    status = status_of(RestoreJobStatus, job)
+    phase = status.phase or "Pending"
+    ended = status.condition("Ended")
+    said = f": {ended.message}" if ended is not None and ended.message else ""
     if phase == "Failed":
         message = f"RestoreJob {name} failed{said}; delete and recreate the cluster to retry"
-        before = get_condition(ctx.status.get("conditions") or (), "Ready") or {}
-        if before.get("reason") != RESTORE_FAILED:
+        before = ctx.condition("Ready")
+        if before is None or before.get("reason") != RESTORE_FAILED:
             ctx.event("Warning", RESTORE_FAILED, message)
         _hold(ctx, RESTORE_FAILED, message)
         return False

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..cache.reads import CacheNotSynced
-from ..meta.conditions import lead_with, set_condition
+from ..meta.conditions import get_condition, lead_with, set_condition
 from ..meta.errors import ApiError, NotFound
 from ..meta.objects import meta_of, spec_of, status_of
 from ..meta.times import now_time
@@ -118,6 +118,11 @@ class Context:
             },
             now=now_time(),
         )
+
+    def condition(self, type: str) -> Mapping[str, Any] | None:
+        """The condition ``type`` of the status draft: as last written, or as this
+        reconcile set it."""
+        return get_condition(self.status.get("conditions") or (), type)
 
     def requeue(self, after: float) -> None:
         """Look again after ``after`` seconds (the soonest request wins)."""

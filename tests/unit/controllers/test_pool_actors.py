@@ -7,6 +7,8 @@ from typing import Any, cast
 
 import pytest
 
+from mo_operator.api.cnpool import CNPool
+from mo_operator.controllers.framework.admission import admit
 from mo_operator.controllers.framework.meta import name_of
 from mo_operator.controllers.pool import CNClaimActor, CNClaimSetActor, CNPoolActor
 from mo_operator.controllers.pool.cnpool import revision_of, set_spec_of
@@ -44,7 +46,8 @@ async def observe(actor: Any, obj: Obj) -> tuple[list[Any], Any]:
 
 
 def current_set_name(p: Obj) -> str:
-    return f"pool-{revision_of(set_spec_of('pool', p['spec']), p['spec']['deps'])}"
+    spec = admit(CNPool, p).spec
+    return f"pool-{revision_of(set_spec_of('pool', spec), p['spec']['deps'])}"
 
 
 async def test_a_pool_runs_a_pooling_cnset_sized_for_idle_pods_and_waiting_claims() -> None:

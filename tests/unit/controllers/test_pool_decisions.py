@@ -9,6 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mo_operator.api.base import parse
+from mo_operator.api.cnclaim import CNClaimSpec
+from mo_operator.controllers.pool.cnclaim import EMPTY_SPEC
 from mo_operator.controllers.pool.decisions import (
     BOUND,
     DONE,
@@ -36,7 +39,15 @@ from mo_operator.matrixone import labels
 from .pool_fakes import pool, pool_pod
 
 IDLE, BOUND_PHASE = labels.POOL_PHASE_IDLE, labels.POOL_PHASE_BOUND
-SPEC = {"selector": {"matchLabels": {"pool": "default"}}}
+SELECTS_DEFAULT = {"selector": {"matchLabels": {"pool": "default"}}}
+
+
+def claim(spec: dict[str, Any]) -> CNClaimSpec:
+    """A claim's spec as the controller reads it."""
+    return parse(CNClaimSpec, spec)
+
+
+SPEC = claim(SELECTS_DEFAULT)
 
 
 # --- sizing ---------------------------------------------------------------------------
@@ -118,9 +129,9 @@ def test_a_claim_keeps_to_its_pool_and_prefers_what_its_owner_held_last() -> Non
         pool_pod(1, extra_labels={labels.POD_LAST_OWNER: "team-a"}),
         pool_pod(2, extra_labels={labels.POOL_NAME: "elsewhere"}),
     ]
-    spec = {**SPEC, "ownerName": "team-a"}
-    assert names(claim_candidates(spec, pods)) == ["pool-abc-cn-1", "pool-abc-cn-0", "pool-abc-cn-2"]
-    assert names(claim_candidates({**spec, "poolName": "elsewhere"}, pods)) == ["pool-abc-cn-2"]
+    spec = {**SELECTS_DEFAULT, "ownerName": "team-a"}
+    assert names(claim_candidates(claim(spec), pods)) == ["pool-abc-cn-1", "pool-abc-cn-0", "pool-abc-cn-2"]
+    assert names(claim_candidates(claim({**spec, "poolName": "elsewhere"}), pods)) == ["pool-abc-cn-2"]
 
 
 def test_name_order_compares_numbers_as_numbers() -> None:
@@ -131,7 +142,7 @@ def test_a_claim_is_nominated_to_the_first_pool_whose_pod_labels_it_selects() ->
     other = pool("a-other")
     other["spec"]["podLabels"] = {"pool": "other"}
     assert matching_pool(SPEC, [pool("z"), other, pool("b")])["metadata"]["name"] == "b"  # type: ignore[index]
-    assert matching_pool({"selector": {"matchLabels": {"pool": "none"}}}, [pool()]) is None
+    assert matching_pool(claim({"selector": {"matchLabels": {"pool": "none"}}}), [pool()]) is None
 
 
 def test_the_phase_of_a_claim_follows_its_pod() -> None:
@@ -193,8 +204,8 @@ def test_among_equal_claims_the_newest_pod_goes_first() -> None:
 
 
 def test_a_claim_without_a_selector_takes_nothing() -> None:
-    assert claim_candidates({}, [pool_pod(0)]) == []
-    assert matching_pool({}, [pool()]) is None
+    assert claim_candidates(EMPTY_SPEC, [pool_pod(0)]) == []
+    assert matching_pool(EMPTY_SPEC, [pool()]) is None
 
 
 # --- migration --------------------------------------------------------------------------

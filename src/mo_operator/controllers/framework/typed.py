@@ -22,11 +22,15 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from mo_operator.api.base import APIModel, parse
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.frozen import thaw
 
-__all__ = ["status_of"]
+from .admission import admit
+
+__all__ = ["read", "status_of"]
 
 S = TypeVar("S", bound=APIModel)
+M = TypeVar("M", bound=APIModel)
 
 log = logging.getLogger(__name__)
 
@@ -62,3 +66,13 @@ def status_of(model: type[S], obj: Mapping[str, Any] | None) -> S:
 def _name(obj: Mapping[str, Any] | None) -> str:
     meta = (obj or {}).get("metadata") or {}
     return f"{obj.get('kind') if obj else '?'} {meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def read(model: type[M], obj: Mapping[str, Any]) -> M | None:
+    """Another object of our kinds, as admitted (``admission.admit``): its defaulted body
+    as ``model``, or None when it is invalid (its own controller reports that; a
+    reconcile that only looks at it must not fail for it)."""
+    try:
+        return admit(model, obj)
+    except TerminalError:
+        return None

@@ -52,6 +52,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mo_operator.api.base import dump
+from mo_operator.api.cnclaim import CNClaim, CNClaimSpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.errors import Conflict, NotFound
 from mo_operator.kube.meta.objects import annotations_of, labels_of, mapping_at, meta_of, spec_of
@@ -61,9 +63,10 @@ from mo_operator.matrixone.admin import AdminError, CNStore, WorkState, cn_label
 from ..cnset import pods as cnpods
 from ..cnset.drain import DEFAULT_MIN_DRAIN_SECONDS
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework.admission import admit
 from ..framework.env import Env
 from ..framework.meta import is_deleting, name_of
+from ..framework.typed import read
 from ..framework.writes import Step, Writes
 from ..specs import pods as podutil
 from .decisions import (
@@ -109,32 +112,39 @@ def taken_by_others(env: Env, namespace: str, claim: str) -> dict[str, str]:
     """``podName`` → claim, for the other live claims of the namespace."""
     out: dict[str, str] = {}
     for other in env.caches.list(r.CNCLAIMS, namespace):
-        pod = spec_of(other).get("podName")
+        pod = claim_spec(read(CNClaim, other)).pod_name
         if pod and name_of(other) != claim and not is_deleting(other):
             out[pod] = name_of(other)
     return out
 
 
-def bind_labels(claim: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, str]:
+EMPTY_SPEC = CNClaimSpec.model_construct(selector=None)
+"""The spec of a claim that has none, or an invalid one: it selects and labels nothing."""
+
+
+def claim_spec(claim: CNClaim | None) -> CNClaimSpec:
+    """A claim's spec as admitted (``EMPTY_SPEC`` when it has none)."""
+    return claim.spec if claim is not None and claim.spec is not None else EMPTY_SPEC
+
+
+def bind_labels(claim: Mapping[str, Any], spec: CNClaimSpec) -> dict[str, str]:
     """The labels a pod takes when ``claim`` binds it."""
-    out = {str(k): str(v) for k, v in (spec.get("additionalPodLabels") or {}).items()}
+    out = dict(spec.additional_pod_labels or {})
     out[labels.POOL_PHASE] = labels.POOL_PHASE_BOUND
     out[labels.POOL_CLAIMED_BY] = name_of(claim)
-    if spec.get("ownerName"):
-        out[labels.POD_OWNER] = str(spec["ownerName"])
+    if spec.owner_name:
+        out[labels.POD_OWNER] = spec.owner_name
     claimset = labels_of(claim).get(labels.CLAIMSET)
     if claimset:
         out[labels.CLAIMSET] = claimset
     return out
 
 
-def reclaim_labels(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, str | None]:
+def reclaim_labels(pod: Mapping[str, Any], spec: CNClaimSpec) -> dict[str, str | None]:
     """The label changes that give ``pod`` back to its pool, Draining."""
     current = labels_of(pod)
     out: dict[str, str | None] = {
-        str(k): None
-        for k in spec.get("additionalPodLabels") or {}
-        if not str(k).startswith(RESERVED_PREFIXES)
+        k: None for k in spec.additional_pod_labels or {} if not k.startswith(RESERVED_PREFIXES)
     }
     out[labels.POOL_PHASE] = labels.POOL_PHASE_DRAINING
     out[labels.POOL_CLAIMED_BY] = None
@@ -145,7 +155,7 @@ def reclaim_labels(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str,
     return out
 
 
-def reclaim_patch(pod: Mapping[str, Any], spec: Mapping[str, Any], now: float) -> Obj:
+def reclaim_patch(pod: Mapping[str, Any], spec: CNClaimSpec, now: float) -> Obj:
     """The pod patch that gives ``pod`` back to its pool, Draining from ``now``, under the
     resourceVersion it was decided on (so it never undoes a change made meanwhile)."""
     return {
@@ -157,12 +167,16 @@ def reclaim_patch(pod: Mapping[str, Any], spec: Mapping[str, Any], now: float) -
     }
 
 
-def migration_source(spec: Mapping[str, Any]) -> str | None:
+def migration_source(spec: CNClaimSpec) -> str | None:
     """The pod a claim is moving away from (``spec.sourcePod.podName``), if it names
     one other than its ``podName``."""
-    source = mapping_at(spec, "sourcePod").get("podName")
-    pod_name = spec.get("podName")
-    return str(source) if source and pod_name and source != pod_name else None
+    source = spec.source_pod.pod_name if spec.source_pod is not None else None
+    return source if source and spec.pod_name and source != spec.pod_name else None
+
+
+def store_labels(spec: CNClaimSpec) -> dict[str, tuple[str, ...]]:
+    """The HAKeeper labels of the claimed store (``spec.cnLabels``)."""
+    return cn_labels_from_spec([dump(label) for label in spec.cn_labels or ()])
 
 
 def store_status(store: CNStore, pod_name: str, bound_time: str | None) -> Obj:
@@ -186,18 +200,17 @@ class CNClaimActor:
 
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
-        claim = admitted("CNClaim", ctx.obj)
-        spec = spec_of(claim)
+        spec = claim_spec(admit(CNClaim, ctx.obj))
         namespace, name = ctx.namespace, ctx.name
         pods = pool_pods(self.env, namespace)
         mine = held_by(pods, name)
         plan = Writes(self.env.client)
-        pod_name = spec.get("podName")
+        pod_name = spec.pod_name
         source = migration_source(spec)
         if not pod_name:
             self._find_pod(ctx, spec, pods, mine, plan)
         else:
-            await self._keep_pod(ctx, spec, str(pod_name), plan, source)
+            await self._keep_pod(ctx, spec, pod_name, plan, source)
         keep = {pod_name or (name_of(mine[0]) if mine else None), source}  # no podName: the first is adopted
         for extra in mine:
             if name_of(extra) not in keep:
@@ -208,7 +221,7 @@ class CNClaimActor:
     def _find_pod(
         self,
         ctx: Context,
-        spec: Mapping[str, Any],
+        spec: CNClaimSpec,
         pods: Sequence[Mapping[str, Any]],
         mine: Sequence[Mapping[str, Any]],
         plan: Writes,
@@ -226,7 +239,7 @@ class CNClaimActor:
             plan.call(f"bind an idle CN ({shown})", self._bind(ctx, spec, candidates))
             self._pending(ctx, "Binding", f"binding an idle CN ({shown})")
             return
-        pool = spec.get("poolName")
+        pool = spec.pool_name
         if not pool:
             found = matching_pool(spec, self.env.caches.list(r.CNPOOLS, namespace))
             if found is None:
@@ -237,7 +250,7 @@ class CNClaimActor:
                 )
                 return
             pool = name_of(found)
-        if labels_of(ctx.obj).get(labels.POOL_NAME) != pool or not spec.get("poolName"):
+        if labels_of(ctx.obj).get(labels.POOL_NAME) != pool or not spec.pool_name:
             plan.patch(
                 r.CNCLAIMS,
                 namespace,
@@ -250,7 +263,7 @@ class CNClaimActor:
         )
 
     async def _keep_pod(
-        self, ctx: Context, spec: Mapping[str, Any], pod_name: str, plan: Writes, source: str | None
+        self, ctx: Context, spec: CNClaimSpec, pod_name: str, plan: Writes, source: str | None
     ) -> None:
         status = ctx.status
         pod = self.env.caches.get(r.PODS, ctx.namespace, pod_name)
@@ -296,7 +309,7 @@ class CNClaimActor:
         status.setdefault("boundTime", now)
         store = await self._store(ctx, pod)
         if store is not None:
-            want = cn_labels_from_spec(spec.get("cnLabels"))
+            want = store_labels(spec)
             if store.work_state is not WorkState.WORKING or dict(store.labels) != want:
                 plan.call(f"put CN {pod_name} to work", self._put_to_work(pod, spec))
             previous = status.get("store") or {}
@@ -328,7 +341,7 @@ class CNClaimActor:
         return state.cn(cnpods.store_uuid(pod))
 
     async def _migrate(
-        self, ctx: Context, spec: Mapping[str, Any], target: Mapping[str, Any], source_name: str, plan: Writes
+        self, ctx: Context, spec: CNClaimSpec, target: Mapping[str, Any], source_name: str, plan: Writes
     ) -> None:
         """The next step of moving the claim from ``source_name`` to ``target`` (bound)."""
         target_name = name_of(target)
@@ -417,14 +430,14 @@ class CNClaimActor:
         ctx.set_condition("Ready", False, reason, message)
 
     # ---------------------------------------------------------------- writes
-    def _put_to_work(self, pod: Mapping[str, Any], spec: Mapping[str, Any]) -> Step:
+    def _put_to_work(self, pod: Mapping[str, Any], spec: CNClaimSpec) -> Step:
         address = str(annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION) or "")
         admin = self.env.admin.admin(address)
         return functools.partial(
             admin.set_cn_work_state,
             cnpods.store_uuid(pod),
             WorkState.WORKING,
-            cn_labels_from_spec(spec.get("cnLabels")),
+            store_labels(spec),
         )
 
     def _record(self, ctx: Context, pod: Mapping[str, Any], plan: Writes) -> None:
@@ -446,7 +459,7 @@ class CNClaimActor:
             meta["labels"] = {labels.POOL_NAME: pool}
         return {"metadata": meta, "spec": spec}
 
-    def _bind(self, ctx: Context, spec: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]]) -> Step:
+    def _bind(self, ctx: Context, spec: CNClaimSpec, candidates: Sequence[Mapping[str, Any]]) -> Step:
         client, namespace, name = self.env.client, ctx.namespace, ctx.name
         claim_version = ctx.obj["metadata"]["resourceVersion"]
         wanted = bind_labels(ctx.obj, spec)
@@ -474,7 +487,7 @@ class CNClaimActor:
 
         return bind
 
-    def _reclaim(self, spec: Mapping[str, Any], pod: Mapping[str, Any], plan: Writes) -> None:
+    def _reclaim(self, spec: CNClaimSpec, pod: Mapping[str, Any], plan: Writes) -> None:
         meta = meta_of(pod)
         plan.patch(
             r.PODS,
@@ -498,7 +511,7 @@ class CNClaimActor:
     # --------------------------------------------------------------- finalize
     async def finalize(self, ctx: Context) -> bool:
         """Give the claim's pod back to its pool; done once no pod is Bound to it."""
-        spec = spec_of(ctx.obj)
+        spec = claim_spec(read(CNClaim, ctx.obj))  # an invalid claim still gives its pods back
         others = taken_by_others(self.env, ctx.namespace, ctx.name)
         held = [p for p in held_by(pool_pods(self.env, ctx.namespace), ctx.name) if name_of(p) not in others]
         if not held:

@@ -22,20 +22,20 @@ new one is bound.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mo_operator.api.base import dump
+from mo_operator.api.cnclaim import CNClaim, CNClaimSet, CNClaimSetSpec, CNClaimStatus
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import (
     annotations_of,
     labels_of,
-    mapping_at,
     meta_of,
     namespace_of,
     spec_of,
     status_of,
-    view,
 )
 from mo_operator.kube.meta.selectors import selector_from_dict, selector_from_labels
 from mo_operator.matrixone import labels
@@ -44,11 +44,13 @@ from mo_operator.matrixone.names import free_ordinals
 
 from ..cnset import pods as cnpods
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework import typed
+from ..framework.admission import admit
 from ..framework.env import Env
 from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
 from ..framework.writes import Writes, delete_dependents_first
 from ..specs import pods as podutil
+from .cnclaim import claim_spec
 from .decisions import (
     BOUND,
     LOST,
@@ -64,7 +66,7 @@ Obj = dict[str, Any]
 
 
 def claim_phase(claim: Mapping[str, Any]) -> str:
-    return str(status_of(claim).get("phase") or PENDING)
+    return typed.status_of(CNClaimStatus, claim).phase or PENDING
 
 
 def instance_index(claim: Mapping[str, Any]) -> int | None:
@@ -72,12 +74,16 @@ def instance_index(claim: Mapping[str, Any]) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
-def claim_of(claimset: Mapping[str, Any], spec: Mapping[str, Any], index: int) -> Obj:
+def template_labels(spec: CNClaimSetSpec) -> dict[str, str]:
+    meta = spec.template.metadata
+    return dict(meta.labels or {}) if meta is not None else {}
+
+
+def claim_of(claimset: Mapping[str, Any], spec: CNClaimSetSpec, index: int) -> Obj:
     """Claim ``<set>-<index>`` of ``claimset`` (with admitted ``spec``)."""
-    template = view(mapping_at(spec, "template"))
-    tmeta = template.meta
+    template = spec.template
     meta = meta_of(claimset)
-    claim_spec: Obj = copy.deepcopy(dict(template.spec))
+    claim_spec = dump(template.spec) if template.spec is not None else {}
     for key in ("podName", "nodeName", "sourcePod"):
         claim_spec.pop(key, None)
     claim_spec.setdefault("ownerName", meta.name)
@@ -85,14 +91,15 @@ def claim_of(claimset: Mapping[str, Any], spec: Mapping[str, Any], index: int) -
         "name": f"{meta.name}-{index}",
         "namespace": meta.namespace,
         "labels": {
-            **tmeta.labels,
+            **template_labels(spec),
             labels.CLAIMSET: meta.name,
             labels.CLAIM_INSTANCE_ID: str(index),
         },
         "ownerReferences": [owner_reference(claimset)],
     }
-    if tmeta.annotations:
-        metadata["annotations"] = dict(tmeta.annotations)
+    annotations = template.metadata.annotations if template.metadata is not None else None
+    if annotations:
+        metadata["annotations"] = dict(annotations)
     return {"apiVersion": claimset["apiVersion"], "kind": "CNClaim", "metadata": metadata, "spec": claim_spec}
 
 
@@ -105,10 +112,11 @@ class CNClaimSetActor:
     def __init__(self, env: Env) -> None:
         self.env = env
 
-    def _claims(self, claimset: Mapping[str, Any], spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    def _claims(self, claimset: Mapping[str, Any], spec: CNClaimSetSpec) -> list[Mapping[str, Any]]:
         """The set's claims: labelled with its name, matching its selector, owned by it."""
         name = name_of(claimset)
-        selector = spec.get("selector") or {"matchLabels": dict(labels_of(mapping_at(spec, "template")))}
+        written = dump(spec.selector) if spec.selector is not None else None
+        selector = written or {"matchLabels": template_labels(spec)}
         matches = selector_from_dict(selector)
         found = self.env.caches.list(r.CNCLAIMS, namespace_of(claimset), {labels.CLAIMSET: name})
         return sorted(
@@ -117,8 +125,9 @@ class CNClaimSetActor:
         )
 
     async def observe(self, ctx: Context) -> Writes | None:
-        claimset = admitted("CNClaimSet", ctx.obj)
-        spec = claimset["spec"]
+        spec = admit(CNClaimSet, ctx.obj).spec
+        if spec is None:
+            raise TerminalError("InvalidSpec", "spec: Required value")
         namespace = ctx.namespace
         claims = self._claims(ctx.obj, spec)
         live = [c for c in claims if not is_deleting(c)]
@@ -127,7 +136,7 @@ class CNClaimSetActor:
         for claim in live:
             if claim not in owned:
                 plan.delete(r.CNCLAIMS, namespace, name_of(claim), uid=uid_of(claim))
-        replicas = int(spec["replicas"])
+        replicas = spec.replicas
         scale = claimset_scale([claim_phase(c) for c in owned], replicas)
         if scale.create:
             used = {i for c in claims if (i := instance_index(c)) is not None}
@@ -156,7 +165,7 @@ class CNClaimSetActor:
         out = []
         for claim in claims:
             phase = claim_phase(claim)
-            pod_name = spec_of(claim).get("podName")
+            pod_name = claim_spec(typed.read(CNClaim, claim)).pod_name
             pod = self.env.caches.get(r.PODS, namespace_of(claim), pod_name) if pod_name else None
             index = instance_index(claim) or 0
             if pod is None or is_deleting(pod):

@@ -40,6 +40,9 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mo_operator.api.base import dump
+from mo_operator.api.cnclaim import CNClaim
+from mo_operator.api.cnpool import CNPool, CNPoolSpec
 from mo_operator.api.defaulting import default
 from mo_operator.api.limits import MAX_REPLICAS
 from mo_operator.kube.controller.actor import Context
@@ -50,13 +53,14 @@ from mo_operator.matrixone.component import Component
 
 from ..cnset.pooling import IN_USE, describe_counts, phase_of, pool_counts
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework.admission import admit
 from ..framework.desired import content_hash, stamped
 from ..framework.env import Env
 from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
+from ..framework.typed import read
 from ..framework.writes import Step, Writes, delete_dependents_first
 from ..steps.status import UP_TO_DATE
-from .cnclaim import reclaim_patch
+from .cnclaim import EMPTY_SPEC, claim_spec, reclaim_patch
 from .decisions import pool_replicas
 
 Obj = dict[str, Any]
@@ -70,9 +74,9 @@ def managed_by(pool_name: str) -> str:
     return f"CNPool-{pool_name}"
 
 
-def set_spec_of(pool_name: str, spec: Mapping[str, Any]) -> Obj:
+def set_spec_of(pool_name: str, spec: CNPoolSpec) -> Obj:
     """The CNSet spec (without ``replicas``) a pool's template makes."""
-    out: Obj = copy.deepcopy(dict(spec["template"]))
+    out = dump(spec.template)
     for key in ("replicas", "cnLabels", "serviceType", "serviceAnnotations", "nodePort", "podsToDelete"):
         out.pop(key, None)
     out["podManagementPolicy"] = labels.POOLING
@@ -82,11 +86,17 @@ def set_spec_of(pool_name: str, spec: Mapping[str, Any]) -> Obj:
     overlay = dict(out.get("overlay") or {})
     overlay["podLabels"] = {
         **(overlay.get("podLabels") or {}),
-        **(spec.get("podLabels") or {}),
+        **(spec.pod_labels or {}),
         labels.POOL_NAME: pool_name,
     }
     out["overlay"] = overlay
     return out
+
+
+def max_pods(spec: CNPoolSpec) -> int:
+    """``strategy.scaleStrategy.maxPods``; unset, the most a CNSet runs."""
+    found = spec.strategy.scale_strategy.max_pods
+    return MAX_REPLICAS if found is None else found
 
 
 def revision_of(set_spec: Mapping[str, Any], deps: Mapping[str, Any]) -> str:
@@ -115,10 +125,10 @@ def nominated_claims(
     holding = {labels_of(p).get(labels.POOL_CLAIMED_BY) for p in live(pods)}
     out = []
     for claim in claims:
-        spec = spec_of(claim)
+        spec = claim_spec(read(CNClaim, claim))
         nominated = labels_of(claim).get(labels.POOL_NAME) == name
-        waiting = not spec.get("podName") and name_of(claim) not in holding
-        if (nominated or spec.get("poolName") == name) and waiting and not is_deleting(claim):
+        waiting = not spec.pod_name and name_of(claim) not in holding
+        if (nominated or spec.pool_name == name) and waiting and not is_deleting(claim):
             out.append(claim)
     return out
 
@@ -134,11 +144,11 @@ class CNPoolActor:
 
     async def observe(self, ctx: Context) -> Writes | None:
         obj = ctx.obj
-        pool = admitted("CNPool", obj)
-        spec = pool["spec"]
+        spec = admit(CNPool, obj).spec
         namespace, name = ctx.namespace, ctx.name
         set_spec = set_spec_of(name, spec)
-        revision = revision_of(set_spec, spec["deps"])
+        deps = dump(spec.deps)
+        revision = revision_of(set_spec, deps)
         current_name = f"{name}-{revision}"
         current = self.env.caches.get(r.CNSETS, namespace, current_name)
         current_pods = set_pods(self.env, namespace, current_name)
@@ -147,17 +157,17 @@ class CNPoolActor:
         all_pods = [*current_pods, *(p for pods in old_pods.values() for p in pods)]
         claims = self.env.caches.list(r.CNCLAIMS, namespace)
         pending = nominated_claims(obj, claims, all_pods)
-        scale = spec["strategy"]["scaleStrategy"]
+        scale = spec.strategy.scale_strategy
         size = pool_replicas(
             in_use=in_use(current_pods),
             pending=len(pending),
-            max_idle=int(scale["maxIdle"]),
-            max_pods=scale.get("maxPods", MAX_REPLICAS),  # a CNSet runs no more
+            max_idle=scale.max_idle,
+            max_pods=max_pods(spec),
             old_in_use=sum(in_use(p) for p in old_pods.values()),
             current_replicas=int(mapping_at(current, "spec").get("replicas") or 0),
         )
         plan = Writes(self.env.client)
-        desired = self._cnset(obj, spec, set_spec, current_name, revision, size.replicas, current)
+        desired = self._cnset(obj, deps, set_spec, current_name, revision, size.replicas, current)
         plan.sync(self.env, [(r.CNSETS, desired)])
         orphans = self._reclaim_orphans(ctx, all_pods, {name_of(c) for c in claims}, plan)
         for pod in live(current_pods):
@@ -183,7 +193,7 @@ class CNPoolActor:
     def _cnset(
         self,
         pool: Mapping[str, Any],
-        spec: Mapping[str, Any],
+        deps: Obj,
         set_spec: Mapping[str, Any],
         name: str,
         revision: str,
@@ -206,7 +216,7 @@ class CNPoolActor:
                 "ownerReferences": [owner_reference(pool)],
             },
             "spec": {**copy.deepcopy(dict(set_spec)), "replicas": replicas},
-            "deps": copy.deepcopy(dict(spec["deps"])),
+            "deps": deps,
         }
         stored: Obj = default("CNSet", obj, old=current)
         return stamped(stored)
@@ -237,7 +247,7 @@ class CNPoolActor:
         return orphans
 
     def _give_back(self, ctx: Context, pod: Mapping[str, Any], holder: str) -> Step:
-        patch = reclaim_patch(pod, {}, self.env.clock())
+        patch = reclaim_patch(pod, EMPTY_SPEC, self.env.clock())
 
         async def give_back() -> object:
             try:
@@ -282,7 +292,7 @@ class CNPoolActor:
     def _status(
         self,
         ctx: Context,
-        spec: Mapping[str, Any],
+        spec: CNPoolSpec,
         current: Mapping[str, Any] | None,
         pods: Sequence[Mapping[str, Any]],
         pending: int,
@@ -294,8 +304,9 @@ class CNPoolActor:
         summary = describe_counts(counts) + (f", {pending} claims waiting" if pending else "")
         set_ready = condition_of(current, "Ready") or {}
         if capped and pending:
-            max_pods = spec["strategy"]["scaleStrategy"].get("maxPods", MAX_REPLICAS)
-            ctx.set_condition("Ready", False, "MaxPodsReached", f"maxPods {max_pods} reached: {summary}")
+            ctx.set_condition(
+                "Ready", False, "MaxPodsReached", f"maxPods {max_pods(spec)} reached: {summary}"
+            )
         elif current is None:
             ctx.set_condition("Ready", False, "Creating", f"creating CNSet {ctx.name}-{revision}")
         elif set_ready.get("status") != "True":

@@ -15,12 +15,16 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.meta.objects import labels_of, spec_of, status_of
-from mo_operator.kube.meta.selectors import selector_from_dict
+from mo_operator.api.base import dump
+from mo_operator.api.cnclaim import CNClaimSpec
+from mo_operator.api.cnpool import CNPool
+from mo_operator.kube.meta.objects import labels_of, status_of
+from mo_operator.kube.meta.selectors import Selector, selector_from_dict
 from mo_operator.matrixone import labels
 
 from ..cnset.pooling import phase_of
 from ..framework.meta import is_deleting, name_of
+from ..framework.typed import read
 
 Obj = dict[str, Any]
 
@@ -82,7 +86,7 @@ def claimable(pod: Mapping[str, Any]) -> bool:
 
 
 def claim_candidates(
-    spec: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], taken: Collection[str] = ()
+    spec: CNClaimSpec, pods: Sequence[Mapping[str, Any]], taken: Collection[str] = ()
 ) -> list[Mapping[str, Any]]:
     """The pods a claim with ``spec`` may bind, best first.
 
@@ -92,9 +96,8 @@ def claim_candidates(
     first, then name order: every claim tries the same pods in the same order,
     and the resourceVersion precondition of the bind decides who gets each.
     """
-    selector = selector_from_dict(spec.get("selector"))  # none selects nothing, as upstream
-    pool = spec.get("poolName")
-    owner = spec.get("ownerName")
+    selector = claim_selector(spec)
+    pool, owner = spec.pool_name, spec.owner_name
     found = [
         p
         for p in pods
@@ -111,15 +114,21 @@ def claim_candidates(
     return sorted(found, key=key)
 
 
-def matching_pool(spec: Mapping[str, Any], pools: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def matching_pool(spec: CNClaimSpec, pools: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The pool (first by name) whose pods the claim's selector matches, to nominate it to."""
-    selector = selector_from_dict(spec.get("selector"))
+    selector = claim_selector(spec)
     for pool in sorted(pools, key=name_of):
         if is_deleting(pool):
             continue
-        if selector.matches(spec_of(pool).get("podLabels") or {}):
+        found = read(CNPool, pool)
+        if found is not None and selector.matches(found.spec.pod_labels or {}):
             return pool
     return None
+
+
+def claim_selector(spec: CNClaimSpec) -> Selector:
+    """The claim's ``selector``; none selects nothing, as upstream."""
+    return selector_from_dict(dump(spec.selector) if spec.selector is not None else None)
 
 
 def bound_phase(pod: Mapping[str, Any] | None, claim_name: str) -> str | None:

@@ -46,6 +46,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.api.base import dump
+from mo_operator.api.bucketclaim import BucketClaim, BucketClaimSpec
+from mo_operator.api.common import S3Provider
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.objects import (
     labels_of,
@@ -60,7 +63,8 @@ from mo_operator.matrixone import buckets, labels, layout
 from mo_operator.matrixone.component import Component
 
 from .framework import resources as r
-from .framework.admission import admitted
+from .framework import typed
+from .framework.admission import admit
 from .framework.env import Env
 from .framework.meta import child_metadata, is_controlled_by, is_deleting, name_of
 from .framework.writes import Writes
@@ -100,41 +104,40 @@ def job_labels(claim: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _storage_env(s3: Mapping[str, Any]) -> list[Obj]:
+def _storage_env(s3: S3Provider) -> list[Obj]:
     env: list[Obj] = []
-    secret = mapping_at(s3, "secretRef").get("name")
+    secret = s3.secret_ref.name if s3.secret_ref is not None else None
     if secret:
         for key in (layout.ENV_AWS_ACCESS_KEY_ID, layout.ENV_AWS_SECRET_ACCESS_KEY):
             env.append({"name": key, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
-    env.append({"name": layout.ENV_AWS_REGION, "value": s3.get("region") or layout.DEFAULT_AWS_REGION})
-    cert = s3.get("certificateRef") or {}
-    if cert.get("name") and cert.get("files"):
-        env.append({"name": "AWS_CA_BUNDLE", "value": f"{layout.S3_CERT_PATH}/{cert['files'][0]}"})
+    env.append({"name": layout.ENV_AWS_REGION, "value": s3.region or layout.DEFAULT_AWS_REGION})
+    cert = s3.certificate_ref
+    if cert is not None and cert.files:
+        env.append({"name": "AWS_CA_BUNDLE", "value": f"{layout.S3_CERT_PATH}/{cert.files[0]}"})
     return env
 
 
-def cleanup_job(claim: Mapping[str, Any], image: str = buckets.CLEANUP_IMAGE) -> Obj:
-    """The Job that deletes the claim's data: the aws-cli image running
-    ``buckets.cleanup_script``, scheduled as the claim's ``spec.logSetSpec`` says."""
-    spec = spec_of(claim)
-    s3 = spec.get("s3") or {}
+def cleanup_job(claim: Mapping[str, Any], spec: BucketClaimSpec, image: str = buckets.CLEANUP_IMAGE) -> Obj:
+    """The Job that deletes the claim's data (``spec``, as admitted): the aws-cli image
+    running ``buckets.cleanup_script``, scheduled as the claim's ``spec.logSetSpec`` says."""
+    s3 = spec.s3
     name = buckets.cleanup_job_name(name_of(claim))
     obj_labels = job_labels(claim)
-    template_spec = mapping_at(spec, "logSetSpec", "spec")
+    template_spec = mapping_at(spec.log_set_spec, "spec")  # a Kubernetes PodTemplateSpec
     container: Obj = {
         "name": layout.MAIN_CONTAINER,
         "image": image,
         "command": ["/bin/sh", "-c"],
-        "args": [buckets.cleanup_script(s3)],
+        "args": [buckets.cleanup_script(dump(s3))],
         "env": _storage_env(s3),
     }
     pod_spec: Obj = {"restartPolicy": "Never", "containers": [container]}
     for key in SCHEDULING_FIELDS:
         if template_spec.get(key) not in (None, [], {}):
             pod_spec[key] = copy.deepcopy(template_spec[key])
-    cert = s3.get("certificateRef") or {}
-    if cert.get("name"):
-        pod_spec["volumes"] = [{"name": layout.S3_CERT_VOLUME, "secret": {"secretName": cert["name"]}}]
+    cert = s3.certificate_ref
+    if cert is not None:
+        pod_spec["volumes"] = [{"name": layout.S3_CERT_VOLUME, "secret": {"secretName": cert.name}}]
         container["volumeMounts"] = [
             {"name": layout.S3_CERT_VOLUME, "mountPath": layout.S3_CERT_PATH, "readOnly": True}
         ]
@@ -185,7 +188,7 @@ class BucketClaimActor:
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
         claim = ctx.obj
-        admitted(KIND, claim)
+        admit(BucketClaim, claim)
         plan = Writes(self.env.client)
         bound = buckets.binding(claim)
         if bound is not None and self._logset_gone(claim, bound):
@@ -290,8 +293,14 @@ class BucketClaimActor:
                     f"a Job {job_name} that this claim does not own is in the way: delete it",
                     settings.poll_seconds,
                 )
+            admitted = typed.read(BucketClaim, claim)
+            if admitted is None:
+                why = typed.why_invalid(BucketClaim, claim)
+                return await self._wait(
+                    ctx, "CleanupBlocked", f"{why}: fix the claim to delete {url}", settings.poll_seconds
+                )
             plan = Writes(self.env.client)
-            plan.create(cleanup_job(claim, self.env.settings.cleanup_image), r.JOBS)
+            plan.create(cleanup_job(claim, admitted.spec, settings.cleanup_image), r.JOBS)
             await plan(ctx)
             ctx.event("Normal", "DeletingData", f"started Job {job_name} to delete {url}")
             return await self._wait(

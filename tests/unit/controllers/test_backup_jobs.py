@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from mo_operator.api.backup import BackupJob, BackupJobSpec
+from mo_operator.api.base import parse
+from mo_operator.api.common import JobOverlay
 from mo_operator.controllers.backup import BackupJobActor, RestoreJobActor
 from mo_operator.controllers.backup.backupjob import BackupConflict
 from mo_operator.controllers.backup.jobs import build_job, job_outcome, ttl_seconds
@@ -61,7 +64,14 @@ def test_the_job_runs_the_tool_once_with_credentials_from_secrets_and_the_overla
         "imagePullPolicy": "Always",
     }
     env_vars = [{"name": "MO_USER", "valueFrom": {"secretKeyRef": {"name": "c", "key": "username"}}}]
-    job = build_job(owner, "BackupJob", image="mobr:1", script="/mo_br backup", env=env_vars, overlay=overlay)
+    job = build_job(
+        owner,
+        "BackupJob",
+        image="mobr:1",
+        script="/mo_br backup",
+        env=env_vars,
+        overlay=parse(JobOverlay, overlay),
+    )
     assert job["metadata"]["name"] == "nightly"
     assert job["metadata"]["ownerReferences"][0]["uid"] == "uid-nightly"
     assert job["spec"]["backoffLimit"] == 0 and job["spec"]["completions"] == 1
@@ -108,11 +118,14 @@ def test_the_outcome_is_read_from_the_tool_container_of_the_jobs_own_pods() -> N
 
 
 def test_ttl_defaults_to_an_hour() -> None:
-    assert (
-        ttl_seconds({}) == 3600
-        and ttl_seconds({"ttl": "90s"}) == 90
-        and ttl_seconds({"ttl": "bogus"}) == 3600
-    )
+    def with_ttl(ttl: str | None) -> BackupJob:
+        spec = BackupJobSpec.model_construct(ttl=ttl)  # unchecked: a ttl admission would refuse too
+        return BackupJob.model_construct(spec=spec)
+
+    assert ttl_seconds(None) == 3600, "an invalid job"
+    assert ttl_seconds(with_ttl(None)) == 3600
+    assert ttl_seconds(with_ttl("90s")) == 90
+    assert ttl_seconds(with_ttl("bogus")) == 3600
 
 
 # -------------------------------------------------------------- BackupJob

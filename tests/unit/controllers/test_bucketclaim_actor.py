@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from mo_operator.api.bucketclaim import BucketClaim
 from mo_operator.controllers.bucketclaim import cleanup_job
 from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.admission import admit
 from mo_operator.controllers.framework.env import Settings
 from mo_operator.controllers.steps import bucketclaims as bc
 from mo_operator.matrixone import buckets, labels
@@ -106,7 +108,7 @@ async def test_the_cleanup_job_runs_the_image_the_operator_was_given(world: Worl
 
 
 def _job(c: Obj, condition: str | None, reason: str = "") -> Obj:
-    job = cleanup_job(c)
+    job = cleanup_job(c, admit(BucketClaim, c).spec)
     if condition:
         job["status"] = {"conditions": [{"type": condition, "status": "True", "reason": reason}]}
     return job

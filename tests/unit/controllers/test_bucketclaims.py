@@ -9,8 +9,10 @@ import hashlib
 import pytest
 
 from mo_devkit.simulated.objectstore import ObjectStore, cleanup_commands
+from mo_operator.api.bucketclaim import BucketClaim
 from mo_operator.controllers.bucketclaim import cleanup_job
 from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.admission import admit
 from mo_operator.controllers.framework.meta import name_of
 from mo_operator.controllers.steps import bucketclaims as bc
 from mo_operator.matrixone import buckets, labels
@@ -220,7 +222,7 @@ def test_the_cleanup_job_deletes_the_path_with_the_claims_credentials() -> None:
     c["spec"]["s3"].update(
         {"endpoint": "minio.ns:9000", "type": "minio", "secretRef": {"name": "s3-creds"}, "region": "eu"}
     )
-    job = cleanup_job(c)
+    job = cleanup_job(c, admit(BucketClaim, c).spec)
     assert job["metadata"]["name"] == "job-bucket-uid-mo"
     assert job["metadata"]["ownerReferences"][0]["uid"] == "uid-bucket-uid-mo"
     assert job["metadata"]["labels"][labels.COMPONENT] == "BucketClaim"
@@ -246,7 +248,10 @@ def test_the_simulated_object_store_understands_the_cleanup_job() -> None:
     what we think it means to it, and its trailing slash keeps sibling prefixes."""
     c = claim()
     c["spec"]["s3"]["endpoint"] = "http://minio.ns:9000"
-    pod = {"spec": cleanup_job(c)["spec"]["template"]["spec"], "status": {"phase": "Succeeded"}}
+    pod = {
+        "spec": cleanup_job(c, admit(BucketClaim, c).spec)["spec"]["template"]["spec"],
+        "status": {"phase": "Succeeded"},
+    }
     assert cleanup_commands(pod) == [("minio.ns:9000", "s3://bucket/mo/")]
     store = ObjectStore()
     for key in ("bucket/mo/data/log-1", "bucket/mo/etl/x", "bucket/mo2/data/log-1", "other/mo/data/x"):

@@ -24,18 +24,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.api.backup import BackupJob, BackupJobSpec, BackupSource
+from mo_operator.api.base import dump
+from mo_operator.api.cluster import MatrixOneClusterStatus
+from mo_operator.api.cnset import CNSetStatus
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.errors import AlreadyExists
-from mo_operator.kube.meta.frozen import thaw
-from mo_operator.kube.meta.objects import labels_of, mapping_at, status_of
+from mo_operator.kube.meta.objects import labels_of, mapping_at
 from mo_operator.kube.meta.times import format_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels, ports
 
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework import typed
+from ..framework.admission import admit
 from ..framework.writes import Writes
 from .jobs import Admitted, JobActor, Outcome, build_job, job_labels
 
@@ -59,23 +63,24 @@ class Source:
     ref: str
 
 
-def source_ref(namespace: str, source: Mapping[str, Any]) -> str:
+def source_ref(namespace: str, source: BackupSource) -> str:
     """A Backup's ``sourceRef``: ``matrixonecluster/<ns>/<name>`` or ``cnset/<ns>/<name>``."""
-    if source.get("cnSetRef"):
-        return f"cnset/{namespace}/{source['cnSetRef']}"
-    return f"matrixonecluster/{namespace}/{source.get('clusterRef')}"
+    if source.cn_set_ref:
+        return f"cnset/{namespace}/{source.cn_set_ref}"
+    return f"matrixonecluster/{namespace}/{source.cluster_ref}"
 
 
 class BackupJobActor(JobActor):
     kind = KIND
+    model = BackupJob
     resource = r.BACKUPJOBS
     noun = "backup"
     failed_reason = "BackupFailed"
 
     def admit(self, ctx: Context) -> Admitted | None:
         try:
-            spec = admitted(KIND, ctx.obj)["spec"]
-            return spec, br.S3Target.of(spec["target"])
+            job = admit(BackupJob, ctx.obj)
+            return job, br.S3Target.of(dump(job.spec.target))
         except TerminalError as e:
             self.fail(ctx, e.reason, e.message)
         except ValueError as e:
@@ -83,39 +88,39 @@ class BackupJobActor(JobActor):
         return None
 
     # ---------------------------------------------------------------- start
-    def _source(self, ctx: Context, spec: Mapping[str, Any]) -> Source | str:
+    def _source(self, ctx: Context, spec: BackupJobSpec) -> Source | str:
         """The source, or what it waits for."""
-        source = spec["source"]
+        source = spec.source
         namespace = ctx.namespace
-        if source.get("cnSetRef"):
-            name = str(source["cnSetRef"])
-            if not source.get("secretRef"):
+        if source.cn_set_ref:
+            name = source.cn_set_ref
+            if not source.secret_ref:
                 raise TerminalError(
                     "InvalidSpec", "spec.source.secretRef: must be set when cnSetRef is the source"
                 )
             cnset = self.env.caches.get(r.CNSETS, namespace, name)
             if cnset is None:
                 return f"CNSet {name} not found"
-            status = status_of(cnset)
-            if not status.get("host"):
+            at = typed.status_of(CNSetStatus, cnset)
+            if not at.host:
                 return f"CNSet {name} has no SQL address yet"
-            port = int(status.get("port") or ports.CN_SQL)
-            return Source(str(status["host"]), port, str(source["secretRef"]), source_ref(namespace, source))
-        name = str(source["clusterRef"])
+            return Source(at.host, at.port or ports.CN_SQL, source.secret_ref, source_ref(namespace, source))
+        name = str(source.cluster_ref)
         cluster = self.env.caches.get(r.MATRIXONE_CLUSTERS, namespace, name)
         if cluster is None:
             return f"MatrixOneCluster {name} not found"
-        status = status_of(cluster)
-        if not status.get("host"):
+        status = typed.status_of(MatrixOneClusterStatus, cluster)
+        if not status.host:
             return f"MatrixOneCluster {name} has no SQL address yet"
-        secret = source.get("secretRef") or mapping_at(status, "credentialRef").get("name")
+        secret = source.secret_ref or (status.credential_ref.name if status.credential_ref else None)
         if not secret:
             return f"MatrixOneCluster {name} has no credential yet"
-        port = int(status.get("port") or ports.CN_SQL)
-        return Source(str(status["host"]), port, str(secret), source_ref(namespace, source))
+        return Source(status.host, status.port or ports.CN_SQL, secret, source_ref(namespace, source))
 
     def start(self, ctx: Context, job_spec: Admitted, plan: Writes) -> None:
-        spec, target = job_spec
+        job, target = job_spec
+        assert isinstance(job, BackupJob)
+        spec = job.spec
         try:
             source = self._source(ctx, spec)
         except TerminalError as e:
@@ -124,15 +129,15 @@ class BackupJobActor(JobActor):
         if isinstance(source, str):
             self.pending(ctx, "WaitingForSource", source)
             return
-        job = build_job(
+        run = build_job(
             ctx.obj,
             KIND,
             image=self.env.settings.backup_image,
             script=br.backup_script(source.host, source.port, target),
             env=br.backup_env(source.secret, target),
-            overlay=spec.get("overlay"),
+            overlay=spec.overlay,
         )
-        plan.create(job, r.JOBS)
+        plan.create(run, r.JOBS)
         self.running(
             ctx, f"backing up {source.ref} ({source.host}:{source.port}) to {target.url} in Job {ctx.name}"
         )
@@ -140,7 +145,9 @@ class BackupJobActor(JobActor):
     # ---------------------------------------------------------------- record
     def succeeded(self, ctx: Context, job_spec: Admitted, outcome: Outcome, plan: Writes) -> None:
         """Record the backup as a Backup (once), then the job as Completed."""
-        spec = job_spec[0]
+        job = job_spec[0]
+        assert isinstance(job, BackupJob)
+        spec = job.spec
         try:
             meta = br.parse_metadata(outcome.message)
         except br.MetadataError as e:
@@ -163,15 +170,15 @@ class BackupJobActor(JobActor):
         self.complete(ctx, f"backup {meta.id} recorded as Backup {name}")
 
     def _backup(
-        self, ctx: Context, spec: Mapping[str, Any], name: str, meta: br.BackupMetadata, outcome: Outcome
+        self, ctx: Context, spec: BackupJobSpec, name: str, meta: br.BackupMetadata, outcome: Outcome
     ) -> Obj:
         now = format_time(self.env.clock())
         record: Obj = {
-            "location": thaw(spec["target"]),
+            "location": dump(spec.target),
             "id": meta.id,
             "atTime": meta.at_time or outcome.started_at or now,
             "completeTime": meta.complete_time or outcome.finished_at or now,
-            "sourceRef": source_ref(ctx.namespace, spec["source"]),
+            "sourceRef": source_ref(ctx.namespace, spec.source),
             "raw": meta.raw,
         }
         if meta.size is not None:

@@ -26,22 +26,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from mo_operator.api.backup import Backup, BackupJobStatus, RestoreJob, RestoreJobStatus
+from mo_operator.api.backupschedule import BackupSchedule, BackupScheduleSpec
+from mo_operator.api.base import dump
+from mo_operator.api.cluster import MatrixOneCluster
 from mo_operator.api.cron import Schedule
 from mo_operator.api.fields import parse_duration
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.controller import Request
 from mo_operator.kube.controller.outcome import TerminalError
-from mo_operator.kube.meta.conditions import get_condition
-from mo_operator.kube.meta.frozen import thaw
-from mo_operator.kube.meta.objects import labels_of, mapping_at, meta_of, status_of, view
+from mo_operator.kube.meta.objects import labels_of, mapping_at, meta_of, view
 from mo_operator.kube.meta.times import format_time, parse_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
 
 from ..cluster.restore import RESTORE_COMPLETE_VALUE
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework import typed
+from ..framework.admission import admit
 from ..framework.env import Caches, Env
 from ..framework.meta import child_metadata, is_controlled_by, is_deleting, uid_of
 from ..framework.writes import Writes
@@ -67,27 +70,36 @@ LAST_RUN: Final = "LastRunSucceeded"
 RETENTION: Final = "RetentionApplied"
 
 
-def schedule_spec(spec: Mapping[str, Any]) -> ScheduleSpec:
+def schedule_spec(spec: BackupScheduleSpec) -> ScheduleSpec:
     """The decisions' view of an admitted (defaulted) spec."""
-    deadline = spec.get("startingDeadlineSeconds")
+    deadline = spec.starting_deadline_seconds
+    successful, failed = spec.successful_jobs_history_limit, spec.failed_jobs_history_limit
     return ScheduleSpec(
-        schedule=Schedule(str(spec["schedule"]), spec.get("timeZone")),
-        suspend=bool(spec.get("suspend")),
-        concurrency=spec.get("concurrencyPolicy") or "Forbid",
+        schedule=Schedule(spec.schedule, spec.time_zone),
+        suspend=bool(spec.suspend),
+        concurrency=spec.concurrency_policy or "Forbid",
         starting_deadline=None if deadline is None else float(deadline),
-        successful_history=int(spec.get("successfulJobsHistoryLimit", 3)),
-        failed_history=int(spec.get("failedJobsHistoryLimit", 1)),
+        successful_history=3 if successful is None else successful,
+        failed_history=1 if failed is None else failed,
     )
 
 
-def retention_of(spec: Mapping[str, Any]) -> Retention:
-    retention = spec.get("retention") or {}
-    age = retention.get("maxAge")
-    return Retention(count=retention.get("count"), max_age=None if age is None else parse_duration(str(age)))
+def retention_of(spec: BackupScheduleSpec) -> Retention:
+    retention = spec.retention
+    if retention is None:
+        return Retention(count=None, max_age=None)
+    age = retention.max_age
+    return Retention(count=retention.count, max_age=None if age is None else parse_duration(age))
 
 
 def _time(text: Any) -> float | None:
     return parse_time(text) if text else None
+
+
+def _backup_time(backup: Mapping[str, Any]) -> float:
+    """When a Backup started (``meta.atTime``); 0 for one that is not valid."""
+    record = typed.read(Backup, backup)
+    return (_time(record.meta.at_time) if record is not None else None) or 0.0
 
 
 def _run(job: Mapping[str, Any]) -> RunRef:
@@ -95,12 +107,13 @@ def _run(job: Mapping[str, Any]) -> RunRef:
     scheduled = _time(body.meta.annotations.get(labels.SCHEDULED_AT)) or parse_time(
         body.meta.creation_timestamp
     )
-    ended = get_condition(body.status.get("conditions") or (), ENDED) or {}
+    status = typed.status_of(BackupJobStatus, job)
+    ended = status.condition(ENDED)
     return RunRef(
         name=body.meta.name,
         scheduled=scheduled or 0.0,
-        phase=str(body.status.get("phase") or "Pending"),
-        ended_at=_time(ended.get("lastTransitionTime")) if ended.get("status") == "True" else None,
+        phase=status.phase or "Pending",
+        ended_at=_time(ended.last_transition_time) if ended is not None and ended.status == "True" else None,
         deleting=is_deleting(job),
     )
 
@@ -112,15 +125,30 @@ def backups_in_use(
     a MatrixOneCluster's ``restoreFrom`` until it recorded its restore as complete."""
     used = set()
     for job in restore_jobs:
-        ended = get_condition(status_of(job).get("conditions") or (), ENDED)
-        name = mapping_at(job, "spec").get("backupName")
-        if name and not (ended is not None and ended.get("status") == "True"):
-            used.add(str(name))
+        name = restored_backup(job)
+        if name and not typed.status_of(RestoreJobStatus, job).is_true(ENDED):
+            used.add(name)
     for cluster in clusters:
-        name = mapping_at(cluster, "spec").get("restoreFrom")
+        name = restored_backup(cluster)
         if name and meta_of(cluster).annotations.get(labels.RESTORE_COMPLETE) != RESTORE_COMPLETE_VALUE:
-            used.add(str(name))
+            used.add(name)
     return used
+
+
+def restored_backup(obj: Mapping[str, Any]) -> str | None:
+    """The Backup a RestoreJob (``backupName``) or a MatrixOneCluster (``restoreFrom``) restores.
+
+    An object admission refuses still names its Backup as written: it may be fixed and
+    restore then, so its Backup is held rather than deleted under it."""
+    if obj.get("kind") == "RestoreJob":
+        job = typed.read(RestoreJob, obj)
+        name = job.spec.backup_name if job is not None else mapping_at(obj, "spec").get("backupName")
+    else:
+        cluster = typed.read(MatrixOneCluster, obj)
+        name = (
+            cluster.spec.restore_from if cluster is not None else mapping_at(obj, "spec").get("restoreFrom")
+        )
+    return str(name) if name else None
 
 
 class BackupScheduleActor:
@@ -143,7 +171,7 @@ class BackupScheduleActor:
     # ------------------------------------------------------------- deciding
     async def observe(self, ctx: Context) -> Writes | None:
         try:
-            spec = admitted(KIND, ctx.obj)["spec"]
+            spec = admit(BackupSchedule, ctx.obj).spec
         except TerminalError as e:
             ctx.set_condition(SCHEDULED, False, e.reason, e.message)
             return None
@@ -177,7 +205,7 @@ class BackupScheduleActor:
             ctx.requeue(max(0.0, decision.next_run - now))
         return plan or None
 
-    def start(self, ctx: Context, spec: Mapping[str, Any], decision: RunDecision, plan: Writes) -> None:
+    def start(self, ctx: Context, spec: BackupScheduleSpec, decision: RunDecision, plan: Writes) -> None:
         assert decision.start is not None
         name = run_name(ctx.name, decision.start)
         at = format_time(decision.start)
@@ -188,7 +216,7 @@ class BackupScheduleActor:
                 "apiVersion": API_VERSION,
                 "kind": "BackupJob",
                 "metadata": meta,
-                "spec": thaw(spec["template"]),
+                "spec": dump(spec.template),
             },
             r.BACKUPJOBS,
         )
@@ -239,11 +267,9 @@ class BackupScheduleActor:
             ctx.set_condition(LAST_RUN, False, "BackupFailed", f"BackupJob {last.name} failed: {why}")
 
     # ------------------------------------------------------------- retention
-    def retain(self, ctx: Context, spec: Mapping[str, Any], now: float, plan: Writes) -> None:
+    def retain(self, ctx: Context, spec: BackupScheduleSpec, now: float, plan: Writes) -> None:
         backups = {meta_of(b).name: b for b in self.backups(ctx)}
-        refs = [
-            BackupRef(name, _time(mapping_at(b, "meta").get("atTime")) or 0.0) for name, b in backups.items()
-        ]
+        refs = [BackupRef(name, _backup_time(b)) for name, b in backups.items()]
         in_use = backups_in_use(
             self.env.caches.list(r.RESTOREJOBS), self.env.caches.list(r.MATRIXONE_CLUSTERS)
         )
@@ -264,7 +290,7 @@ class BackupScheduleActor:
         elif verdict.held:
             held = ", ".join(verdict.held)
             ctx.set_condition(RETENTION, False, "BackupInUse", f"kept while a restore reads it: {held}")
-        elif spec.get("retention"):
+        elif spec.retention is not None:
             ctx.set_condition(RETENTION, True, "Applied", f"{verdict.kept} Backup(s) kept")
 
     @staticmethod
@@ -275,7 +301,7 @@ class BackupScheduleActor:
     def _delete(
         self,
         ctx: Context,
-        spec: Mapping[str, Any],
+        spec: BackupScheduleSpec,
         backup: Mapping[str, Any],
         jobs: Mapping[str, Mapping[str, Any]],
         plan: Writes,
@@ -284,10 +310,13 @@ class BackupScheduleActor:
         name = meta_of(backup).name
         job_name = self._deletion_job(backup)
         job = jobs.get(job_name)
-        meta = mapping_at(backup, "meta")
         if job is None:
+            record = typed.read(Backup, backup)
+            if record is None:
+                return f"Backup {name}: {typed.why_invalid(Backup, backup)}"
+            meta = record.meta
             try:
-                source = br.S3Target.of(meta.get("location") or {})
+                source = br.S3Target.of(dump(meta.location))
             except ValueError as e:
                 return f"Backup {name}: meta.location: {e}"
             plan.create(
@@ -295,9 +324,9 @@ class BackupScheduleActor:
                     ctx.obj,
                     KIND,
                     image=self.env.settings.backup_image,
-                    script=br.delete_script(str(meta.get("id") or "")),
-                    env=br.delete_env(str(meta.get("raw") or ""), source),
-                    overlay=spec["template"].get("overlay"),
+                    script=br.delete_script(meta.id),
+                    env=br.delete_env(meta.raw, source),
+                    overlay=spec.template.overlay,
                     name=job_name,
                 ),
                 r.JOBS,
@@ -338,8 +367,7 @@ def schedules_of_restore(caches: Caches) -> Callable[[Mapping[str, Any]], Iterab
     """A restore that starts or ends holds or frees a Backup: its schedule looks again."""
 
     def mapper(obj: Mapping[str, Any]) -> Iterable[Request]:
-        spec = mapping_at(obj, "spec")
-        name = spec.get("backupName") or spec.get("restoreFrom")
-        return _schedule_of(caches.get(r.BACKUPS, "", str(name))) if name else []
+        name = restored_backup(obj)
+        return _schedule_of(caches.get(r.BACKUPS, "", name)) if name else []
 
     return mapper

@@ -26,6 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mo_operator.api.backup import BackupJob, RestoreJob
+from mo_operator.api.base import dump
+from mo_operator.api.common import JobOverlay
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
@@ -35,6 +38,7 @@ from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
 
 from ..framework import resources as r
+from ..framework import typed
 from ..framework.env import Env
 from ..framework.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, uid_of
 from ..framework.writes import Writes
@@ -76,13 +80,13 @@ def build_job(
     image: str,
     script: str,
     env: Sequence[Obj],
-    overlay: Mapping[str, Any] | None,
+    overlay: JobOverlay | None,
     name: str | None = None,
 ) -> Obj:
     """The Job ``name`` (the job object's by default) that runs ``script`` once (no retry:
     a backup is not idempotent), with the job object's ``overlay`` over its pod (the
     command stays ours)."""
-    overlay = overlay or {}
+    written: Obj = dump(overlay) if overlay is not None else {}
     container: Obj = {
         "name": br.CONTAINER,
         "image": image,
@@ -90,20 +94,20 @@ def build_job(
         "terminationMessagePath": br.TERMINATION_MESSAGE_PATH,
         "terminationMessagePolicy": br.TERMINATION_MESSAGE_POLICY,
     }
-    overlay_container(container, overlay)
+    overlay_container(container, written)
     container["command"] = ["/bin/sh", "-c", script]
     container.pop("args", None)
-    containers = [container, *(dict(c) for c in overlay.get("sidecarContainers") or ())]
+    containers = [container, *(dict(c) for c in written.get("sidecarContainers") or ())]
     pod_spec: Obj = {"containers": containers, "restartPolicy": "Never"}
-    if overlay.get("volumes"):
-        pod_spec["volumes"] = _upsert([], overlay["volumes"])
+    if written.get("volumes"):
+        pod_spec["volumes"] = _upsert([], written["volumes"])
     for key in _POD_OVERLAY_FIELDS:
-        if overlay.get(key) is not None and overlay.get(key) != []:
-            pod_spec[key] = overlay[key]
+        if written.get(key) is not None and written.get(key) != []:
+            pod_spec[key] = written[key]
     obj_labels = job_labels(owner, kind)
-    template_meta: Obj = {"labels": {**(overlay.get("podLabels") or {}), **obj_labels}}
-    if overlay.get("podAnnotations"):
-        template_meta["annotations"] = dict(overlay["podAnnotations"])
+    template_meta: Obj = {"labels": {**(written.get("podLabels") or {}), **obj_labels}}
+    if written.get("podAnnotations"):
+        template_meta["annotations"] = dict(written["podAnnotations"])
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -181,17 +185,21 @@ def job_outcome(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> Ou
     return Outcome("running", "")
 
 
-def ttl_seconds(spec: Mapping[str, Any]) -> float:
-    text = spec.get("ttl")
+JobKind = BackupJob | RestoreJob
+
+
+def ttl_seconds(job: JobKind | None) -> float:
+    """``spec.ttl`` of a job (read as admitted; the default for one that is not valid)."""
+    text = job.spec.ttl if job is not None else None
     if not text:
         return DEFAULT_TTL_SECONDS
     try:
-        return parse_duration(str(text))
+        return parse_duration(text)
     except ValueError:
         return DEFAULT_TTL_SECONDS
 
 
-Admitted = tuple[Mapping[str, Any], br.S3Target]
+Admitted = tuple[JobKind, br.S3Target]
 """A job object as admitted (defaulted), and the S3 location its tool writes to."""
 
 
@@ -202,6 +210,7 @@ class JobActor:
     everything else (following the Job, failing, expiring) is here."""
 
     kind: str = ""
+    model: type[JobKind]
     resource: Resource
     noun: str = ""
     """What the Job does, for messages: ``backup``, ``restore``."""
@@ -279,7 +288,7 @@ class JobActor:
             ctx.event("Warning", reason, message)
         ctx.status["phase"] = FAILED
         ctx.set_condition(ENDED, True, reason, message)
-        ctx.requeue(ttl_seconds(ctx.spec))
+        ctx.requeue(ttl_seconds(typed.read(self.model, ctx.obj)))
 
     def complete(self, ctx: Context, message: str) -> None:
         if ctx.status.get("phase") != COMPLETED:
@@ -310,7 +319,7 @@ class JobActor:
             and not is_deleting(job)
         ):
             plan.delete(r.JOBS, ctx.namespace, ctx.name, uid=uid_of(job))
-        ttl = ttl_seconds(ctx.spec)
+        ttl = ttl_seconds(typed.read(self.model, ctx.obj))
         since = podutil.parse_time(ended.get("lastTransitionTime"))
         left = ttl if since is None else since + ttl - self.env.clock()
         if left > 0:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from mo_operator.api.backup import Backup, RestoreJob
+from mo_operator.api.base import dump
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import meta_of
@@ -23,7 +25,8 @@ from mo_operator.kube.meta.times import parse_time
 from mo_operator.matrixone import backup as br
 
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework import typed
+from ..framework.admission import admit
 from ..framework.writes import Writes
 from .jobs import Admitted, JobActor, Outcome, build_job
 
@@ -34,18 +37,18 @@ BACKUP_WAIT_SECONDS: Final = 30.0
 
 class RestoreJobActor(JobActor):
     kind = KIND
+    model = RestoreJob
     resource = r.RESTOREJOBS
     noun = "restore"
     failed_reason = "RestoreFailed"
 
     def admit(self, ctx: Context) -> Admitted | None:
         try:
-            obj = admitted(KIND, ctx.obj)
+            job = admit(RestoreJob, ctx.obj)
         except TerminalError as e:
             self.fail(ctx, e.reason, e.message)
             return None
-        spec = obj["spec"]
-        if spec.get("externalSource"):
+        if job.spec.external_source is not None:
             self.fail(
                 ctx,
                 "Unsupported",
@@ -54,18 +57,20 @@ class RestoreJobActor(JobActor):
             )
             return None
         try:
-            return obj, br.S3Target.of(spec["target"])
+            return job, br.S3Target.of(dump(job.spec.target))
         except ValueError as e:
             self.fail(ctx, "InvalidSpec", f"spec.target: restores can only be written to s3 ({e})")
             return None
 
     def succeeded(self, ctx: Context, job_spec: Admitted, outcome: Outcome, plan: Writes) -> None:
-        obj, target = job_spec
-        self.complete(ctx, f"restored Backup {obj['spec']['backupName']} to {target.url}")
+        job, target = job_spec
+        assert isinstance(job, RestoreJob)
+        self.complete(ctx, f"restored Backup {job.spec.backup_name} to {target.url}")
 
     def start(self, ctx: Context, job_spec: Admitted, plan: Writes) -> None:
-        obj, target = job_spec
-        name = str(obj["spec"]["backupName"])
+        job, target = job_spec
+        assert isinstance(job, RestoreJob)
+        name = str(job.spec.backup_name)
         backup = self.env.caches.get(r.BACKUPS, "", name)
         if backup is None:
             created = parse_time(meta_of(ctx.obj).creation_timestamp)
@@ -75,20 +80,23 @@ class RestoreJobActor(JobActor):
                 return
             self.fail(ctx, "BackupNotFound", f"Backup {name} does not exist")
             return
-        meta = backup.get("meta") or {}
+        record = typed.read(Backup, backup)
+        if record is None:
+            self.fail(ctx, "InvalidBackup", f"Backup {name}: {typed.why_invalid(Backup, backup)}")
+            return
         try:
-            source = br.S3Target.of(meta.get("location") or {})
+            source = br.S3Target.of(dump(record.meta.location))
         except ValueError as e:
             self.fail(ctx, "InvalidBackup", f"Backup {name}: meta.location: {e}")
             return
-        backup_id, raw = str(meta.get("id") or ""), str(meta.get("raw") or "")
-        job = build_job(
+        backup_id, raw = record.meta.id, record.meta.raw
+        run = build_job(
             ctx.obj,
             KIND,
             image=self.env.settings.backup_image,
             script=br.restore_script(backup_id, source, target),
             env=br.restore_env(raw, source, target),
-            overlay=obj.get("overlay"),
+            overlay=job.overlay,
         )
-        plan.create(job, r.JOBS)
+        plan.create(run, r.JOBS)
         self.running(ctx, f"restoring backup {backup_id} (Backup {name}) to {target.url} in Job {ctx.name}")

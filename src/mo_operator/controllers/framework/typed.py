@@ -27,7 +27,7 @@ from mo_operator.kube.meta.frozen import thaw
 
 from .admission import admit
 
-__all__ = ["read", "status_of"]
+__all__ = ["read", "status_of", "why_invalid"]
 
 S = TypeVar("S", bound=APIModel)
 M = TypeVar("M", bound=APIModel)
@@ -76,3 +76,12 @@ def read(model: type[M], obj: Mapping[str, Any]) -> M | None:
         return admit(model, obj)
     except TerminalError:
         return None
+
+
+def why_invalid(model: type[M], obj: Mapping[str, Any]) -> str:
+    """What admission says of an object ``read`` found invalid."""
+    try:
+        admit(model, obj)
+    except TerminalError as e:
+        return e.message
+    return "valid"

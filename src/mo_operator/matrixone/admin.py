@@ -67,18 +67,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from mo_operator.kube.controller.outcome import Transient
+
 
 class AdminError(Exception):
     """A call to the running cluster failed. Every one is one of the ``Failure`` classes
     (``failure_of``), which tell a controller whether to wait or to report its own fault."""
 
 
-class NotYet(AdminError):
+class NotYet(AdminError, Transient):
     """MatrixOne answered, and said not yet: no HAKeeper yet, not bootstrapped, no quorum,
     or an error of its own. Wait."""
 
 
-class Unreachable(AdminError):
+class Unreachable(AdminError, Transient):
     """No answer: connection refused or reset, a name that does not resolve, no answer
     before the deadline. Wait, as the Go operator would; say so after a while."""
 

@@ -10,12 +10,15 @@ import pytest
 from mo_operator.cli.logging_setup import JsonFormatter, TextFormatter
 from mo_operator.kube.controller.outcome import (
     ReconcileIdFilter,
+    Transient,
     current_reconcile_id,
     expected,
     reconciling,
     routine,
 )
 from mo_operator.kube.meta.errors import ApiError
+from mo_operator.matrixone import admin
+from mo_operator.matrixone.rpc import errors as rpc_errors
 
 
 def _record(logger: str = "some.module") -> logging.LogRecord:
@@ -64,3 +67,20 @@ class _MatrixOneError(Exception):
 )
 def test_errors_are_classified_by_type(error: Exception, is_routine: bool, is_expected: bool) -> None:
     assert (routine(error), expected(error)) == (is_routine, is_expected)
+
+
+@pytest.mark.parametrize(
+    ("error", "is_expected"),
+    [
+        (admin.NotYet("no HAKeeper yet"), True),
+        (admin.Unreachable("connection refused"), True),
+        (rpc_errors.ServerError(20101, "not bootstrapped"), True),
+        (rpc_errors.ConnectionLost("reset"), True),
+        (admin.ClientFault("bad frame"), False),
+        (rpc_errors.ProtocolError("bad frame"), False),
+    ],
+)
+def test_matrixone_errors_that_say_later_are_transient_by_type(error: Exception, is_expected: bool) -> None:
+    assert isinstance(error, Transient) is is_expected
+    assert expected(error) is is_expected, "retried and logged without a traceback"
+    assert not routine(error), "reported on the object: not the API server's routine"

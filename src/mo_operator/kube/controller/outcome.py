@@ -6,7 +6,9 @@ the controller does with each.
 - An ``ApiError`` the retry is the whole answer to (``routine``: a conflict, 429):
   retried with backoff, nothing reported.
 - An ``ApiError`` that is part of normal operation (``expected``: also 5xx
-  answers of an overloaded server): retried and logged without a traceback.
+  answers of an overloaded server), or a ``Transient`` error of another system
+  (a database that does not answer or says "not yet"): retried and logged
+  without a traceback.
 - Anything else: reported on the object, logged with its traceback once, retried.
 
 Errors are told apart by type, never by a ``status`` or ``code`` attribute that
@@ -30,6 +32,7 @@ from ..meta.errors import ApiError
 __all__ = [
     "ReconcileIdFilter",
     "TerminalError",
+    "Transient",
     "current_reconcile_id",
     "expected",
     "reconciling",
@@ -49,6 +52,13 @@ class TerminalError(Exception):
         self.message = message
 
 
+class Transient(Exception):
+    """An error of a system the controller talks to besides the API server that says
+    "later": it did not answer, or answered not yet. Its clients' error classes derive
+    from it, so the controller tells it apart by type: retried with backoff, reported
+    on the object, logged without a traceback (it is not the operator's fault)."""
+
+
 def routine(e: BaseException) -> bool:
     """A conflict (someone wrote the object since we read it) or throttling: the retry
     with backoff is the whole answer, nothing to report."""
@@ -57,8 +67,9 @@ def routine(e: BaseException) -> bool:
 
 def expected(e: BaseException) -> bool:
     """Answers of the API server that are part of normal operation (conflicts,
-    throttling, an overloaded or restarting server): no traceback in the log."""
-    return isinstance(e, ApiError) and e.status in (409, 429, 500, 503, 504)
+    throttling, an overloaded or restarting server) and transient errors of other
+    systems: no traceback in the log."""
+    return isinstance(e, Transient) or (isinstance(e, ApiError) and e.status in (409, 429, 500, 503, 504))
 
 
 @contextmanager

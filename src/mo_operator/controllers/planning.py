@@ -554,11 +554,11 @@ async def _play(action: Action, refusal: Refusal) -> list[Step]:
     if not isinstance(action, Writes):
         return [Step(str(getattr(action, "description", "") or "apply changes"), 1)]
     steps: list[Step] = []
-    for number, batch in enumerate(action._batches(), start=1):
+    for number, batch in enumerate(action.batches(), start=1):
         for planned in batch:
             refusal.playing = []
             try:
-                await planned.step()
+                await action.run(planned.intent)
             except Exception as e:
                 refusal.playing.append((f"(not previewed: {type(e).__name__}: {e})", ()))
             finally:

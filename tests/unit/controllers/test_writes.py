@@ -15,7 +15,7 @@ import pytest
 
 from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.framework.unseen import Unseen
-from mo_operator.controllers.framework.writes import CREATE_LIMIT, Writes
+from mo_operator.controllers.framework.writes import CREATE_LIMIT, Apply, Call, Create, Delete, Patch, Writes
 from mo_operator.kube.meta.errors import Conflict
 
 from .controller_fakes import FakeCaches, RecordingClient
@@ -257,3 +257,36 @@ async def test_other_creates_are_not_batched_nor_limited() -> None:
     assert plan.deferred == 0
     await _execute(plan)
     assert len(client.batches) == 1 and len(client.batches[0]) == CREATE_LIMIT + 5, "they go together"
+
+
+async def test_a_plan_is_data_read_without_running_it_and_run_as_read() -> None:
+    client = RecordingClient()
+    plan = Writes(cast(Any, client))
+    plan.apply(_obj("ConfigMap"), r.CONFIGMAPS)
+    plan.create(_obj("Secret"), r.SECRETS)
+    plan.delete(r.PODS, "ns", "x-0", uid="uid-x-0")
+    plan.patch(r.PODS, "ns", "x-1", {"metadata": {"labels": {"a": "b"}}}, what="label x-1")
+    asked: list[str] = []
+
+    async def ask() -> None:
+        asked.append("asked")
+
+    plan.call("ask MatrixOne", ask)
+    assert plan.intents[:4] == [
+        Apply(r.CONFIGMAPS, _obj("ConfigMap")),
+        Create(r.SECRETS, _obj("Secret")),
+        Delete(r.PODS, "ns", "x-0", uid="uid-x-0"),
+        Patch(r.PODS, "ns", "x-1", {"metadata": {"labels": {"a": "b"}}}),
+    ]
+    assert isinstance(plan.intents[4], Call)
+    assert [p.what for p in plan.steps] == [
+        "apply ConfigMap x",
+        "create Secret x",
+        "delete Pod x-0",
+        "label x-1",
+        "ask MatrixOne",
+    ]
+    assert client.calls == [] and asked == [], "deciding wrote nothing"
+    await plan(cast(Any, SimpleNamespace(log=logging.getLogger("test"))))
+    assert [call[0] for call in client.calls] == ["apply", "create", "delete", "patch"]
+    assert asked == ["asked"]

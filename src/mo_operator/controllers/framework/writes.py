@@ -2,7 +2,10 @@
 
 Observation and action are separate (the operator's design): ``observe`` reads the cache
 once and fills a ``Writes`` plan; the Actor framework runs it only when it
-is not empty. The plan's ``description`` becomes the ``Synced=False`` message
+is not empty. The plan is data: each step is an ``Intent`` (``Apply``, ``Create``,
+``Delete`` with its uid precondition, ``Patch``, or a ``Call`` to another system,
+which alone carries code), so a test reads what was decided from ``intents``
+without a client, and the plan's runner is the one place that writes. The plan's ``description`` becomes the ``Synced=False`` message
 while it runs, so ``kubectl describe`` says what the controller is doing.
 Writes run in the order planned (ConfigMaps before the workload that mounts
 them), except that applies and creates in a row of anything but a workload go
@@ -27,8 +30,10 @@ between rounds.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from mo_operator.kube.client.resource import Resource, resource_of_object
@@ -47,9 +52,62 @@ Obj = dict[str, Any]
 Step = Callable[[], Awaitable[object]]
 
 
+@dataclass(frozen=True)
+class Apply:
+    """Server-side apply of a whole desired object, taking over fields others changed."""
+
+    resource: Resource
+    obj: Mapping[str, Any]
+    unseen: tuple[Unseen, Key, str | None] | None = field(default=None, compare=False)
+    """Noted once sent as our own write the cache has not shown yet (``unseen``)."""
+
+
+@dataclass(frozen=True)
+class Create:
+    """Create an object named deterministically; one that exists already counts as done."""
+
+    resource: Resource
+    obj: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Delete:
+    """Delete by name, on condition that it is still the object judged (``uid``); gone is done."""
+
+    resource: Resource
+    namespace: str
+    name: str
+    uid: str | None = None
+    grace_period_seconds: int | None = None
+    propagation_policy: str | None = "Background"
+
+
+@dataclass(frozen=True)
+class Patch:
+    """A merge (or strategic) patch; a missing object is skipped."""
+
+    resource: Resource
+    namespace: str
+    name: str
+    body: Mapping[str, Any]
+    subresource: str | None = None
+    patch_type: str = "merge"
+
+
+@dataclass(frozen=True)
+class Call:
+    """Any other side effect (a MatrixOne admin call), in order with the writes: the one
+    intent that is code, since what it does is the other system's."""
+
+    step: Step = field(compare=False)
+
+
+Intent = Apply | Create | Delete | Patch | Call
+
+
 class Planned(NamedTuple):
     what: str
-    step: Step
+    intent: Intent
     together: bool
     """It may go out with its ``together`` neighbours."""
     slow_start: bool = False
@@ -104,10 +162,15 @@ class Writes:
         on other objects leave the pods as they are."""
         return not WORKLOAD_KINDS.isdisjoint(self.kinds)
 
+    @property
+    def intents(self) -> list[Intent]:
+        """What the plan will do, in order, as data."""
+        return [planned.intent for planned in self.steps]
+
     def add(
         self,
         what: str,
-        step: Step,
+        intent: Intent,
         kind: str | None = None,
         *,
         together: bool = False,
@@ -116,7 +179,7 @@ class Writes:
         """``together``: the step may run at the same time as the ``together`` steps
         planned right before and after it. ``slow_start``: it is one of a run of
         per-member creates (see the module doc)."""
-        self.steps.append(Planned(what, step, together, slow_start))
+        self.steps.append(Planned(what, intent, together, slow_start))
         if kind is not None:
             self.kinds.add(kind)
 
@@ -131,38 +194,29 @@ class Writes:
         its sets report waiting for until they see it)."""
         self._cuts.add(len(self.steps))
 
-    def _put(self, what: str, step: Step, kind: str) -> None:
+    def _put(self, what: str, intent: Intent, kind: str) -> None:
         """A whole object written: with its neighbours unless it runs pods, which go
         after everything planned before them (the ConfigMaps they mount)."""
-        self.add(what, step, kind, together=kind not in WORKLOAD_KINDS)
+        self.add(what, intent, kind, together=kind not in WORKLOAD_KINDS)
 
     def apply(self, obj: Mapping[str, Any], resource: Resource | None = None) -> None:
         """Server-side apply ``obj`` with our field manager, taking over fields
         others changed (drift in a field we own is corrected, not fought)."""
         res = resource or resource_of_object(obj)
-        self._put(
-            f"apply {_describe(obj)}", lambda: self.client.apply(obj, resource=res, force=True), res.kind
-        )
+        self._put(f"apply {_describe(obj)}", Apply(res, obj), res.kind)
 
     def create(self, obj: Mapping[str, Any], resource: Resource | None = None) -> None:
         """Create ``obj``; AlreadyExists counts as done. Objects are named
         deterministically, so asking twice (the cache had not shown the first
         yet) can never make two."""
         res = resource or resource_of_object(obj)
-
-        async def step() -> object:
-            try:
-                return await self.client.create(res, obj)
-            except AlreadyExists:
-                return None
-
         if res.kind not in PER_MEMBER_KINDS:
-            self._put(f"create {_describe(obj)}", step, res.kind)
+            self._put(f"create {_describe(obj)}", Create(res, obj), res.kind)
         elif self.room == 0:
             self.deferred += 1
         else:
             self.member_creates += 1
-            self.add(f"create {_describe(obj)}", step, res.kind, slow_start=True)
+            self.add(f"create {_describe(obj)}", Create(res, obj), res.kind, slow_start=True)
 
     def sync(self, env: Env, desired: Iterable[tuple[Resource, Mapping[str, Any]]]) -> None:
         """Apply each (stamped) desired object the cache does not already hold as desired,
@@ -181,12 +235,7 @@ class Writes:
     def _apply_noted(
         self, obj: Mapping[str, Any], res: Resource, unseen: Unseen, key: Key, before: str | None
     ) -> None:
-        async def step() -> object:
-            answer = await self.client.apply(obj, resource=res, force=True)
-            unseen.note(key, obj, before)
-            return answer
-
-        self._put(f"apply {_describe(obj)}", step, res.kind)
+        self._put(f"apply {_describe(obj)}", Apply(res, obj, (unseen, key, before)), res.kind)
 
     def delete(
         self,
@@ -199,19 +248,8 @@ class Writes:
         propagation_policy: str | None = "Background",
     ) -> None:
         """Delete by name; ``uid`` makes it conditional on still being the object we judged."""
-
-        async def step() -> object:
-            return await self.client.delete(
-                resource,
-                name,
-                namespace or None,
-                uid=uid,
-                grace_period_seconds=grace_period_seconds,
-                propagation_policy=propagation_policy,
-                missing_ok=True,
-            )
-
-        self.add(f"delete {resource.kind} {name}", step, resource.kind)
+        intent = Delete(resource, namespace, name, uid, grace_period_seconds, propagation_policy)
+        self.add(f"delete {resource.kind} {name}", intent, resource.kind)
 
     def patch(
         self,
@@ -228,32 +266,64 @@ class Writes:
         built-in kinds); a missing object is skipped (it went meanwhile). A pod's
         patch marks it (annotations, gates) and does not count as a workload write:
         a pod's spec is fixed once it runs."""
-
-        async def step() -> object:
-            try:
-                return await self.client.patch(
-                    resource, name, patch, namespace or None, patch_type=patch_type, subresource=subresource
-                )
-            except NotFound:
-                return None
-
         kind = None if resource.kind == "Pod" else resource.kind
-        self.add(what or f"patch {resource.kind} {name}", step, kind)
+        intent = Patch(resource, namespace, name, patch, subresource, patch_type)
+        self.add(what or f"patch {resource.kind} {name}", intent, kind)
 
     def call(self, what: str, step: Step) -> None:
         """Any other side effect (e.g. a MatrixOne admin call), in order with the writes."""
-        self.add(what, step)
+        self.add(what, Call(step))
 
     async def __call__(self, ctx: Context) -> None:
-        for batch in self._batches():
+        for batch in self.batches():
             for planned in batch:
                 ctx.log.debug("%s", planned.what)
             if len(batch) == 1:
-                await batch[0].step()
+                await self.run(batch[0].intent)
             else:
-                await _all_or_none([planned.step for planned in batch])
+                await _all_or_none([functools.partial(self.run, planned.intent) for planned in batch])
 
-    def _batches(self) -> list[list[Planned]]:
+    async def run(self, intent: Intent) -> object:
+        """Carry out one intent with the plan's client."""
+        client = self.client
+        match intent:
+            case Apply(resource, obj, unseen):
+                answer = await client.apply(obj, resource=resource, force=True)
+                if unseen is not None:
+                    book, key, before = unseen
+                    book.note(key, obj, before)
+                return answer
+            case Create(resource, obj):
+                try:
+                    return await client.create(resource, obj)
+                except AlreadyExists:
+                    return None
+            case Delete(resource, namespace, name, uid, grace, propagation):
+                return await client.delete(
+                    resource,
+                    name,
+                    namespace or None,
+                    uid=uid,
+                    grace_period_seconds=grace,
+                    propagation_policy=propagation,
+                    missing_ok=True,
+                )
+            case Patch(resource, namespace, name, body, subresource, patch_type):
+                try:
+                    return await client.patch(
+                        resource,
+                        name,
+                        body,
+                        namespace or None,
+                        patch_type=patch_type,
+                        subresource=subresource,
+                    )
+                except NotFound:
+                    return None
+            case Call(step):
+                return await step()
+
+    def batches(self) -> list[list[Planned]]:
         """The steps in order: runs of ``together`` steps as one batch, runs of
         slow-start creates as batches of 1, 2, 4, ..."""
         batches: list[list[Planned]] = []

@@ -270,6 +270,27 @@ class Writes:
         intent = Patch(resource, namespace, name, patch, subresource, patch_type)
         self.add(what or f"patch {resource.kind} {name}", intent, kind)
 
+    def intend(self, intent: Intent) -> None:
+        """Plan an intent a pure decision returned, as its verb's method plans it."""
+        match intent:
+            case Apply(resource, obj):
+                self.apply(obj, resource)
+            case Create(resource, obj):
+                self.create(obj, resource)
+            case Delete(resource, namespace, name, uid, grace, propagation):
+                self.delete(
+                    resource,
+                    namespace,
+                    name,
+                    uid=uid,
+                    grace_period_seconds=grace,
+                    propagation_policy=propagation,
+                )
+            case Patch(resource, namespace, name, body, subresource, patch_type):
+                self.patch(resource, namespace, name, body, subresource=subresource, patch_type=patch_type)
+            case Call(step):
+                self.call("call", step)
+
     def call(self, what: str, step: Step) -> None:
         """Any other side effect (e.g. a MatrixOne admin call), in order with the writes."""
         self.add(what, Call(step))

@@ -23,6 +23,7 @@ new one is bound.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.api.base import dump
@@ -48,7 +49,7 @@ from ..framework import typed
 from ..framework.admission import admit
 from ..framework.env import Env
 from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
-from ..framework.writes import Writes, delete_dependents_first
+from ..framework.writes import CREATE_LIMIT, Create, Delete, Intent, Writes, delete_dependents_first
 from ..specs import pods as podutil
 from .cnclaim import claim_spec
 from .decisions import (
@@ -108,6 +109,75 @@ def pod_selector(name: str) -> str:
     return str(selector_from_labels({labels.CLAIMSET: name, labels.POOL_PHASE: labels.POOL_PHASE_BOUND}))
 
 
+@dataclass(frozen=True)
+class ClaimSetView:
+    """What a CNClaimSet's decision reads: the set, its admitted spec, its claims (in
+    index order) and, only when it has claims to spare, how each would fare on scale-in."""
+
+    claimset: Mapping[str, Any]
+    spec: CNClaimSetSpec
+    claims: tuple[Mapping[str, Any], ...]
+    victims: tuple[ClaimVictim, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClaimSetDecision:
+    """What the set does next, as data: its writes, its status and its Ready condition."""
+
+    intents: tuple[Intent, ...]
+    status: Mapping[str, Any]
+    ready: tuple[bool, str, str]
+    """``Ready``'s status, reason and message."""
+    scaled_in: tuple[str, ...] = ()
+    """The claims deleted to scale in, for the log."""
+
+
+def _owned(claims: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The live claims the set counts: not Lost, with an index of its own."""
+    return [
+        c for c in claims if not is_deleting(c) and claim_phase(c) != LOST and instance_index(c) is not None
+    ]
+
+
+def decide(view: ClaimSetView) -> ClaimSetDecision:
+    """Replace Lost (or unindexed) claims, make the claims missing at the lowest free
+    indexes (at most a round's worth), delete the claims that matter least when there
+    are too many, and count what is kept. Pure: a function of ``view``."""
+    spec, namespace = view.spec, namespace_of(view.claimset)
+    owned = _owned(view.claims)
+    intents: list[Intent] = [
+        Delete(r.CNCLAIMS, namespace, name_of(c), uid=uid_of(c))
+        for c in view.claims
+        if not is_deleting(c) and c not in owned
+    ]
+    scale = claimset_scale([claim_phase(c) for c in owned], spec.replicas)
+    if scale.create:
+        used = {i for c in view.claims if (i := instance_index(c)) is not None}
+        for index in free_ordinals(min(scale.create, CREATE_LIMIT), used):
+            intents.append(Create(r.CNCLAIMS, claim_of(view.claimset, spec, index)))
+    victims: list[str] = []
+    if scale.delete:
+        victims = claim_deletion_order(view.victims)[: scale.delete]
+        intents.extend(
+            Delete(r.CNCLAIMS, namespace, name_of(c), uid=uid_of(c)) for c in owned if name_of(c) in victims
+        )
+    kept = [c for c in owned if name_of(c) not in victims]
+    ready = sum(1 for c in kept if claim_phase(c) in (BOUND, OUTDATED))
+    status = {
+        "replicas": len(kept),
+        "readyReplicas": ready,
+        "claims": [
+            {k: v for k, v in status_of(c).items() if k != "conditions"} or {"phase": PENDING} for c in kept
+        ],
+        "labelSelector": pod_selector(name_of(view.claimset)),
+    }
+    counted = f"{ready}/{spec.replicas} claims bound"
+    condition = (
+        (True, "AllClaimsBound", counted) if ready >= spec.replicas else (False, "ClaimsPending", counted)
+    )
+    return ClaimSetDecision(tuple(intents), status, condition, tuple(victims))
+
+
 class CNClaimSetActor:
     def __init__(self, env: Env) -> None:
         self.env = env
@@ -124,33 +194,28 @@ class CNClaimSetActor:
             key=lambda c: natural_key(name_of(c)),
         )
 
-    async def observe(self, ctx: Context) -> Writes | None:
+    async def read(self, ctx: Context) -> ClaimSetView:
+        """Every read a decision needs, once: the set as admitted, its claims, and,
+        when it holds more claims than it keeps, what scale-in chooses by (its claims'
+        pods and their sessions, asked of MatrixOne)."""
         spec = admit(CNClaimSet, ctx.obj).spec
         if spec is None:
             raise TerminalError("InvalidSpec", "spec: Required value")
-        namespace = ctx.namespace
-        claims = self._claims(ctx.obj, spec)
-        live = [c for c in claims if not is_deleting(c)]
-        owned = [c for c in live if claim_phase(c) != LOST and instance_index(c) is not None]
+        claims = tuple(self._claims(ctx.obj, spec))
+        owned = _owned(claims)
+        spare = claimset_scale([claim_phase(c) for c in owned], spec.replicas).delete
+        victims = tuple(await self._victims(owned)) if spare else ()
+        return ClaimSetView(ctx.obj, spec, claims, victims)
+
+    async def observe(self, ctx: Context) -> Writes | None:
+        decision = decide(await self.read(ctx))
+        if decision.scaled_in:
+            ctx.log.info("scaling in: deleting claims %s", ", ".join(decision.scaled_in))
+        ctx.status.update(decision.status)
+        ctx.set_condition("Ready", *decision.ready)
         plan = Writes(self.env.client)
-        for claim in live:
-            if claim not in owned:
-                plan.delete(r.CNCLAIMS, namespace, name_of(claim), uid=uid_of(claim))
-        replicas = spec.replicas
-        scale = claimset_scale([claim_phase(c) for c in owned], replicas)
-        if scale.create:
-            used = {i for c in claims if (i := instance_index(c)) is not None}
-            for index in free_ordinals(min(scale.create, plan.room), used):
-                plan.create(claim_of(ctx.obj, spec, index), r.CNCLAIMS)
-        kept = owned
-        if scale.delete:
-            victims = claim_deletion_order(await self._victims(owned))[: scale.delete]
-            for claim in owned:
-                if name_of(claim) in victims:
-                    plan.delete(r.CNCLAIMS, namespace, name_of(claim), uid=uid_of(claim))
-            kept = [c for c in owned if name_of(c) not in victims]
-            ctx.log.info("scaling in: deleting claims %s", ", ".join(victims))
-        self._status(ctx, kept, replicas)
+        for intent in decision.intents:
+            plan.intend(intent)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
@@ -195,21 +260,6 @@ class CNClaimSetActor:
             return (await self.env.admin.admin(str(address)).cn_load(cnpods.store_uuid(pod))).sessions
         except AdminError:
             return 0
-
-    def _status(self, ctx: Context, kept: Sequence[Mapping[str, Any]], replicas: int) -> None:
-        """Counts of the claims the set keeps (those it deletes now are left out, as upstream)."""
-        status = ctx.status
-        ready = sum(1 for c in kept if claim_phase(c) in (BOUND, OUTDATED))
-        status["replicas"] = len(kept)
-        status["readyReplicas"] = ready
-        status["claims"] = [
-            {k: v for k, v in status_of(c).items() if k != "conditions"} or {"phase": PENDING} for c in kept
-        ]
-        status["labelSelector"] = pod_selector(ctx.name)
-        if ready >= replicas:
-            ctx.set_condition("Ready", True, "AllClaimsBound", f"{ready}/{replicas} claims bound")
-        else:
-            ctx.set_condition("Ready", False, "ClaimsPending", f"{ready}/{replicas} claims bound")
 
 
 def _deletion_cost(pod: Mapping[str, Any]) -> int:

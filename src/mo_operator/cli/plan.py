@@ -130,7 +130,8 @@ def _object_lines(obj: ObjectPlan) -> list[str]:
     for type_, reason, message in obj.events:
         lines.append(f"  event {type_} {escape(reason)}: {escape(message)}")
     if obj.requeue_after is not None:
-        lines.append(f"  then looks again in {obj.requeue_after:g}s")
+        why = f" ({escape(obj.requeue_reason)})" if obj.requeue_reason else ""
+        lines.append(f"  then looks again in {obj.requeue_after:g}s{why}")
     return lines
 
 

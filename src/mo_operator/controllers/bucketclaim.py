@@ -423,7 +423,7 @@ class BucketClaimActor:
         announced_give_up = GAVE_UP in str(before.get("message") or "")
         if warn and (before.get("reason") != reason or (gave_up and not announced_give_up)):
             ctx.event("Warning", reason, message)
-        ctx.requeue(after)
+        ctx.wait(after, message)
         return False
 
     async def _done(self, ctx: Context) -> bool:
@@ -442,7 +442,7 @@ class BucketClaimActor:
             },
             ctx.namespace or None,
         )
-        ctx.requeue(self.env.settings.busy_poll_seconds)
+        ctx.wait(self.env.settings.busy_poll_seconds, "the claim's finalizer to come off")
         return False
 
     async def _write_status(self, ctx: Context) -> None:

@@ -37,7 +37,7 @@ from typing import Any
 from mo_operator.kube.client.client import ApiClient, Send, WriteCall
 from mo_operator.kube.controller.actor import Action, Actor, ActorReconciler, Context
 from mo_operator.kube.controller.controller import Request
-from mo_operator.kube.controller.outcome import reconciling
+from mo_operator.kube.controller.outcome import Wait, reconciling
 from mo_operator.kube.controller.status_policy import StatusWindow
 from mo_operator.kube.meta.objects import meta_of, status_of
 from mo_operator.matrixone.admin import (
@@ -113,6 +113,8 @@ class ObjectPlan:
     """Top-level status fields (besides conditions) the reconcile would change."""
     events: list[tuple[str, str, str]] = field(default_factory=list)
     requeue_after: float | None = None
+    requeue_reason: str = ""
+    """Why it looks again (``Wait``: for what; ``Requeue``: which poll or timer)."""
     error: str | None = None
     note: str | None = None
     """Why nothing was planned though something may be due (paused, being deleted)."""
@@ -151,6 +153,7 @@ class ObjectPlan:
             },
             "events": [{"type": t, "reason": reason, "message": m} for t, reason, m in self.events],
             "requeueAfterSeconds": self.requeue_after,
+            "requeueReason": self.requeue_reason,
             "error": self.error,
             "note": self.note,
         }
@@ -514,6 +517,12 @@ async def plan_object(reconciler: ActorReconciler, refusal: Refusal, namespace: 
             found.error = f"{type(e).__name__}: {e}"
             result = None
     found.requeue_after = result.requeue_after if result is not None else None
+    later = result.later if result is not None else None
+    found.requeue_reason = (
+        f"{'waits for' if isinstance(later, Wait) else 'for'} {later.reason}"
+        if later and later.reason
+        else ""
+    )
     for patch in writer.patches:
         finalizers = (patch.get("metadata") or {}).get("finalizers")
         found.direct.append(f"set the finalizers of {reconciler.kind} {name} to {list(finalizers or [])}")

@@ -20,7 +20,7 @@ from mo_operator.kube.controller.controller import (
     Result,
     generation_changed,
 )
-from mo_operator.kube.controller.outcome import TerminalError
+from mo_operator.kube.controller.outcome import TerminalError, Wait
 from mo_operator.kube.controller.status_policy import StatusWindow
 from mo_operator.kube.meta.errors import ApiError
 
@@ -202,6 +202,7 @@ async def test_actor_lifecycle_and_zero_writes_when_settled() -> None:
     assert store["t"]["metadata"]["finalizers"] == ["example.com/thing"], "finalizer first, before observing"
     res = await r(req)
     assert res is not None and res.requeue_after == 2.0
+    assert res.later == Wait(2.0, "the plan's writes to take effect"), "the look again says why"
     assert store["t"]["status"]["conditions"][0]["reason"] == "Progressing"
     await r(req)
     status = store["t"]["status"]

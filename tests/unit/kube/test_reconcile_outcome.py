@@ -8,9 +8,12 @@ import logging
 import pytest
 
 from mo_operator.cli.logging_setup import JsonFormatter, TextFormatter
+from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import (
     ReconcileIdFilter,
+    Requeue,
     Transient,
+    Wait,
     current_reconcile_id,
     expected,
     reconciling,
@@ -84,3 +87,20 @@ def test_matrixone_errors_that_say_later_are_transient_by_type(error: Exception,
     assert isinstance(error, Transient) is is_expected
     assert expected(error) is is_expected, "retried and logged without a traceback"
     assert not routine(error), "reported on the object: not the API server's routine"
+
+
+def test_the_soonest_look_again_wins_and_keeps_its_reason() -> None:
+    ctx = Context(
+        {"metadata": {"name": "x", "namespace": "ns"}},
+        "r1",
+        logging.LoggerAdapter(logging.getLogger("t")),
+        None,
+    )  # type: ignore[arg-type]
+    assert ctx.later is None and ctx.requeue_after is None
+    ctx.requeue(10, "poll MatrixOne")
+    ctx.wait(1, "pods to be Ready")
+    ctx.requeue(5, "a deadline")
+    assert ctx.later == Wait(1, "pods to be Ready")
+    assert ctx.requeue_after == 1
+    assert str(ctx.later) == "wait 1s: pods to be Ready"
+    assert str(Requeue(2.5, "the next scheduled run")) == "requeue 2.5s: the next scheduled run"

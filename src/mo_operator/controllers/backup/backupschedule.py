@@ -202,7 +202,7 @@ class BackupScheduleActor:
         self.record(ctx, sched, decision, runs, jobs)
         self.retain(ctx, spec, now, plan)
         if decision.next_run is not None:
-            ctx.requeue(max(0.0, decision.next_run - now))
+            ctx.requeue(max(0.0, decision.next_run - now), "the next scheduled run")
         return plan or None
 
     def start(self, ctx: Context, spec: BackupScheduleSpec, decision: RunDecision, plan: Writes) -> None:

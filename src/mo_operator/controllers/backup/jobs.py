@@ -275,7 +275,7 @@ class JobActor:
     def pending(self, ctx: Context, reason: str, message: str) -> None:
         ctx.status["phase"] = PENDING
         ctx.set_condition(ENDED, False, reason, message)
-        ctx.requeue(self.env.settings.busy_poll_seconds)
+        ctx.wait(self.env.settings.busy_poll_seconds, message)
 
     def running(self, ctx: Context, message: str) -> None:
         if ctx.status.get("phase") != RUNNING:
@@ -288,14 +288,14 @@ class JobActor:
             ctx.event("Warning", reason, message)
         ctx.status["phase"] = FAILED
         ctx.set_condition(ENDED, True, reason, message)
-        ctx.requeue(ttl_seconds(typed.read(self.model, ctx.obj)))
+        ctx.requeue(ttl_seconds(typed.read(self.model, ctx.obj)), "the ttl of the failed job")
 
     def complete(self, ctx: Context, message: str) -> None:
         if ctx.status.get("phase") != COMPLETED:
             ctx.event("Normal", "Completed", message)
         ctx.status["phase"] = COMPLETED
         ctx.set_condition(ENDED, True, "JobComplete", message)
-        ctx.requeue(CLEANUP_REQUEUE_SECONDS)
+        ctx.requeue(CLEANUP_REQUEUE_SECONDS, "the Job of the completed job to delete")
 
     def job_missing(self, ctx: Context) -> None:
         """Running, but the Job is not in the cache: just created (the cache lags), or
@@ -304,7 +304,7 @@ class JobActor:
         since = podutil.parse_time(running.get("lastTransitionTime"))
         waited = self.env.clock() - since if since is not None else JOB_MISSING_GRACE_SECONDS
         if waited < JOB_MISSING_GRACE_SECONDS:
-            ctx.requeue(JOB_MISSING_GRACE_SECONDS - waited)
+            ctx.wait(JOB_MISSING_GRACE_SECONDS - waited, f"Job {ctx.name} to show in the cache")
             return
         self.fail(ctx, "JobMissing", f"Job {ctx.name} was deleted before the {self.noun} ended")
 
@@ -323,7 +323,7 @@ class JobActor:
         since = podutil.parse_time(ended.get("lastTransitionTime"))
         left = ttl if since is None else since + ttl - self.env.clock()
         if left > 0:
-            ctx.requeue(left)
+            ctx.requeue(left, "the job's ttl")
             return
         plan.delete(self.resource, ctx.namespace, ctx.name, uid=uid_of(ctx.obj))
         ctx.log.info("ended more than %ss ago (ttl): deleting", int(ttl))

@@ -170,7 +170,7 @@ async def report_references(ctx: Context, lookup: ReferenceLookup | None, refs: 
             reason,
             f"not found in namespace {ctx.namespace}: {listed}{more}; pods that need it do not start",
         )
-        ctx.requeue(lookup.ttl)
+        ctx.requeue(lookup.ttl, "whether the missing references exist now")
     elif any(c.get("type") == RESOLVED_REFS for c in ctx.status.get("conditions") or ()):
         ctx.set_condition(
             RESOLVED_REFS, True, RESOLVED_REFS, "every Secret and ConfigMap the spec names exists"

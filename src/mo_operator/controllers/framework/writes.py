@@ -392,5 +392,5 @@ async def delete_dependents_first(
         if not is_deleting(obj):
             plan.delete(resource, ctx.namespace, name_of(obj), uid=uid_of(obj))
     await plan(ctx)
-    ctx.requeue(recheck)
+    ctx.wait(recheck, f"{resource.kind}s of {ctx.name} to go first")
     return False

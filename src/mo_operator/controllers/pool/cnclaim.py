@@ -286,7 +286,7 @@ class CNClaimActor:
                 f"CN pod {pod_name} is gone or held by another claim: the claim stays on {source}; "
                 "set spec.podName to an idle pod of the pool",
             )
-            ctx.requeue(self.env.settings.poll_seconds)
+            ctx.requeue(self.env.settings.poll_seconds, f"whether CN pod {pod_name} is back")
             return
         if phase == LOST:
             status["phase"] = LOST
@@ -321,9 +321,10 @@ class CNClaimActor:
             )
         else:
             ctx.set_condition("Ready", True, "Bound", f"bound to CN pod {pod_name}")
-        ctx.requeue(
-            self.env.settings.poll_seconds if store is not None else self.env.settings.busy_poll_seconds
-        )
+        if store is not None:
+            ctx.requeue(self.env.settings.poll_seconds, f"the store of CN {pod_name} as HAKeeper sees it")
+        else:
+            ctx.wait(self.env.settings.busy_poll_seconds, f"HAKeeper to know the store of CN {pod_name}")
         if source is not None:
             await self._migrate(ctx, spec, pod, source, plan)
         else:
@@ -363,7 +364,7 @@ class CNClaimActor:
         if step.action == RECLAIM:
             self._reclaim(spec, source, plan)
             ctx.set_condition("Ready", True, "Migrating", f"{moving}: {source_name} drains")
-            ctx.requeue(settings.busy_poll_seconds)
+            ctx.wait(settings.busy_poll_seconds, f"CN {source_name} to drain")
         elif step.action == DRAINING:
             left = await self._load(source)
             if isinstance(left, dict):
@@ -372,7 +373,7 @@ class CNClaimActor:
             else:
                 shown = f": waiting for MatrixOne to say what is left on {source_name} ({left})"
             ctx.set_condition("Ready", True, "Migrating", moving + shown)
-            ctx.requeue(settings.busy_poll_seconds)
+            ctx.wait(settings.busy_poll_seconds, f"the sessions left on CN {source_name}")
         else:
             ctx.set_condition(
                 "Ready",
@@ -380,7 +381,7 @@ class CNClaimActor:
                 "Migrating",
                 f"{moving} once {target_name} has worked {int(step.wait) + 1}s more",
             )
-            ctx.requeue(max(step.wait, 0.1))
+            ctx.requeue(max(step.wait, 0.1), f"CN {target_name} to have worked long enough")
 
     def _working_since(self, ctx: Context, target: str) -> float | None:
         """When the claim first saw ``target``'s store Working for it (``status.store``)."""
@@ -521,5 +522,5 @@ class CNClaimActor:
             self._reclaim(spec, pod, plan)
             ctx.event("Normal", "Reclaimed", f"CN pod {name_of(pod)} goes back to its pool")
         await plan(ctx)
-        ctx.requeue(self.env.settings.busy_poll_seconds)
+        ctx.wait(self.env.settings.busy_poll_seconds, "the claim's pods to go back to their pool")
         return False

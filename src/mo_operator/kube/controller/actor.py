@@ -45,7 +45,7 @@ from ..meta.errors import ApiError, NotFound
 from ..meta.objects import meta_of, spec_of, status_of
 from ..meta.times import now_time
 from .controller import ReportedError, Request, Result
-from .outcome import TerminalError, current_reconcile_id, routine
+from .outcome import Later, Requeue, TerminalError, Wait, current_reconcile_id, routine, sooner
 from .status_policy import StatusWindow, announcements, urgent
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,8 @@ class Context:
     log: logging.LoggerAdapter[logging.Logger]
     recorder: Recorder
     status: Obj = field(default_factory=dict)
-    requeue_after: float | None = None
+    later: Later | None = None
+    """When to look again without a change, and why (the soonest asked)."""
 
     @property
     def namespace(self) -> str:
@@ -124,9 +125,18 @@ class Context:
         reconcile set it."""
         return get_condition(self.status.get("conditions") or (), type)
 
-    def requeue(self, after: float) -> None:
-        """Look again after ``after`` seconds (the soonest request wins)."""
-        self.requeue_after = after if self.requeue_after is None else min(self.requeue_after, after)
+    @property
+    def requeue_after(self) -> float | None:
+        return self.later.after if self.later is not None else None
+
+    def requeue(self, after: float, reason: str = "") -> None:
+        """Look again after ``after`` seconds for ``reason`` (a poll, a deadline; the
+        soonest asked wins)."""
+        self.later = sooner(self.later, Requeue(after, reason))
+
+    def wait(self, after: float, reason: str) -> None:
+        """Look again after ``after`` seconds: waiting for ``reason`` (pods, MatrixOne)."""
+        self.later = sooner(self.later, Wait(after, reason))
 
 
 class Actor(Protocol):
@@ -276,7 +286,7 @@ class ActorReconciler:
                     )
                 logger.info("finalized")
                 return None
-            return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
+            return self._progress(ctx, "the finalizer's work to finish")
         if self.adds_finalizer and self.finalizer not in finalizers:
             with contextlib.suppress(NotFound):  # deleted meanwhile: nothing left to guard
                 await self.writer.merge_patch(
@@ -293,22 +303,27 @@ class ActorReconciler:
         try:
             action = await self.actor.observe(ctx)
         except TerminalError as e:
-            ctx.requeue_after = None  # no retry until the object changes, unless the window holds the write
+            ctx.later = None  # no retry until the object changes, unless the window holds the write
             ctx.set_condition(SYNCED, False, e.reason, e.message)
             ctx.set_condition(READY, False, e.reason, e.message)
             await self._write_status(ctx, req, cached, known, warnings=frozenset({e.reason}))
             logger.warning("cannot reconcile: %s", e.message)
-            return _requeue(ctx.requeue_after)
+            return _requeue(ctx.later)
         if action is not None:
             await action(ctx)
             synced = _synced_condition(known, ctx.generation)
             if synced is None or synced.get("reason") == RECONCILE_ERROR:
                 ctx.set_condition(SYNCED, False, "Progressing", _describe(action))
             await self._write_status(ctx, req, cached, known)
-            return Result(requeue_after=ctx.requeue_after or self.progress_requeue)
+            return self._progress(ctx, "the plan's writes to take effect")
         ctx.set_condition(SYNCED, True, "Synced", "the observed state matches the spec")
         await self._write_status(ctx, req, cached, known)
-        return _requeue(ctx.requeue_after)
+        return _requeue(ctx.later)
+
+    def _progress(self, ctx: Context, what: str) -> Result:
+        """After work: as the actor asked, else soon (``progress_requeue``), waiting for ``what``."""
+        later = ctx.later if ctx.later is not None and ctx.later.after else Wait(self.progress_requeue, what)
+        return Result(requeue_after=later.after, later=later)
 
     async def _report_failure(
         self, req: Request, cached: Mapping[str, Any], known: Obj, ctx: Context, error: Exception
@@ -364,7 +379,7 @@ class ActorReconciler:
         )
         hold = self.status_window.wait(key, is_urgent)
         if hold > 0:
-            ctx.requeue(hold)
+            ctx.requeue(hold, "a status change held back by the status window")
             self._held.add(key)
             return False
         self._held.discard(key)
@@ -418,8 +433,8 @@ def _older(version: str, than: str) -> bool:
         return False
 
 
-def _requeue(after: float | None) -> Result | None:
-    return Result(requeue_after=after) if after is not None else None
+def _requeue(later: Later | None) -> Result | None:
+    return Result(requeue_after=later.after, later=later) if later is not None else None
 
 
 def _synced_condition(status: Mapping[str, Any], generation: int) -> Mapping[str, Any] | None:

@@ -32,7 +32,7 @@ from ..metrics.metrics import (
     RECONCILE_TIME,
     RECONCILE_TOTAL,
 )
-from .outcome import expected, reconciling, routine
+from .outcome import Later, expected, reconciling, routine
 from .workqueue import QueueShutDown, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -52,9 +52,11 @@ class Request:
 
 @dataclass(frozen=True)
 class Result:
-    """``requeue_after``: look again after this many seconds even if nothing changes."""
+    """``requeue_after``: look again after this many seconds even if nothing changes;
+    ``later`` says why, when the reconciler said."""
 
     requeue_after: float | None = None
+    later: Later | None = None
 
 
 class ReportedError(Exception):
@@ -319,6 +321,8 @@ class Controller:
         self.queue.forget(req)
         if result is not None and result.requeue_after is not None:
             RECONCILE_TOTAL.labels(self.name, "requeue_after").inc()
+            if result.later is not None:
+                log.debug("%s: %s", req, result.later, extra={"controller": self.name, "object": str(req)})
             self.queue.add_after(req, result.requeue_after)
         else:
             RECONCILE_TOTAL.labels(self.name, "success").inc()

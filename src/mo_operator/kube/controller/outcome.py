@@ -11,6 +11,11 @@ the controller does with each.
   without a traceback.
 - Anything else: reported on the object, logged with its traceback once, retried.
 
+A reconcile that ends well may still ask to be looked at again, typed by why:
+``Wait`` (for something outside the object: pods to be Ready, MatrixOne to answer)
+or ``Requeue`` (a poll, a deadline, a timer), each with its reason, which the
+debug log and ``mo-operator plan`` show.
+
 Errors are told apart by type, never by a ``status`` or ``code`` attribute that
 an error of another system (a MatrixOne error number) may also carry.
 
@@ -26,13 +31,17 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 from ..meta.errors import ApiError
 
 __all__ = [
+    "Later",
     "ReconcileIdFilter",
+    "Requeue",
     "TerminalError",
     "Transient",
+    "Wait",
     "current_reconcile_id",
     "expected",
     "reconciling",
@@ -40,6 +49,34 @@ __all__ = [
 ]
 
 _RECONCILE_ID: ContextVar[str | None] = ContextVar("reconcile_id", default=None)
+
+
+@dataclass(frozen=True)
+class Later:
+    """Look at the object again after ``after`` seconds, though nothing may change."""
+
+    after: float
+    reason: str = ""
+
+    def __str__(self) -> str:
+        said = f": {self.reason}" if self.reason else ""
+        return f"{type(self).__name__.lower()} {self.after:g}s{said}"
+
+
+@dataclass(frozen=True)
+class Requeue(Later):
+    """A poll, a deadline or a timer comes due."""
+
+
+@dataclass(frozen=True)
+class Wait(Later):
+    """Waiting for something outside the object (pods, MatrixOne) that no watch of
+    ours announces."""
+
+
+def sooner(current: Later | None, new: Later) -> Later:
+    """The one of two that comes first (the first asked, on a tie)."""
+    return new if current is None or new.after < current.after else current
 
 
 class TerminalError(Exception):

@@ -42,6 +42,7 @@ MODULE_CONDITIONS = {
     "controllers.steps.expansion": "VolumeExpansion",
     "controllers.steps.bucketclaims": "Synced",
     "controllers.cnset.stores": "matrixorigin.io/cn-store (on CN pods)",
+    "controllers.pool.cnclaimset": "Ready",
 }
 """Modules whose decisions are written into one condition by their caller."""
 READ_NOT_EMITTED = frozenset({"Complete", "Succeeded", "Failed", "Running"})

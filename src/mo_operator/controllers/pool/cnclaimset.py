@@ -171,10 +171,10 @@ def decide(view: ClaimSetView) -> ClaimSetDecision:
         ],
         "labelSelector": pod_selector(name_of(view.claimset)),
     }
-    counted = f"{ready}/{spec.replicas} claims bound"
-    condition = (
-        (True, "AllClaimsBound", counted) if ready >= spec.replicas else (False, "ClaimsPending", counted)
-    )
+    if ready >= spec.replicas:
+        condition = (True, "AllClaimsBound", f"{ready}/{spec.replicas} claims bound")
+    else:
+        condition = (False, "ClaimsPending", f"{ready}/{spec.replicas} claims bound")
     return ClaimSetDecision(tuple(intents), status, condition, tuple(victims))
 
 

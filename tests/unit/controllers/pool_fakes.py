@@ -222,3 +222,26 @@ def pool(
             "strategy": {"updateStrategy": {}, "scaleStrategy": scale},
         },
     }
+
+
+def claimset(replicas: int) -> Obj:
+    """A CNClaimSet ``cs`` of ``replicas`` claims selecting pool ``default``."""
+    return {
+        "apiVersion": API,
+        "kind": "CNClaimSet",
+        "metadata": {
+            "name": "cs",
+            "namespace": "ns",
+            "uid": "uid-cs",
+            "resourceVersion": "2",
+            "generation": 1,
+        },
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "cs"}},
+            "template": {
+                "metadata": {"labels": {"app": "cs"}},
+                "spec": {"selector": {"matchLabels": {"pool": "default"}}},
+            },
+        },
+    }

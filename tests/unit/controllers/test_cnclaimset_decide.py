@@ -17,31 +17,9 @@ from mo_operator.controllers.pool.decisions import ClaimVictim
 from mo_operator.kube.meta.frozen import freeze
 from mo_operator.matrixone import labels
 
-from .pool_fakes import claim
+from .pool_fakes import claim, claimset
 
 Obj = dict[str, Any]
-
-
-def claimset(replicas: int) -> Obj:
-    return {
-        "apiVersion": "core.matrixorigin.io/v1alpha1",
-        "kind": "CNClaimSet",
-        "metadata": {
-            "name": "cs",
-            "namespace": "ns",
-            "uid": "uid-cs",
-            "resourceVersion": "2",
-            "generation": 1,
-        },
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": "cs"}},
-            "template": {
-                "metadata": {"labels": {"app": "cs"}},
-                "spec": {"selector": {"matchLabels": {"pool": "default"}}},
-            },
-        },
-    }
 
 
 def member(index: int, phase: str | None = None, *, deleting: bool = False, indexed: bool = True) -> Obj:

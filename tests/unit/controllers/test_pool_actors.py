@@ -23,6 +23,7 @@ from .pool_fakes import (
     ConflictingClient,
     FakeAdmin,
     claim,
+    claimset,
     pool,
     pool_env,
     pool_pod,
@@ -430,28 +431,6 @@ async def test_a_lost_claim_is_rescued_by_migrating_it() -> None:
 
 
 # --- CNClaimSet -----------------------------------------------------------------------
-
-
-def claimset(replicas: int) -> Obj:
-    return {
-        "apiVersion": API,
-        "kind": "CNClaimSet",
-        "metadata": {
-            "name": "cs",
-            "namespace": "ns",
-            "uid": "uid-cs",
-            "resourceVersion": "2",
-            "generation": 1,
-        },
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": "cs"}},
-            "template": {
-                "metadata": {"labels": {"app": "cs"}},
-                "spec": {"selector": {"matchLabels": {"pool": "default"}}},
-            },
-        },
-    }
 
 
 def member(cs: Obj, index: int, phase: str | None = None, pod: str | None = None) -> Obj:

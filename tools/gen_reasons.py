@@ -2,8 +2,9 @@
 harvested from the code (docs/troubleshooting.md, between its markers).
 
 Reasons are read where they are given: the reason argument of ``set_condition``
-and of an Event (``ctx.event(type, reason, message)``, ``recorder.event(obj,
-type, reason, message)``), a ``(reason, message)`` pair spread into one, keyword
+(or a decision's ``SetCondition``) and of an Event (``ctx.event(type, reason,
+message)``, ``recorder.event(obj, type, reason, message)``, a decision's
+``Emit``), a ``(reason, message)`` pair spread into one, keyword
 arguments named for a reason (``reason=``, ``not_ready=``, ``all_ready=``,
 ``warning=``), and the values of ``*_REASONS`` tables; a name is followed to the
 string constant it was assigned, in its module or the one it was imported from.
@@ -42,7 +43,6 @@ MODULE_CONDITIONS = {
     "controllers.steps.expansion": "VolumeExpansion",
     "controllers.steps.bucketclaims": "Synced",
     "controllers.cnset.stores": "matrixorigin.io/cn-store (on CN pods)",
-    "controllers.pool.cnclaimset": "Ready",
 }
 """Modules whose decisions are written into one condition by their caller."""
 READ_NOT_EMITTED = frozenset({"Complete", "Succeeded", "Failed", "Running"})
@@ -184,8 +184,11 @@ class Harvest:
         args = node.args
         if name == "first_status" and len(args) >= 3:
             self.add(module, self.strings(module, args[2]), condition=["UpToDate"])
-        elif name == "set_condition" and len(args) >= 3:
+        elif name in ("set_condition", "SetCondition") and len(args) >= 3:
             self.add(module, self.strings(module, args[2]), condition=self.strings(module, args[0]))
+        elif name == "Emit" and len(args) == 3:
+            kind = self.strings(module, args[0])
+            self.add(module, self.strings(module, args[1]), event=(kind or ["Normal"])[0])
         elif name == "event" and len(args) in (3, 4):
             kind = self.strings(module, args[-3])
             self.add(module, self.strings(module, args[-2]), event=(kind or ["Normal"])[0])

@@ -11,6 +11,7 @@ import pytest
 from mo_operator.api.cnclaim import CNClaimSet
 from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.framework.admission import admit
+from mo_operator.controllers.framework.decision import SetCondition
 from mo_operator.controllers.framework.writes import Create, Delete
 from mo_operator.controllers.pool.cnclaimset import ClaimSetView, decide
 from mo_operator.controllers.pool.decisions import ClaimVictim
@@ -46,6 +47,7 @@ class Case:
     deletes: list[str] = field(default_factory=list)
     kept: int = 0
     ready: tuple[bool, str, str] = (True, "AllClaimsBound", "")
+    """``Ready``'s status, reason and message."""
 
 
 CASES = {
@@ -119,7 +121,8 @@ def test_decide(case: Case) -> None:
     assert all(i.resource is r.CNCLAIMS for i in decision.intents)  # type: ignore[union-attr]
     assert all(i.uid == f"uid-{i.name}" for i in decision.intents if isinstance(i, Delete)), "on condition"
     assert decision.status["replicas"] == case.kept
-    assert decision.ready == case.ready
+    assert decision.conditions == (SetCondition("Ready", *case.ready),)
+    assert decision.events == () and decision.later is None
     assert decision.status["labelSelector"] == "matrixorigin.io/claimset=cs,pool.matrixorigin.io/phase=Bound"
 
 

@@ -47,6 +47,7 @@ from ..cnset import pods as cnpods
 from ..framework import resources as r
 from ..framework import typed
 from ..framework.admission import admit
+from ..framework.decision import Decision, SetCondition
 from ..framework.env import Env
 from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
 from ..framework.writes import CREATE_LIMIT, Create, Delete, Intent, Writes, delete_dependents_first
@@ -120,18 +121,6 @@ class ClaimSetView:
     victims: tuple[ClaimVictim, ...] = ()
 
 
-@dataclass(frozen=True)
-class ClaimSetDecision:
-    """What the set does next, as data: its writes, its status and its Ready condition."""
-
-    intents: tuple[Intent, ...]
-    status: Mapping[str, Any]
-    ready: tuple[bool, str, str]
-    """``Ready``'s status, reason and message."""
-    scaled_in: tuple[str, ...] = ()
-    """The claims deleted to scale in, for the log."""
-
-
 def _owned(claims: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The live claims the set counts: not Lost, with an index of its own."""
     return [
@@ -139,7 +128,7 @@ def _owned(claims: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     ]
 
 
-def decide(view: ClaimSetView) -> ClaimSetDecision:
+def decide(view: ClaimSetView) -> Decision:
     """Replace Lost (or unindexed) claims, make the claims missing at the lowest free
     indexes (at most a round's worth), delete the claims that matter least when there
     are too many, and count what is kept. Pure: a function of ``view``."""
@@ -172,10 +161,11 @@ def decide(view: ClaimSetView) -> ClaimSetDecision:
         "labelSelector": pod_selector(name_of(view.claimset)),
     }
     if ready >= spec.replicas:
-        condition = (True, "AllClaimsBound", f"{ready}/{spec.replicas} claims bound")
+        condition = SetCondition("Ready", True, "AllClaimsBound", f"{ready}/{spec.replicas} claims bound")
     else:
-        condition = (False, "ClaimsPending", f"{ready}/{spec.replicas} claims bound")
-    return ClaimSetDecision(tuple(intents), status, condition, tuple(victims))
+        condition = SetCondition("Ready", False, "ClaimsPending", f"{ready}/{spec.replicas} claims bound")
+    log = (f"scaling in: deleting claims {', '.join(victims)}",) if victims else ()
+    return Decision(tuple(intents), status, (condition,), log=log)
 
 
 class CNClaimSetActor:
@@ -208,15 +198,7 @@ class CNClaimSetActor:
         return ClaimSetView(ctx.obj, spec, claims, victims)
 
     async def observe(self, ctx: Context) -> Writes | None:
-        decision = decide(await self.read(ctx))
-        if decision.scaled_in:
-            ctx.log.info("scaling in: deleting claims %s", ", ".join(decision.scaled_in))
-        ctx.status.update(decision.status)
-        ctx.set_condition("Ready", *decision.ready)
-        plan = Writes(self.env.client)
-        for intent in decision.intents:
-            plan.intend(intent)
-        return plan or None
+        return decide(await self.read(ctx)).act(ctx, self.env.client)
 
     async def finalize(self, ctx: Context) -> bool:
         """The set's claims go first, each giving its pod back."""

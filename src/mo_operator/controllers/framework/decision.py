@@ -1,0 +1,73 @@
+"""What a pure ``decide`` returns: everything the reconcile will do, as data.
+
+A controller in the read, decide, act shape gathers its reads into an immutable
+view, and ``decide(view)`` returns a ``Decision``: the writes as intents (see
+``writes``), the status fields and conditions to set, the Events to emit and
+when to look again, with why. A table test checks a decision field by field,
+with no client and no event loop; ``act`` hands it to the framework, which
+writes status by its policy and runs the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import Later, Requeue, Wait
+from mo_operator.kube.manager.adapters import Client
+
+from .writes import Intent, Writes
+
+__all__ = ["Decision", "Emit", "SetCondition"]
+
+
+@dataclass(frozen=True)
+class SetCondition:
+    """A condition of the object's status: ``type`` True or False, why and what it means."""
+
+    type: str
+    status: bool
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Emit:
+    """An Event on the object."""
+
+    type: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    intents: tuple[Intent, ...] = ()
+    status: Mapping[str, Any] = field(default_factory=dict)
+    """Status fields set as given (conditions go in ``conditions``)."""
+    conditions: tuple[SetCondition, ...] = ()
+    events: tuple[Emit, ...] = ()
+    later: Later | None = None
+    log: tuple[str, ...] = ()
+    """Lines for the reconcile's log (info)."""
+
+    def act(self, ctx: Context, client: Client) -> Writes | None:
+        """Hand the decision to the framework: the status draft, Events and look-again
+        on ``ctx``, the writes as the plan it runs."""
+        for line in self.log:
+            ctx.log.info("%s", line)
+        ctx.status.update(self.status)
+        for condition in self.conditions:
+            ctx.set_condition(condition.type, condition.status, condition.reason, condition.message)
+        for event in self.events:
+            ctx.event(event.type, event.reason, event.message)
+        if isinstance(self.later, Wait):
+            ctx.wait(self.later.after, self.later.reason)
+        elif isinstance(self.later, Requeue):
+            ctx.requeue(self.later.after, self.later.reason)
+        plan = Writes(client)
+        for intent in self.intents:
+            plan.intend(intent)
+        return plan or None

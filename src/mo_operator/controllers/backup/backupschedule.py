@@ -24,10 +24,11 @@ not ended names, or that a MatrixOneCluster still restoring names in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from mo_operator.api.backup import Backup, BackupJobStatus, RestoreJob, RestoreJobStatus
-from mo_operator.api.backupschedule import BackupSchedule, BackupScheduleSpec
+from mo_operator.api.backupschedule import BackupSchedule, BackupScheduleSpec, BackupScheduleStatus
 from mo_operator.api.base import dump
 from mo_operator.api.cluster import MatrixOneCluster
 from mo_operator.api.cron import Schedule
@@ -35,8 +36,8 @@ from mo_operator.api.fields import parse_duration
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.controller import Request
-from mo_operator.kube.controller.outcome import TerminalError
-from mo_operator.kube.meta.objects import labels_of, mapping_at, meta_of, view
+from mo_operator.kube.controller.outcome import Requeue, TerminalError
+from mo_operator.kube.meta.objects import labels_of, mapping_at, meta_of, namespace_of, view
 from mo_operator.kube.meta.times import format_time, parse_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
@@ -45,10 +46,12 @@ from ..cluster.restore import RESTORE_COMPLETE_VALUE
 from ..framework import resources as r
 from ..framework import typed
 from ..framework.admission import admit
+from ..framework.decision import Decision, Emit, SetCondition
 from ..framework.env import Caches, Env
-from ..framework.meta import child_metadata, is_controlled_by, is_deleting, uid_of
-from ..framework.writes import Writes
-from .jobs import COMPLETED, ENDED, FAILED, build_job, job_outcome
+from ..framework.meta import child_metadata, is_controlled_by, is_deleting, name_of, uid_of
+from ..framework.typed import parse_status
+from ..framework.writes import Create, Delete, Intent, Writes
+from .jobs import COMPLETED, ENDED, FAILED, Outcome, build_job, job_outcome
 from .schedule_decisions import (
     BackupRef,
     Retention,
@@ -151,200 +154,240 @@ def restored_backup(obj: Mapping[str, Any]) -> str | None:
     return str(name) if name else None
 
 
+@dataclass(frozen=True)
+class ScheduleView:
+    """What a BackupSchedule's decision reads: the schedule and its admitted spec, the
+    clock, what its status draft says of its last runs, its BackupJobs (and the names
+    other jobs of the namespace took), its Backups, the Jobs deleting expired ones with
+    their outcomes, and the Backups a restore still reads."""
+
+    schedule: Mapping[str, Any]
+    spec: BackupScheduleSpec
+    now: float
+    last_schedule: float | None
+    last_successful: float | None
+    jobs: tuple[Mapping[str, Any], ...]
+    taken: frozenset[str]
+    backups: tuple[Mapping[str, Any], ...]
+    deletions: Mapping[str, Mapping[str, Any]]
+    """Deletion Jobs by name."""
+    deletion_outcomes: Mapping[str, Outcome]
+    in_use: frozenset[str]
+    backup_image: str
+
+
+def decide(view: ScheduleView) -> Decision:
+    """Start the run that is due (replacing or skipping one still running, as the
+    concurrency policy says), prune the history, report the runs, and apply retention.
+    Pure: a function of ``view``."""
+    spec, namespace, name = view.spec, namespace_of(view.schedule), name_of(view.schedule)
+    runs = [_run(j) for j in view.jobs]
+    sched = schedule_spec(spec)
+    created = parse_time(meta_of(view.schedule).creation_timestamp) or view.now
+    decision = decide_run(
+        sched,
+        name=name,
+        created=created,
+        last_schedule=view.last_schedule,
+        last_successful=view.last_successful,
+        runs=runs,
+        taken=set(view.taken),
+        now=view.now,
+    )
+    uids = {meta_of(j).name: uid_of(j) for j in view.jobs}
+    intents: list[Intent] = [Delete(r.BACKUPJOBS, namespace, run, uid=uids[run]) for run in decision.replace]
+    events: list[Emit] = []
+    if decision.start is not None:
+        job, started = _start(view, decision)
+        intents.append(job)
+        events.append(started)
+    intents.extend(Delete(r.BACKUPJOBS, namespace, run, uid=uids[run]) for run in decide_history(sched, runs))
+    status, conditions = _record(sched, decision, runs, view.jobs)
+    retained = _retain(view)
+    later = None
+    if decision.next_run is not None:
+        later = Requeue(max(0.0, decision.next_run - view.now), "the next scheduled run")
+    return Decision(
+        tuple(intents + list(retained.intents)),
+        status,
+        conditions + retained.conditions,
+        tuple(events + list(retained.events)),
+        later,
+    )
+
+
+def _start(view: ScheduleView, decision: RunDecision) -> tuple[Create, Emit]:
+    assert decision.start is not None
+    schedule = view.schedule
+    name = run_name(name_of(schedule), decision.start)
+    at = format_time(decision.start)
+    meta = child_metadata(schedule, name, {labels.BACKUP_SCHEDULE: name_of(schedule)})
+    meta["annotations"] = {labels.SCHEDULED_AT: at}
+    job = {"apiVersion": API_VERSION, "kind": "BackupJob", "metadata": meta, "spec": dump(view.spec.template)}
+    missed = f" ({decision.missed} earlier run(s) missed, not caught up)" if decision.missed else ""
+    replaced = f", replacing {', '.join(decision.replace)}" if decision.replace else ""
+    started = Emit("Normal", "RunStarted", f"created BackupJob {name} for the run at {at}{replaced}{missed}")
+    return Create(r.BACKUPJOBS, job), started
+
+
+def _record(
+    sched: ScheduleSpec, decision: RunDecision, runs: Sequence[RunRef], jobs: Sequence[Mapping[str, Any]]
+) -> tuple[dict[str, Any], tuple[SetCondition, ...]]:
+    """The status of the runs: times (None removes a field), active jobs, ``Scheduled``
+    and ``LastRunSucceeded``."""
+    times = (
+        ("lastScheduleTime", decision.last_schedule),
+        ("lastSuccessfulTime", decision.last_successful),
+        ("nextScheduleTime", decision.next_run),
+    )
+    status: dict[str, Any] = {key: None if value is None else format_time(value) for key, value in times}
+    status["active"] = list(decision.active) if decision.active else None
+    if sched.suspend:
+        scheduled = SetCondition(SCHEDULED, False, "Suspended", "spec.suspend is true: no new run starts")
+    elif decision.skipped is not None:
+        scheduled = SetCondition(
+            SCHEDULED, False, "RunSkipped", f"the run due is not started: {decision.skipped}"
+        )
+    else:
+        scheduled = SetCondition(SCHEDULED, True, SCHEDULED, f"next run at {status['nextScheduleTime']}")
+    ended = sorted((run for run in runs if run.ended), key=lambda run: (run.scheduled, run.name))
+    if not ended:
+        return status, (scheduled,)
+    last = ended[-1]
+    if last.phase == COMPLETED:
+        return status, (
+            scheduled,
+            SetCondition(LAST_RUN, True, "BackupCompleted", f"BackupJob {last.name} completed"),
+        )
+    if last.phase == FAILED:
+        job = next(j for j in jobs if meta_of(j).name == last.name)
+        ended_condition = typed.status_of(BackupJobStatus, job).condition(ENDED)
+        why = (ended_condition.message if ended_condition is not None else "") or "no reason given"
+        failed = SetCondition(LAST_RUN, False, "BackupFailed", f"BackupJob {last.name} failed: {why}")
+        return status, (scheduled, failed)
+    return status, (scheduled,)
+
+
+def deletion_job(backup: Mapping[str, Any]) -> str:
+    """The Job that deletes an expired Backup's data."""
+    job = labels_of(backup).get(labels.INSTANCE) or meta_of(backup).name
+    return deletion_job_name(job)
+
+
+def _retain(view: ScheduleView) -> Decision:
+    """Retention: the Jobs that delete the data of expired Backups, then the Backups,
+    and ``RetentionApplied``."""
+    schedule, spec = view.schedule, view.spec
+    namespace = namespace_of(schedule)
+    backups = {meta_of(b).name: b for b in view.backups}
+    refs = [BackupRef(name, _backup_time(b)) for name, b in backups.items()]
+    verdict = decide_retention(retention_of(spec), refs, set(view.in_use), view.now)
+    wanted = {deletion_job(backups[name]) for name in verdict.expired}
+    intents: list[Intent] = [
+        # its Backup is gone (deleted, or no longer expired): the Job's work is done
+        Delete(r.JOBS, namespace, job_name, uid=uid_of(job))
+        for job_name, job in view.deletions.items()
+        if job_name not in wanted and not is_deleting(job)
+    ]
+    events: list[Emit] = []
+    failures = []
+    for name in verdict.expired:
+        failure = _delete(view, backups[name], intents, events)
+        if failure:
+            failures.append(failure)
+    conditions: tuple[SetCondition, ...] = ()
+    if failures:
+        conditions = (SetCondition(RETENTION, False, "DeletionFailed", "; ".join(failures)),)
+    elif verdict.held:
+        held = ", ".join(verdict.held)
+        conditions = (
+            SetCondition(RETENTION, False, "BackupInUse", f"kept while a restore reads it: {held}"),
+        )
+    elif spec.retention is not None:
+        conditions = (SetCondition(RETENTION, True, "Applied", f"{verdict.kept} Backup(s) kept"),)
+    return Decision(tuple(intents), conditions=conditions, events=tuple(events))
+
+
+def _delete(
+    view: ScheduleView, backup: Mapping[str, Any], intents: list[Intent], events: list[Emit]
+) -> str | None:
+    """The next step of deleting ``backup``; a failure's message, if it failed."""
+    name = meta_of(backup).name
+    job_name = deletion_job(backup)
+    if job_name not in view.deletions:
+        record = typed.read(Backup, backup)
+        if record is None:
+            return f"Backup {name}: {typed.why_invalid(Backup, backup)}"
+        meta = record.meta
+        try:
+            source = br.S3Target.of(dump(meta.location))
+        except ValueError as e:
+            return f"Backup {name}: meta.location: {e}"
+        job = build_job(
+            view.schedule,
+            KIND,
+            image=view.backup_image,
+            script=br.delete_script(meta.id),
+            env=br.delete_env(meta.raw, source),
+            overlay=view.spec.template.overlay,
+            name=job_name,
+        )
+        intents.append(Create(r.JOBS, job))
+        events.append(
+            Emit("Normal", "DeletingBackup", f"Backup {name} expired: deleting its data in Job {job_name}")
+        )
+        return None
+    outcome = view.deletion_outcomes[job_name]
+    if outcome.state == "failed":
+        return f"Backup {name}: {outcome.message}"
+    if outcome.state == "succeeded":
+        intents.append(Delete(r.BACKUPS, "", name, uid=uid_of(backup)))
+        events.append(
+            Emit("Normal", "BackupDeleted", f"Backup {name} expired: its data and the object are deleted")
+        )
+    return None
+
+
 class BackupScheduleActor:
     def __init__(self, env: Env) -> None:
         self.env = env
 
-    # ------------------------------------------------------------- reading
-    def runs(self, ctx: Context) -> list[Mapping[str, Any]]:
-        return [j for j in self.env.caches.list(r.BACKUPJOBS, ctx.namespace) if is_controlled_by(j, ctx.obj)]
+    async def read(self, ctx: Context, spec: BackupScheduleSpec) -> ScheduleView:
+        """Every read ``decide`` needs, once."""
+        caches, namespace = self.env.caches, ctx.namespace
+        jobs = tuple(j for j in caches.list(r.BACKUPJOBS, namespace) if is_controlled_by(j, ctx.obj))
+        mine = {meta_of(j).name for j in jobs}
+        taken = frozenset(meta_of(j).name for j in caches.list(r.BACKUPJOBS, namespace)) - mine
+        selector = {labels.BACKUP_SCHEDULE: ctx.name, labels.NAMESPACE: namespace}
+        backups = tuple(b for b in caches.list(r.BACKUPS, "", selector) if not is_deleting(b))
+        own = {labels.COMPONENT: KIND, labels.INSTANCE: ctx.name}
+        deletions = {
+            meta_of(j).name: j for j in caches.list(r.JOBS, namespace, own) if is_controlled_by(j, ctx.obj)
+        }
+        pods = caches.list(r.PODS, namespace, own) if deletions else []
+        drafted = parse_status(BackupScheduleStatus, ctx.status)
+        return ScheduleView(
+            schedule=ctx.obj,
+            spec=spec,
+            now=self.env.clock(),
+            last_schedule=_time(drafted.last_schedule_time),
+            last_successful=_time(drafted.last_successful_time),
+            jobs=jobs,
+            taken=taken,
+            backups=backups,
+            deletions=deletions,
+            deletion_outcomes={name: job_outcome(job, pods) for name, job in deletions.items()},
+            in_use=frozenset(backups_in_use(caches.list(r.RESTOREJOBS), caches.list(r.MATRIXONE_CLUSTERS))),
+            backup_image=self.env.settings.backup_image,
+        )
 
-    def backups(self, ctx: Context) -> list[Mapping[str, Any]]:
-        selector = {labels.BACKUP_SCHEDULE: ctx.name, labels.NAMESPACE: ctx.namespace}
-        return [b for b in self.env.caches.list(r.BACKUPS, "", selector) if not is_deleting(b)]
-
-    def deletion_jobs(self, ctx: Context) -> dict[str, Mapping[str, Any]]:
-        selector = {labels.COMPONENT: KIND, labels.INSTANCE: ctx.name}
-        jobs = self.env.caches.list(r.JOBS, ctx.namespace, selector)
-        return {meta_of(j).name: j for j in jobs if is_controlled_by(j, ctx.obj)}
-
-    # ------------------------------------------------------------- deciding
     async def observe(self, ctx: Context) -> Writes | None:
         try:
             spec = admit(BackupSchedule, ctx.obj).spec
         except TerminalError as e:
             ctx.set_condition(SCHEDULED, False, e.reason, e.message)
             return None
-        plan = Writes(self.env.client)
-        now = self.env.clock()
-        jobs = self.runs(ctx)
-        runs = [_run(j) for j in jobs]
-        mine = {run.name for run in runs}
-        taken = {meta_of(j).name for j in self.env.caches.list(r.BACKUPJOBS, ctx.namespace)} - mine
-        sched = schedule_spec(spec)
-        decision = decide_run(
-            sched,
-            name=ctx.name,
-            created=parse_time(meta_of(ctx.obj).creation_timestamp) or now,
-            last_schedule=_time(ctx.status.get("lastScheduleTime")),
-            last_successful=_time(ctx.status.get("lastSuccessfulTime")),
-            runs=runs,
-            taken=taken,
-            now=now,
-        )
-        uids = {meta_of(j).name: uid_of(j) for j in jobs}
-        for name in decision.replace:
-            plan.delete(r.BACKUPJOBS, ctx.namespace, name, uid=uids[name])
-        if decision.start is not None:
-            self.start(ctx, spec, decision, plan)
-        for name in decide_history(sched, runs):
-            plan.delete(r.BACKUPJOBS, ctx.namespace, name, uid=uids[name])
-        self.record(ctx, sched, decision, runs, jobs)
-        self.retain(ctx, spec, now, plan)
-        if decision.next_run is not None:
-            ctx.requeue(max(0.0, decision.next_run - now), "the next scheduled run")
-        return plan or None
-
-    def start(self, ctx: Context, spec: BackupScheduleSpec, decision: RunDecision, plan: Writes) -> None:
-        assert decision.start is not None
-        name = run_name(ctx.name, decision.start)
-        at = format_time(decision.start)
-        meta = child_metadata(ctx.obj, name, {labels.BACKUP_SCHEDULE: ctx.name})
-        meta["annotations"] = {labels.SCHEDULED_AT: at}
-        plan.create(
-            {
-                "apiVersion": API_VERSION,
-                "kind": "BackupJob",
-                "metadata": meta,
-                "spec": dump(spec.template),
-            },
-            r.BACKUPJOBS,
-        )
-        missed = f" ({decision.missed} earlier run(s) missed, not caught up)" if decision.missed else ""
-        replaced = f", replacing {', '.join(decision.replace)}" if decision.replace else ""
-        ctx.event("Normal", "RunStarted", f"created BackupJob {name} for the run at {at}{replaced}{missed}")
-
-    # ------------------------------------------------------------- status
-    def record(
-        self,
-        ctx: Context,
-        sched: ScheduleSpec,
-        decision: RunDecision,
-        runs: Sequence[RunRef],
-        jobs: Sequence[Mapping[str, Any]],
-    ) -> None:
-        status = ctx.status
-        for key, value in (
-            ("lastScheduleTime", decision.last_schedule),
-            ("lastSuccessfulTime", decision.last_successful),
-            ("nextScheduleTime", decision.next_run),
-        ):
-            if value is None:
-                status.pop(key, None)
-            else:
-                status[key] = format_time(value)
-        if decision.active:
-            status["active"] = list(decision.active)
-        else:
-            status.pop("active", None)
-        if sched.suspend:
-            ctx.set_condition(SCHEDULED, False, "Suspended", "spec.suspend is true: no new run starts")
-        elif decision.skipped is not None:
-            ctx.set_condition(
-                SCHEDULED, False, "RunSkipped", f"the run due is not started: {decision.skipped}"
-            )
-        else:
-            ctx.set_condition(SCHEDULED, True, SCHEDULED, f"next run at {status['nextScheduleTime']}")
-        ended = sorted((run for run in runs if run.ended), key=lambda run: (run.scheduled, run.name))
-        if not ended:
-            return
-        last = ended[-1]
-        if last.phase == COMPLETED:
-            ctx.set_condition(LAST_RUN, True, "BackupCompleted", f"BackupJob {last.name} completed")
-        elif last.phase == FAILED:
-            job = next(j for j in jobs if meta_of(j).name == last.name)
-            why = (view(job).condition(ENDED) or {}).get("message") or "no reason given"
-            ctx.set_condition(LAST_RUN, False, "BackupFailed", f"BackupJob {last.name} failed: {why}")
-
-    # ------------------------------------------------------------- retention
-    def retain(self, ctx: Context, spec: BackupScheduleSpec, now: float, plan: Writes) -> None:
-        backups = {meta_of(b).name: b for b in self.backups(ctx)}
-        refs = [BackupRef(name, _backup_time(b)) for name, b in backups.items()]
-        in_use = backups_in_use(
-            self.env.caches.list(r.RESTOREJOBS), self.env.caches.list(r.MATRIXONE_CLUSTERS)
-        )
-        verdict = decide_retention(retention_of(spec), refs, in_use, now)
-        deletions = self.deletion_jobs(ctx)
-        wanted = {self._deletion_job(backups[name]) for name in verdict.expired}
-        for job_name, job in deletions.items():
-            if job_name not in wanted and not is_deleting(job):
-                # its Backup is gone (deleted, or no longer expired): the Job's work is done
-                plan.delete(r.JOBS, ctx.namespace, job_name, uid=uid_of(job))
-        failures = []
-        for name in verdict.expired:
-            failure = self._delete(ctx, spec, backups[name], deletions, plan)
-            if failure:
-                failures.append(failure)
-        if failures:
-            ctx.set_condition(RETENTION, False, "DeletionFailed", "; ".join(failures))
-        elif verdict.held:
-            held = ", ".join(verdict.held)
-            ctx.set_condition(RETENTION, False, "BackupInUse", f"kept while a restore reads it: {held}")
-        elif spec.retention is not None:
-            ctx.set_condition(RETENTION, True, "Applied", f"{verdict.kept} Backup(s) kept")
-
-    @staticmethod
-    def _deletion_job(backup: Mapping[str, Any]) -> str:
-        job = labels_of(backup).get(labels.INSTANCE) or meta_of(backup).name
-        return deletion_job_name(job)
-
-    def _delete(
-        self,
-        ctx: Context,
-        spec: BackupScheduleSpec,
-        backup: Mapping[str, Any],
-        jobs: Mapping[str, Mapping[str, Any]],
-        plan: Writes,
-    ) -> str | None:
-        """Plan the next step of deleting ``backup``; a failure's message, if it failed."""
-        name = meta_of(backup).name
-        job_name = self._deletion_job(backup)
-        job = jobs.get(job_name)
-        if job is None:
-            record = typed.read(Backup, backup)
-            if record is None:
-                return f"Backup {name}: {typed.why_invalid(Backup, backup)}"
-            meta = record.meta
-            try:
-                source = br.S3Target.of(dump(meta.location))
-            except ValueError as e:
-                return f"Backup {name}: meta.location: {e}"
-            plan.create(
-                build_job(
-                    ctx.obj,
-                    KIND,
-                    image=self.env.settings.backup_image,
-                    script=br.delete_script(meta.id),
-                    env=br.delete_env(meta.raw, source),
-                    overlay=spec.template.overlay,
-                    name=job_name,
-                ),
-                r.JOBS,
-            )
-            ctx.event(
-                "Normal", "DeletingBackup", f"Backup {name} expired: deleting its data in Job {job_name}"
-            )
-            return None
-        selector = {labels.COMPONENT: KIND, labels.INSTANCE: ctx.name}
-        outcome = job_outcome(job, self.env.caches.list(r.PODS, ctx.namespace, selector))
-        if outcome.state == "failed":
-            return f"Backup {name}: {outcome.message}"
-        if outcome.state == "succeeded":
-            plan.delete(r.BACKUPS, "", name, uid=uid_of(backup))
-            ctx.event(
-                "Normal", "BackupDeleted", f"Backup {name} expired: its data and the object are deleted"
-            )
-        return None
+        return decide(await self.read(ctx, spec)).act(ctx, self.env.client)
 
     async def finalize(self, ctx: Context) -> bool:
         return True

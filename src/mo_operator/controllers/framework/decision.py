@@ -46,7 +46,7 @@ class Emit:
 class Decision:
     intents: tuple[Intent, ...] = ()
     status: Mapping[str, Any] = field(default_factory=dict)
-    """Status fields set as given (conditions go in ``conditions``)."""
+    """Status fields set as given, a None one removed (conditions go in ``conditions``)."""
     conditions: tuple[SetCondition, ...] = ()
     events: tuple[Emit, ...] = ()
     later: Later | None = None
@@ -58,7 +58,11 @@ class Decision:
         on ``ctx``, the writes as the plan it runs."""
         for line in self.log:
             ctx.log.info("%s", line)
-        ctx.status.update(self.status)
+        for key, value in self.status.items():
+            if value is None:
+                ctx.status.pop(key, None)
+            else:
+                ctx.status[key] = value
         for condition in self.conditions:
             ctx.set_condition(condition.type, condition.status, condition.reason, condition.message)
         for event in self.events:

@@ -27,7 +27,7 @@ from mo_operator.kube.meta.frozen import thaw
 
 from .admission import admit
 
-__all__ = ["read", "status_of", "why_invalid"]
+__all__ = ["parse_status", "read", "status_of", "why_invalid"]
 
 S = TypeVar("S", bound=APIModel)
 M = TypeVar("M", bound=APIModel)
@@ -85,3 +85,13 @@ def why_invalid(model: type[M], obj: Mapping[str, Any]) -> str:
     except TerminalError as e:
         return e.message
     return "valid"
+
+
+def parse_status(model: type[S], status: Mapping[str, Any]) -> S:
+    """A status draft (``ctx.status``: as last written, or as this reconcile set it) as
+    ``model``; empty when it does not parse (a field another version wrote)."""
+    try:
+        return parse(model, thaw(status))
+    except ValidationError as e:
+        log.warning("a status draft does not parse as %s, read as empty: %s", model.__name__, e)
+        return model()

@@ -105,6 +105,7 @@ class MatrixOneClusterActor:
             for o in self.env.caches.list(res, namespace, labels.cluster_labels(name))
         }
         children = desired_children(obj, spec, stored)
+        wants = {child.label: stamped(child.obj) for child in children}
         unsettled_roles: list[str] = []
         held_children: list[Child] = []
         cached_children: dict[str, Mapping[str, Any] | None] = {}
@@ -113,7 +114,7 @@ class MatrixOneClusterActor:
             for child in group:
                 cached = self.env.caches.get(child.resource, namespace, child.name)
                 cached_children[child.label] = cached
-                want = stamped(child.obj)
+                want = wants[child.label]
                 if cached is not None and unsettled_roles:
                     applied = stamped(held(child.obj, cached))
                     if applied != want:
@@ -124,12 +125,12 @@ class MatrixOneClusterActor:
                     if drift:
                         ctx.event("Normal", REVERTED, reverted_message(child, name, spec, drift))
                     plan.apply(with_finalizer(want, cached), child.resource)
-            if any(not settled(cached_children[c.label], stamped(c.obj)) for c in group):
+            if any(not settled(cached_children[c.label], wants[c.label]) for c in group):
                 unsettled_roles.append(role)
             if role == ROLE_LOG:
                 plan.then()  # the sets find their LogSet there when they first look
         leaving = self._delete_orphans(obj, children, plan)
-        self._status(ctx, spec, children, cached_children, held_children, leaving)
+        self._status(ctx, spec, children, wants, cached_children, held_children, leaving)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
@@ -222,6 +223,7 @@ class MatrixOneClusterActor:
         ctx: Context,
         spec: MatrixOneClusterSpec,
         children: Sequence[Child],
+        wants: Mapping[str, Mapping[str, Any]],
         cached: Mapping[str, Mapping[str, Any] | None],
         held_children: Sequence[Child],
         leaving: Sequence[str],
@@ -280,7 +282,7 @@ class MatrixOneClusterActor:
             "cn": f"{ready_groups}/{len(groups)} groups ready",
         }
         self._ready(ctx, by_role, cached)
-        self._up_to_date(ctx, children, cached, held_children, leaving)
+        self._up_to_date(ctx, children, wants, cached, held_children, leaving)
         _volume_expansion(ctx, children, cached)
         ready_sets = sum(_is_ready(cached[c.label]) for c in children)
         summarise(ctx, f"{ready_sets}/{len(children)}", _versions(children, cached))
@@ -306,13 +308,14 @@ class MatrixOneClusterActor:
         self,
         ctx: Context,
         children: Sequence[Child],
+        wants: Mapping[str, Mapping[str, Any]],
         cached: Mapping[str, Mapping[str, Any] | None],
         held_children: Sequence[Child],
         leaving: Sequence[str],
     ) -> None:
         for child in children:
             found = cached[child.label]
-            if settled(found, stamped(child.obj)):
+            if settled(found, wants[child.label]):
                 continue
             waiting = f"; waiting: {', '.join(c.label for c in held_children)}" if held_children else ""
             condition = condition_of(found, UP_TO_DATE)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mo_operator.api.backupschedule import BackupSchedule
+from mo_operator.api.backupschedule import BackupSchedule, BackupScheduleStatus
 from mo_operator.controllers.backup.backupschedule import ScheduleView, decide
 from mo_operator.controllers.backup.jobs import Outcome
 from mo_operator.controllers.backup.schedule_decisions import run_name
@@ -175,8 +175,12 @@ def test_the_run_started_names_its_time_and_the_status_the_next() -> None:
             f"created BackupJob {run_name('nightly', DUE)} for the run at 2023-11-14T22:10:00Z",
         ),
     )
-    assert decision.status["lastScheduleTime"] == "2023-11-14T22:10:00Z"
-    assert decision.status["nextScheduleTime"] == "2023-11-14T22:15:00Z"
+    assert decision.status == BackupScheduleStatus(
+        last_schedule_time="2023-11-14T22:10:00Z",
+        last_successful_time=None,
+        next_schedule_time="2023-11-14T22:15:00Z",
+        active=[run_name("nightly", DUE)],
+    ), "the run just started is active"
     assert decision.later == Requeue(DUE + 5 * MINUTE - NOW, "the next scheduled run")
     assert (
         SetCondition("Scheduled", True, "Scheduled", "next run at 2023-11-14T22:15:00Z")

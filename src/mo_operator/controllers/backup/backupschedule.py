@@ -232,16 +232,15 @@ def _start(view: ScheduleView, decision: RunDecision) -> tuple[Create, Emit]:
 
 def _record(
     sched: ScheduleSpec, decision: RunDecision, runs: Sequence[RunRef], jobs: Sequence[Mapping[str, Any]]
-) -> tuple[dict[str, Any], tuple[SetCondition, ...]]:
+) -> tuple[BackupScheduleStatus, tuple[SetCondition, ...]]:
     """The status of the runs: times (None removes a field), active jobs, ``Scheduled``
     and ``LastRunSucceeded``."""
-    times = (
-        ("lastScheduleTime", decision.last_schedule),
-        ("lastSuccessfulTime", decision.last_successful),
-        ("nextScheduleTime", decision.next_run),
+    status = BackupScheduleStatus(
+        last_schedule_time=_format(decision.last_schedule),
+        last_successful_time=_format(decision.last_successful),
+        next_schedule_time=_format(decision.next_run),
+        active=list(decision.active) or None,
     )
-    status: dict[str, Any] = {key: None if value is None else format_time(value) for key, value in times}
-    status["active"] = list(decision.active) if decision.active else None
     if sched.suspend:
         scheduled = SetCondition(SCHEDULED, False, "Suspended", "spec.suspend is true: no new run starts")
     elif decision.skipped is not None:
@@ -249,7 +248,7 @@ def _record(
             SCHEDULED, False, "RunSkipped", f"the run due is not started: {decision.skipped}"
         )
     else:
-        scheduled = SetCondition(SCHEDULED, True, SCHEDULED, f"next run at {status['nextScheduleTime']}")
+        scheduled = SetCondition(SCHEDULED, True, SCHEDULED, f"next run at {status.next_schedule_time}")
     ended = sorted((run for run in runs if run.ended), key=lambda run: (run.scheduled, run.name))
     if not ended:
         return status, (scheduled,)
@@ -266,6 +265,10 @@ def _record(
         failed = SetCondition(LAST_RUN, False, "BackupFailed", f"BackupJob {last.name} failed: {why}")
         return status, (scheduled, failed)
     return status, (scheduled,)
+
+
+def _format(at: float | None) -> str | None:
+    return None if at is None else format_time(at)
 
 
 def deletion_job(backup: Mapping[str, Any]) -> str:

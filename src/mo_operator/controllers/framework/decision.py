@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mo_operator.api.base import APIModel, dump
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import Later, Requeue, Wait
 from mo_operator.kube.manager.adapters import Client
@@ -45,8 +46,9 @@ class Emit:
 @dataclass(frozen=True)
 class Decision:
     intents: tuple[Intent, ...] = ()
-    status: Mapping[str, Any] = field(default_factory=dict)
-    """Status fields set as given, a None one removed (conditions go in ``conditions``)."""
+    status: APIModel | Mapping[str, Any] = field(default_factory=dict)
+    """Status fields set as given (the kind's status model, its fields set; or JSON), a
+    None one removed; conditions go in ``conditions``."""
     conditions: tuple[SetCondition, ...] = ()
     events: tuple[Emit, ...] = ()
     later: Later | None = None
@@ -58,7 +60,8 @@ class Decision:
         on ``ctx``, the writes as the plan it runs."""
         for line in self.log:
             ctx.log.info("%s", line)
-        for key, value in self.status.items():
+        fields = dump(self.status) if isinstance(self.status, APIModel) else self.status
+        for key, value in fields.items():
             if value is None:
                 ctx.status.pop(key, None)
             else:

@@ -26,7 +26,7 @@ import json
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -246,17 +246,27 @@ class WebhookServer:
             answer.force_close()  # the rest of the body is not worth reading
         return answer
 
-    async def _serve_mutating(self, request: web.Request) -> web.Response:
+    async def _handle(
+        self, request: web.Request, handlers: Mapping[str, Any], kind: str
+    ) -> web.Response | tuple[Obj, Any, Any]:
+        """Read the review and run its handler: the review, its request and the handler's
+        answer (a handler that fails is a 500 ``Denial``), or the refusal to answer."""
         read = await self._read(request)
         if isinstance(read, web.Response):
             return read
         review, req = read
-        handler = self._mutating[request.path]
         try:
-            result = await handler(req)
+            result = await handlers[request.path](req)
         except Exception as e:
-            self._refusals.note(f"mutating webhook {request.path} failed", error=e)
+            self._refusals.note(f"{kind} webhook {request.path} failed", error=e)
             result = Denial(f"internal error in the webhook: {e}", code=500, reason="InternalError")
+        return review, req, result
+
+    async def _serve_mutating(self, request: web.Request) -> web.Response:
+        handled = await self._handle(request, self._mutating, "mutating")
+        if isinstance(handled, web.Response):
+            return handled
+        review, req, result = handled
         if isinstance(result, Denial):
             return _respond(review, _denied(req.uid, result))
         response: Obj = {"uid": req.uid, "allowed": True}
@@ -267,16 +277,10 @@ class WebhookServer:
         return _respond(review, response)
 
     async def _serve_validating(self, request: web.Request) -> web.Response:
-        read = await self._read(request)
-        if isinstance(read, web.Response):
-            return read
-        review, req = read
-        handler = self._validating[request.path]
-        try:
-            result = await handler(req)
-        except Exception as e:
-            self._refusals.note(f"validating webhook {request.path} failed", error=e)
-            result = Denial(f"internal error in the webhook: {e}", code=500, reason="InternalError")
+        handled = await self._handle(request, self._validating, "validating")
+        if isinstance(handled, web.Response):
+            return handled
+        review, req, result = handled
         if isinstance(result, Denial):
             return _respond(review, _denied(req.uid, result))
         response: Obj = {"uid": req.uid, "allowed": True}

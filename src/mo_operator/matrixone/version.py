@@ -34,10 +34,13 @@ def version_of(spec: Mapping[str, Any]) -> SemVer | None:
     As upstream, a given but unreadable ``semanticVersion`` means "unknown" (None), not
     "fall back to the tag": the user said the tag is not to be trusted.
     """
-    override = spec.get("semanticVersion")
-    if isinstance(override, str):
-        return parse_version(override)
-    image = spec.get("image")
+    return version_from(spec.get("semanticVersion"), spec.get("image"))
+
+
+def version_from(semantic_version: object, image: object) -> SemVer | None:
+    """``version_of`` a spec's ``semanticVersion`` and ``image``, as a typed spec holds them."""
+    if isinstance(semantic_version, str):
+        return parse_version(semantic_version)
     return parse_version(image_tag(image)) if isinstance(image, str) else None
 
 
@@ -124,18 +127,30 @@ def operator_version(spec: Mapping[str, Any]) -> SemVer:
     ``matrixorigin.io/operator-version`` pod annotation: our ConfigMap scheme is the
     same (immutable, hashed) for every operator version.
     """
-    value = spec.get("operatorVersion")
+    return operator_version_from(spec.get("operatorVersion"))
+
+
+def operator_version_from(value: object) -> SemVer:
+    """``operator_version`` of a spec's ``operatorVersion``, as a typed spec holds it."""
     parsed = parse_version(value) if isinstance(value, str) else None
     return parsed if parsed is not None else FIRST_OPERATOR_VERSION
 
 
 def version_annotations(spec: Mapping[str, Any]) -> dict[str, str]:
     """The version annotations of a set's pods: semantic version (if known) and operator version (if > 1.2.0)."""
+    return version_annotations_from(
+        spec.get("semanticVersion"), spec.get("image"), spec.get("operatorVersion")
+    )
+
+
+def version_annotations_from(semantic_version: object, image: object, operator: object) -> dict[str, str]:
+    """``version_annotations`` of a spec's ``semanticVersion``, ``image`` and
+    ``operatorVersion``, as a typed spec holds them."""
     annotations: dict[str, str] = {}
-    version = version_of(spec)
+    version = version_from(semantic_version, image)
     if version is not None:
         annotations[labels.SEMANTIC_VERSION] = str(version)
-    ov = operator_version(spec)
+    ov = operator_version_from(operator)
     if ov > FIRST_OPERATOR_VERSION:
         annotations[labels.OPERATOR_VERSION] = str(ov)
     return annotations

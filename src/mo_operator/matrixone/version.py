@@ -15,6 +15,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
+from mo_operator.api.common import PodSet
 from mo_operator.api.semver import SemVer as SemVer
 from mo_operator.api.semver import image_tag as image_tag
 from mo_operator.api.semver import parse_strict as parse_strict
@@ -120,37 +121,25 @@ FIRST_OPERATOR_VERSION: Final = _v("1.2.0")
 LATEST_OPERATOR_VERSION: Final = _v("1.3.0")
 
 
-def operator_version(spec: Mapping[str, Any]) -> SemVer:
+def operator_version(spec: PodSet) -> SemVer:
     """A set's ``operatorVersion`` (upstream: the operator behaviour it was created under).
 
     Missing or unreadable means 1.2.0, as upstream. We keep it only to write the
     ``matrixorigin.io/operator-version`` pod annotation: our ConfigMap scheme is the
     same (immutable, hashed) for every operator version.
     """
-    return operator_version_from(spec.get("operatorVersion"))
-
-
-def operator_version_from(value: object) -> SemVer:
-    """``operator_version`` of a spec's ``operatorVersion``, as a typed spec holds it."""
-    parsed = parse_version(value) if isinstance(value, str) else None
+    value = spec.operator_version
+    parsed = parse_version(value) if value is not None else None
     return parsed if parsed is not None else FIRST_OPERATOR_VERSION
 
 
-def version_annotations(spec: Mapping[str, Any]) -> dict[str, str]:
+def version_annotations(spec: PodSet) -> dict[str, str]:
     """The version annotations of a set's pods: semantic version (if known) and operator version (if > 1.2.0)."""
-    return version_annotations_from(
-        spec.get("semanticVersion"), spec.get("image"), spec.get("operatorVersion")
-    )
-
-
-def version_annotations_from(semantic_version: object, image: object, operator: object) -> dict[str, str]:
-    """``version_annotations`` of a spec's ``semanticVersion``, ``image`` and
-    ``operatorVersion``, as a typed spec holds them."""
     annotations: dict[str, str] = {}
-    version = version_from(semantic_version, image)
+    version = version_from(spec.semantic_version, spec.image)
     if version is not None:
         annotations[labels.SEMANTIC_VERSION] = str(version)
-    ov = operator_version_from(operator)
+    ov = operator_version(spec)
     if ov > FIRST_OPERATOR_VERSION:
         annotations[labels.OPERATOR_VERSION] = str(ov)
     return annotations

@@ -54,10 +54,11 @@ def with_drain_default(spec: CNSetSpec) -> dict[str, Any]:
     """The spec config is rendered from, as JSON: draining on unless turned off (a CN
     then starts Draining and works once the operator says so)."""
     rendered = dump(spec)
-    scaling = dict(rendered.get("scalingConfig") or {})
-    if scaling.get("storeDrainEnabled") is None:
-        scaling["storeDrainEnabled"] = True
-    return {**rendered, "scalingConfig": scaling}
+    given = spec.scaling_config
+    if given is None or given.store_drain_enabled is None:
+        scaling = dump(given) if given is not None else {}
+        rendered["scalingConfig"] = {**scaling, "storeDrainEnabled": True}
+    return rendered
 
 
 def start_drain(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes) -> None:

@@ -31,11 +31,7 @@ from mo_operator.kube.meta.objects import annotations_of
 from mo_operator.kube.meta.quantity import canonical_quantity, quantity_value
 from mo_operator.matrixone import labels, layout, ports
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.version import (
-    LATEST_OPERATOR_VERSION,
-    operator_version_from,
-    version_annotations_from,
-)
+from mo_operator.matrixone.version import LATEST_OPERATOR_VERSION, operator_version, version_annotations
 
 from .prometheus import discovered_by_pod, scrape_annotations
 
@@ -285,10 +281,7 @@ def config_suffix(inp: PodTemplateInput) -> dict[str, str]:
     changing exactly when the config does. Upstream's value (7 hex digits of xxhash64 of
     the TOML) names a key of one shared ConfigMap; ours is the content hash our
     ConfigMap's name ends with, since each config is a ConfigMap of its own."""
-    if (
-        inp.component not in _SUFFIXED
-        or operator_version_from(inp.spec.operator_version) < LATEST_OPERATOR_VERSION
-    ):
+    if inp.component not in _SUFFIXED or operator_version(inp.spec) < LATEST_OPERATOR_VERSION:
         return {}
     return {labels.CONFIG_SUFFIX: inp.config_map.rsplit("-", 1)[-1]}
 
@@ -319,7 +312,7 @@ def pod_template(inp: PodTemplateInput) -> Obj:
             pod_spec[key] = copy.deepcopy(value)
     annotations = {
         **(overlay.pod_annotations or {}),
-        **version_annotations_from(spec.semantic_version, spec.image, spec.operator_version),
+        **version_annotations(spec),
         **config_suffix(inp),
     }
     if inp.restart_at:

@@ -360,7 +360,7 @@ class PodSetActor(ABC):
         spec: PodSet = admit(self.model, obj).spec
         service = wait_for_log_service(ctx, self.env, obj, spec)
         if service is None:
-            self._first_status(ctx)
+            self._first_status(ctx, spec.replicas)
             return None
         given = served_input(obj, self.component, spec, service)
         await report_references(ctx, self.env.references, set_references(given))
@@ -377,10 +377,10 @@ class PodSetActor(ABC):
         """Owned objects go by owner reference; nothing else to release."""
         return True
 
-    def _first_status(self, ctx: Context) -> None:
+    def _first_status(self, ctx: Context, replicas: int) -> None:
         """Waiting for its log service, the set still reports every field it will."""
         selector = labels.sub_resource_labels(self.component, ctx.name, ctx.namespace)
-        first_status(ctx, self.first_fields(ctx, selector), *NOT_STARTED)
+        first_status(ctx, self.first_fields(ctx, selector), replicas, *NOT_STARTED)
 
     @abstractmethod
     def desired(self, given: SetInput[Any]) -> Desired:

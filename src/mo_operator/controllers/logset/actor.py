@@ -145,7 +145,7 @@ class LogSetActor:
             s3,
             bucketclaims.claims_of_path(self.env.caches, s3),
             bucketclaims.scheduling_template(template),
-            written=_wrote(obj, restored_from(spec)),
+            written=_wrote(obj, _restored_from(spec)),
         )
         if decision.refused is not None:
             raise TerminalError(*decision.refused)
@@ -280,7 +280,7 @@ def _ran_before(status: Mapping[str, Any]) -> bool:
     return bool(status.get("discovery")) and not reported
 
 
-def restored_from(spec: LogSetSpec) -> str | None:
+def _restored_from(spec: LogSetSpec) -> str | None:
     """The backup the LogSet's path was restored from before it started, if any."""
     return spec.initial_config.restore_from if spec.initial_config is not None else None
 

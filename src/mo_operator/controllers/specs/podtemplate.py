@@ -24,7 +24,6 @@ from typing import Any
 
 from pydantic.alias_generators import to_snake
 
-from mo_operator.api.base import parse
 from mo_operator.api.common import MainContainerOverlay, Overlay, PodSet, SharedStorageProvider
 from mo_operator.api.k8s import ResourceRequirements
 from mo_operator.kube.meta.objects import annotations_of
@@ -188,14 +187,19 @@ def _main_container(inp: PodTemplateInput) -> Obj:
     return container
 
 
+_MAIN_OVERLAY_FIELDS = {
+    field.alias or name: name for name, field in MainContainerOverlay.model_fields.items()
+}
+"""The JSON name of each main-container overlay field, to its attribute."""
+
+
 def overlay_container(container: Obj, overlay: Mapping[str, Any]) -> None:
-    """``overlay_main`` of an overlay given as JSON (a backup or restore job's, admitted):
-    its main-container fields."""
-    fields = {key: overlay[key] for key in _MAIN_OVERLAY_KEYS if overlay.get(key) is not None}
-    overlay_main(container, parse(MainContainerOverlay, fields))
-
-
-_MAIN_OVERLAY_KEYS = tuple(f.alias or name for name, f in MainContainerOverlay.model_fields.items())
+    """``overlay_main`` of an overlay given as JSON (a backup or restore job's): its
+    main-container fields, taken as they are (the job's own admission validated them)."""
+    fields = {
+        attr: overlay[key] for key, attr in _MAIN_OVERLAY_FIELDS.items() if overlay.get(key) is not None
+    }
+    overlay_main(container, MainContainerOverlay.model_construct(**fields))
 
 
 def overlay_main(container: Obj, overlay: MainContainerOverlay | None) -> None:

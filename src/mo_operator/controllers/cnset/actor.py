@@ -130,7 +130,7 @@ class CNSetActor:
         service = wait_for_log_service(ctx, self.env, obj, spec)
         if service is None:
             selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
-            first_status(ctx, first_fields(ctx, selector), spec.replicas, *NOT_STARTED)
+            first_status(ctx, first_fields(ctx, selector), *NOT_STARTED, replicas=spec.replicas)
             return None
         given = served_input(obj, COMPONENT, spec, service, config_spec=with_drain_default(spec))
         await report_references(ctx, self.env.references, set_references(given))

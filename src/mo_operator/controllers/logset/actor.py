@@ -231,7 +231,7 @@ class LogSetActor:
         or condition appearing is written at once, so they appear together)."""
         if ctx.status.get("conditions"):
             return
-        first_status(ctx, {"availableStores": [], "failedStores": []}, spec.replicas, *NOT_STARTED)
+        first_status(ctx, {"availableStores": [], "failedStores": []}, *NOT_STARTED, replicas=spec.replicas)
         ctx.set_condition("Ready", False, READINESS.not_ready, f"0/{spec.replicas} log stores ready")
         ctx.set_condition(HAKEEPER, False, *WAITING_FOR_STORES)
 

@@ -380,7 +380,7 @@ class PodSetActor(ABC):
     def _first_status(self, ctx: Context, replicas: int) -> None:
         """Waiting for its log service, the set still reports every field it will."""
         selector = labels.sub_resource_labels(self.component, ctx.name, ctx.namespace)
-        first_status(ctx, self.first_fields(ctx, selector), replicas, *NOT_STARTED)
+        first_status(ctx, self.first_fields(ctx, selector), *NOT_STARTED, replicas=replicas)
 
     @abstractmethod
     def desired(self, given: SetInput[Any]) -> Desired:

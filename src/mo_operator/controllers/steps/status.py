@@ -80,7 +80,9 @@ def _reason(ctx: Context, ctype: str) -> str | None:
     return None if known is None else str(known.get("reason"))
 
 
-def first_status(ctx: Context, fields: Mapping[str, Any], replicas: int, reason: str, message: str) -> None:
+def first_status(
+    ctx: Context, fields: Mapping[str, Any], reason: str, message: str, *, replicas: int
+) -> None:
     """Give a set that has not reported yet every field and the ``UpToDate``, ``Upgrading``
     and ``Scaling`` conditions it will report, at the values known before it runs anything (``fields``; ``UpToDate``
     False for ``reason``; ``replicas`` the pods its spec asks for): what follows changes values, which the status window may

@@ -17,11 +17,11 @@ rolls them one at a time.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from mo_operator.api.dnset import DNSet, DNSetSpec
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.meta.objects import mapping_at
 from mo_operator.matrixone import layout, names, ports
 from mo_operator.matrixone.component import Component
 
@@ -29,9 +29,9 @@ from .framework import resources as r
 from .framework.desired import stamped
 from .mappers import dependents_of_logset, existing_only, set_of_pod, sets_of_storage_class
 from .sets import STATEFUL_OWNS, guarded_set
-from .specs.podtemplate import canonical_resources
+from .specs.podtemplate import canonical_size
 from .specs.services import headless_service
-from .specs.statefulsets import Rollout, statefulset, volume_claim_template
+from .specs.statefulsets import Rollout, overlay_claims, statefulset, volume_claim_template
 from .steps.podset import STATEFUL, Desired, PodSetActor, SetInput
 from .steps.status import Readiness, store_status
 from .wiring import Wiring
@@ -53,16 +53,16 @@ HEADLESS_PORTS = (
 
 
 class DNSetActor(PodSetActor):
-    kind = "DNSet"
+    model: ClassVar[type[DNSet]] = DNSet
     component = COMPONENT
     readiness = READINESS
     workload = STATEFUL
 
-    def desired(self, given: SetInput) -> Desired:
+    def desired(self, given: SetInput[DNSetSpec]) -> Desired:
         """The headless Service (store addresses), then the StatefulSet."""
         obj, spec, name = given.obj, given.spec, given.name
         headless = names.headless_service_name(COMPONENT, name)
-        cache = spec.get("cacheVolume")
+        cache = spec.cache_volume
         template = given.pod_template(
             extra_mounts=[{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}] if cache else [],
             headless_service=headless,
@@ -72,7 +72,7 @@ class DNSetActor(PodSetActor):
             names.workload_name(COMPONENT, name),
             given.labels,
             given.selector,
-            replicas=int(spec["replicas"]),
+            replicas=spec.replicas,
             service_name=headless,
             template=template,
             volume_claim_templates=_claim_templates(spec, given.labels),
@@ -108,14 +108,15 @@ def wire_transaction_sets(wiring: Wiring, name: str, res: Resource, actor: DNSet
     wiring.watch(tn, r.LOGSETS, dependents_of_logset(caches, res))
 
 
-def _claim_templates(spec: Mapping[str, Any], obj_labels: Mapping[str, str]) -> list[Obj]:
+def _claim_templates(spec: DNSetSpec, obj_labels: Mapping[str, str]) -> list[Obj]:
     """The ``mo-data`` cache volume (when ``cacheVolume`` is set), then the overlay's claims."""
     claims: list[Obj] = []
-    cache = spec.get("cacheVolume")
+    cache = spec.cache_volume
     if cache:
-        size = canonical_resources({"requests": {"storage": cache["size"]}})["requests"]["storage"]
         claims.append(
-            volume_claim_template(layout.DATA_VOLUME, size, cache.get("storageClassName"), obj_labels)
+            volume_claim_template(
+                layout.DATA_VOLUME, canonical_size(cache.size), cache.storage_class_name, obj_labels
+            )
         )
-    claims += list(mapping_at(spec, "overlay").get("volumeClaims") or ())
+    claims += overlay_claims(spec)
     return claims

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mo_operator.api.proxyset import ProxySet, ProxySetSpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.selectors import selector_from_labels
 from mo_operator.matrixone import names, ports
@@ -36,12 +37,12 @@ READINESS = Readiness(
 
 
 class ProxySetActor(PodSetActor):
-    kind = "ProxySet"
+    model = ProxySet
     component = COMPONENT
     readiness = READINESS
     workload = STATELESS
 
-    def desired(self, given: SetInput) -> Desired:
+    def desired(self, given: SetInput[ProxySetSpec]) -> Desired:
         """The client Service, then the Deployment."""
         obj, spec, name = given.obj, given.spec, given.name
         workload = deployment(
@@ -49,9 +50,9 @@ class ProxySetActor(PodSetActor):
             names.workload_name(COMPONENT, name),
             given.labels,
             given.selector,
-            replicas=int(spec["replicas"]),
+            replicas=spec.replicas,
             template=given.pod_template(),
-            min_ready_seconds=int(spec.get("minReadySeconds") or 0),
+            min_ready_seconds=spec.min_ready_seconds or 0,
         )
         svc = client_service(
             obj,
@@ -60,7 +61,9 @@ class ProxySetActor(PodSetActor):
             given.selector,
             ports.PROXY_SERVICE_PORT_NAME,
             ports.PROXY_SQL,
-            spec,
+            service_type=spec.service_type,
+            node_port=spec.node_port,
+            annotations=spec.service_annotations,
         )
         return [(r.SERVICES, stamped(svc)), (r.DEPLOYMENTS, stamped(workload))]
 

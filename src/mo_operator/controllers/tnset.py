@@ -5,13 +5,15 @@ as the DNSet's (``dnset.wire_transaction_sets``), the sets of each kind apart.""
 
 from __future__ import annotations
 
+from mo_operator.api.dnset import TNSet
+
 from .dnset import DNSetActor, wire_transaction_sets
 from .framework import resources as r
 from .wiring import Wiring
 
 
 class TNSetActor(DNSetActor):
-    kind = "TNSet"
+    model = TNSet
 
 
 def setup(wiring: Wiring) -> None:

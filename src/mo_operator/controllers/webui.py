@@ -20,9 +20,12 @@ no error) until that Secret exists.
 from __future__ import annotations
 
 import base64
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mo_operator.api.base import dump
+from mo_operator.api.webui import WebUI, WebUISpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.controller import Request
 from mo_operator.kube.meta.objects import mapping_at, meta_of, namespace_of, spec_of, uid_of
@@ -32,7 +35,7 @@ from mo_operator.matrixone.config import webui as webui_config
 from mo_operator.matrixone.config.configmap import hashed_name
 
 from .framework import resources as r
-from .framework.admission import admitted
+from .framework.admission import admit
 from .framework.desired import stamped
 from .framework.env import Env
 from .framework.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, set_labels
@@ -68,7 +71,7 @@ class WebUIActor:
 
     async def observe(self, ctx: Context) -> Writes | None:
         obj = ctx.obj
-        spec = admitted("WebUI", obj).get("spec") or {}
+        spec = admit(WebUI, obj).spec
         namespace, name = ctx.namespace, ctx.name
         credential_name = names.credential_secret_name(cluster_of(obj) or name)
         credential = self.env.caches.get(r.SECRETS, namespace, credential_name)
@@ -87,9 +90,9 @@ class WebUIActor:
             names.workload_name(COMPONENT, name),
             obj_labels,
             selector,
-            replicas=int(spec.get("replicas") or 0),
+            replicas=_replicas(spec),
             template=self._template(spec, selector, obj_labels, config["metadata"]["name"]),
-            update_strategy=spec.get("updateStrategy"),
+            update_strategy=spec.update_strategy if spec is not None else None,
         )
         service = client_service(
             obj,
@@ -98,7 +101,7 @@ class WebUIActor:
             selector,
             ports.WEBUI_PORT_NAME,
             ports.WEBUI_FRONTEND,
-            spec,
+            service_type=spec.service_type if spec is not None else None,
         )
         desired = [
             (r.SECRETS, stamped(config)),
@@ -110,9 +113,7 @@ class WebUIActor:
         pods, roll = read_roll(ctx, self.env, STATELESS, COMPONENT)
         if roll.complete and not plan:
             self._collect_configs(obj, config["metadata"]["name"], pods, plan)
-        report_rollout(
-            ctx, roll, int(spec.get("replicas") or 0), READINESS, pending=plan.writes_workload, pods=pods
-        )
+        report_rollout(ctx, roll, _replicas(spec), READINESS, pending=plan.writes_workload, pods=pods)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
@@ -122,14 +123,17 @@ class WebUIActor:
     def _config_secret(
         self,
         obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
+        spec: WebUISpec | None,
         obj_labels: Mapping[str, str],
         username: str,
         password: str,
     ) -> Obj:
         name = obj["metadata"]["name"]
+        rendered = dump(spec) if spec is not None else {}
         with invalid_config_is_terminal():
-            data = webui_config.config_map_data(name=name, spec=spec, username=username, password=password)
+            data = webui_config.config_map_data(
+                name=name, spec=rendered, username=username, password=password
+            )
         base = names.config_map_base_name(COMPONENT, name)
         return {
             "apiVersion": "v1",
@@ -141,9 +145,12 @@ class WebUIActor:
         }
 
     def _template(
-        self, spec: Mapping[str, Any], selector: Mapping[str, str], obj_labels: Mapping[str, str], config: str
+        self, spec: WebUISpec | None, selector: Mapping[str, str], obj_labels: Mapping[str, str], config: str
     ) -> Obj:
-        policy = spec.get("imagePullPolicy") or mapping_at(spec, "overlay").get("imagePullPolicy")
+        overlay = spec.overlay if spec is not None else None
+        policy = (spec.image_pull_policy if spec is not None else None) or (
+            overlay.image_pull_policy if overlay is not None else None
+        )
         mount = {"name": layout.CONFIG_VOLUME, "mountPath": layout.CONFIG_PATH, "readOnly": True}
         backend: Obj = {
             "name": "backend",
@@ -159,7 +166,7 @@ class WebUIActor:
                 {"name": ports.WEBUI_PORT_NAME, "containerPort": ports.WEBUI_FRONTEND, "protocol": "TCP"}
             ],
         }
-        resources = canonical_resources(spec.get("resources"))
+        resources = canonical_resources(spec.resources if spec is not None else None)
         for container in (backend, frontend):
             if policy:
                 container["imagePullPolicy"] = policy
@@ -169,12 +176,19 @@ class WebUIActor:
             "containers": [backend, frontend],
             "volumes": [{"name": layout.CONFIG_VOLUME, "secret": {"secretName": config}}],
         }
-        if spec.get("nodeSelector"):
-            pod_spec["nodeSelector"] = dict(spec["nodeSelector"])
-        for key in ("tolerations", "affinity", "imagePullSecrets", "serviceAccountName", "securityContext"):
-            value = mapping_at(spec, "overlay").get(key)
-            if value:
-                pod_spec[key] = value
+        if spec is not None and spec.node_selector:
+            pod_spec["nodeSelector"] = dict(spec.node_selector)
+        if overlay is not None:
+            taken = (
+                ("tolerations", overlay.tolerations),
+                ("affinity", overlay.affinity),
+                ("imagePullSecrets", overlay.image_pull_secrets),
+                ("serviceAccountName", overlay.service_account_name),
+                ("securityContext", overlay.security_context),
+            )
+            for key, value in taken:
+                if value:
+                    pod_spec[key] = copy.deepcopy(value)
         return {"metadata": {"labels": {**obj_labels, **selector}}, "spec": pod_spec}
 
     def _collect_configs(
@@ -193,6 +207,11 @@ class WebUIActor:
                 and not is_deleting(secret)
             ):
                 plan.delete(r.SECRETS, namespace, name_of(secret), uid=uid_of(secret))
+
+
+def _replicas(spec: WebUISpec | None) -> int:
+    """The consoles the spec asks for (none without a spec)."""
+    return spec.replicas if spec is not None else 0
 
 
 WARNING_REASONS = frozenset({"InvalidSpec", "InvalidConfig", "RolloutStalled"})

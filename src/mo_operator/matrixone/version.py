@@ -15,6 +15,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
+from mo_operator.api.common import PodSet
 from mo_operator.api.semver import SemVer as SemVer
 from mo_operator.api.semver import image_tag as image_tag
 from mo_operator.api.semver import parse_strict as parse_strict
@@ -34,10 +35,13 @@ def version_of(spec: Mapping[str, Any]) -> SemVer | None:
     As upstream, a given but unreadable ``semanticVersion`` means "unknown" (None), not
     "fall back to the tag": the user said the tag is not to be trusted.
     """
-    override = spec.get("semanticVersion")
-    if isinstance(override, str):
-        return parse_version(override)
-    image = spec.get("image")
+    return version_from(spec.get("semanticVersion"), spec.get("image"))
+
+
+def version_from(semantic_version: object, image: object) -> SemVer | None:
+    """``version_of`` a spec's ``semanticVersion`` and ``image``, as a typed spec holds them."""
+    if isinstance(semantic_version, str):
+        return parse_version(semantic_version)
     return parse_version(image_tag(image)) if isinstance(image, str) else None
 
 
@@ -117,22 +121,22 @@ FIRST_OPERATOR_VERSION: Final = _v("1.2.0")
 LATEST_OPERATOR_VERSION: Final = _v("1.3.0")
 
 
-def operator_version(spec: Mapping[str, Any]) -> SemVer:
+def operator_version(spec: PodSet) -> SemVer:
     """A set's ``operatorVersion`` (upstream: the operator behaviour it was created under).
 
     Missing or unreadable means 1.2.0, as upstream. We keep it only to write the
     ``matrixorigin.io/operator-version`` pod annotation: our ConfigMap scheme is the
     same (immutable, hashed) for every operator version.
     """
-    value = spec.get("operatorVersion")
-    parsed = parse_version(value) if isinstance(value, str) else None
+    value = spec.operator_version
+    parsed = parse_version(value) if value is not None else None
     return parsed if parsed is not None else FIRST_OPERATOR_VERSION
 
 
-def version_annotations(spec: Mapping[str, Any]) -> dict[str, str]:
+def version_annotations(spec: PodSet) -> dict[str, str]:
     """The version annotations of a set's pods: semantic version (if known) and operator version (if > 1.2.0)."""
     annotations: dict[str, str] = {}
-    version = version_of(spec)
+    version = version_from(spec.semantic_version, spec.image)
     if version is not None:
         annotations[labels.SEMANTIC_VERSION] = str(version)
     ov = operator_version(spec)

@@ -152,13 +152,22 @@ LABELS = {"matrixorigin.io/instance": "mo-tp"}
 
 
 def every_service_we_make() -> list[dict[str, Any]]:
-    client = {"serviceType": "NodePort", "nodePort": 31001, "serviceAnnotations": {"a": "b"}}
     return [
         services.headless_service(OWNER, "mo-tp-headless", LABELS, LABELS, [("service", 6001)]),
         services.discovery_service(OWNER, "mo-log-discovery", LABELS, LABELS),
         services.metric_service(OWNER, "mo-tp-metric", LABELS, LABELS, {"prometheus.io/scrape": "true"}),
-        services.client_service(OWNER, "mo-tp", LABELS, LABELS, "mysql", 6001, {}),
-        services.client_service(OWNER, "mo-tp-np", LABELS, LABELS, "mysql", 6001, client),
+        services.client_service(OWNER, "mo-tp", LABELS, LABELS, "mysql", 6001, service_type=None),
+        services.client_service(
+            OWNER,
+            "mo-tp-np",
+            LABELS,
+            LABELS,
+            "mysql",
+            6001,
+            service_type="NodePort",
+            node_port=31001,
+            annotations={"a": "b"},
+        ),
     ]
 
 

@@ -8,6 +8,8 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mo_operator.api.base import parse
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.controllers.cnset.scaling import CNPod, Decision, Strategy, decide, strategy_of
 
 
@@ -107,10 +109,14 @@ def test_paused_updates_keep_outdated_pods() -> None:
     assert decide(old, 1, Strategy(paused=True)).retire == ("mo-cn-1",)
 
 
+def cn_spec(fields: dict[str, object]) -> CNSetSpec:
+    return parse(CNSetSpec, {"replicas": 1, **fields})
+
+
 def test_strategy_reads_counts_and_percentages() -> None:
-    s = strategy_of({"updateStrategy": {"maxSurge": "50%", "maxUnavailable": "25%"}}, 3)
+    s = strategy_of(cn_spec({"updateStrategy": {"maxSurge": "50%", "maxUnavailable": "25%"}}), 3)
     assert (s.max_surge, s.max_unavailable) == (2, 0)
-    assert strategy_of({"updateStrategy": {"maxSurge": 0, "maxUnavailable": 0}}, 3).max_surge == 1
+    assert strategy_of(cn_spec({"updateStrategy": {"maxSurge": 0, "maxUnavailable": 0}}), 3).max_surge == 1
 
 
 # --- convergence ---------------------------------------------------------------------
@@ -139,7 +145,9 @@ def _step(pods: list[CNPod], d: Decision, broken: bool) -> list[CNPod]:
     unavailable=st.integers(0, 2),
 )
 def test_rolls_converge_and_keep_availability(old: int, replicas: int, surge: int, unavailable: int) -> None:
-    strategy = strategy_of({"updateStrategy": {"maxSurge": surge, "maxUnavailable": unavailable}}, replicas)
+    strategy = strategy_of(
+        cn_spec({"updateStrategy": {"maxSurge": surge, "maxUnavailable": unavailable}}), replicas
+    )
     pods = [pod(i, current=False) for i in range(old)]
     floor = min(old, replicas) - strategy.max_unavailable
     for _ in range(40):

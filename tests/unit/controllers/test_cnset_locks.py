@@ -7,8 +7,14 @@ from typing import Any
 
 import pytest
 
+from mo_operator.api.base import parse
+from mo_operator.api.common import PodSet
 from mo_operator.controllers.cnset.locks import migrates_locks
 from mo_operator.matrixone import labels
+
+
+def pod_set(**fields: Any) -> PodSet:
+    return parse(PodSet, {"replicas": 1, **fields})
 
 
 def _pod(version: str | None = None) -> dict[str, Any]:
@@ -30,14 +36,14 @@ def _pod(version: str | None = None) -> dict[str, Any]:
     ],
 )
 def test_the_version_gate_is_upstreams(version: str, migrates: bool) -> None:
-    assert migrates_locks(_pod(version), {}) is migrates
+    assert migrates_locks(_pod(version), pod_set()) is migrates
 
 
 def test_the_pods_own_version_decides_during_a_roll() -> None:
-    spec = {"image": "matrixorigin/matrixone:2.0.0"}
+    spec = pod_set(image="matrixorigin/matrixone:2.0.0")
     assert not migrates_locks(_pod("1.1.3"), spec), "an old pod leaves on its own version's terms"
     assert migrates_locks(_pod(), spec), "without the annotation, the spec's version"
 
 
 def test_an_unknown_version_moves_no_lock() -> None:
-    assert not migrates_locks(_pod(), {"image": "matrixorigin/matrixone:latest"})
+    assert not migrates_locks(_pod(), pod_set(image="matrixorigin/matrixone:latest"))

@@ -9,6 +9,8 @@ from typing import Any, cast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mo_operator.api.base import parse
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.controllers.cnset import pooling
 from mo_operator.controllers.cnset.observed import Observed
 from mo_operator.controllers.cnset.pooling import PoolingDecision, PoolMember, decide_pooling
@@ -88,7 +90,7 @@ def test_the_set_ends_with_its_pods_in_use_and_enough_spares(
 
 # --- phases and stores ----------------------------------------------------------------
 
-SPEC: dict[str, Any] = {"scalingConfig": {"minDelaySeconds": 10, "storeDrainTimeout": "5m"}}
+SPEC = parse(CNSetSpec, {"replicas": 1, "scalingConfig": {"minDelaySeconds": 10, "storeDrainTimeout": "5m"}})
 
 
 async def sync(*pods: dict[str, Any], admin: FakeAdmin) -> tuple[bool, list[Any], Any]:

@@ -8,6 +8,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from mo_operator.api.base import parse
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.controllers.cnset.observed import Observed
 from mo_operator.controllers.cnset.stats import STATS_SECONDS, sync_stats
 from mo_operator.controllers.framework.writes import Writes
@@ -54,7 +56,7 @@ async def round_at(
 ) -> None:
     seen = Observed(
         ctx=context(cnset()),
-        spec={"replicas": len(pods)},
+        spec=parse(CNSetSpec, {"replicas": len(pods)}),
         pods=pods,
         state=state,
         admin=admin,

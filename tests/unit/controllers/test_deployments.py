@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mo_operator.api.base import parse
+from mo_operator.api.common import RollingUpdateStrategy
 from mo_operator.controllers.specs.deployments import deployment, rollout
 from mo_operator.controllers.specs.pods import format_time
 from mo_operator.controllers.specs.statefulsets import Rollout
@@ -125,7 +127,13 @@ def test_a_sets_update_strategy_overrides_the_roll_bound_by_bound() -> None:
 
     def rolling(strategy: Obj | None) -> Obj:
         obj = deployment(
-            OWNER, "mo-webui", {}, SELECTOR, replicas=2, template=template, update_strategy=strategy
+            OWNER,
+            "mo-webui",
+            {},
+            SELECTOR,
+            replicas=2,
+            template=template,
+            update_strategy=None if strategy is None else parse(RollingUpdateStrategy, strategy),
         )
         assert obj["spec"]["strategy"]["type"] == "RollingUpdate"
         got: Obj = obj["spec"]["strategy"]["rollingUpdate"]

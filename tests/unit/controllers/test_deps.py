@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from mo_operator.api.base import parse
+from mo_operator.api.common import PodSet
 from mo_operator.controllers.framework.env import Caches
 from mo_operator.controllers.steps.deps import LogService, Waiting, logset_ref, resolve
 from mo_operator.matrixone import labels
@@ -68,8 +70,12 @@ def caches(*objs: Obj) -> Caches:
     return cast(Caches, FakeCaches(*objs))
 
 
-V2 = {"image": "matrixorigin/matrixone:2.0.1"}
-V1 = {"image": "matrixorigin/matrixone:1.2.3"}
+def pod_set(**fields: Any) -> PodSet:
+    return parse(PodSet, {"replicas": 1, **fields})
+
+
+V2 = pod_set(image="matrixorigin/matrixone:2.0.1")
+V1 = pod_set(image="matrixorigin/matrixone:1.2.3")
 
 
 def test_an_external_log_service_is_used_by_address_as_given() -> None:
@@ -146,12 +152,20 @@ def test_before_2_0_every_log_store_is_listed() -> None:
         "mo-log-2.mo-log-headless.ns.svc:32001",
     )
     # semanticVersion overrides the image tag, both ways
-    new = resolve(caches(logset()), cnset(ref("mo")), {**V1, "semanticVersion": "2.0.0"})
+    new = resolve(
+        caches(logset()),
+        cnset(ref("mo")),
+        pod_set(image="matrixorigin/matrixone:1.2.3", semanticVersion="2.0.0"),
+    )
     assert isinstance(new, LogService) and new.endpoint.service_addresses == ()
-    old = resolve(caches(logset()), cnset(ref("mo")), {**V2, "semanticVersion": "1.2.0"})
+    old = resolve(
+        caches(logset()),
+        cnset(ref("mo")),
+        pod_set(image="matrixorigin/matrixone:2.0.1", semanticVersion="1.2.0"),
+    )
     assert isinstance(old, LogService) and len(old.endpoint.service_addresses) == 3
     # an unknown version gets the addresses too (as upstream, no feature is assumed)
-    latest = resolve(caches(logset()), cnset(ref("mo")), {"image": "matrixorigin/matrixone:latest"})
+    latest = resolve(caches(logset()), cnset(ref("mo")), pod_set(image="matrixorigin/matrixone:latest"))
     assert isinstance(latest, LogService) and len(latest.endpoint.service_addresses) == 3
 
 

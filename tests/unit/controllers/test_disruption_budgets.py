@@ -8,14 +8,37 @@ from typing import Any
 
 import pytest
 
+from mo_operator.api.base import APIModel, parse
+from mo_operator.api.cnset import CNSetSpec
+from mo_operator.api.common import PodSet
+from mo_operator.api.dnset import DNSetSpec
+from mo_operator.api.logset import LogSetSpec
+from mo_operator.api.proxyset import ProxySetSpec
+from mo_operator.api.webui import WebUISpec
 from mo_operator.controllers.specs.disruption import budget_spec
 from mo_operator.matrixone.component import Component
 
 SELECTOR = {"app": "x"}
+MODELS: dict[Component, type[APIModel]] = {
+    Component.LOG: LogSetSpec,
+    Component.TN: DNSetSpec,
+    Component.CN: CNSetSpec,
+    Component.PROXY: ProxySetSpec,
+    Component.WEBUI: WebUISpec,
+}
+LOG_REQUIRED = {"volume": {"size": "10Gi"}, "sharedStorage": {"fileSystem": {"path": "/data"}}}
+
+
+def typed(component: Component, spec: dict[str, Any]) -> PodSet:
+    """The component's typed spec of ``spec`` (a log set's with the fields it requires)."""
+    required = LOG_REQUIRED if component is Component.LOG else {}
+    got = parse(MODELS[component], {**required, **spec})
+    assert isinstance(got, PodSet)
+    return got
 
 
 def bound(component: Component, **spec: Any) -> dict[str, Any] | None:
-    found = budget_spec(component, spec, SELECTOR)
+    found = budget_spec(component, typed(component, spec), SELECTOR)
     if found is None:
         return None
     assert found.pop("selector") == {"matchLabels": SELECTOR}
@@ -57,7 +80,7 @@ def test_a_log_set_keeping_stores_itself_counts_its_bound_in_min_available() -> 
     """The disruption controller reckons ``maxUnavailable`` from each pod's controller's
     scale; a store below a reserved ordinal is the LogSet's, which has none."""
     spec = {"replicas": 3}
-    assert budget_spec(Component.LOG, spec, SELECTOR, detached=True) == {
+    assert budget_spec(Component.LOG, typed(Component.LOG, spec), SELECTOR, detached=True) == {
         "minAvailable": 2,
         "selector": {"matchLabels": SELECTOR},
     }
@@ -66,7 +89,9 @@ def test_a_log_set_keeping_stores_itself_counts_its_bound_in_min_available() -> 
         "initialConfig": {"logShardReplicas": 5},
         "podDisruptionBudget": {"maxUnavailable": 1},
     }
-    assert budget_spec(Component.LOG, given, SELECTOR, detached=True)["minAvailable"] == 4  # type: ignore[index]
+    assert (
+        budget_spec(Component.LOG, typed(Component.LOG, given), SELECTOR, detached=True)["minAvailable"] == 4
+    )  # type: ignore[index]
     assert bound(Component.LOG, replicas=3) == {"maxUnavailable": 1}
 
 
@@ -80,8 +105,8 @@ def test_a_percentage_bound_of_a_log_set_keeping_stores_itself_is_counted_as_the
         "initialConfig": {"logShardReplicas": 5},
         "podDisruptionBudget": {"maxUnavailable": "40%"},
     }
-    assert budget_spec(Component.LOG, spec, SELECTOR, detached=True) == {
+    assert budget_spec(Component.LOG, typed(Component.LOG, spec), SELECTOR, detached=True) == {
         "minAvailable": 3,
         "selector": {"matchLabels": SELECTOR},
     }
-    assert budget_spec(Component.LOG, spec, SELECTOR)["maxUnavailable"] == "40%"  # type: ignore[index]
+    assert budget_spec(Component.LOG, typed(Component.LOG, spec), SELECTOR)["maxUnavailable"] == "40%"  # type: ignore[index]

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from mo_operator.api.base import parse
+from mo_operator.api.logset import LogSetSpec
 from mo_operator.controllers.logset import FAILOVER
 from mo_operator.controllers.logset.repair import failover as run_failover
 from mo_operator.controllers.specs.pods import format_time
@@ -22,6 +24,15 @@ from .controller_fakes import NOW, FakeCaches, condition, context, events, make_
 
 Obj = dict[str, Any]
 TIMEOUT = 600.0  # the default storeFailureTimeout
+
+
+LOG_REQUIRED = {"volume": {"size": "10Gi"}, "sharedStorage": {"fileSystem": {"path": "/data"}}}
+"""What a LogSet's spec requires besides what these tests vary."""
+
+
+def typed(obj: Obj) -> LogSetSpec:
+    """The LogSet's spec as admitted."""
+    return parse(LogSetSpec, {**LOG_REQUIRED, **obj["spec"]})
 
 
 def logset(replicas: int = 3, **spec: Any) -> Obj:
@@ -79,7 +90,7 @@ async def failover(
     env.settings = dataclasses.replace(env.settings, failover=enabled)
     ctx = context(obj)
     plan = writes(env)
-    await run_failover(env, ctx, obj["spec"], pods, state, plan, live)
+    await run_failover(env, ctx, typed(obj), pods, state, plan, live)
     return (await run(plan) if plan else []), ctx
 
 
@@ -259,7 +270,7 @@ async def repair_with_volumes(
     setattr(env.client, "list_page", list_page)  # noqa: B010
     ctx = context(logset())
     plan = writes(env)
-    await run_failover(env, ctx, logset()["spec"], pods, state or hakeeper(1), plan)
+    await run_failover(env, ctx, typed(logset()), pods, state or hakeeper(1), plan)
     return (await run(plan) if plan else []), ctx
 
 
@@ -407,7 +418,7 @@ async def test_a_node_that_cannot_be_read_is_not_taken_for_gone() -> None:
 
     setattr(env.client, "get_or_none", refused)  # noqa: B010
     ctx, plan = context(logset()), writes(env)
-    await run_failover(env, ctx, logset()["spec"], pods, hakeeper(1), plan)
+    await run_failover(env, ctx, typed(logset()), pods, hakeeper(1), plan)
     assert [(verb, kind) for verb, kind, _, _ in await run(plan)] == [("delete", "Pod")]
 
 

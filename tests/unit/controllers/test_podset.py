@@ -17,6 +17,7 @@ from mo_operator.controllers.proxyset import ProxySetActor
 from mo_operator.controllers.specs.configmaps import CONFIG_HASH_LABEL
 from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
@@ -126,6 +127,21 @@ async def first_reconcile(kind: str, replicas: int = 2) -> tuple[list[Obj], Cont
     calls = await run(plan)
     assert {verb for verb, *_ in calls} == {"apply"}
     return [body for *_, body in calls], ctx
+
+
+@pytest.mark.parametrize("kind", ["DNSet", "ProxySet"])
+async def test_a_log_service_whose_shared_storage_does_not_parse_stops_the_set_naming_it(kind: str) -> None:
+    """The LogSet's own admission refuses such a spec; a set running against it is told
+    why, as a condition, and builds nothing from it."""
+    broken = logset()
+    broken["spec"]["sharedStorage"] = {"s3": {"path": "b/mo", "bucket": "typo"}}
+    caches = FakeCaches(broken)
+    obj = a_set(kind)
+    caches.add(obj)
+    with pytest.raises(TerminalError) as refused:
+        await actor_for(kind, caches).observe(context(obj))
+    assert refused.value.reason == "InvalidConfig"
+    assert refused.value.message.startswith("the log service's sharedStorage: ")
 
 
 @pytest.mark.parametrize("kind", ["DNSet", "ProxySet"])

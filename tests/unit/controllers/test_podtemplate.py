@@ -7,6 +7,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mo_operator.api.base import parse
+from mo_operator.api.cnset import CNSetSpec
+from mo_operator.api.common import PodSet, SharedStorageProvider
+from mo_operator.api.k8s import ResourceRequirements
 from mo_operator.controllers.cnset.udf import PYTHON_UDF_IMAGE, python_udf_sidecar
 from mo_operator.controllers.specs.podtemplate import (
     TERMINATION_GRACE_SECONDS,
@@ -30,17 +34,23 @@ S3 = {
 
 
 def template(spec: Obj | None = None, component: Component = Component.TN, **kw: Any) -> Obj:
+    if kw.get("shared_storage") is not None:
+        kw["shared_storage"] = parse(SharedStorageProvider, kw["shared_storage"])
     inp = PodTemplateInput(
         component=component,
         set_name="mo",
         namespace="ns",
-        spec={"replicas": 1, **(spec or {})},
+        spec=parse(PodSet, {"replicas": 1, **(spec or {})}),
         image="matrixorigin/matrixone:1.2.3",
         config_map=kw.pop("config_map", "mo-dn-config-0123456789"),
         selector_labels=SELECTOR,
         **kw,
     )
     return pod_template(inp)
+
+
+def cn_spec(spec: Obj) -> CNSetSpec:
+    return parse(CNSetSpec, {"replicas": 1, **spec})
 
 
 def main(tpl: Obj) -> Obj:
@@ -168,9 +178,9 @@ def test_quantities_are_written_as_the_api_server_stores_them() -> None:
         "limits": {"cpu": "2", "memory": "1536Mi"},
     }
     assert "resources" not in main(template({"resources": {}}))
-    assert canonical_resources({"limits": {}, "requests": {"memory": "1000M"}}) == {
-        "requests": {"memory": "1G"}
-    }
+    assert canonical_resources(
+        parse(ResourceRequirements, {"limits": {}, "requests": {"memory": "1000M"}})
+    ) == {"requests": {"memory": "1G"}}
     assert canonical_resources(None) == {}
 
 
@@ -388,9 +398,9 @@ def test_readiness_gates() -> None:
 
 
 def test_the_python_udf_sidecar_runs_upstreams_server_on_its_port() -> None:
-    assert python_udf_sidecar({}) is None
-    assert python_udf_sidecar({"pythonUdfSidecar": {"enabled": False, "port": 1}}) is None
-    sidecar = python_udf_sidecar({"pythonUdfSidecar": {"enabled": True}})
+    assert python_udf_sidecar(cn_spec({})) is None
+    assert python_udf_sidecar(cn_spec({"pythonUdfSidecar": {"enabled": False, "port": 1}})) is None
+    sidecar = python_udf_sidecar(cn_spec({"pythonUdfSidecar": {"enabled": True}}))
     assert sidecar == {
         "name": layout.PYTHON_UDF_CONTAINER,
         "image": PYTHON_UDF_IMAGE,
@@ -398,14 +408,16 @@ def test_the_python_udf_sidecar_runs_upstreams_server_on_its_port() -> None:
         "ports": [{"name": "udf", "containerPort": 50051}],
     }
     custom = python_udf_sidecar(
-        {
-            "pythonUdfSidecar": {
-                "enabled": True,
-                "port": 6000,
-                "image": "example.com/udf:1",
-                "resources": {"limits": {"cpu": "0.5"}},
+        cn_spec(
+            {
+                "pythonUdfSidecar": {
+                    "enabled": True,
+                    "port": 6000,
+                    "image": "example.com/udf:1",
+                    "resources": {"limits": {"cpu": "0.5"}},
+                }
             }
-        }
+        )
     )
     assert custom is not None
     assert custom["command"][-1] == "python -u server.py --address=localhost:6000"
@@ -421,7 +433,7 @@ def test_the_python_udf_sidecars_overlay_applies_to_it_as_to_a_main_container() 
         "readinessProbe": {"tcpSocket": {"port": 50051}},
         "mainContainerSecurityContext": {"runAsNonRoot": True},
     }
-    sidecar = python_udf_sidecar({"pythonUdfSidecar": {"enabled": True, "overlay": overlay}})
+    sidecar = python_udf_sidecar(cn_spec({"pythonUdfSidecar": {"enabled": True, "overlay": overlay}}))
     assert sidecar is not None
     assert sidecar["command"] == overlay["command"]
     assert sidecar["env"] == overlay["env"] and sidecar["volumeMounts"] == overlay["volumeMounts"]

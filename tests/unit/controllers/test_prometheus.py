@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from mo_operator.api.base import parse
+from mo_operator.api.common import PodSet
 from mo_operator.controllers.framework.desired import stamped
 from mo_operator.controllers.framework.meta import set_labels
 from mo_operator.controllers.specs.prometheus import (
@@ -22,8 +24,14 @@ from mo_operator.matrixone.component import Component
 from .controller_fakes import FakeCaches, make_env, run, writes
 
 Obj = dict[str, Any]
-SERVICE = {"exportToPrometheus": True}
-POD = {"exportToPrometheus": True, "promDiscoveryScheme": "Pod"}
+
+
+def pod_set(**fields: Any) -> PodSet:
+    return parse(PodSet, {"replicas": 1, **fields})
+
+
+SERVICE = pod_set(exportToPrometheus=True)
+POD = pod_set(exportToPrometheus=True, promDiscoveryScheme="Pod")
 ANNOTATIONS = {"prometheus.io/scrape": "true", "prometheus.io/port": "7001"}
 
 
@@ -37,12 +45,12 @@ def owner(kind: str, name: str = "mo", uid: str = "uid-1") -> Obj:
 
 def test_the_scheme_defaults_to_service_and_needs_export_on() -> None:
     assert discovered_by_service(SERVICE) and not discovered_by_pod(SERVICE)
-    assert discovered_by_service({**SERVICE, "promDiscoveryScheme": "Service"})
+    assert discovered_by_service(pod_set(exportToPrometheus=True, promDiscoveryScheme="Service"))
     assert discovered_by_pod(POD) and not discovered_by_service(POD)
     for off in (
-        {},
-        {"exportToPrometheus": False, "promDiscoveryScheme": "Pod"},
-        {"promDiscoveryScheme": "Service"},
+        pod_set(),
+        pod_set(exportToPrometheus=False, promDiscoveryScheme="Pod"),
+        pod_set(promDiscoveryScheme="Service"),
     ):
         assert not discovered_by_service(off) and not discovered_by_pod(off)
     assert scrape_annotations() == ANNOTATIONS
@@ -88,7 +96,7 @@ async def test_an_up_to_date_metric_service_is_not_written() -> None:
     assert not plan
 
 
-@pytest.mark.parametrize("spec", [{}, {"exportToPrometheus": False}, POD])
+@pytest.mark.parametrize("spec", [pod_set(), pod_set(exportToPrometheus=False), POD])
 async def test_an_owned_metric_service_is_deleted_when_not_wanted(spec: Obj) -> None:
     cn = owner("CNSet")
     existing = {
@@ -116,5 +124,5 @@ async def test_a_metric_service_of_someone_else_is_left_alone() -> None:
     }
     env = make_env(FakeCaches(foreign))
     plan = writes(env)
-    sync_metric_service(env, owner("CNSet"), Component.CN, {}, plan)
+    sync_metric_service(env, owner("CNSet"), Component.CN, pod_set(), plan)
     assert not plan

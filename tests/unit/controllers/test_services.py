@@ -71,24 +71,35 @@ def test_metric_service_serves_port_7001_of_the_sets_pods_with_its_annotations()
 
 
 def test_client_service_takes_type_node_port_and_annotations_from_the_spec() -> None:
-    svc = client_service(OWNER, "mo-tp-cn", LABELS, SELECTOR, "service", 6001, {})
+    svc = client_service(OWNER, "mo-tp-cn", LABELS, SELECTOR, "service", 6001, service_type=None)
     assert_owned(svc, "mo-tp-cn")
     assert svc["spec"]["type"] == "ClusterIP"
     assert svc["spec"]["ports"] == [{"name": "service", "port": 6001, "targetPort": 6001, "protocol": "TCP"}]
     assert "annotations" not in svc["metadata"]
 
-    spec = {"serviceType": "NodePort", "nodePort": 30001, "serviceAnnotations": {"lb": "internal"}}
-    node_port = client_service(OWNER, "mo-tp-cn", LABELS, SELECTOR, "service", 6001, spec)
+    node_port = client_service(
+        OWNER,
+        "mo-tp-cn",
+        LABELS,
+        SELECTOR,
+        "service",
+        6001,
+        service_type="NodePort",
+        node_port=30001,
+        annotations={"lb": "internal"},
+    )
     assert node_port["spec"]["type"] == "NodePort"
     assert node_port["spec"]["ports"][0]["nodePort"] == 30001
     assert node_port["metadata"]["annotations"] == {"lb": "internal"}
 
-    lb = client_service(OWNER, "mo-proxy", LABELS, SELECTOR, "proxy", 6001, {"serviceType": "LoadBalancer"})
+    lb = client_service(OWNER, "mo-proxy", LABELS, SELECTOR, "proxy", 6001, service_type="LoadBalancer")
     assert lb["spec"]["type"] == "LoadBalancer" and "nodePort" not in lb["spec"]["ports"][0]
 
 
 def test_a_node_port_is_ignored_for_cluster_ip() -> None:
-    svc = client_service(OWNER, "mo-tp-cn", LABELS, SELECTOR, "service", 6001, {"nodePort": 30001})
+    svc = client_service(
+        OWNER, "mo-tp-cn", LABELS, SELECTOR, "service", 6001, service_type=None, node_port=30001
+    )
     assert "nodePort" not in svc["spec"]["ports"][0]
 
 

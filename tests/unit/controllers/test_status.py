@@ -85,7 +85,7 @@ def test_a_first_start_says_applying_until_its_pods_are_up() -> None:
     """No pod is replaced while a set brings up the workload it made: one unchanged
     UpToDate from the start to Ready, whatever status write came in between."""
     ctx = _ctx()
-    first_status(ctx, {}, *NOT_STARTED)
+    first_status(ctx, {}, *NOT_STARTED, replicas=0)
     report_rollout(ctx, Rollout(0, 0, 0, False), 3, WORDING, pending=True)
     applying = dict(_condition(ctx, "UpToDate"))
     assert applying["reason"] == "Applying"
@@ -102,7 +102,7 @@ def test_a_start_whose_pods_came_before_its_first_write_is_still_a_start() -> No
     """The status window held the write saying Applying: the next round, from NotStarted
     with the workload made, says Applying too, not a roll."""
     ctx = _ctx()
-    first_status(ctx, {}, *NOT_STARTED)
+    first_status(ctx, {}, *NOT_STARTED, replicas=0)
     report_rollout(ctx, Rollout(1, 0, 1, False), 1, WORDING, pending=False)
     assert _condition(ctx, "UpToDate")["reason"] == "Applying"
 
@@ -110,18 +110,18 @@ def test_a_start_whose_pods_came_before_its_first_write_is_still_a_start() -> No
 def test_a_start_counted_against_its_desired_replicas_is_still_a_start() -> None:
     """A CNSet's roll counts its desired replicas before it has made a pod."""
     ctx = _ctx()
-    first_status(ctx, {}, *NOT_STARTED)
+    first_status(ctx, {}, *NOT_STARTED, replicas=0)
     report_rollout(ctx, Rollout(2, 0, 0, False), 2, WORDING, pending=True)
     assert _condition(ctx, "UpToDate")["reason"] == "Applying"
     taken_over = _ctx()
-    first_status(taken_over, {}, *NOT_STARTED)
+    first_status(taken_over, {}, *NOT_STARTED, replicas=0)
     report_rollout(taken_over, Rollout(2, 2, 0, False), 2, WORDING, pending=True)
     assert _condition(taken_over, "UpToDate")["reason"] == "RollingUpdate", "serving pods are replaced"
 
 
 def test_a_stalled_start_says_so() -> None:
     ctx = _ctx()
-    first_status(ctx, {}, *NOT_STARTED)
+    first_status(ctx, {}, *NOT_STARTED, replicas=0)
     report_rollout(ctx, Rollout(1, 0, 1, False, stalled="pod p-0: ErrImagePull"), 1, WORDING, pending=False)
     assert _condition(ctx, "UpToDate")["reason"] == "RolloutStalled"
 

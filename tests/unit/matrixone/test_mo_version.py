@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mo_operator.api.base import parse
+from mo_operator.api.common import PodSet
 from mo_operator.matrixone.version import (
     DEFAULT_IMAGE_REPOSITORY,
     MOFeature,
@@ -240,12 +242,16 @@ def test_default_and_component_images() -> None:
     assert component_image({"image": ""}, {"version": "1.0.0"}) == "matrixorigin/matrixone:1.0.0"
 
 
+def pod_set(**fields: str) -> PodSet:
+    return parse(PodSet, {"replicas": 1, **fields})
+
+
 def test_operator_version_and_annotations() -> None:
-    assert operator_version({}) == SemVer(1, 2, 0)
-    assert operator_version({"operatorVersion": "bad"}) == SemVer(1, 2, 0)
-    assert operator_version({"operatorVersion": "1.3.0"}) == SemVer(1, 3, 0)
-    assert version_annotations({"image": "mo:v1.2.3"}) == {"matrixorigin.io/semantic-version": "1.2.3"}
-    assert version_annotations({"image": "mo:latest", "operatorVersion": "1.3.0"}) == {
+    assert operator_version(pod_set()) == SemVer(1, 2, 0)
+    assert operator_version(pod_set(operatorVersion="bad")) == SemVer(1, 2, 0)
+    assert operator_version(pod_set(operatorVersion="1.3.0")) == SemVer(1, 3, 0)
+    assert version_annotations(pod_set(image="mo:v1.2.3")) == {"matrixorigin.io/semantic-version": "1.2.3"}
+    assert version_annotations(pod_set(image="mo:latest", operatorVersion="1.3.0")) == {
         "matrixorigin.io/operator-version": "1.3.0"
     }
 
@@ -256,4 +262,4 @@ def test_an_unparsable_version_has_no_gated_feature(text: str) -> None:
     spec = {"image": f"matrixorigin/matrixone:{text}"}
     assert version_of(spec) is None
     assert not any(has_feature(version_of(spec), f) for f in MOFeature)
-    assert version_annotations(spec) == {}
+    assert version_annotations(pod_set(**spec)) == {}

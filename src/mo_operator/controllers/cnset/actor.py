@@ -50,13 +50,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mo_operator.api.cnset import CNSet, CNSetSpec
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.meta.objects import is_deleting, labels_of, name_of, spec_of, uid_of
+from mo_operator.kube.controller.outcome import TerminalError
+from mo_operator.kube.meta.objects import is_deleting, labels_of, name_of, uid_of
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework.admission import admit
 from ..framework.desired import stamped
 from ..framework.env import Env
 from ..framework.references import report_references
@@ -110,7 +112,7 @@ class CNSetActor:
             return None
         seen, want = loaded
         self._services(seen, want)
-        if pooling.is_pooling(seen.spec):
+        if pooling.pooled(seen.spec):
             outcome: Serving | Pooling = await self._pool(seen, want)
         else:
             outcome = await self._serve(seen, want)
@@ -124,17 +126,24 @@ class CNSetActor:
     async def _load(self, ctx: Context) -> tuple[Observed, Desired] | None:
         """Read everything this round decides from, once: None while the log service is not there."""
         obj = ctx.obj
-        spec = admitted("CNSet", obj)["spec"]
+        spec = admit(CNSet, obj).spec
         service = wait_for_log_service(ctx, self.env, obj, spec)
         if service is None:
             selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
-            first_status(ctx, first_fields(ctx, selector), *NOT_STARTED)
+            first_status(ctx, first_fields(ctx, selector), *NOT_STARTED, replicas=spec.replicas)
             return None
         given = served_input(obj, COMPONENT, spec, service, config_spec=with_drain_default(spec))
         await report_references(ctx, self.env.references, set_references(given))
         template = self._template(given)
         want = Desired(
-            obj, service, given.selector, given.labels, given.config, template, cnpods.template_hash(template)
+            obj,
+            spec,
+            service,
+            given.selector,
+            given.labels,
+            given.config,
+            template,
+            cnpods.template_hash(template),
         )
         pods = self.env.caches.list(r.PODS, ctx.namespace, given.selector)
         admin = self.env.admin.admin(service.discovery_address)
@@ -162,14 +171,16 @@ class CNSetActor:
             want.selector,
             ports.CN_SERVICE_PORT_NAME,
             ports.CN_SQL,
-            seen.spec,
+            service_type=want.spec.service_type,
+            node_port=want.spec.node_port,
+            annotations=want.spec.service_annotations,
         )
         desired = [
             (r.CONFIGMAPS, stamped(want.config)),
             (r.SERVICES, stamped(headless)),
             (r.SERVICES, stamped(client)),
         ]
-        sync_desired(seen.ctx, self.env, COMPONENT, seen.spec, desired, seen.plan)
+        sync_desired(seen.ctx, self.env, COMPONENT, want.spec, desired, seen.plan)
 
     async def _serve(self, seen: Observed, want: Desired) -> Serving:
         """A serving set: pods toward ``replicas`` on the current template, drained
@@ -188,7 +199,7 @@ class CNSetActor:
         sync_cache_claims(self.env, seen, want)
         by_name = seen.by_name()
         for pod_name in decision.undrain:
-            undrain(seen.ctx, seen.admin, by_name[pod_name], spec, plan)
+            undrain(seen.ctx, seen.admin, by_name[pod_name], seen.store_labels, plan)
         draining_now = self._retire(seen, decision.retire)
         drains_pending = await progress_drains(seen, decision.undrain)
         unsettled = sync_stores(seen, set(decision.retire) | draining_now)
@@ -247,7 +258,7 @@ class CNSetActor:
         decision = pooling.decide_pooling(
             pooling.members(seen.pods),
             seen.replicas,
-            seen.spec.get("podsToDelete") or (),
+            seen.spec.pods_to_delete or (),
             max_create=plan.room,
         )
         by_name = seen.by_name()
@@ -270,8 +281,11 @@ class CNSetActor:
         """With ``terminationPolicy: Drain``, every CN is drained before the set
         goes (its pods then go by owner reference, and each pod's finalizer
         removes its store from HAKeeper)."""
-        spec = spec_of(ctx.obj)
-        if spec.get("terminationPolicy") != "Drain":
+        try:
+            spec = admit(CNSet, ctx.obj).spec
+        except TerminalError:
+            return True  # a spec the set never ran with: nothing of it to drain
+        if spec.termination_policy != "Drain":
             return True
         namespace, name = ctx.namespace, ctx.name
         pods = self.env.caches.list(r.PODS, namespace, labels.sub_resource_labels(COMPONENT, name, namespace))
@@ -302,10 +316,10 @@ class CNSetActor:
 
     # ---------------------------------------------------------------- desired
     @staticmethod
-    def _template(given: SetInput) -> Obj:
+    def _template(given: SetInput[CNSetSpec]) -> Obj:
         """The CN pod template: gated on its store's readiness, with the Python UDF
         sidecar when the spec asks for one."""
-        cache = given.spec.get("cacheVolume")
+        cache = given.spec.cache_volume
         template = given.pod_template(
             extra_mounts=[{"name": layout.DATA_VOLUME, "mountPath": layout.DATA_PATH}] if cache else (),
             readiness_gates=(labels.CN_STORE_READINESS,),
@@ -320,7 +334,7 @@ class CNSetActor:
     def _new_pod(want: Desired, index: int) -> Obj:
         """CN pod ``index`` of the set, on the current template."""
         ref = logset_ref(want.obj)
-        spec = spec_of(want.obj)
+        spec = want.spec
         return cnpods.cn_pod(
             want.obj,
             want.template,
@@ -329,5 +343,5 @@ class CNSetActor:
             discovery=want.service.discovery_address,
             logset=f"{ref[0]}/{ref[1]}" if ref else None,
             cn_labels=cnpods.cn_labels_json(spec),
-            cache_volume=bool(spec.get("cacheVolume")),
+            cache_volume=spec.cache_volume is not None,
         )

@@ -20,16 +20,16 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from mo_operator.api.base import dump
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.meta.objects import mapping_at
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import (
     AdminError,
     MOAdmin,
     StoreNotFound,
     WorkState,
-    cn_labels_from_spec,
 )
 
 from ..framework import resources as r
@@ -46,17 +46,19 @@ DRAINING = "Draining"
 """The readiness gate's reason while the CN drains, and the set's condition while some CN drains."""
 
 
-def drain_enabled(spec: Mapping[str, Any]) -> bool:
-    return mapping_at(spec, "scalingConfig").get("storeDrainEnabled") is not False
+def drain_enabled(spec: CNSetSpec) -> bool:
+    return spec.scaling_config is None or spec.scaling_config.store_drain_enabled is not False
 
 
-def with_drain_default(spec: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The spec config is rendered from: draining on unless turned off (a CN then
-    starts Draining and works once the operator says so)."""
-    scaling = dict(spec.get("scalingConfig") or {})
-    if scaling.get("storeDrainEnabled") is None:
-        scaling["storeDrainEnabled"] = True
-    return {**spec, "scalingConfig": scaling}
+def with_drain_default(spec: CNSetSpec) -> dict[str, Any]:
+    """The spec config is rendered from, as JSON: draining on unless turned off (a CN
+    then starts Draining and works once the operator says so)."""
+    rendered = dump(spec)
+    given = spec.scaling_config
+    if given is None or given.store_drain_enabled is None:
+        scaling = dump(given) if given is not None else {}
+        rendered["scalingConfig"] = {**scaling, "storeDrainEnabled": True}
+    return rendered
 
 
 def start_drain(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes) -> None:
@@ -110,10 +112,13 @@ def _hold_draining(seen: Observed, pod: Mapping[str, Any]) -> None:
 
 
 def undrain(
-    ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], spec: Mapping[str, Any], plan: Writes
+    ctx: Context,
+    admin: MOAdmin,
+    pod: Mapping[str, Any],
+    cn_labels: Mapping[str, tuple[str, ...]],
+    plan: Writes,
 ) -> None:
     uuid = cnpods.store_uuid(pod)
-    cn_labels = cn_labels_from_spec(spec.get("cnLabels"))
     what = f"put CN {name_of(pod)} back to work"
     plan.call(
         what, best_effort(ctx, what, lambda: admin.set_cn_work_state(uuid, WorkState.WORKING, cn_labels))
@@ -130,12 +135,13 @@ def undrain(
     )
 
 
-def drain_limits(spec: Mapping[str, Any], default_timeout: float) -> tuple[float, float]:
+def drain_limits(spec: CNSetSpec, default_timeout: float) -> tuple[float, float]:
     """``minDelaySeconds`` and ``storeDrainTimeout`` (or ``default_timeout``), in seconds."""
-    scaling = spec.get("scalingConfig") or {}
-    min_delay = float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
-    timeout_text = scaling.get("storeDrainTimeout")
-    timeout = parse_duration(str(timeout_text)) if timeout_text else default_timeout
+    scaling = spec.scaling_config
+    given = scaling.min_delay_seconds if scaling is not None else None
+    min_delay = float(DEFAULT_MIN_DRAIN_SECONDS if given is None else given)
+    timeout_text = scaling.store_drain_timeout if scaling is not None else None
+    timeout = parse_duration(timeout_text) if timeout_text else default_timeout
     return min_delay, timeout
 
 

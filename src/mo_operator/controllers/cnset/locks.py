@@ -22,11 +22,12 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.api.common import PodSet
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.objects import annotations_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, MOAdmin, StoreNotFound
-from mo_operator.matrixone.version import MOFeature, has_feature, parse_version, version_of
+from mo_operator.matrixone.version import MOFeature, has_feature, parse_version, version_from
 
 from ..framework import resources as r
 from ..framework.meta import name_of
@@ -34,10 +35,10 @@ from ..framework.writes import Writes
 from . import pods as cnpods
 
 
-def migrates_locks(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
+def migrates_locks(pod: Mapping[str, Any], spec: PodSet) -> bool:
     """Whether the MatrixOne this pod runs moves lock tables before a CN stops."""
     annotated = annotations_of(pod).get(labels.SEMANTIC_VERSION)
-    version = parse_version(str(annotated)) if annotated else version_of(spec)
+    version = parse_version(str(annotated)) if annotated else version_from(spec.semantic_version, spec.image)
     return has_feature(version, MOFeature.LOCK_MIGRATION)
 
 

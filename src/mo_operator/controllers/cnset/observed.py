@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone.admin import HAKeeperState, MOAdmin
 
@@ -24,6 +26,7 @@ from ..framework.meta import name_of
 from ..framework.writes import Writes
 from ..steps.deps import LogService
 from ..steps.rpchealth import Trouble
+from .pods import cn_labels_json
 
 Obj = dict[str, Any]
 
@@ -33,7 +36,7 @@ class Observed:
     """The set, its pods and their stores as this round saw them, and where its writes go."""
 
     ctx: Context
-    spec: Mapping[str, Any]
+    spec: CNSetSpec
     pods: Sequence[Mapping[str, Any]]
     state: HAKeeperState | None
     """HAKeeper's answer; None when it did not answer (or the set has no pod to ask about)."""
@@ -52,7 +55,19 @@ class Observed:
 
     @property
     def replicas(self) -> int:
-        return int(self.spec["replicas"])
+        return self.spec.replicas
+
+    @cached_property
+    def store_labels(self) -> dict[str, tuple[str, ...]]:
+        """The set's ``cnLabels`` as HAKeeper store labels (each CN's store carries them)."""
+        return {
+            item.key: tuple(item.values or ()) for item in self.spec.cn_labels or () if item.key is not None
+        }
+
+    @cached_property
+    def cn_labels_annotation(self) -> str:
+        """The ``matrixone.cloud/cn-label`` annotation of the set's pods."""
+        return cn_labels_json(self.spec)
 
     def by_name(self) -> dict[str, Mapping[str, Any]]:
         return {name_of(p): p for p in self.pods}
@@ -63,6 +78,7 @@ class Desired:
     """What the spec asks for this round: the objects every pod shares."""
 
     obj: Mapping[str, Any]
+    spec: CNSetSpec
     service: LogService
     selector: Mapping[str, str]
     obj_labels: Mapping[str, str]

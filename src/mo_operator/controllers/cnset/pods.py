@@ -19,7 +19,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mo_operator.kube.meta.frozen import as_json
+from mo_operator.api.base import dump
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.kube.meta.objects import annotations_of, labels_of, meta_of, spec_of
 from mo_operator.matrixone import identity, labels, layout, names
 from mo_operator.matrixone.component import Component
@@ -91,7 +92,8 @@ def cn_pod(
 def cache_claim(
     owner: Mapping[str, Any],
     pod: Mapping[str, Any],
-    volume: Mapping[str, Any],
+    size: str,
+    storage_class: str | None,
     obj_labels: Mapping[str, str],
     *,
     reuse: bool,
@@ -100,10 +102,10 @@ def cache_claim(
     the CNSet when ``reusePVC`` keeps it for the next pod of the same name."""
     spec: Obj = {
         "accessModes": ["ReadWriteOnce"],
-        "resources": {"requests": {"storage": str(volume["size"])}},
+        "resources": {"requests": {"storage": size}},
     }
-    if volume.get("storageClassName"):
-        spec["storageClassName"] = volume["storageClassName"]
+    if storage_class:
+        spec["storageClassName"] = storage_class
     meta = child_metadata(owner, cache_claim_name(pod["metadata"]["name"]), obj_labels)
     if not reuse:
         ref = owner_reference(pod)
@@ -111,9 +113,10 @@ def cache_claim(
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
 
 
-def cn_labels_json(spec: Mapping[str, Any]) -> str:
+def cn_labels_json(spec: CNSetSpec) -> str:
     """The ``matrixone.cloud/cn-label`` annotation: the set's cnLabels as JSON."""
-    return json.dumps(spec.get("cnLabels") or [], separators=(",", ":"), sort_keys=True, default=as_json)
+    cn_labels = [dump(item) for item in spec.cn_labels or ()]
+    return json.dumps(cn_labels, separators=(",", ":"), sort_keys=True)
 
 
 def index_of(pod: Mapping[str, Any]) -> int:

@@ -47,6 +47,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.kube.meta.objects import annotations_of, labels_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, StoreNotFound, WorkState
@@ -78,7 +79,13 @@ PHASES = frozenset(
 
 
 def is_pooling(spec: Mapping[str, Any]) -> bool:
+    """Whether a CNSet's spec, as JSON, is managed by a CNPool (``pooled`` of a typed spec)."""
     return spec.get("podManagementPolicy") == labels.POOLING
+
+
+def pooled(spec: CNSetSpec) -> bool:
+    """Whether a CNPool manages the pods of the set (``podManagementPolicy: Pooling``)."""
+    return spec.pod_management_policy == labels.POOLING
 
 
 def phase_of(pod: Mapping[str, Any]) -> str:

@@ -28,9 +28,10 @@ never a duplicate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.matrixone.names import free_ordinals
 
 
@@ -86,16 +87,16 @@ def resolve_int_or_percent(value: object, replicas: int, *, round_up: bool, defa
         return default
 
 
-def strategy_of(spec: Mapping[str, object], replicas: int) -> Strategy:
-    update = spec.get("updateStrategy") or {}
-    assert isinstance(update, Mapping)
-    surge = resolve_int_or_percent(update.get("maxSurge"), replicas, round_up=True, default=1)
-    unavailable = resolve_int_or_percent(update.get("maxUnavailable"), replicas, round_up=False, default=0)
+def strategy_of(spec: CNSetSpec, replicas: int) -> Strategy:
+    update = spec.update_strategy
+    max_surge = update.max_surge if update is not None else None
+    max_unavailable = update.max_unavailable if update is not None else None
+    surge = resolve_int_or_percent(max_surge, replicas, round_up=True, default=1)
+    unavailable = resolve_int_or_percent(max_unavailable, replicas, round_up=False, default=0)
     if surge == 0 and unavailable == 0:
         surge = 1  # as Deployments and CloneSets: a roll must be able to move
-    to_delete = spec.get("podsToDelete") or []
-    assert isinstance(to_delete, Sequence)
-    return Strategy(surge, unavailable, frozenset(str(p) for p in to_delete), bool(spec.get("pauseUpdate")))
+    to_delete = frozenset(spec.pods_to_delete or ())
+    return Strategy(surge, unavailable, to_delete, bool(spec.pause_update))
 
 
 def _retire_order(pod: CNPod, strategy: Strategy) -> tuple[bool, bool, bool, int, int]:

@@ -33,7 +33,6 @@ from mo_operator.matrixone.admin import (
     HAKeeperState,
     MOAdmin,
     WorkState,
-    cn_labels_from_spec,
 )
 
 from ..framework import resources as r
@@ -135,7 +134,7 @@ def sync_stores(seen: Observed, retiring: set[str]) -> bool:
                 patch_type="strategic",
                 what=f"mark CN {name_of(pod)} {condition[1]}",
             )
-        annotation = cnpods.cn_labels_json(seen.spec)
+        annotation = seen.cn_labels_annotation
         if annotations_of(pod).get(labels.CN_LABEL) != annotation:
             seen.plan.patch(
                 r.PODS,
@@ -180,7 +179,7 @@ def _sync_store(seen: Observed, pod: Mapping[str, Any]) -> tuple[tuple[bool, str
     state it should have; and whether the store is settled."""
     store = store_of(seen.state, pod)
     uuid = cnpods.store_uuid(pod)
-    want_labels = cn_labels_from_spec(seen.spec.get("cnLabels"))
+    want_labels = seen.store_labels
     if store is None:
         return (False, "NotRegistered", "the CN has not registered in HAKeeper yet"), False
     if cordoned(pod):

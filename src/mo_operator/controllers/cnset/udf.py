@@ -5,12 +5,12 @@ sidecar's own overlay, which may replace any of it (command included)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final
 
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.matrixone import layout, ports
 
-from ..specs.podtemplate import canonical_resources, overlay_container
+from ..specs.podtemplate import canonical_resources, overlay_main
 
 __all__ = ["PYTHON_UDF_IMAGE", "python_udf_command", "python_udf_sidecar"]
 
@@ -26,20 +26,20 @@ def python_udf_command(port: int) -> list[str]:
     return ["/bin/bash", "-c", f"python -u server.py --address=localhost:{port}"]
 
 
-def python_udf_sidecar(spec: Mapping[str, Any]) -> Obj | None:
+def python_udf_sidecar(spec: CNSetSpec) -> Obj | None:
     """The sidecar container of a CN set's pods; None unless the sidecar is enabled."""
-    udf = spec.get("pythonUdfSidecar") or {}
-    if not udf.get("enabled"):
+    udf = spec.python_udf_sidecar
+    if udf is None or not udf.enabled:
         return None
-    port = int(udf.get("port") or ports.CN_PYTHON_UDF_DEFAULT)
+    port = int(udf.port or ports.CN_PYTHON_UDF_DEFAULT)
     sidecar: Obj = {
         "name": layout.PYTHON_UDF_CONTAINER,
-        "image": udf.get("image") or PYTHON_UDF_IMAGE,
+        "image": udf.image or PYTHON_UDF_IMAGE,
         "command": python_udf_command(port),
         "ports": [{"name": "udf", "containerPort": port}],
     }
-    resources = canonical_resources(udf.get("resources"))
+    resources = canonical_resources(udf.resources)
     if resources:
         sidecar["resources"] = resources
-    overlay_container(sidecar, udf.get("overlay") or {})
+    overlay_main(sidecar, udf.overlay)
     return sidecar

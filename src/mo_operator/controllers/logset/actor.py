@@ -12,23 +12,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from mo_operator.api.base import dump
+from mo_operator.api.logset import LogSet, LogSetSpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
-from mo_operator.kube.meta.objects import annotations_of, spec_of, status_of
+from mo_operator.kube.meta.objects import annotations_of, mapping_at, spec_of, status_of
 from mo_operator.matrixone import labels, names, ports, reserved
 from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState
 from mo_operator.matrixone.reserved import Numbering
 
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework.admission import admit
 from ..framework.desired import matches
 from ..framework.env import Env
 from ..framework.meta import name_of, owner_reference
-from ..framework.references import report_references, spec_references
+from ..framework.references import report_references
 from ..framework.writes import Writes
 from ..specs.statefulsets import Rollout, rollout
 from ..steps import bucketclaims
-from ..steps.podset import STATEFUL, Desired, collect_configs, sync_workload
+from ..steps.podset import STATEFUL, Desired, collect_configs, pod_set_references, sync_workload
 from ..steps.rpchealth import Patience, judge
 from ..steps.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
 from . import detached
@@ -60,17 +62,14 @@ class LogSetActor:
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
         obj = ctx.obj
-        logset = admitted("LogSet", obj)
-        spec = logset["spec"]
+        spec = admit(LogSet, obj).spec
         plan = Writes(self.env.client)
         self._first_status(ctx, spec)
         members = bootstrap_members(obj, spec, plan)
         selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
         numbering = _numbering(obj, spec)
         wanted = desired(obj, spec, members, selector, numbering)
-        await report_references(
-            ctx, self.env.references, spec_references(spec, "spec", spec["sharedStorage"])
-        )
+        await report_references(ctx, self.env.references, pod_set_references(spec, spec.shared_storage))
         if not self._holds_path(ctx, obj, spec, wanted, plan):
             return plan or None  # nothing runs before the LogSet holds its S3 path
         kept = self._detached(ctx, wanted, numbering, selector)
@@ -106,7 +105,8 @@ class LogSetActor:
             return True
         policy = bucketclaims.retention_policy(spec)
         claims = bucketclaims.claims_to_release(self.env.caches, ctx.obj, s3, policy)
-        written = bool(claims) and (_wrote(ctx.obj) or await self._hakeeper_bootstrapped(ctx))
+        restored = mapping_at(spec_of(ctx.obj), "initialConfig").get("restoreFrom")
+        written = bool(claims) and (_wrote(ctx.obj, restored) or await self._hakeeper_bootstrapped(ctx))
         for claim in claims:
             await bucketclaims.release(self.env.client, claim, policy, written=written)
             verb = "released (data kept)" if policy == "Retain" else "deleted (its data is deleted next)"
@@ -129,23 +129,23 @@ class LogSetActor:
         self,
         ctx: Context,
         obj: Mapping[str, Any],
-        spec: Mapping[str, Any],
+        spec: LogSetSpec,
         desired: Desired,
         plan: Writes,
     ) -> bool:
         """Claim the S3 path (BucketClaim) and keep the claim in step; True once the
         LogSet holds it. A path another LogSet holds, or whose claim is being deleted,
         is refused with a condition and an Event until that changes."""
-        s3 = bucketclaims.s3_of(spec)
-        if s3 is None:
+        if spec.shared_storage.s3 is None:
             return True
+        s3 = dump(spec.shared_storage.s3)
         template = next(d for res, d in desired if res is r.STATEFULSETS)["spec"]["template"]
         decision = bucketclaims.claim_decision(
             obj,
             s3,
             bucketclaims.claims_of_path(self.env.caches, s3),
             bucketclaims.scheduling_template(template),
-            written=_wrote(obj),
+            written=_wrote(obj, _restored_from(spec)),
         )
         if decision.refused is not None:
             raise TerminalError(*decision.refused)
@@ -226,19 +226,19 @@ class LogSetActor:
         return state
 
     # ----------------------------------------------------------------- status
-    def _first_status(self, ctx: Context, spec: Mapping[str, Any]) -> None:
+    def _first_status(self, ctx: Context, spec: LogSetSpec) -> None:
         """Every field and condition a LogSet reports, before it runs anything (a field
         or condition appearing is written at once, so they appear together)."""
         if ctx.status.get("conditions"):
             return
-        first_status(ctx, {"availableStores": [], "failedStores": []}, *NOT_STARTED)
-        ctx.set_condition("Ready", False, READINESS.not_ready, f"0/{int(spec['replicas'])} log stores ready")
+        first_status(ctx, {"availableStores": [], "failedStores": []}, *NOT_STARTED, replicas=spec.replicas)
+        ctx.set_condition("Ready", False, READINESS.not_ready, f"0/{spec.replicas} log stores ready")
         ctx.set_condition(HAKEEPER, False, *WAITING_FOR_STORES)
 
     def _status(
         self,
         ctx: Context,
-        spec: Mapping[str, Any],
+        spec: LogSetSpec,
         roll: Rollout,
         pods: Sequence[Mapping[str, Any]],
         *,
@@ -253,7 +253,7 @@ class LogSetActor:
             "port": ports.LOG_SERVICE,
         }
         store_status(status, pods, self.env.clock())
-        replicas = int(spec["replicas"])
+        replicas = spec.replicas
         report_rollout(ctx, roll, replicas, READINESS, pending=pending, pods=pods)
         if replicas == 0:
             # Upstream's way to stop a cluster: no store, so no log service and no MatrixOne.
@@ -280,18 +280,22 @@ def _ran_before(status: Mapping[str, Any]) -> bool:
     return bool(status.get("discovery")) and not reported
 
 
-def _wrote(logset: Mapping[str, Any]) -> bool:
+def _restored_from(spec: LogSetSpec) -> str | None:
+    """The backup the LogSet's path was restored from before it started, if any."""
+    return spec.initial_config.restore_from if spec.initial_config is not None else None
+
+
+def _wrote(logset: Mapping[str, Any], restored: object) -> bool:
     """MatrixOne data is on the LogSet's path: its HAKeeper answered that it runs, or the
-    path was restored from a backup before it started."""
+    path was ``restored`` from a backup before it started."""
     status = status_of(logset)
-    restored = (spec_of(logset).get("initialConfig") or {}).get("restoreFrom")
     return bool(status.get("hakeeperState") == RUNNING or _ran_before(status) or restored)
 
 
-def _numbering(obj: Mapping[str, Any], spec: Mapping[str, Any]) -> Numbering:
+def _numbering(obj: Mapping[str, Any], spec: LogSetSpec) -> Numbering:
     """Where the stores run: past or around the reserved ordinals a taken-over LogSet records."""
     try:
-        return reserved.recorded(annotations_of(obj), int(spec["replicas"]))
+        return reserved.recorded(annotations_of(obj), spec.replicas)
     except reserved.ReservedOrdinalsError as e:
         raise TerminalError(
             "InvalidReservedOrdinals", f"annotation {labels.LOGSET_RESERVED_ORDINALS}: {e}"

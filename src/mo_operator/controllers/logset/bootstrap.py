@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.api.logset import LogSetSpec
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import annotations_of, name_of, namespace_of
 from mo_operator.matrixone import labels
@@ -29,16 +30,14 @@ from ..framework import resources as r
 from ..framework.writes import Writes
 
 
-def log_shard_replicas(spec: Mapping[str, Any]) -> int:
+def log_shard_replicas(spec: LogSetSpec) -> int:
     """``initialConfig.logShardReplicas``, or its default for ``replicas`` log stores:
     the Raft group size the bootstrap and the failover limit both come from."""
-    given = (spec.get("initialConfig") or {}).get("logShardReplicas")
-    return int(given or default_log_shard_replicas(int(spec["replicas"])))
+    given = spec.initial_config.log_shard_replicas if spec.initial_config is not None else None
+    return int(given or default_log_shard_replicas(spec.replicas))
 
 
-def bootstrap_members(
-    obj: Mapping[str, Any], spec: Mapping[str, Any], plan: Writes
-) -> tuple[BootstrapReplica, ...]:
+def bootstrap_members(obj: Mapping[str, Any], spec: LogSetSpec, plan: Writes) -> tuple[BootstrapReplica, ...]:
     """The recorded bootstrap decision; on first sight, the decision made now and the
     conditional write that records it, planned before anything that may use it (a
     conflict stops the plan there: another reconcile recorded one first)."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mo_operator.api.base import dump
+from mo_operator.api.logset import LogSetSpec
 from mo_operator.matrixone import layout, names, ports, reserved
 from mo_operator.matrixone.bootstrap import BootstrapReplica
 from mo_operator.matrixone.component import Component
@@ -16,9 +18,9 @@ from mo_operator.matrixone.reserved import Numbering
 from ..framework import resources as r
 from ..framework.desired import stamped
 from ..framework.meta import child_metadata, name_of, namespace_of, set_labels
-from ..specs.podtemplate import canonical_resources
+from ..specs.podtemplate import canonical_size
 from ..specs.services import discovery_service, headless_service
-from ..specs.statefulsets import statefulset, volume_claim_template
+from ..specs.statefulsets import overlay_claims, statefulset, volume_claim_template
 from ..steps.podset import Desired, SetInput, hashed_config
 
 Obj = dict[str, Any]
@@ -29,7 +31,7 @@ HEADLESS_PORTS = (("raft", ports.LOG_RAFT), ("logservice", ports.LOG_SERVICE), (
 
 def desired(
     obj: Mapping[str, Any],
-    spec: Mapping[str, Any],
+    spec: LogSetSpec,
     members: Sequence[BootstrapReplica],
     selector: Mapping[str, str],
     numbering: Numbering | None = None,
@@ -43,7 +45,7 @@ def desired(
     keeps the StatefulSet from rolling (its partition past every pod)."""
     given = _input(obj, spec, selector)
     name, obj_labels = given.name, given.labels
-    numbering = numbering or reserved.numbering((), int(spec["replicas"]))
+    numbering = numbering or reserved.numbering((), spec.replicas)
     bootstrap, gossip = _member_configs(given, members, numbering.live)
     headless = names.headless_service_name(COMPONENT, name)
     workload = statefulset(
@@ -55,7 +57,7 @@ def desired(
         service_name=headless,
         template=_template(given, bootstrap, gossip, headless),
         volume_claim_templates=_claim_templates(spec, obj_labels),
-        pvc_retention=spec.get("pvcRetentionPolicy") or "Retain",
+        pvc_retention=spec.pvc_retention_policy or "Retain",
         first_ordinal=numbering.start,
         partition=numbering.statefulset_replicas if hold else 0,
     )
@@ -72,7 +74,7 @@ def desired(
     ]
 
 
-def _input(obj: Mapping[str, Any], spec: Mapping[str, Any], selector: Mapping[str, str]) -> SetInput:
+def _input(obj: Mapping[str, Any], spec: LogSetSpec, selector: Mapping[str, str]) -> SetInput[LogSetSpec]:
     """The log service's config is its own (no log service to render against); its
     pods reach the shared storage its spec names."""
     namespace, name = namespace_of(obj), name_of(obj)
@@ -81,13 +83,13 @@ def _input(obj: Mapping[str, Any], spec: Mapping[str, Any], selector: Mapping[st
         obj,
         COMPONENT,
         obj_labels,
-        lambda: log_config.config_map_data(name=name, namespace=namespace, spec=spec),
+        lambda: log_config.config_map_data(name=name, namespace=namespace, spec=dump(spec)),
     )
-    return SetInput(obj, COMPONENT, spec, obj_labels, selector, config, spec.get("sharedStorage"))
+    return SetInput(obj, COMPONENT, spec, obj_labels, selector, config, spec.shared_storage)
 
 
 def _member_configs(
-    given: SetInput, members: Sequence[BootstrapReplica], live: Sequence[int]
+    given: SetInput[LogSetSpec], members: Sequence[BootstrapReplica], live: Sequence[int]
 ) -> tuple[Obj, Obj]:
     """The bootstrap ConfigMap (the recorded HAKeeper membership) and the gossip one
     (every store's address); both change without restarting a store."""
@@ -96,7 +98,7 @@ def _member_configs(
         obj,
         names.log_bootstrap_config_map_name(name),
         given.labels,
-        log_config.bootstrap_config_map_data(spec=spec, replicas=members),
+        log_config.bootstrap_config_map_data(spec=_bootstrap_fields(spec), replicas=members),
     )
     gossip = config_map(
         obj,
@@ -111,7 +113,7 @@ def _member_configs(
     return bootstrap, gossip
 
 
-def _template(given: SetInput, bootstrap: Obj, gossip: Obj, headless: str) -> Obj:
+def _template(given: SetInput[LogSetSpec], bootstrap: Obj, gossip: Obj, headless: str) -> Obj:
     """A log store's pod: the bootstrap and gossip ConfigMaps and its data volume mounted."""
     return given.pod_template(
         extra_volumes=[
@@ -127,17 +129,24 @@ def _template(given: SetInput, bootstrap: Obj, gossip: Obj, headless: str) -> Ob
     )
 
 
-def _claim_templates(spec: Mapping[str, Any], obj_labels: Mapping[str, str]) -> list[Obj]:
+def _bootstrap_fields(spec: LogSetSpec) -> dict[str, Any]:
+    """What the bootstrap config is rendered from: ``initialConfig`` and ``config``, as JSON."""
+    fields: dict[str, Any] = {}
+    if spec.initial_config is not None:
+        fields["initialConfig"] = dump(spec.initial_config)
+    if spec.config is not None:
+        fields["config"] = spec.config
+    return fields
+
+
+def _claim_templates(spec: LogSetSpec, obj_labels: Mapping[str, str]) -> list[Obj]:
     """The ``mo-data`` volume of each store, then the overlay's extra claims."""
-    volume = spec["volume"]
+    volume = spec.volume
     return [
         volume_claim_template(
-            layout.DATA_VOLUME,
-            canonical_resources({"requests": {"storage": volume["size"]}})["requests"]["storage"],
-            volume.get("storageClassName"),
-            obj_labels,
+            layout.DATA_VOLUME, canonical_size(volume.size), volume.storage_class_name, obj_labels
         ),
-        *((spec.get("overlay") or {}).get("volumeClaims") or ()),
+        *overlay_claims(spec),
     ]
 
 

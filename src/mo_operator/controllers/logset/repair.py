@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from mo_operator.api.fields import parse_duration
+from mo_operator.api.logset import LogSetSpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.errors import ApiError
 from mo_operator.kube.meta.objects import labels_of
@@ -30,12 +31,12 @@ NODE_PAGE = 100
 """Nodes read per page while looking for one that can host a lost store's volume."""
 
 
-def policy(env: Env, spec: Mapping[str, Any], namespace: str) -> Policy:
-    timeout = spec.get("storeFailureTimeout")
+def policy(env: Env, spec: LogSetSpec, namespace: str) -> Policy:
+    timeout = spec.store_failure_timeout
     return Policy(
         timeout=parse_duration(str(timeout)) if timeout else DEFAULT_STORE_FAILURE_TIMEOUT,
         shard_replicas=log_shard_replicas(spec),
-        strategy=str(spec.get("failedPodStrategy") or "Delete"),
+        strategy=spec.failed_pod_strategy or "Delete",
         enabled=env.settings.failover,
         namespace=namespace,
     )
@@ -44,7 +45,7 @@ def policy(env: Env, spec: Mapping[str, Any], namespace: str) -> Policy:
 async def failover(
     env: Env,
     ctx: Context,
-    spec: Mapping[str, Any],
+    spec: LogSetSpec,
     pods: Sequence[Mapping[str, Any]],
     state: HAKeeperState | None,
     plan: Writes,
@@ -60,7 +61,7 @@ async def failover(
     sts = env.caches.get(r.STATEFULSETS, ctx.namespace, names.workload_name(Component.LOG, ctx.name))
     roll_to = rolling_to(sts)
     stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, roll_to, evicted)
-    ordinals = range(int(spec["replicas"])) if live is None else live
+    ordinals = range(spec.replicas) if live is None else live
     stores += missing_stores(ctx.name, ordinals, pods, state, now, roll_to, evicted)
     act(ctx, decide(stores, now, rules, quorum=state is not None), plan)
 

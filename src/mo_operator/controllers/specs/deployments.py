@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mo_operator.api.common import RollingUpdateStrategy
 from mo_operator.kube.meta.objects import spec_of, status_of
 
 from ..framework.meta import child_metadata, is_deleting
@@ -29,12 +30,16 @@ def deployment(
     replicas: int,
     template: Mapping[str, Any],
     min_ready_seconds: int = 0,
-    update_strategy: Mapping[str, Any] | None = None,
+    update_strategy: RollingUpdateStrategy | None = None,
 ) -> Obj:
     """The Deployment of a stateless set; ``update_strategy`` (a set's
     ``{maxSurge, maxUnavailable}``) overrides the default roll field by field."""
     rolling: Obj = {"maxSurge": 1, "maxUnavailable": 0}
-    rolling.update({k: v for k, v in (update_strategy or {}).items() if k in rolling and v is not None})
+    if update_strategy is not None:
+        if update_strategy.max_surge is not None:
+            rolling["maxSurge"] = update_strategy.max_surge
+        if update_strategy.max_unavailable is not None:
+            rolling["maxUnavailable"] = update_strategy.max_unavailable
     spec: Obj = {
         "replicas": replicas,
         "selector": {"matchLabels": dict(selector)},

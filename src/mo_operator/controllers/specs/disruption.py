@@ -25,6 +25,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.api.cnset import CNSetSpec
+from mo_operator.api.common import DisruptionBudget, PodSet
+from mo_operator.api.logset import LogSetSpec
 from mo_operator.api.validation.capacity import quorum_safe
 from mo_operator.kube.meta.objects import annotations_of
 from mo_operator.matrixone import labels, names, reserved
@@ -43,44 +46,46 @@ BUDGETED = frozenset({Component.LOG, Component.TN, Component.CN, Component.PROXY
 """The components whose sets keep a PodDisruptionBudget."""
 DEFAULT_MAX_UNAVAILABLE = 1
 """TN, CN and proxy sets: one pod at a time, as a roll takes them."""
+_NO_BUDGET = DisruptionBudget()
 
 
-def default_max_unavailable(component: Component, spec: Mapping[str, Any]) -> int:
+def default_max_unavailable(component: Component, spec: PodSet) -> int:
     """The bound of a set whose spec gives none. For the log service, what every log shard
     can lose and keep its quorum (a drain may take down stores holding replicas of the
     same shard)."""
     if component is not Component.LOG:
         return DEFAULT_MAX_UNAVAILABLE
-    replicas = int(spec.get("replicas") or 0)
-    shard = (spec.get("initialConfig") or {}).get("logShardReplicas")
+    replicas = spec.replicas
+    initial = spec.initial_config if isinstance(spec, LogSetSpec) else None
+    shard = initial.log_shard_replicas if initial is not None else None
     return quorum_safe(min(replicas, int(shard or default_log_shard_replicas(replicas))))
 
 
 def budget_spec(
-    component: Component, spec: Mapping[str, Any], selector: Mapping[str, str], *, detached: bool = False
+    component: Component, spec: PodSet, selector: Mapping[str, str], *, detached: bool = False
 ) -> Obj | None:
     """The PodDisruptionBudget's spec for a set, None when it should have none. A log set
     with ``detached`` stores (pods the LogSet controls, below a reserved ordinal) counts
     in ``minAvailable``: the disruption controller reckons ``maxUnavailable`` from each
     pod's controller's scale, which a LogSet does not have."""
-    if component not in BUDGETED or spec.get("podManagementPolicy") == "Pooling":
+    if component not in BUDGETED or (isinstance(spec, CNSetSpec) and spec.pod_management_policy == "Pooling"):
         return None
-    given = spec.get("podDisruptionBudget") or {}
-    if given.get("enabled") is False:
+    given: DisruptionBudget = getattr(spec, "pod_disruption_budget", None) or _NO_BUDGET
+    if given.enabled is False:
         return None
     out: Obj = {}
-    bound = given.get("maxUnavailable")
-    if given.get("minAvailable") is not None:
-        out["minAvailable"] = given["minAvailable"]
+    bound = given.max_unavailable
+    if given.min_available is not None:
+        out["minAvailable"] = given.min_available
     elif detached and (lose := _unavailable(component, spec, bound)) is not None:
-        out["minAvailable"] = max(int(spec.get("replicas") or 0) - lose, 0)
+        out["minAvailable"] = max(spec.replicas - lose, 0)
     else:
         out["maxUnavailable"] = default_max_unavailable(component, spec) if bound is None else bound
     out["selector"] = {"matchLabels": dict(selector)}
     return out
 
 
-def _unavailable(component: Component, spec: Mapping[str, Any], bound: Any) -> int | None:
+def _unavailable(component: Component, spec: PodSet, bound: int | str | None) -> int | None:
     """How many pods ``maxUnavailable`` lets go, as the disruption controller reckons it
     (a percentage of the replicas rounded up); None for a bound it would not read."""
     if bound is None:
@@ -90,14 +95,14 @@ def _unavailable(component: Component, spec: Mapping[str, Any], bound: Any) -> i
     text = str(bound)
     if not (text.endswith("%") and text[:-1].isdigit()):
         return None
-    return math.ceil(int(text[:-1]) * int(spec.get("replicas") or 0) / 100)
+    return math.ceil(int(text[:-1]) * spec.replicas / 100)
 
 
 def sync_disruption_budget(
     env: Env,
     owner: Mapping[str, Any],
     component: Component,
-    spec: Mapping[str, Any],
+    spec: PodSet,
     plan: Writes,
 ) -> None:
     """Plan the set's PodDisruptionBudget when it should have one, its deletion when not."""
@@ -122,11 +127,11 @@ def sync_disruption_budget(
         plan.delete(r.PDBS, namespace, name, uid=uid_of(cached))
 
 
-def _has_detached(component: Component, owner: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
+def _has_detached(component: Component, owner: Mapping[str, Any], spec: PodSet) -> bool:
     """Whether a LogSet keeps stores itself (a reserved ordinal between live ones)."""
     if component is not Component.LOG:
         return False
     try:
-        return bool(reserved.recorded(annotations_of(owner), int(spec.get("replicas") or 0)).detached)
+        return bool(reserved.recorded(annotations_of(owner), spec.replicas).detached)
     except reserved.ReservedOrdinalsError:
         return False

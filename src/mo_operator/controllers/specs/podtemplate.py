@@ -22,7 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mo_operator.kube.meta.objects import annotations_of, mapping_at
+from pydantic.alias_generators import to_snake
+
+from mo_operator.api.common import MainContainerOverlay, Overlay, PodSet, SharedStorageProvider
+from mo_operator.api.k8s import ResourceRequirements
+from mo_operator.kube.meta.objects import annotations_of
 from mo_operator.kube.meta.quantity import canonical_quantity, quantity_value
 from mo_operator.matrixone import labels, layout, ports
 from mo_operator.matrixone.component import Component
@@ -33,6 +37,7 @@ from .prometheus import discovered_by_pod, scrape_annotations
 Obj = dict[str, Any]
 
 TERMINATION_GRACE_SECONDS = 30
+_NO_OVERLAY = Overlay()
 _SUFFIXED = frozenset({Component.LOG, Component.TN, Component.CN})
 """Components whose pods carry upstream's config-suffix annotation (not the proxy's)."""
 
@@ -44,12 +49,12 @@ class PodTemplateInput:
     component: Component
     set_name: str
     namespace: str
-    spec: Mapping[str, Any]
+    spec: PodSet
     image: str
     config_map: str
     """Name of the immutable ConfigMap the pods run (the pod spec names the exact config)."""
     selector_labels: Mapping[str, str]
-    shared_storage: Mapping[str, Any] | None = None
+    shared_storage: SharedStorageProvider | None = None
     extra_labels: Mapping[str, str] = field(default_factory=dict)
     extra_env: Sequence[Obj] = ()
     extra_volumes: Sequence[Obj] = ()
@@ -67,38 +72,52 @@ def restart_stamp(obj: Mapping[str, Any]) -> str | None:
     return str(value) if value else None
 
 
-def canonical_resources(resources: Mapping[str, Any] | None) -> Obj:
+def canonical_resources(resources: ResourceRequirements | None) -> Obj:
     """``resources`` with every quantity as the API server prints it."""
     out: Obj = {}
-    for part in ("limits", "requests"):
-        values = (resources or {}).get(part)
+    if resources is None:
+        return out
+    for part, values in (("limits", resources.limits), ("requests", resources.requests)):
         if values:
             out[part] = {k: canonical_quantity(str(v)) for k, v in values.items()}
     return out
+
+
+def canonical_size(size: int | str) -> str:
+    """A volume's size as the API server prints it."""
+    return canonical_quantity(str(size))
 
 
 def _field_env(name: str, path: str) -> Obj:
     return {"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": path}}}
 
 
-def _gomemlimit(spec: Mapping[str, Any]) -> Obj | None:
-    percent = spec.get("memoryLimitPercent")
-    limit = mapping_at(spec, "resources", "limits").get("memory")
+def _gomemlimit(spec: PodSet) -> Obj | None:
+    percent = spec.memory_limit_percent
+    limit = ((spec.resources and spec.resources.limits) or {}).get("memory")
     if not percent or not limit:
         return None
     return {"name": layout.ENV_GOMEMLIMIT, "value": str(quantity_value(str(limit)) * int(percent) // 100)}
 
 
-def _storage_env(shared_storage: Mapping[str, Any] | None) -> list[Obj]:
-    s3 = mapping_at(shared_storage, "s3")
+def _storage_env(shared_storage: SharedStorageProvider | None) -> list[Obj]:
+    s3 = shared_storage.s3 if shared_storage is not None else None
     env: list[Obj] = []
-    secret = mapping_at(s3, "secretRef").get("name")
+    if s3 is None:
+        return env
+    secret = s3.secret_ref.name if s3.secret_ref is not None else None
     if secret:
         for key in (layout.ENV_AWS_ACCESS_KEY_ID, layout.ENV_AWS_SECRET_ACCESS_KEY):
             env.append({"name": key, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
-    if s3:
-        env.append({"name": layout.ENV_AWS_REGION, "value": s3.get("region") or layout.DEFAULT_AWS_REGION})
+    env.append({"name": layout.ENV_AWS_REGION, "value": s3.region or layout.DEFAULT_AWS_REGION})
     return env
+
+
+def _certificate_secret(shared_storage: SharedStorageProvider | None) -> str | None:
+    """The Secret of the object storage's CA certificates, if it names one."""
+    s3 = shared_storage.s3 if shared_storage is not None else None
+    cert = s3.certificate_ref if s3 is not None else None
+    return cert.name if cert is not None and cert.name else None
 
 
 def _upsert(items: Iterable[Mapping[str, Any]], updates: Iterable[Mapping[str, Any]]) -> list[Obj]:
@@ -124,7 +143,7 @@ def _main_container(inp: PodTemplateInput) -> Obj:
     ]
     if inp.headless_service:
         env.append({"name": layout.ENV_HEADLESS_SERVICE, "value": inp.headless_service})
-    if spec.get("dnsBasedIdentity") and inp.component is not Component.LOG:
+    if spec.dns_based_identity and inp.component is not Component.LOG:
         # Never for log stores (as upstream): their UUIDs by ordinal are the HAKeeper's
         # bootstrap members and what a running log service knows them by, so a LogSet
         # migrated with this flag keeps its stores.
@@ -136,9 +155,9 @@ def _main_container(inp: PodTemplateInput) -> Obj:
     env += [dict(e) for e in inp.extra_env]
     mounts: list[Obj] = [{"name": layout.CONFIG_VOLUME, "mountPath": layout.config_dir(inp.component)}]
     mounts += [dict(m) for m in inp.extra_mounts]
-    if mapping_at(inp.shared_storage, "s3", "certificateRef").get("name"):
+    if _certificate_secret(inp.shared_storage):
         mounts.append({"name": layout.S3_CERT_VOLUME, "mountPath": layout.S3_CERT_PATH, "readOnly": True})
-    if spec.get("memoryFsSize"):
+    if spec.memory_fs_size:
         mounts.append({"name": layout.MEMORY_FS_VOLUME, "mountPath": layout.MEMORY_BIN_PATH})
         env.append({"name": layout.ENV_MO_BIN_PATH, "value": layout.MEMORY_BIN_PATH})
     container: Obj = {
@@ -152,9 +171,9 @@ def _main_container(inp: PodTemplateInput) -> Obj:
         # lastState.terminated.message (and so do our stalled-roll conditions).
         "terminationMessagePolicy": "FallbackToLogsOnError",
     }
-    if spec.get("serviceArgs"):
-        container["args"] = list(spec["serviceArgs"])
-    resources = canonical_resources(spec.get("resources"))
+    if spec.service_args:
+        container["args"] = list(spec.service_args)
+    resources = canonical_resources(spec.resources)
     if resources:
         container["resources"] = resources
     if inp.image_pull_policy:
@@ -168,33 +187,56 @@ def _main_container(inp: PodTemplateInput) -> Obj:
     return container
 
 
+_MAIN_OVERLAY_FIELDS = {
+    field.alias or name: name for name, field in MainContainerOverlay.model_fields.items()
+}
+"""The JSON name of each main-container overlay field, to its attribute."""
+
+
 def overlay_container(container: Obj, overlay: Mapping[str, Any]) -> None:
+    """``overlay_main`` of an overlay given as JSON (a backup or restore job's): its
+    main-container fields, taken as they are (the job's own admission validated them)."""
+    fields = {
+        attr: overlay[key] for key, attr in _MAIN_OVERLAY_FIELDS.items() if overlay.get(key) is not None
+    }
+    overlay_main(container, MainContainerOverlay.model_construct(**fields))
+
+
+def overlay_main(container: Obj, overlay: MainContainerOverlay | None) -> None:
     """Apply a container overlay (upstream's ``OverlayMainContainer``): to the main
     container, and to the python-udf sidecar with its own overlay."""
-    for key in ("command", "args", "envFrom"):
-        if overlay.get(key):
-            container[key] = copy.deepcopy(list(overlay[key]))
-    if overlay.get("env"):
-        container["env"] = _upsert(container.get("env") or [], overlay["env"])
-    if overlay.get("volumeMounts"):
-        container["volumeMounts"] = _upsert(container.get("volumeMounts") or [], overlay["volumeMounts"])
-    if overlay.get("imagePullPolicy"):
-        container["imagePullPolicy"] = overlay["imagePullPolicy"]
-    for key in ("livenessProbe", "readinessProbe", "startupProbe", "lifecycle"):
-        if overlay.get(key):
-            container[key] = copy.deepcopy(dict(overlay[key]))
-    if overlay.get("mainContainerSecurityContext"):
-        container["securityContext"] = copy.deepcopy(dict(overlay["mainContainerSecurityContext"]))
+    if overlay is None:
+        return
+    for key, value in (("command", overlay.command), ("args", overlay.args), ("envFrom", overlay.env_from)):
+        if value:
+            container[key] = copy.deepcopy(list(value))
+    if overlay.env:
+        container["env"] = _upsert(container.get("env") or [], overlay.env)
+    if overlay.volume_mounts:
+        container["volumeMounts"] = _upsert(container.get("volumeMounts") or [], overlay.volume_mounts)
+    if overlay.image_pull_policy:
+        container["imagePullPolicy"] = overlay.image_pull_policy
+    probes = (
+        ("livenessProbe", overlay.liveness_probe),
+        ("readinessProbe", overlay.readiness_probe),
+        ("startupProbe", overlay.startup_probe),
+        ("lifecycle", overlay.lifecycle),
+    )
+    for key, part in probes:
+        if part:
+            container[key] = copy.deepcopy(dict(part))
+    if overlay.main_container_security_context:
+        container["securityContext"] = copy.deepcopy(dict(overlay.main_container_security_context))
 
 
 def _volumes(inp: PodTemplateInput) -> list[Obj]:
     volumes: list[Obj] = [{"name": layout.CONFIG_VOLUME, "configMap": {"name": inp.config_map}}]
     volumes += [dict(v) for v in inp.extra_volumes]
-    cert = mapping_at(inp.shared_storage, "s3", "certificateRef")
-    if cert.get("name"):
-        volumes.append({"name": layout.S3_CERT_VOLUME, "secret": {"secretName": cert["name"]}})
-    if inp.spec.get("memoryFsSize"):
-        size = canonical_quantity(str(inp.spec["memoryFsSize"]))
+    cert = _certificate_secret(inp.shared_storage)
+    if cert:
+        volumes.append({"name": layout.S3_CERT_VOLUME, "secret": {"secretName": cert}})
+    if inp.spec.memory_fs_size:
+        size = canonical_quantity(str(inp.spec.memory_fs_size))
         volumes.append({"name": layout.MEMORY_FS_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": size}})
     return volumes
 
@@ -226,12 +268,15 @@ _POD_OVERLAY_FIELDS = (
     "shareProcessNamespace",
     "initContainers",
 )
+"""The overlay's fields copied into the pod spec as they are, by their JSON names."""
+_POD_OVERLAY_ATTRS = tuple((key, to_snake(key)) for key in _POD_OVERLAY_FIELDS)
 
 
 def pod_labels(inp: PodTemplateInput) -> dict[str, str]:
     """The pod's labels: the overlay's, then ours (ours win: the selector depends on them)."""
-    overlay = inp.spec.get("overlay") or {}
-    return {**(overlay.get("podLabels") or {}), **inp.extra_labels, **inp.selector_labels}
+    overlay = inp.spec.overlay
+    own = overlay.pod_labels if overlay is not None else None
+    return {**(own or {}), **inp.extra_labels, **inp.selector_labels}
 
 
 def config_suffix(inp: PodTemplateInput) -> dict[str, str]:
@@ -248,28 +293,32 @@ def config_suffix(inp: PodTemplateInput) -> dict[str, str]:
 def pod_template(inp: PodTemplateInput) -> Obj:
     """The pod template (metadata and spec) of a set."""
     spec = inp.spec
-    overlay: Mapping[str, Any] = spec.get("overlay") or {}
+    overlay = spec.overlay or _NO_OVERLAY
     main = _main_container(inp)
-    overlay_container(main, overlay)
+    overlay_main(main, overlay)
     containers = [main]
-    sidecars = overlay.get("sidecarContainers")
-    if sidecars:
-        containers += [copy.deepcopy(dict(c)) for c in sidecars]
+    if overlay.sidecar_containers:
+        containers += [copy.deepcopy(dict(c)) for c in overlay.sidecar_containers]
     pod_spec: Obj = {
         "containers": containers,
-        "volumes": _upsert(_volumes(inp), overlay.get("volumes") or []),
+        "volumes": _upsert(_volumes(inp), overlay.volumes or []),
         "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
     }
-    if spec.get("nodeSelector"):
-        pod_spec["nodeSelector"] = dict(spec["nodeSelector"])
-    if spec.get("topologySpread"):
-        pod_spec["topologySpreadConstraints"] = _spread(spec["topologySpread"], inp.selector_labels)
+    if spec.node_selector:
+        pod_spec["nodeSelector"] = dict(spec.node_selector)
+    if spec.topology_spread:
+        pod_spec["topologySpreadConstraints"] = _spread(spec.topology_spread, inp.selector_labels)
     if inp.readiness_gates:
         pod_spec["readinessGates"] = [{"conditionType": g} for g in inp.readiness_gates]
-    for key in _POD_OVERLAY_FIELDS:
-        if overlay.get(key) is not None and overlay.get(key) != []:
-            pod_spec[key] = copy.deepcopy(overlay[key])
-    annotations = {**(overlay.get("podAnnotations") or {}), **version_annotations(spec), **config_suffix(inp)}
+    for key, attr in _POD_OVERLAY_ATTRS:
+        value = getattr(overlay, attr)
+        if value is not None and value != []:
+            pod_spec[key] = copy.deepcopy(value)
+    annotations = {
+        **(overlay.pod_annotations or {}),
+        **version_annotations(spec),
+        **config_suffix(inp),
+    }
     if inp.restart_at:
         annotations[labels.RESTART_AT] = inp.restart_at
     if discovered_by_pod(spec):

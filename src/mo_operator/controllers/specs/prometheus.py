@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mo_operator.api.common import PodSet
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 
@@ -27,19 +28,19 @@ SERVICE_SCHEME = "Service"
 POD_SCHEME = "Pod"
 
 
-def _scheme(spec: Mapping[str, Any]) -> str | None:
+def _scheme(spec: PodSet) -> str | None:
     """The discovery scheme in force, None when metrics are not exported (the
     scheme left out means Service, as upstream's getter says)."""
-    if not spec.get("exportToPrometheus"):
+    if not spec.export_to_prometheus:
         return None
-    return str(spec.get("promDiscoveryScheme") or SERVICE_SCHEME)
+    return spec.prom_discovery_scheme or SERVICE_SCHEME
 
 
-def discovered_by_service(spec: Mapping[str, Any]) -> bool:
+def discovered_by_service(spec: PodSet) -> bool:
     return _scheme(spec) == SERVICE_SCHEME
 
 
-def discovered_by_pod(spec: Mapping[str, Any]) -> bool:
+def discovered_by_pod(spec: PodSet) -> bool:
     return _scheme(spec) == POD_SCHEME
 
 
@@ -50,7 +51,7 @@ def scrape_annotations() -> dict[str, str]:
 
 
 def sync_metric_service(
-    env: Env, owner: Mapping[str, Any], component: Component, spec: Mapping[str, Any], plan: Writes
+    env: Env, owner: Mapping[str, Any], component: Component, spec: PodSet, plan: Writes
 ) -> None:
     """Plan the metric Service of ``owner`` when wanted, its deletion when not."""
     meta = owner["metadata"]

@@ -93,20 +93,23 @@ def client_service(
     selector: Mapping[str, str],
     port_name: str,
     port: int,
-    spec: Mapping[str, Any],
+    *,
+    service_type: str | None,
+    node_port: int | None = None,
+    annotations: Mapping[str, str] | None = None,
 ) -> Obj:
-    """The MySQL endpoint of CNs or proxies: ``serviceType``, ``nodePort`` and
-    ``serviceAnnotations`` from the spec."""
+    """The MySQL endpoint of CNs or proxies (and the WebUI's console): the spec's
+    ``serviceType`` (ClusterIP when unset), ``nodePort`` and ``serviceAnnotations``."""
     service_port = _port(port_name, port)
-    service_type = spec.get("serviceType") or "ClusterIP"
-    if service_type != "ClusterIP" and spec.get("nodePort"):
-        service_port["nodePort"] = int(spec["nodePort"])
+    service_type = service_type or "ClusterIP"
+    if service_type != "ClusterIP" and node_port:
+        service_port["nodePort"] = int(node_port)
     return _service(
         owner,
         name,
         obj_labels,
         selector,
         [service_port],
-        annotations=spec.get("serviceAnnotations") or None,
+        annotations=dict(annotations) if annotations else None,
         type=service_type,
     )

@@ -20,10 +20,12 @@ StatefulSet recreates them from the current template.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mo_operator.api.common import PodSet
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.errors import Conflict
 from mo_operator.kube.meta.objects import labels_of, spec_of, status_of
@@ -89,6 +91,12 @@ def volume_claim_template(
         "metadata": {"name": name, "labels": dict(obj_labels)},
         "spec": spec,
     }
+
+
+def overlay_claims(spec: PodSet) -> list[Obj]:
+    """The overlay's extra claim templates, copied (the admitted spec is shared)."""
+    overlay = spec.overlay
+    return copy.deepcopy(overlay.volume_claims) if overlay is not None and overlay.volume_claims else []
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mo_operator.api.common import PodSet
 from mo_operator.kube.meta.objects import annotations_of, mapping_at, meta_of, namespace_of, view
 from mo_operator.matrixone import reserved, version
 from mo_operator.matrixone.discovery import HAKeeperEndpoint, hakeeper_service_addresses
@@ -93,7 +94,7 @@ def _waiting(namespace: str, name: str, dnset: tuple[str, str, Mapping[str, Any]
 
 
 def resolve(
-    caches: Caches, obj: Mapping[str, Any], spec: Mapping[str, Any], *, started: bool = True
+    caches: Caches, obj: Mapping[str, Any], spec: PodSet, *, started: bool = True
 ) -> LogService | Waiting:
     """The log service of set ``obj`` (with admitted ``spec``), or why it must wait.
     ``started``: the set runs already, and only needs the LogSet's address to go on."""
@@ -119,7 +120,8 @@ def resolve(
         return waiting
     address = f"{discovery['address']}:{discovery.get('port')}"
     addresses: tuple[str, ...] = ()
-    if not version.has_feature(version.version_of(spec), version.MOFeature.DISCOVERY_FIXED):
+    runs = version.version_from(spec.semantic_version, spec.image)
+    if not version.has_feature(runs, version.MOFeature.DISCOVERY_FIXED):
         replicas = int(body.spec.get("replicas") or 0)
         addresses = tuple(hakeeper_service_addresses(name, namespace, _live(logset, replicas)))
     storage = body.spec.get("sharedStorage") or {}

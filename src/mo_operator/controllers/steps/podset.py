@@ -53,16 +53,22 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from pydantic import ValidationError
+
+from mo_operator.api.base import dump, parse
+from mo_operator.api.common import PodSet, SharedStorageProvider
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import TerminalError
+from mo_operator.kube.meta.frozen import thaw
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
 
 from ..framework import resources as r
-from ..framework.admission import admitted
+from ..framework.admission import admit
 from ..framework.desired import stamped
 from ..framework.env import Env
 from ..framework.meta import name_of, namespace_of, set_labels
@@ -79,6 +85,7 @@ from .expansion import sync_stateful
 from .status import NOT_STARTED, UP_TO_DATE, Readiness, first_status, report_rollout
 
 Obj = dict[str, Any]
+S = TypeVar("S", bound=PodSet)
 Desired = list[tuple[Resource, Obj]]
 """A set's desired objects, in the order they are written (ConfigMaps before the workload)."""
 
@@ -125,9 +132,7 @@ def has_started(ctx: Context) -> bool:
     return condition is not None and condition.get("reason") != NOT_STARTED[0]
 
 
-def wait_for_log_service(
-    ctx: Context, env: Env, obj: Mapping[str, Any], spec: Mapping[str, Any]
-) -> LogService | None:
+def wait_for_log_service(ctx: Context, env: Env, obj: Mapping[str, Any], spec: PodSet) -> LogService | None:
     """The set's log service; None, with ``Ready`` saying what it waits for, until it has one.
     Waiting is no error: the LogSet's own progress wakes the set. A set that has not
     started waits for its dependencies as upstream's does (``deps.py``)."""
@@ -175,18 +180,18 @@ def service_config(
 
 
 @dataclass(frozen=True)
-class SetInput:
+class SetInput(Generic[S]):
     """What a set's desired objects are built from, once per round: the set and its
-    admitted spec, its labels, the selector of its pods, its hashed config and the
-    shared storage its pods reach."""
+    admitted spec (the kind's typed spec), its labels, the selector of its pods, its
+    hashed config and the shared storage its pods reach."""
 
     obj: Mapping[str, Any]
     component: Component
-    spec: Mapping[str, Any]
+    spec: S
     labels: Mapping[str, str]
     selector: Mapping[str, str]
     config: Obj
-    shared_storage: Mapping[str, Any] | None
+    shared_storage: SharedStorageProvider | None
 
     @property
     def name(self) -> str:
@@ -202,12 +207,12 @@ class SetInput:
                 set_name=self.name,
                 namespace=namespace_of(self.obj),
                 spec=spec,
-                image=str(spec.get("image") or ""),
+                image=spec.image or "",
                 config_map=name_of(self.config),
                 selector_labels=self.selector,
                 shared_storage=self.shared_storage,
                 extra_labels=self.labels,
-                image_pull_policy=(spec.get("overlay") or {}).get("imagePullPolicy"),
+                image_pull_policy=spec.overlay.image_pull_policy if spec.overlay is not None else None,
                 restart_at=restart_stamp(self.obj),
                 **extras,
             )
@@ -217,25 +222,38 @@ class SetInput:
 def served_input(
     obj: Mapping[str, Any],
     component: Component,
-    spec: Mapping[str, Any],
+    spec: S,
     service: LogService,
     *,
     config_spec: Mapping[str, Any] | None = None,
-) -> SetInput:
+) -> SetInput[S]:
     """The input of a set that runs against a log service (TN, CN, proxy), its config
-    rendered from ``config_spec`` (the spec itself unless the kind defaults more)."""
+    rendered from ``config_spec`` (the spec's JSON unless the kind defaults more)."""
     obj_labels = set_labels(component, obj)
     selector = labels.sub_resource_labels(component, name_of(obj), namespace_of(obj))
-    rendered = spec if config_spec is None else config_spec
+    rendered = dump(spec) if config_spec is None else config_spec
     config = service_config(obj, component, rendered, service, obj_labels)
-    return SetInput(obj, component, spec, obj_labels, selector, config, service.shared_storage)
+    return SetInput(obj, component, spec, obj_labels, selector, config, shared_storage_of(service))
+
+
+def shared_storage_of(service: LogService) -> SharedStorageProvider | None:
+    """The shared storage a log service's pods reach, typed (None for an external log
+    service, whose sets' own config says where the data lives)."""
+    if not service.shared_storage:
+        return None
+    try:
+        return parse(SharedStorageProvider, thaw(service.shared_storage))
+    except ValidationError as e:  # the LogSet's own admission refuses it too
+        raise TerminalError(
+            "InvalidConfig", f"the log service's sharedStorage: {e.errors()[0]['msg']}"
+        ) from e
 
 
 def sync_desired(
     ctx: Context,
     env: Env,
     component: Component,
-    spec: Mapping[str, Any],
+    spec: PodSet,
     desired: Sequence[tuple[Resource, Obj]],
     plan: Writes,
     sync: Callable[[Context, Env, Sequence[tuple[Resource, Obj]], Writes], None] = _sync_plain,
@@ -248,10 +266,24 @@ def sync_desired(
     sync_metric_service(env, ctx.obj, component, spec, plan)
 
 
-def set_references(given: SetInput) -> list[Ref]:
+def set_references(given: SetInput[Any]) -> list[Ref]:
     """The Secrets and ConfigMaps a set's pods need: its own overlay's, and its log
     service's S3 credentials and certificates (its pods reach the shared storage too)."""
-    return spec_references(given.spec, "spec", given.shared_storage, "the log service's sharedStorage")
+    return pod_set_references(given.spec, given.shared_storage, "the log service's sharedStorage")
+
+
+def pod_set_references(
+    spec: PodSet, storage: SharedStorageProvider | None, storage_field: str = "spec.sharedStorage"
+) -> list[Ref]:
+    """The Secrets and ConfigMaps the pods of a set with ``spec`` need: its overlay's, and
+    the S3 credentials and certificates of the shared ``storage`` (named at ``storage_field``)."""
+    overlay = spec.overlay
+    return spec_references(
+        {"overlay": dump(overlay)} if overlay is not None else {},
+        "spec",
+        dump(storage) if storage is not None else None,
+        storage_field,
+    )
 
 
 def sync_workload(
@@ -259,7 +291,7 @@ def sync_workload(
     env: Env,
     workload: Workload,
     component: Component,
-    spec: Mapping[str, Any],
+    spec: PodSet,
     desired: Sequence[tuple[Resource, Obj]],
     plan: Writes,
     runs: Callable[[Mapping[str, Any]], bool] | None = None,
@@ -314,8 +346,8 @@ def collect_configs(
 class PodSetActor(ABC):
     """The Actor of a set that needs only the skeleton's steps (see the module doc)."""
 
-    kind: ClassVar[str]
-    """The kind admitted (its webhook rules)."""
+    model: ClassVar[type[Any]]
+    """The kind admitted (its model, and its webhook rules)."""
     component: ClassVar[Component]
     readiness: ClassVar[Readiness]
     workload: ClassVar[Workload]
@@ -325,10 +357,10 @@ class PodSetActor(ABC):
 
     async def observe(self, ctx: Context) -> Writes | None:
         obj = ctx.obj
-        spec = admitted(self.kind, obj)["spec"]
+        spec: PodSet = admit(self.model, obj).spec
         service = wait_for_log_service(ctx, self.env, obj, spec)
         if service is None:
-            self._first_status(ctx)
+            self._first_status(ctx, spec.replicas)
             return None
         given = served_input(obj, self.component, spec, service)
         await report_references(ctx, self.env.references, set_references(given))
@@ -338,22 +370,20 @@ class PodSetActor(ABC):
         keep = [name_of(d) for _, d in desired]
         collect_configs(self.env, obj, self.component, pods, keep, plan, rolled=roll.complete)
         self.report(ctx, pods, roll, given.selector)
-        report_rollout(
-            ctx, roll, int(spec["replicas"]), self.readiness, pending=plan.writes_workload, pods=pods
-        )
+        report_rollout(ctx, roll, spec.replicas, self.readiness, pending=plan.writes_workload, pods=pods)
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
         """Owned objects go by owner reference; nothing else to release."""
         return True
 
-    def _first_status(self, ctx: Context) -> None:
+    def _first_status(self, ctx: Context, replicas: int) -> None:
         """Waiting for its log service, the set still reports every field it will."""
         selector = labels.sub_resource_labels(self.component, ctx.name, ctx.namespace)
-        first_status(ctx, self.first_fields(ctx, selector), *NOT_STARTED)
+        first_status(ctx, self.first_fields(ctx, selector), *NOT_STARTED, replicas=replicas)
 
     @abstractmethod
-    def desired(self, given: SetInput) -> Desired:
+    def desired(self, given: SetInput[Any]) -> Desired:
         """The set's objects besides its config (written first, since its pods mount
         it), stamped, in the order they are written."""
 

@@ -80,17 +80,18 @@ def _reason(ctx: Context, ctype: str) -> str | None:
     return None if known is None else str(known.get("reason"))
 
 
-def first_status(ctx: Context, fields: Mapping[str, Any], reason: str, message: str) -> None:
+def first_status(
+    ctx: Context, fields: Mapping[str, Any], reason: str, message: str, *, replicas: int
+) -> None:
     """Give a set that has not reported yet every field and the ``UpToDate``, ``Upgrading``
     and ``Scaling`` conditions it will report, at the values known before it runs anything (``fields``; ``UpToDate``
-    False for ``reason``): what follows changes values, which the status window may
+    False for ``reason``; ``replicas`` the pods its spec asks for): what follows changes values, which the status window may
     coalesce, where a field or condition appearing is written at once. A set that has
     reported keeps what it said."""
     if any(c.get("type") == UP_TO_DATE for c in ctx.status.get("conditions") or ()):
         return
     for key, value in fields.items():
         ctx.status.setdefault(key, value)
-    replicas = int((ctx.obj.get("spec") or {}).get("replicas") or 0)
     summarise(ctx, f"0/{replicas}", (), updated=0)
     ctx.set_condition(UP_TO_DATE, False, reason, message)
     ctx.set_condition(

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mo_operator.api.cnset import CNSetSpec
+from mo_operator.kube.meta.intstr import scaled_value
 from mo_operator.matrixone.names import free_ordinals
 
 
@@ -74,15 +75,12 @@ def resolve_int_or_percent(value: object, replicas: int, *, round_up: bool, defa
     """A ``maxSurge``/``maxUnavailable`` value: a count, or a percentage of replicas."""
     if value is None:
         return default
-    if isinstance(value, str) and value.endswith("%"):
-        try:
-            percent = int(value[:-1])
-        except ValueError:
-            return default
-        scaled = replicas * percent
-        return -(-scaled // 100) if round_up else scaled // 100
+    if isinstance(value, int | str):
+        found = scaled_value(value, replicas, round_up=round_up)
+        if found is not None:
+            return found
     try:
-        return int(str(value))
+        return int(str(value))  # a count written as a string
     except ValueError:
         return default
 

@@ -21,7 +21,6 @@ pods serve no one, and its bound pods belong to their claims.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +28,7 @@ from mo_operator.api.cnset import CNSetSpec
 from mo_operator.api.common import DisruptionBudget, PodSet
 from mo_operator.api.logset import LogSetSpec
 from mo_operator.api.validation.capacity import quorum_safe
+from mo_operator.kube.meta.intstr import scaled_value
 from mo_operator.kube.meta.objects import annotations_of
 from mo_operator.matrixone import labels, names, reserved
 from mo_operator.matrixone.bootstrap import default_log_shard_replicas
@@ -90,12 +90,7 @@ def _unavailable(component: Component, spec: PodSet, bound: int | str | None) ->
     (a percentage of the replicas rounded up); None for a bound it would not read."""
     if bound is None:
         return default_max_unavailable(component, spec)
-    if isinstance(bound, int):
-        return bound
-    text = str(bound)
-    if not (text.endswith("%") and text[:-1].isdigit()):
-        return None
-    return math.ceil(int(text[:-1]) * spec.replicas / 100)
+    return scaled_value(bound, spec.replicas, round_up=True)
 
 
 def sync_disruption_budget(

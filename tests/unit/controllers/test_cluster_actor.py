@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from mo_operator.api.base import parse
-from mo_operator.api.cluster import MatrixOneClusterSpec
+from mo_operator.api.cluster import MatrixOneCluster, MatrixOneClusterSpec
 from mo_operator.controllers.cluster.actor import MatrixOneClusterActor, settled
 from mo_operator.controllers.cluster.children import Child, desired_children
-from mo_operator.controllers.framework.admission import admitted
+from mo_operator.controllers.framework.admission import admit
 from mo_operator.controllers.framework.desired import stamped
 from mo_operator.controllers.steps.status import UP_TO_DATE
 from mo_operator.kube.client.resource import Resource
@@ -80,7 +80,7 @@ def stored(
 
 
 def kids(obj: Obj) -> list[Child]:
-    return desired_children(obj, typed(admitted("MatrixOneCluster", obj)["spec"]), {})
+    return desired_children(obj, admit(MatrixOneCluster, obj).spec, {})
 
 
 def settled_world(obj: Obj) -> list[Obj]:

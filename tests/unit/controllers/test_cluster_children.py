@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mo_operator.api.base import parse
-from mo_operator.api.cluster import MatrixOneClusterSpec
+from mo_operator.api.base import dump, parse
+from mo_operator.api.cluster import MatrixOneCluster, MatrixOneClusterSpec
 from mo_operator.api.defaulting import default
 from mo_operator.controllers.cluster.children import (
     NON_ROLLING,
@@ -25,7 +25,7 @@ from mo_operator.controllers.cluster.children import (
     held,
 )
 from mo_operator.controllers.framework import resources as r
-from mo_operator.controllers.framework.admission import admitted
+from mo_operator.controllers.framework.admission import admit
 from mo_operator.kube.meta.frozen import freeze
 from mo_operator.matrixone import labels
 
@@ -59,7 +59,7 @@ def cluster(**spec: Any) -> Obj:
 
 
 def children(obj: Obj, stored: dict[tuple[str, str], Obj] | None = None) -> list[Child]:
-    spec = admitted("MatrixOneCluster", obj)["spec"]
+    spec = dump(admit(MatrixOneCluster, obj).spec)
     return desired_children(obj, typed(spec), stored or {})
 
 
@@ -99,7 +99,7 @@ def test_names_roles_and_dependency_order() -> None:
         r.PROXYSETS,
     ]
     assert [c.name for c in kids][:2] == ["mo", "mo"]
-    assert [g for g, _ in cn_groups(typed(admitted("MatrixOneCluster", obj)["spec"]))] == [
+    assert [g for g, _ in cn_groups(admit(MatrixOneCluster, obj).spec)] == [
         "tp",
         "ap",
         "b",
@@ -128,7 +128,7 @@ def test_every_child_is_owned_and_labelled_with_its_cluster() -> None:
 def test_legacy_dn_field_and_no_tn() -> None:
     # validation asks new clusters for .spec.tn; clusters stored before it may have .spec.dn only
     obj = cluster(tn={"replicas": 2})
-    spec = admitted("MatrixOneCluster", obj)["spec"]
+    spec = dump(admit(MatrixOneCluster, obj).spec)
     legacy = {**spec, "dn": spec["tn"]}
     del legacy["tn"]
     kids = desired_children(obj, typed(legacy), {})
@@ -148,7 +148,7 @@ def test_deps_point_at_the_clusters_own_sets() -> None:
     assert kids["DNSet mo"]["deps"] == {"logSet": ref}
     assert kids["CNSet mo-tp"]["deps"] == {"logSet": ref, "dnSet": ref}
     assert kids["ProxySet mo"]["deps"] == {"logSet": ref}
-    spec = admitted("MatrixOneCluster", cluster())["spec"]
+    spec = dump(admit(MatrixOneCluster, cluster()).spec)
     without_tn = by_label(
         desired_children(cluster(), typed({k: v for k, v in spec.items() if k != "tn"}), {})
     )

@@ -1,32 +1,30 @@
-"""The spec as the webhooks would have admitted it.
+"""The object as the webhooks would have admitted it, typed.
 
 Objects may reach a controller without passing our webhooks (created while
 the operator was down with ``failurePolicy: Ignore`` elsewhere, or before
 the webhooks existed). Each reconcile therefore validates the object with
-the same pure functions the validating webhook uses and defaults a copy
-with the defaulting webhook's rules: a bad spec becomes a condition and an
-Event naming the fields, never a crash or a half-built cluster.
+the same pure functions the validating webhook uses and defaults it with the
+defaulting webhook's rules: a bad spec becomes a condition and an Event
+naming the fields, never a crash or a half-built cluster.
 
-The admitted object is also handed out typed (``admit``): the kind's frozen
-pydantic model of the defaulted body, parsed once per spec, so a controller
-reads ``cluster.spec.log_service.replicas`` where it would otherwise walk
-dicts. The model carries the body only (``spec``, ``deps``...): the metadata
-and status are the live object's, read from it.
+What a controller gets (``admit``) is the kind's frozen pydantic model of the
+defaulted body, so it reads ``cluster.spec.log_service.replicas`` where it
+would otherwise walk dicts. The model carries the body only (``spec``,
+``deps``...): the metadata and status are the live object's, read from it.
 
-Validation and defaulting are pure functions of the object, and most
+Validation, defaulting and parsing are pure functions of the object, and most
 reconciles look at an object that has not changed since the last one (a
 child changed, a poll came due, the operator wrote its status), so the
 answer is remembered per object (``AdmissionCache``): a reconcile of an object
-whose spec has not changed costs one copy of the remembered answer instead of
-a pydantic validation and a defaulting.
+whose spec has not changed costs a comparison, not a validation, a defaulting
+and a parse.
 
 The answer is remembered for the object's *body*: every top-level field but
 ``metadata`` and ``status`` (``spec``, and ``deps``, ``overlay``... of the
 kinds that have them). Nothing else decides it: of the metadata, validation
 reads only the name, part of the cache's key; defaulting never writes there;
 a status is what the operator itself wrote through the status subresource,
-which the API server checks against the same schema. The answer handed out
-carries the object's current metadata and status, never remembered ones.
+which the API server checks against the same schema.
 """
 
 from __future__ import annotations
@@ -58,7 +56,7 @@ CACHE_SIZE = 2048
 
 
 _LIVE = ("metadata", "status")
-"""What the answer takes from the object at each call instead of from memory."""
+"""What the answer does not hold: a caller reads them from the object itself."""
 
 
 def _body(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,9 +67,6 @@ def _body(obj: Mapping[str, Any]) -> dict[str, Any]:
 class _Admission:
     body: Mapping[str, Any]
     """The body admitted (frozen: a caller's later edit of its own dict cannot match)."""
-    defaulted: Mapping[str, Any] | None
-    """The defaulted body, frozen (its short strings interned, as in the informer cache);
-    callers get a mutable copy."""
     model: APIModel | None
     """The defaulted body as the kind's frozen model."""
     invalid: str | None
@@ -84,19 +79,17 @@ def _admit(kind: str, obj: Mapping[str, Any]) -> _Admission:
     if errors:
         shown = "; ".join(str(e) for e in errors[:MAX_REPORTED])
         more = len(errors) - MAX_REPORTED
-        return _Admission(body, None, None, shown + (f" (and {more} more)" if more > 0 else ""))
+        return _Admission(body, None, shown + (f" (and {more} more)" if more > 0 else ""))
     defaulted = _body(default(kind, plain))
     try:
         model = parse(KINDS[kind].model, defaulted)
-    except (
-        ValidationError
-    ) as e:  # the defaulting webhook's own output breaks the schema: a bug, shown as such
-        return _Admission(body, None, None, f"the defaulted spec does not validate: {e.errors()[0]['msg']}")
-    return _Admission(body, freeze(defaulted), model, None)
+    except ValidationError as e:  # the defaulting webhook's output breaks the schema: a bug, shown so
+        return _Admission(body, None, f"the defaulted spec does not validate: {e.errors()[0]['msg']}")
+    return _Admission(body, model, None)
 
 
 class AdmissionCache:
-    """``admitted`` answers by object, at most ``size`` of them, least recently used out first.
+    """``admit``'s answers by object, at most ``size`` of them, least recently used out first.
 
     One entry per object (kind, namespace, name, uid); it answers only for an object
     whose body is equal to the one it was computed from (parts shared with the cached
@@ -132,16 +125,6 @@ class AdmissionCache:
             raise TerminalError("InvalidSpec", entry.invalid)
         return entry
 
-    def admitted(self, kind: str, obj: Mapping[str, Any]) -> Obj:
-        """A defaulted, mutable copy of ``obj``; ``TerminalError`` (reason InvalidSpec) when invalid."""
-        entry = self._entry(kind, obj)
-        assert entry.defaulted is not None
-        copy: Obj = thaw(entry.defaulted)
-        for part in _LIVE:
-            if obj.get(part) is not None:
-                copy[part] = thaw(obj[part])
-        return copy
-
     def admit(self, model: type[M], obj: Mapping[str, Any]) -> M:
         """The defaulted body of ``obj`` as its kind's frozen ``model``; ``TerminalError``
         (reason InvalidSpec) when invalid."""
@@ -152,11 +135,6 @@ class AdmissionCache:
 
 CACHE = AdmissionCache()
 """The operator's: every controller of the process shares it (keys include the kind)."""
-
-
-def admitted(kind: str, obj: Mapping[str, Any]) -> Obj:
-    """A defaulted, mutable copy of ``obj``; ``TerminalError`` (reason InvalidSpec) when invalid."""
-    return CACHE.admitted(kind, obj)
 
 
 def admit(model: type[M], obj: Mapping[str, Any]) -> M:

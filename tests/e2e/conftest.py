@@ -28,7 +28,11 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 async def world(tmp_path: Path, _leave_a_real_cluster_as_found: PendingDeletions) -> AsyncIterator[World]:
-    async with open_world(tmp_path, REAL_KUBECONFIG, deletions=_leave_a_real_cluster_as_found) as w:
+    """No operator runs when the world closes: the operator fixtures stop theirs first (the
+    ``operator`` fixture once it has finalized the test's objects), so what is left of our
+    kinds loses its finalizers at once (``finalize_wait=0``)."""
+    deletions = _leave_a_real_cluster_as_found
+    async with open_world(tmp_path, REAL_KUBECONFIG, finalize_wait=0.0, deletions=deletions) as w:
         yield w
 
 

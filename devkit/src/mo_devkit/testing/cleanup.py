@@ -9,6 +9,7 @@ removes keeps its namespace (and our CRDs) Terminating for the next run.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +20,8 @@ from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.meta.errors import ApiError
 from mo_operator.matrixone.labels import NAMESPACE as NAMESPACE_LABEL
 
-from .waiting import eventually
+from .concurrency import bounded
+from .waiting import Unmet, eventually
 
 Obj = dict[str, Any]
 
@@ -85,41 +87,100 @@ async def remove_our_objects(client: ApiClient, namespaces: Sequence[str], wait:
 
 
 async def delete_namespaces(client: ApiClient, namespaces: Sequence[str], timeout: float = 60.0) -> None:
-    """Delete ``namespaces`` and wait until they and their volumes are gone (their pods
-    need the simulated kubelets, their volumes the simulated provisioner).
+    """Delete ``namespaces`` and wait until they and their volumes are gone."""
+    await start_deleting_namespaces(client, namespaces)
+    await wait_namespaces_deleted(client, namespaces, timeout)
+
+
+async def start_deleting_namespaces(client: ApiClient, namespaces: Sequence[str]) -> None:
+    """Delete ``namespaces``, and what of theirs no controller finishes once the
+    world's simulator stops: their pods are forced out, and the volumes bound to
+    their claims are deleted (the PV protection controller lets each go once its
+    claim has). The namespace controller does the rest, whether or not anyone waits.
 
     The operator has stopped by then: the finalizers it puts on pods (a CN's drain)
-    are taken off, or the pods, and so the namespaces, would never go. A pod already
-    Terminating is then deleted at once, as ``kubectl delete --force`` would: on a
-    cluster whose pods no kubelet runs (an API server alone, filled by a benchmark)
-    its graceful deletion never ends."""
+    are taken off, or the pods, and so the namespaces, would never go. A pod is then
+    deleted at once, as ``kubectl delete --force`` would: its kubelet is simulated,
+    and its graceful end would keep the namespace for the namespace controller's
+    next pass (half the pods' grace period later). A namespace being deleted takes
+    no new pod, and the volumes of its claims no new claim."""
     for namespace in namespaces:
         await client.delete(NAMESPACES, namespace, missing_ok=True)
+    await _force_out_pods(client, namespaces)
+    await _delete_volumes(client, await _volumes_of(client, namespaces))
 
-    async def gone() -> bool:
-        left = [ns for ns in namespaces if await client.get_or_none(NAMESPACES, ns) is not None]
-        for namespace in left:
-            for pod in (await client.list(r.PODS, namespace)).items:
-                await _force_out(client, pod, namespace)
-        return not left
+
+async def wait_namespaces_deleted(client: ApiClient, namespaces: Sequence[str], timeout: float) -> None:
+    """Wait until ``namespaces`` (being deleted) and the volumes bound to their claims are
+    gone, forcing out what appeared since deletion started (a pod a workload controller
+    made before it saw its namespace go, a volume provisioned for a claim meanwhile);
+    fail naming what is left."""
+    wanted = set(namespaces)
+
+    async def gone() -> bool | Unmet:
+        listed = (await client.list(NAMESPACES)).items
+        left = sorted(n for n in (o["metadata"]["name"] for o in listed) if n in wanted)
+        await _force_out_pods(client, left)
+        volumes = await _volumes_of(client, namespaces)
+        await _delete_volumes(client, volumes)
+        if not left and not volumes:
+            return True
+        described = [f"{v['metadata']['name']} ({(v.get('status') or {}).get('phase')})" for v in volumes]
+        return Unmet(f"namespaces {left} and volumes {described} left")
 
     await eventually(
-        gone, timeout=timeout, interval=0.5, message=f"namespaces {list(namespaces)} are deleted"
+        gone,
+        timeout=timeout,
+        interval=0.5,
+        message=f"namespaces {sorted(wanted)} and their volumes are deleted",
     )
 
-    async def released() -> bool:
-        volumes = (await client.list(PERSISTENT_VOLUMES)).items
-        return not [v for v in volumes if _claim_namespace(v) in namespaces]
 
-    await eventually(released, timeout=timeout, message=f"the volumes of {list(namespaces)} are deleted")
+class PendingDeletions:
+    """The namespaces a test session deleted without waiting, checked once at its end:
+    a world on a shared cluster starts deleting its own (``start_deleting_namespaces``)
+    and hands them here, so that no test waits on the namespace controller's pace,
+    and the session fails if any of them, or a volume bound to their claims, stays.
+
+    A later test never sees them: each world's namespaces are named apart."""
+
+    def __init__(self) -> None:
+        self.namespaces: list[str] = []
+
+    async def start(self, client: ApiClient, namespaces: Sequence[str]) -> None:
+        await start_deleting_namespaces(client, namespaces)
+        self.namespaces += namespaces
+
+    async def finish(self, client: ApiClient, timeout: float = 60.0) -> None:
+        """Wait until all are gone (they need no simulator: see ``start_deleting_namespaces``).
+        The namespace controller has worked on most since their tests ended: ``timeout``
+        is what the last ones may take."""
+        await wait_namespaces_deleted(client, self.namespaces, timeout)
 
 
-async def _force_out(client: ApiClient, pod: Mapping[str, Any], namespace: str) -> None:
-    """Our finalizers off a pod, and the pod deleted at once if it is already Terminating."""
-    await drop_finalizers(client, r.PODS, pod, namespace, OUR_FINALIZERS)
-    if pod["metadata"].get("deletionTimestamp"):
+async def _force_out_pods(client: ApiClient, namespaces: Sequence[str]) -> None:
+    """Our finalizers off the pods of ``namespaces`` (being deleted), and the pods deleted
+    at once, 16 at a time (the largest scenario leaves hundreds)."""
+
+    async def force_out(pod: Obj, namespace: str) -> None:
+        await drop_finalizers(client, r.PODS, pod, namespace, OUR_FINALIZERS)
         with contextlib.suppress(ApiError):  # gone meanwhile
             await client.delete(r.PODS, pod["metadata"]["name"], namespace, grace_period_seconds=0)
+
+    pods = [(p, ns) for ns in namespaces for p in (await client.list(r.PODS, ns)).items]
+    await bounded(16, [functools.partial(force_out, p, ns) for p, ns in pods])
+
+
+async def _volumes_of(client: ApiClient, namespaces: Sequence[str]) -> list[Obj]:
+    """The volumes bound to claims of ``namespaces``."""
+    volumes, wanted = (await client.list(PERSISTENT_VOLUMES)).items, set(namespaces)
+    return [v for v in volumes if _claim_namespace(v) in wanted]
+
+
+async def _delete_volumes(client: ApiClient, volumes: Sequence[Mapping[str, Any]]) -> None:
+    for volume in volumes:
+        if not volume["metadata"].get("deletionTimestamp"):
+            await client.delete(PERSISTENT_VOLUMES, volume["metadata"]["name"], missing_ok=True)
 
 
 def _namespace(obj: Mapping[str, Any]) -> str:

@@ -256,11 +256,14 @@ async def open_world(
     apart: bool = False,
     simulator: bool = True,
     finalize_wait: float = 5.0,
+    deletions: cleanup.PendingDeletions | None = None,
 ) -> AsyncIterator[World]:
     """A fresh world in ``workdir``: an embedded cluster of its own, or the real cluster
     ``real_kubeconfig`` names (shared: the world has its own namespaces there, and its
     objects and namespaces are removed at the end, its objects finalized by an operator
-    still running within ``finalize_wait`` seconds, 0 when none is left).
+    still running within ``finalize_wait`` seconds, 0 when none is left). The world
+    waits until its namespaces are gone, unless it hands them to ``deletions``, which
+    a test session checks once, at its end.
 
     ``apart``: the cluster runs in a process of its own, with the timings of
     ``mo-operator control-plane --fast`` (see ``cluster_process``); ``simulator=False``
@@ -277,8 +280,10 @@ async def open_world(
         try:
             if real_kubeconfig:  # a shared cluster: leave nothing behind, nothing Terminating
                 await world.remove_our_objects(wait=finalize_wait)
-                # a benchmark's world holds hundreds of namespaces
-                await world.delete_namespaces(timeout=60.0 + len(world.namespaces))
+                if deletions is not None:
+                    await deletions.start(client, world.namespaces)
+                else:  # a benchmark's world holds hundreds of namespaces
+                    await world.delete_namespaces(timeout=60.0 + len(world.namespaces))
         finally:
             await client.close()
             await cluster.stop()

@@ -71,7 +71,7 @@ class KruiseGuard:
                 + how_to_opt_in(ctx.namespace)
             )
             ctx.set_condition(CONDITION, False, HELD, message)
-            ctx.requeue(self.env.settings.poll_seconds)
+            ctx.requeue(self.env.settings.poll_seconds, "an opt-in to the takeover")
             return _wait(message)
         try:
             return await self._held(ctx, recorded)
@@ -81,7 +81,7 @@ class KruiseGuard:
                 "grant it (docs/migrating.md) or run `mo-operator adopt`"
             )
             ctx.set_condition(CONDITION, False, REFUSED, message)
-            ctx.requeue(self.env.settings.poll_seconds)
+            ctx.requeue(self.env.settings.poll_seconds, "the permission to read the Kruise workload")
             return _wait(message)
 
     async def finalize(self, ctx: Context) -> bool:
@@ -97,7 +97,7 @@ class KruiseGuard:
             return await self.actor.observe(ctx)
         message = step.message if opted or not step.writes else f"{step.message} (mo-operator adopt's step)"
         ctx.set_condition(CONDITION, False, TAKING_OVER, message)
-        ctx.requeue(self.env.settings.busy_poll_seconds)
+        ctx.wait(self.env.settings.busy_poll_seconds, f"the takeover's step: {message}")
         if step.writes and opted:
             return self._take(step)
         return await self.actor.observe(ctx)
@@ -108,14 +108,14 @@ class KruiseGuard:
         if isinstance(turn, str):
             message = f"queued: {turn} is taken over first"
             ctx.set_condition(CONDITION, False, TAKING_OVER, message)
-            ctx.requeue(self.env.settings.busy_poll_seconds)
+            ctx.wait(self.env.settings.busy_poll_seconds, message)
             return _wait(message)
         if turn.kind is StepKind.REFUSED:
             ctx.set_condition(CONDITION, False, REFUSED, f"not safe to take over now: {turn.message}")
-            ctx.requeue(self.env.settings.poll_seconds)
+            ctx.requeue(self.env.settings.poll_seconds, "whether the takeover is safe now")
             return _wait(turn.message)
         ctx.set_condition(CONDITION, False, TAKING_OVER, turn.message)
-        ctx.requeue(self.env.settings.busy_poll_seconds)
+        ctx.wait(self.env.settings.busy_poll_seconds, f"the takeover's step: {turn.message}")
         # The condition is written before the release: a restart then knows the set is under way.
         if turn.kind is StepKind.RELEASE and recorded is not None and recorded.get("status") == "False":
             return self._take(turn)

@@ -118,9 +118,12 @@ class CNSetActor:
             outcome = await self._serve(seen, want)
         outcome.report(seen, want.selector)
         settings = self.env.settings
-        ctx.requeue(settings.busy_poll_seconds if outcome.busy else settings.poll_seconds)
+        if outcome.busy:
+            ctx.wait(settings.busy_poll_seconds, "the CNs' work under way (drains, registrations, labels)")
+        else:
+            ctx.requeue(settings.poll_seconds, "the CN stores as HAKeeper sees them")
         if outcome.recheck is not None:
-            ctx.requeue(outcome.recheck)
+            ctx.requeue(outcome.recheck, "whether a starting CN is stalled")
         return seen.plan or None
 
     async def _load(self, ctx: Context) -> tuple[Observed, Desired] | None:
@@ -210,7 +213,7 @@ class CNSetActor:
             self.env.settings.busy_poll_seconds,
         )
         if look is not None:
-            seen.ctx.requeue(look)
+            seen.ctx.wait(look, "CN stores to register with HAKeeper")
         self._collect_configs(seen, want, rolled=decision.create == ())
         roll = serving_rollout(seen, want.digest, self.env.settings.rollout_stall_seconds)
         busy = bool(plan) or drains_pending or unsettled or not roll.complete
@@ -311,7 +314,7 @@ class CNSetActor:
                 start_drain(ctx, admin, pod, seen.now, seen.plan)
         await progress_drains(seen, ())
         await seen.plan(ctx)
-        ctx.requeue(self.env.settings.busy_poll_seconds)
+        ctx.wait(self.env.settings.busy_poll_seconds, "the CNs to drain before the set goes")
         return False
 
     # ---------------------------------------------------------------- desired

@@ -293,7 +293,7 @@ async def _reclaim_drained(
         set_phase(pod, labels.POOL_PHASE_TERMINATING, plan)
         return True
     if elapsed is not None and elapsed < min_delay:
-        ctx.requeue(min_delay - elapsed)
+        ctx.requeue(min_delay - elapsed, f"CN {name_of(pod)} to have drained for minDelaySeconds")
         return False
     if not unregistered:
         try:

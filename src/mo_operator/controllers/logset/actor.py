@@ -75,7 +75,7 @@ class LogSetActor:
         kept = self._detached(ctx, wanted, numbering, selector)
         if kept.adopt or kept.foreign:
             _adopt(ctx, kept, plan)  # before the StatefulSet, which would delete them
-            ctx.requeue(self.env.settings.busy_poll_seconds)
+            ctx.wait(self.env.settings.busy_poll_seconds, "the stores it keeps itself to be adopted")
             return plan or None
         if kept.hold:
             wanted = desired(obj, spec, members, selector, numbering, hold=True)
@@ -260,8 +260,8 @@ class LogSetActor:
             ctx.set_condition("Ready", False, STOPPED, "replicas is 0: the log service is stopped")
         answers = any(c.get("type") == HAKEEPER and c.get("status") == "True" for c in status["conditions"])
         if not answers and roll.ready > 0:
-            ctx.requeue(self.env.settings.busy_poll_seconds)  # HAKeeper may answer any moment
-        ctx.requeue(self.env.settings.poll_seconds)
+            ctx.wait(self.env.settings.busy_poll_seconds, "HAKeeper to answer")  # any moment now
+        ctx.requeue(self.env.settings.poll_seconds, "HAKeeper's view of the log stores")
 
 
 def _ran(ctx: Context) -> bool:

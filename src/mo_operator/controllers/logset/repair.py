@@ -213,4 +213,4 @@ def act(ctx: Context, decision: Decision, plan: Writes) -> None:
     if decision.warning is not None and (news or decision.replace or decision.orphan):
         ctx.event("Warning", decision.warning, decision.message)  # once per change, not per resync
     if decision.recheck_after is not None:
-        ctx.requeue(decision.recheck_after)
+        ctx.requeue(decision.recheck_after, f"the failover of the log stores ({decision.reason})")

@@ -220,7 +220,7 @@ def report_rollout(
     summarise(ctx, f"{min(roll.ready, replicas)}/{replicas}", running_versions(pods), updated=roll.updated)
     ctx.status["message"] = not_fine(ctx.status)
     if roll.recheck_after is not None:
-        ctx.requeue(roll.recheck_after)
+        ctx.requeue(roll.recheck_after, "whether the roll moved on")
 
 
 def _set_progress(ctx: Context, roll: Rollout, replicas: int, noun: str, present: int) -> None:

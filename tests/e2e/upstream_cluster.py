@@ -87,12 +87,16 @@ def cluster_manifest(world: World, **spec: Any) -> Obj:
 
 
 async def install_kruise_crds(world: World) -> None:
-    """OpenKruise's CRDs for Advanced StatefulSet and CloneSet (definitions only)."""
+    """OpenKruise's CRDs for Advanced StatefulSet and CloneSet (definitions only); on a
+    shared cluster that did not have them, removed at the session's end."""
     names_ = []
     for path in sorted(DATA.glob("apps.kruise.io_*.yaml")):
         crd = yaml.safe_load(path.read_text())
         crd.get("metadata", {}).pop("annotations", None)
-        names_.append(crd["metadata"]["name"])
+        name = crd["metadata"]["name"]
+        names_.append(name)
+        if world.deletions is not None and await world.client.get_or_none(CRDS, name) is None:
+            world.deletions.made_by_session(CRDS, name)
         await world.client.apply(crd, resource=CRDS, force=True)
 
     async def established() -> bool:

@@ -12,7 +12,7 @@ from typing import Any, cast
 import pytest
 
 from mo_devkit.testing import World
-from mo_devkit.testing.cleanup import PendingDeletions, delete_namespaces
+from mo_devkit.testing.cleanup import NAMESPACES, PendingDeletions, delete_namespaces
 from mo_operator.kube.client.client import ApiClient
 from mo_operator.kube.client.resource import Resource
 
@@ -118,6 +118,20 @@ async def test_namespaces_handed_to_the_session_are_deleted_at_once_and_checked_
 
     server.pods["c"] = []
     await deletions.finish(cast(ApiClient, server), timeout=0.5)
+
+
+async def test_what_the_session_made_goes_after_its_namespaces() -> None:
+    server = FakeServer({"a": [pod("cn-0", "other/keep")], "localcluster-system": []})
+    deletions = PendingDeletions()
+    await deletions.start(cast(ApiClient, server), ["a"])
+    deletions.made_by_session(NAMESPACES, "localcluster-system")
+    with pytest.raises(AssertionError):
+        await deletions.finish(cast(ApiClient, server), timeout=0.5)
+    assert ("delete", "Namespace", "localcluster-system", "None") not in server.calls, "not before"
+    server.pods["a"] = []
+    await deletions.finish(cast(ApiClient, server), timeout=0.5)
+    assert ("delete", "Namespace", "localcluster-system", "None") in server.calls
+    assert await server.get_or_none(NAMESPACES, "localcluster-system") is None
 
 
 async def test_a_worlds_extra_namespaces_are_unique_on_a_real_server_only() -> None:

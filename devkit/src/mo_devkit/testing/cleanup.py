@@ -146,16 +146,32 @@ class PendingDeletions:
 
     def __init__(self) -> None:
         self.namespaces: list[str] = []
+        self.made: dict[tuple[str, str], Resource] = {}
+        """Cluster-scoped objects the session made that the cluster did not have, by kind
+        and name: removed once its namespaces are gone (a Kruise CRD its tests installed,
+        the simulator's rules namespace)."""
 
     async def start(self, client: ApiClient, namespaces: Sequence[str]) -> None:
         await start_deleting_namespaces(client, namespaces)
         self.namespaces += namespaces
 
+    def made_by_session(self, resource: Resource, name: str) -> None:
+        """``name`` did not exist before the session made it: it goes at the session's end."""
+        self.made[(resource.kind, name)] = resource
+
     async def finish(self, client: ApiClient, timeout: float = 60.0) -> None:
-        """Wait until all are gone (they need no simulator: see ``start_deleting_namespaces``).
-        The namespace controller has worked on most since their tests ended: ``timeout``
-        is what the last ones may take."""
+        """Wait until all are gone (they need no simulator: see ``start_deleting_namespaces``),
+        then remove what the session made and wait for that too. The namespace controller
+        has worked on most since their tests ended: ``timeout`` is what the last ones may take."""
         await wait_namespaces_deleted(client, self.namespaces, timeout)
+        for (_, name), resource in self.made.items():
+            await client.delete(resource, name, missing_ok=True)
+
+        async def gone() -> bool:
+            return all([await client.get_or_none(res, name) is None for (_, name), res in self.made.items()])
+
+        made = [f"{kind} {name}" for kind, name in self.made]
+        await eventually(gone, timeout=timeout, message=f"what the session made is removed: {made}")
 
 
 async def _force_out_pods(client: ApiClient, namespaces: Sequence[str]) -> None:

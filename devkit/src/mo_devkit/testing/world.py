@@ -73,6 +73,8 @@ class World:
         """Every namespace of the world's (removed with it from a real cluster)."""
         self.client = client
         self.real = real
+        self.deletions: cleanup.PendingDeletions | None = None
+        """The session's record of what it leaves a shared cluster to remove, if it keeps one."""
         self._kubectl = Kubectl(kubeconfig, namespace)
 
     async def add_namespaces(self, count: int, prefix: str = "bench") -> list[str]:
@@ -196,6 +198,8 @@ class World:
         namespace = body["metadata"]["namespace"]
         if await self.client.get_or_none(cleanup.NAMESPACES, namespace) is None:
             await self.client.create(cleanup.NAMESPACES, {"metadata": {"name": namespace}})
+            if self.deletions is not None:
+                self.deletions.made_by_session(cleanup.NAMESPACES, namespace)
         await self.client.apply(body, resource=r.CONFIGMAPS, force=True)
 
     # ---------------------------------------------------------------- cleanup
@@ -272,6 +276,7 @@ async def open_world(
     cluster, kubeconfig = await _start(workdir, real_kubeconfig, apart, simulator)
     client = ApiClient(KubeConfig.from_file(str(kubeconfig)), field_manager="e2e-user", qps=None)
     world = World(cluster, kubeconfig, f"e2e-{uuid.uuid4().hex[:8]}", client, real=bool(real_kubeconfig))
+    world.deletions = deletions if real_kubeconfig else None
     try:
         await install_crds(client)
         await client.create(cleanup.NAMESPACES, {"metadata": {"name": world.namespace}})

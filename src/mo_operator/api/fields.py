@@ -75,12 +75,17 @@ def _int64(v: int) -> int:
     return v
 
 
+_QUANTITY = re.compile(QUANTITY_PATTERN)
+
+
 def _quantity(v: object) -> int | str:
     """An ``int-or-string`` quantity as the API server decodes it into ``resource.Quantity``."""
     if isinstance(v, bool) or not isinstance(v, int | str):
         raise ValueError('must be a quantity: an integer or a string such as "500m" or "10Gi"')
     if isinstance(v, str):
         parse_quantity(v)  # raises ValueError with apimachinery's message
+        if not _QUANTITY.match(v):  # the CRD's pattern, which kube-apiserver checks first: "E" has no number
+            raise ValueError(f"should match '{QUANTITY_PATTERN}'")
     else:
         _int64(v)
     return v

@@ -18,6 +18,7 @@ from mo_devkit.localcluster.apiserver.schema.structural import structural_causes
 from mo_devkit.localcluster.apiserver.schema.validation import validate as apiserver_validate
 from mo_operator.api.crdgen import all_crds, crd_file_name, crds_yaml, stale_crd_files, write_crds
 from mo_operator.api.kinds import GROUP, KINDS, VERSION
+from mo_operator.api.validation import validate_create
 
 from .conftest import EXAMPLES
 
@@ -106,6 +107,25 @@ def test_quantities_are_int_or_string_with_the_quantity_pattern() -> None:
     assert limits["additionalProperties"]["x-kubernetes-int-or-string"] is True
     surge = _schema("CNSet")["properties"]["spec"]["properties"]["updateStrategy"]["properties"]["maxSurge"]
     assert surge == {"x-kubernetes-int-or-string": True, "description": surge["description"]}
+
+
+@pytest.mark.parametrize("cpu", ["E", "Ei", "m", "e5"])
+def test_a_quantity_without_a_number_is_refused_as_the_crds_pattern_refuses_it(cpu: str) -> None:
+    cnset = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "CNSet",
+        "metadata": {"name": "tp", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "image": "matrixorigin/matrixone:2.0.0",
+            "resources": {"requests": {"cpu": cpu}},
+        },
+        "deps": {"logSet": {"metadata": {"name": "mo"}}},
+    }
+    errors = [str(e) for e in validate_create("CNSet", cnset)]
+    assert len(errors) == 1 and errors[0].startswith("spec.resources.requests[cpu]: should match '^"), errors
+    schema = _schema("CNSet")
+    assert apiserver_validate(cnset, schema), "kube-apiserver's structural check refuses it too"
 
 
 def test_keyed_lists_are_list_maps() -> None:

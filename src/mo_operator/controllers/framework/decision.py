@@ -10,7 +10,7 @@ writes status by its policy and runs the plan.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +36,13 @@ class SetCondition:
 
 @dataclass(frozen=True)
 class Emit:
-    """An Event on the object."""
+    """An Event on the object; ``after_writes``: only once the decision's writes have
+    all succeeded (an Event announcing a write), else at once."""
 
     type: str
     reason: str
     message: str
+    after_writes: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,10 @@ class Decision:
                 ctx.status[key] = value
         for condition in self.conditions:
             ctx.set_condition(condition.type, condition.status, condition.reason, condition.message)
+        announced = [e for e in self.events if e.after_writes and self.intents]
         for event in self.events:
-            ctx.event(event.type, event.reason, event.message)
+            if event not in announced:
+                ctx.event(event.type, event.reason, event.message)
         if isinstance(self.later, Wait):
             ctx.wait(self.later.after, self.later.reason)
         elif isinstance(self.later, Requeue):
@@ -77,4 +81,13 @@ class Decision:
         plan = Writes(client)
         for intent in self.intents:
             plan.intend(intent)
+        for event in announced:
+            plan.call(f"report {event.reason}", _announce(ctx, event))
         return plan or None
+
+
+def _announce(ctx: Context, event: Emit) -> Callable[[], Awaitable[None]]:
+    async def announce() -> None:
+        ctx.event(event.type, event.reason, event.message)
+
+    return announce

@@ -100,6 +100,8 @@ class Call:
     intent that is code, since what it does is the other system's."""
 
     step: Step = field(compare=False)
+    what: str = "call"
+    """What it does, as the plan and the ``Synced`` message say it."""
 
 
 Intent = Apply | Create | Delete | Patch | Call
@@ -273,8 +275,10 @@ class Writes:
     def intend(self, intent: Intent) -> None:
         """Plan an intent a pure decision returned, as its verb's method plans it."""
         match intent:
-            case Apply(resource, obj):
+            case Apply(resource, obj, None):
                 self.apply(obj, resource)
+            case Apply(resource, obj, (book, key, before)):
+                self._apply_noted(obj, resource, book, key, before)
             case Create(resource, obj):
                 self.create(obj, resource)
             case Delete(resource, namespace, name, uid, grace, propagation):
@@ -288,12 +292,12 @@ class Writes:
                 )
             case Patch(resource, namespace, name, body, subresource, patch_type):
                 self.patch(resource, namespace, name, body, subresource=subresource, patch_type=patch_type)
-            case Call(step):
-                self.call("call", step)
+            case Call(step, what):
+                self.call(what, step)
 
     def call(self, what: str, step: Step) -> None:
         """Any other side effect (e.g. a MatrixOne admin call), in order with the writes."""
-        self.add(what, Call(step))
+        self.add(what, Call(step, what))
 
     async def __call__(self, ctx: Context) -> None:
         for batch in self.batches():

@@ -80,3 +80,13 @@ def test_an_announcing_event_with_no_writes_goes_out_at_once() -> None:
     )
     assert plan is None
     assert [e[1] for e in events(ctx)] == ["Released"]
+
+
+async def test_a_finalizers_decision_runs_its_writes_and_says_whether_it_is_done() -> None:
+    client = RecordingClient()
+    ctx = context(OBJ)
+    waiting = Decision((Delete(r.PODS, "ns", "p"),))
+    assert await waiting.finalize(ctx, cast(Any, client)) is False
+    done = Decision((Delete(r.PODS, "ns", "q"),), finalized=True)
+    assert await done.finalize(ctx, cast(Any, client)) is True
+    assert [call[2] for call in client.calls] == ["p", "q"]

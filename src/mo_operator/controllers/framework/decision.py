@@ -56,6 +56,9 @@ class Decision:
     later: Later | None = None
     log: tuple[str, ...] = ()
     """Lines for the reconcile's log (info)."""
+    finalized: bool = False
+    """For a finalizer's decision: its work is done once these writes succeed, so the
+    finalizer goes."""
 
     def act(self, ctx: Context, client: Client) -> Writes | None:
         """Hand the decision to the framework: the status draft, Events and look-again
@@ -84,6 +87,14 @@ class Decision:
         for event in announced:
             plan.call(f"report {event.reason}", _announce(ctx, event))
         return plan or None
+
+    async def finalize(self, ctx: Context, client: Client) -> bool:
+        """Carry out a finalizer's decision at once, as the framework's ``finalize``
+        expects: True when the finalizer may go."""
+        plan = self.act(ctx, client)
+        if plan is not None:
+            await plan(ctx)
+        return self.finalized
 
 
 def _announce(ctx: Context, event: Emit) -> Callable[[], Awaitable[None]]:

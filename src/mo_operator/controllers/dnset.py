@@ -27,7 +27,13 @@ from mo_operator.matrixone.component import Component
 
 from .framework import resources as r
 from .framework.desired import stamped
-from .mappers import dependents_of_logset, existing_only, set_of_pod, sets_of_storage_class
+from .mappers import (
+    dependents_of_logset,
+    existing_only,
+    news_for_dependents,
+    set_of_pod,
+    sets_of_storage_class,
+)
 from .sets import STATEFUL_OWNS, guarded_set
 from .specs.podtemplate import canonical_size
 from .specs.services import headless_service
@@ -105,7 +111,7 @@ def wire_transaction_sets(wiring: Wiring, name: str, res: Resource, actor: DNSet
     wiring.watch(tn, r.PVCS, existing_only(caches, res, set_of_pod("DNSet")))
     of_class = sets_of_storage_class(caches, "DNSet")
     wiring.watch(tn, r.STORAGECLASSES, existing_only(caches, res, of_class))
-    wiring.watch(tn, r.LOGSETS, dependents_of_logset(caches, res))
+    wiring.watch(tn, r.LOGSETS, dependents_of_logset(caches, res), news_for_dependents)
 
 
 def _claim_templates(spec: DNSetSpec, obj_labels: Mapping[str, str]) -> list[Obj]:

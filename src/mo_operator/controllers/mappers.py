@@ -8,12 +8,27 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mo_operator.kube.client.resource import Resource
-from mo_operator.kube.controller.controller import Request
-from mo_operator.kube.meta.objects import key_of, mapping_at, meta_of, name_of, namespace_of, spec_of
+from mo_operator.kube.controller.controller import (
+    Request,
+    annotations_changed,
+    deletion_started,
+    generation_changed,
+    labels_changed,
+)
+from mo_operator.kube.meta.objects import (
+    key_of,
+    mapping_at,
+    meta_of,
+    name_of,
+    namespace_of,
+    spec_of,
+    status_of,
+)
 from mo_operator.matrixone import labels
 
 from .framework import resources as r
 from .framework.env import LOGSET_REF_INDEX, Caches
+from .steps.deps import ready_at_generation
 from .wiring import Mapper
 
 
@@ -66,6 +81,22 @@ def dependents_of_logset(caches: Caches, res: Resource) -> Mapper:
         return [Request(namespace_of(d), name_of(d)) for d in caches.by_index(res, LOGSET_REF_INDEX, key)]
 
     return mapper
+
+
+def news_for_dependents(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """A change of a LogSet or DNSet that its dependents read (``steps/deps.py``): its
+    spec, labels or annotations (reserved ordinals), its deletion, its discovery address,
+    or whether it is Ready at its latest generation. The rest of its status (each
+    step's message, HAKeeper's view, store counts) moves several times while it
+    converges, and would wake every dependent each time for nothing."""
+    return (
+        generation_changed(old, new)
+        or labels_changed(old, new)
+        or annotations_changed(old, new)
+        or deletion_started(old, new)
+        or status_of(old).get("discovery") != status_of(new).get("discovery")
+        or ready_at_generation(old) != ready_at_generation(new)
+    )
 
 
 def dependents_of_dnset(caches: Caches) -> Mapper:

@@ -21,7 +21,7 @@ from mo_operator.matrixone.component import Component
 
 from .framework import resources as r
 from .framework.desired import stamped
-from .mappers import dependents_of_logset, set_of_pod
+from .mappers import dependents_of_logset, news_for_dependents, set_of_pod
 from .sets import guarded_set
 from .specs.deployments import deployment
 from .specs.services import client_service
@@ -98,4 +98,4 @@ def setup(wiring: Wiring) -> None:
         (r.DEPLOYMENTS, r.SERVICES, r.CONFIGMAPS, r.PDBS),
     )
     wiring.watch(proxy, r.PODS, set_of_pod("ProxySet"))
-    wiring.watch(proxy, r.LOGSETS, dependents_of_logset(wiring.caches, r.PROXYSETS))
+    wiring.watch(proxy, r.LOGSETS, dependents_of_logset(wiring.caches, r.PROXYSETS), news_for_dependents)

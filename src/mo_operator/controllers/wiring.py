@@ -18,7 +18,7 @@ from typing import Any
 from mo_operator.api.kinds import kind_info
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Actor, ActorReconciler
-from mo_operator.kube.controller.controller import Controller, Request
+from mo_operator.kube.controller.controller import Controller, Request, UpdatePredicate, kept_changed
 from mo_operator.kube.manager.adapters import Client, ClientWriter
 from mo_operator.kube.recorder.events import EventRecorder
 from mo_operator.matrixone import labels
@@ -86,10 +86,17 @@ class Wiring:
         """A controller that is not an Actor's (its wiring is its own)."""
         self.controllers.append(controller)
 
-    def watch(self, controller: Controller, res: Resource, mapper: Mapper) -> None:
-        """Wake ``controller`` with ``mapper``'s requests on every change of ``res``."""
+    def watch(
+        self,
+        controller: Controller,
+        res: Resource,
+        mapper: Mapper,
+        predicate: UpdatePredicate = kept_changed,
+    ) -> None:
+        """Wake ``controller`` with ``mapper``'s requests on a change of ``res`` (an
+        update only when ``predicate`` says it matters)."""
         for informer in self.caches.informers(res):
-            controller.watches(informer, mapper)
+            controller.watches(informer, mapper, predicate)
 
     def reads(self, controller: Controller, *resources: Resource) -> None:
         """Caches ``controller`` reads without watching them (it starts once they synced)."""

@@ -23,6 +23,8 @@ from mo_operator.controllers.framework.desired import matches, stamped
 from mo_operator.controllers.specs import services
 from mo_operator.controllers.specs.configmaps import hashed_config_map
 from mo_operator.kube.cache.informer import LAST_APPLIED, strip_managed_fields
+from mo_operator.kube.controller.controller import kept_changed
+from mo_operator.kube.meta.frozen import freeze
 
 POD: dict[str, Any] = {
     "apiVersion": "v1",
@@ -246,3 +248,35 @@ def test_only_secrets_have_their_data_read() -> None:
         and _DATA_READ.search(path.read_text())
     }
     assert readers == {"controllers/webui.py", "controllers/cluster/actor.py"}, readers
+
+
+def test_a_cached_disruption_budget_keeps_no_status_and_its_status_updates_wake_no_one() -> None:
+    """The disruption controller rewrites a budget's status at every pod transition;
+    no controller reads it, so the cache drops it and such an update changes nothing
+    kept (``kept_changed``), while a change of the spec still does."""
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "mo-log", "namespace": "ns", "resourceVersion": "3", "generation": 1},
+        "spec": {"maxUnavailable": 1},
+        "status": {"currentHealthy": 2, "disruptionsAllowed": 1},
+    }
+    transform = CACHE_TRANSFORMS[r.PDBS]
+    cached = freeze(transform(pdb))
+    assert "status" not in cached and cached["spec"] == pdb["spec"]
+    moved = {**pdb, "metadata": {**pdb["metadata"], "resourceVersion": "4"}, "status": {"currentHealthy": 3}}
+    assert not kept_changed(cached, freeze(transform(moved)))
+    respecced = {**moved, "metadata": {**moved["metadata"], "generation": 2}, "spec": {"maxUnavailable": 2}}
+    assert kept_changed(cached, freeze(transform(respecced)))
+
+
+def test_no_source_reads_a_disruption_budgets_status() -> None:
+    root = Path(controllers.__file__).parent.parent
+    named = [
+        (path.name, word)
+        for folder in ("controllers", "matrixone")
+        for path in (root / folder).rglob("*.py")
+        for word in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods")
+        if word in path.read_text()
+    ]
+    assert not named, named

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import pytest
+
 from mo_operator.api.base import parse
 from mo_operator.api.common import PodSet
 from mo_operator.controllers.framework.env import Caches
+from mo_operator.controllers.mappers import news_for_dependents
 from mo_operator.controllers.steps.deps import LogService, Waiting, logset_ref, resolve
 from mo_operator.matrixone import labels
 
@@ -192,3 +195,45 @@ def test_a_logset_in_another_namespace() -> None:
     assert logset_ref(cnset(ref("shared", "logs"))) == ("logs", "shared")
     assert logset_ref(cnset(ref("mo"))) == ("ns", "mo")
     assert logset_ref(cnset({})) is None
+
+
+def _with(obj: Obj, **status: Any) -> Obj:
+    return {**obj, "status": {**obj["status"], **status}}
+
+
+def _meta(obj: Obj, **meta: Any) -> Obj:
+    return {**obj, "metadata": {**obj["metadata"], **meta}}
+
+
+CONVERGING = logset(is_ready=False)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "wakes"),
+    [
+        (CONVERGING, _with(CONVERGING, message="2/3 stores ready", hakeeperState="bootstrapping"), False),
+        (CONVERGING, _with(CONVERGING, availableStores=[{"podName": "mo-log-0"}]), False),
+        (
+            CONVERGING,
+            {**CONVERGING, "status": {**ready(), "discovery": CONVERGING["status"]["discovery"]}},
+            True,
+        ),
+        (logset(discovery=False, is_ready=False), CONVERGING, True),
+        (logset(), _with(logset(), observedGeneration=0), True),
+        (logset(), _meta(logset(), generation=2), True),
+        (logset(), _meta(logset(), annotations={"a": "b"}), True),
+        (logset(), _meta(logset(), deletionTimestamp="2026-11-28T00:00:00Z"), True),
+    ],
+    ids=[
+        "progress message",
+        "store counts",
+        "turns Ready",
+        "publishes its discovery address",
+        "Ready for an older generation",
+        "new spec",
+        "annotations",
+        "deletion starts",
+    ],
+)
+def test_a_log_sets_dependents_wake_only_for_what_they_read(old: Obj, new: Obj, wakes: bool) -> None:
+    assert news_for_dependents(old, new) is wakes

@@ -19,10 +19,12 @@ from mo_operator.kube.controller.controller import (
     Request,
     Result,
     generation_changed,
+    kept_changed,
 )
 from mo_operator.kube.controller.outcome import TerminalError, Wait
 from mo_operator.kube.controller.status_policy import StatusWindow
 from mo_operator.kube.meta.errors import ApiError
+from mo_operator.kube.meta.frozen import freeze
 
 Obj = dict[str, Any]
 
@@ -624,3 +626,38 @@ async def test_someone_elses_newer_version_is_trusted_over_what_we_wrote() -> No
     await r(req)
     assert len(world.status_writes) == 2
     assert _ready(world.server["status"])["reason"] == "Up"
+
+
+def test_an_owned_objects_update_wakes_its_owner_only_when_something_kept_changed() -> None:
+    """Owned and watched kinds pass only updates of something the cache keeps: a new
+    resource version alone (a field the cache dropped changed) wakes no one."""
+    c = Controller("t", lambda req: asyncio.sleep(0))
+    children = FakeSource()
+    c.owns(children, "example.com/v1", "Parent")
+    owner = [{"apiVersion": "example.com/v1", "kind": "Parent", "name": "p", "controller": True, "uid": "u"}]
+    old = dict(obj("c", ownerReferences=owner, resourceVersion="1"), status={"ready": False})
+    children.update(old, {**old, "metadata": {**old["metadata"], "resourceVersion": "2"}})
+    assert not c.queue.busy
+    children.update(old, {**old, "status": {"ready": True}})
+    assert c.queue.busy
+
+
+@pytest.mark.parametrize(
+    ("change", "changed"),
+    [
+        ({"metadata": {"resourceVersion": "2"}}, False),
+        ({}, False),
+        ({"metadata": {"labels": {"a": "b"}}}, True),
+        ({"metadata": {"resourceVersion": "2", "annotations": {"a": "b"}}}, True),
+        ({"status": {"ready": True}}, True),
+        ({"spec": {"replicas": 2}}, True),
+        ({"data": {"k": "v"}}, True),
+    ],
+)
+def test_kept_changed_ignores_only_the_resource_version(change: Obj, changed: bool) -> None:
+    old: Obj = {"metadata": {"name": "x", "resourceVersion": "1"}, "spec": {"replicas": 1}, "status": {}}
+    new = copy.deepcopy(old)
+    for part, fields in change.items():
+        new[part] = {**new.get(part, {}), **fields}
+    assert kept_changed(freeze(old), freeze(new)) is changed
+    assert kept_changed(old, new) is changed

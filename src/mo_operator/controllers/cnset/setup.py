@@ -6,7 +6,13 @@ from mo_operator.kube.controller.controller import Controller, deletion_started
 from mo_operator.matrixone.component import Component
 
 from ..framework import resources as r
-from ..mappers import dependents_of_dnset, dependents_of_logset, set_of_pod, sets_of_storage_class
+from ..mappers import (
+    dependents_of_dnset,
+    dependents_of_logset,
+    news_for_dependents,
+    set_of_pod,
+    sets_of_storage_class,
+)
 from ..sets import guarded_set
 from ..steps.rpchealth import WARNING_REASONS as RPC_WARNING_REASONS
 from ..wiring import Wiring
@@ -31,9 +37,9 @@ def setup(wiring: Wiring) -> None:
         (r.PODS, r.SERVICES, r.CONFIGMAPS, r.PVCS, r.PDBS),
         warning_reasons=WARNING_REASONS,
     )
-    wiring.watch(cn, r.LOGSETS, dependents_of_logset(caches, r.CNSETS))
+    wiring.watch(cn, r.LOGSETS, dependents_of_logset(caches, r.CNSETS), news_for_dependents)
     for tn_res in (r.DNSETS, r.TNSETS):
-        wiring.watch(cn, tn_res, dependents_of_dnset(caches))
+        wiring.watch(cn, tn_res, dependents_of_dnset(caches), news_for_dependents)
     wiring.watch(cn, r.PVCS, set_of_pod("CNSet"))
     wiring.watch(cn, r.STORAGECLASSES, sets_of_storage_class(caches, "CNSet"))
     stores = Controller(

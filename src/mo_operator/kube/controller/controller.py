@@ -4,8 +4,10 @@ keys, and workers that call a level-based reconcile for each key.
 ``For(kind)`` enqueues the object itself, ``Owns(kind)`` enqueues the
 controller owner of a changed object, ``Watches(kind, mapper)`` enqueues
 whatever the mapper returns. Predicates filter update events (as
-controller-runtime's GenerationChangedPredicate and friends); creates and
-deletes always pass, so nothing is missed after a restart or a relist.
+controller-runtime's GenerationChangedPredicate and friends; owned and
+watched kinds by default pass only updates of something the cache keeps);
+creates and deletes always pass, so nothing is missed after a restart or a
+relist.
 
 A controller starts its workers once every cache it reads has synced: the
 sources it watches, and the caches its reconciles read besides (``reads``).
@@ -19,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -111,6 +113,38 @@ def finalizers_changed(old: Obj, new: Obj) -> bool:
     return meta_of(old).finalizers != meta_of(new).finalizers
 
 
+def kept_changed(old: Obj, new: Obj) -> bool:
+    """Something the cache keeps changed, not only the resource version: an update of a
+    field the cache's transform drops (a status no controller reads, managed fields)
+    cannot change a decision, so it wakes no one. The default for owned and watched
+    kinds. Unchanged parts of a cached object are usually shared with its previous
+    version, so the test is mostly identity checks."""
+    if len(old) != len(new):
+        return True
+    for key, value in new.items():
+        was = old.get(key, _MISSING)
+        if value is was:
+            continue
+        if key == "metadata" and isinstance(was, Mapping) and isinstance(value, Mapping):
+            if _meta_changed(was, value):
+                return True
+        elif value != was:
+            return True
+    return False
+
+
+_MISSING = object()
+
+
+def _meta_changed(was: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
+    if len(was) != len(meta):
+        return True
+    for key, value in meta.items():
+        if key != "resourceVersion" and value is not (before := was.get(key, _MISSING)) and value != before:
+            return True
+    return False
+
+
 def any_of(*predicates: UpdatePredicate) -> UpdatePredicate:
     return lambda old, new: any(p(old, new) for p in predicates)
 
@@ -194,13 +228,13 @@ class Controller:
         source: EventSource,
         owner_api_version: str,
         owner_kind: str,
-        predicate: UpdatePredicate | None = None,
+        predicate: UpdatePredicate | None = kept_changed,
     ) -> Controller:
         self.watch(source, owner_mapper(owner_api_version, owner_kind), predicate)
         return self
 
     def watches(
-        self, source: EventSource, mapper: Mapper, predicate: UpdatePredicate | None = None
+        self, source: EventSource, mapper: Mapper, predicate: UpdatePredicate | None = kept_changed
     ) -> Controller:
         self.watch(source, mapper, predicate)
         return self

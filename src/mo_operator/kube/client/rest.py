@@ -83,11 +83,16 @@ class RestTransport:
         self._retry_backoff = retry_backoff
         self._sleep = sleep
         self._limiter = rate_limiter or (TokenBucket(qps, burst) if qps else None)
-        # lightkube annotates the transport as the sync kind but hands it to httpx's AsyncClient.
-        transport = transport or keepalive_transport(config)
-        params = ConnectionParams(timeout=httpx2.Timeout(timeout), transport=cast(Any, transport))
-        self._http: httpx2.AsyncClient = lightkube_http_client(config, params)
-        self._http.headers["User-Agent"] = user_agent
+        self._http = _http_client(config, user_agent, timeout, transport or keepalive_transport(config))
+        self._streams = (
+            _http_client(config, user_agent, timeout, keepalive_transport(config))
+            if transport is None
+            else self._http
+        )
+        """Watches hold their connections for minutes, so they have a pool of their own:
+        httpx looks over every connection of a pool for each request it sends and each
+        response it closes, and two dozen watches in the requests' pool made that most
+        of the cost of a request."""
         self._stream_timeout = httpx2.Timeout(timeout, read=None)
         self._host = urllib.parse.urlsplit(config.cluster.server).netloc or "none"
         """The ``host`` label: client-go's (the base URL's host:port, ``none`` without one)."""
@@ -97,6 +102,8 @@ class RestTransport:
 
     async def close(self) -> None:
         await self._http.aclose()
+        if self._streams is not self._http:
+            await self._streams.aclose()
 
     async def request(
         self,
@@ -152,10 +159,12 @@ class RestTransport:
         retries: the caller resumes on its own terms. Non-2xx answers are
         read and raised as ``ApiError``; the caller closes the response."""
         await self._rate_limit("GET")
-        request = self._http.build_request("GET", path, params=_clean(params), timeout=self._stream_timeout)
+        request = self._streams.build_request(
+            "GET", path, params=_clean(params), timeout=self._stream_timeout
+        )
         started = time.perf_counter()
         try:
-            response = await self._http.send(request, stream=True)
+            response = await self._streams.send(request, stream=True)
         except httpx2.TransportError:
             self._observe(verb, resource, "GET", "<error>", started)
             raise
@@ -181,6 +190,16 @@ class RestTransport:
         REST_CLIENT_REQUESTS.labels(code, method, self._host).inc()
         API_CLIENT_REQUESTS.labels(verb, resource, code).inc()
         REST_CLIENT_LATENCY.labels(method, self._host).observe(time.perf_counter() - started)
+
+
+def _http_client(
+    config: SingleConfig, user_agent: str, timeout: float, transport: httpx2.AsyncBaseTransport
+) -> httpx2.AsyncClient:
+    # lightkube annotates the transport as the sync kind but hands it to httpx's AsyncClient.
+    params = ConnectionParams(timeout=httpx2.Timeout(timeout), transport=cast(Any, transport))
+    client: httpx2.AsyncClient = lightkube_http_client(config, params)
+    client.headers["User-Agent"] = user_agent
+    return client
 
 
 def decode_body(content: bytes) -> Any:

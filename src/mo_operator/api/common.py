@@ -4,7 +4,7 @@ conditional status, the rolling update strategy."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from .base import APIModel, OpenModel, opt, req
 from .fields import CRDHint, DateTime, FreeObject, Int32, Int64, IntOrString, Quantity, TomlText
@@ -114,6 +114,25 @@ class Overlay(MainContainerOverlay):
     pod_labels: dict[str, str] | None = opt("Labels added to the pods (they may override the operator's).")
     pod_annotations: dict[str, str] | None = opt("Annotations added to the pods.")
     share_process_namespace: bool | None = opt("Whether the containers of a pod share one process namespace.")
+
+
+POD_OVERLAY_FIELDS: Final = (
+    "serviceAccountName",
+    "securityContext",
+    "imagePullSecrets",
+    "affinity",
+    "tolerations",
+    "priorityClassName",
+    "terminationGracePeriodSeconds",
+    "hostAliases",
+    "topologySpreadConstraints",
+    "runtimeClassName",
+    "dnsConfig",
+    "shareProcessNamespace",
+    "initContainers",
+)
+"""The overlay's fields every pod the operator builds (the WebUI's too) copies into its
+spec as they are, by their JSON names."""
 
 
 class JobOverlay(Overlay):

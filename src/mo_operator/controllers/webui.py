@@ -20,7 +20,6 @@ no error) until that Secret exists.
 from __future__ import annotations
 
 import base64
-import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -43,7 +42,7 @@ from .framework.writes import Writes
 from .mappers import set_of_pod
 from .specs.configmaps import invalid_config_is_terminal
 from .specs.deployments import deployment
-from .specs.podtemplate import canonical_resources
+from .specs.podtemplate import canonical_resources, overlay_pod
 from .specs.services import client_service
 from .steps.podset import STATELESS, read_roll
 from .steps.status import Readiness, report_rollout
@@ -179,16 +178,7 @@ class WebUIActor:
         if spec is not None and spec.node_selector:
             pod_spec["nodeSelector"] = dict(spec.node_selector)
         if overlay is not None:
-            taken = (
-                ("tolerations", overlay.tolerations),
-                ("affinity", overlay.affinity),
-                ("imagePullSecrets", overlay.image_pull_secrets),
-                ("serviceAccountName", overlay.service_account_name),
-                ("securityContext", overlay.security_context),
-            )
-            for key, value in taken:
-                if value:
-                    pod_spec[key] = copy.deepcopy(value)
+            overlay_pod(pod_spec, overlay)
         return {"metadata": {"labels": {**obj_labels, **selector}}, "spec": pod_spec}
 
     def _collect_configs(

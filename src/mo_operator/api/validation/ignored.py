@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
+from ..common import POD_OVERLAY_FIELDS
 from .errors import child
 from .versions import pod_set_specs
 
@@ -16,17 +17,9 @@ __all__ = ["WEBUI_OVERLAY_FIELDS", "ignored_warnings"]
 
 Obj = dict[str, Any]
 
-WEBUI_OVERLAY_FIELDS: Final = frozenset(
-    {
-        "imagePullPolicy",
-        "tolerations",
-        "affinity",
-        "imagePullSecrets",
-        "serviceAccountName",
-        "securityContext",
-    }
-)
-"""The overlay fields the WebUI's Deployment takes; its containers are the dashboard's own."""
+WEBUI_OVERLAY_FIELDS: Final = frozenset({"imagePullPolicy", *POD_OVERLAY_FIELDS})
+"""The overlay fields the WebUI's Deployment takes: every pod field, and the pull policy;
+its containers are the dashboard's own."""
 
 _WEBUI_IGNORED: Final = {
     "image": "the console runs the dashboard images (as upstream)",

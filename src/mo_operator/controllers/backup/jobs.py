@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from mo_operator.api.backup import BackupJob, RestoreJob
 from mo_operator.api.base import dump
-from mo_operator.api.common import JobOverlay
+from mo_operator.api.common import POD_OVERLAY_FIELDS, JobOverlay
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
@@ -43,7 +43,7 @@ from ..framework.env import Env
 from ..framework.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, uid_of
 from ..framework.writes import Writes
 from ..specs import pods as podutil
-from ..specs.podtemplate import _POD_OVERLAY_FIELDS, _upsert, overlay_container
+from ..specs.podtemplate import _upsert, overlay_container
 
 Obj = dict[str, Any]
 
@@ -101,7 +101,7 @@ def build_job(
     pod_spec: Obj = {"containers": containers, "restartPolicy": "Never"}
     if written.get("volumes"):
         pod_spec["volumes"] = _upsert([], written["volumes"])
-    for key in _POD_OVERLAY_FIELDS:
+    for key in POD_OVERLAY_FIELDS:
         if written.get(key) is not None and written.get(key) != []:
             pod_spec[key] = written[key]
     obj_labels = job_labels(owner, kind)

@@ -24,7 +24,13 @@ from typing import Any
 
 from pydantic.alias_generators import to_snake
 
-from mo_operator.api.common import MainContainerOverlay, Overlay, PodSet, SharedStorageProvider
+from mo_operator.api.common import (
+    POD_OVERLAY_FIELDS,
+    MainContainerOverlay,
+    Overlay,
+    PodSet,
+    SharedStorageProvider,
+)
 from mo_operator.api.k8s import ResourceRequirements
 from mo_operator.kube.meta.objects import annotations_of
 from mo_operator.kube.meta.quantity import canonical_quantity, quantity_value
@@ -253,23 +259,16 @@ def _spread(keys: Sequence[str], selector: Mapping[str, str]) -> list[Obj]:
     ]
 
 
-_POD_OVERLAY_FIELDS = (
-    "serviceAccountName",
-    "securityContext",
-    "imagePullSecrets",
-    "affinity",
-    "tolerations",
-    "priorityClassName",
-    "terminationGracePeriodSeconds",
-    "hostAliases",
-    "topologySpreadConstraints",
-    "runtimeClassName",
-    "dnsConfig",
-    "shareProcessNamespace",
-    "initContainers",
-)
-"""The overlay's fields copied into the pod spec as they are, by their JSON names."""
-_POD_OVERLAY_ATTRS = tuple((key, to_snake(key)) for key in _POD_OVERLAY_FIELDS)
+_POD_OVERLAY_ATTRS = tuple((key, to_snake(key)) for key in POD_OVERLAY_FIELDS)
+
+
+def overlay_pod(pod_spec: Obj, overlay: Overlay) -> None:
+    """Copy the overlay's pod fields into ``pod_spec``, as given (every pod we build,
+    the WebUI's included, takes the same ones)."""
+    for key, attr in _POD_OVERLAY_ATTRS:
+        value = getattr(overlay, attr)
+        if value is not None and value != []:
+            pod_spec[key] = copy.deepcopy(value)
 
 
 def pod_labels(inp: PodTemplateInput) -> dict[str, str]:
@@ -310,10 +309,7 @@ def pod_template(inp: PodTemplateInput) -> Obj:
         pod_spec["topologySpreadConstraints"] = _spread(spec.topology_spread, inp.selector_labels)
     if inp.readiness_gates:
         pod_spec["readinessGates"] = [{"conditionType": g} for g in inp.readiness_gates]
-    for key, attr in _POD_OVERLAY_ATTRS:
-        value = getattr(overlay, attr)
-        if value is not None and value != []:
-            pod_spec[key] = copy.deepcopy(value)
+    overlay_pod(pod_spec, overlay)
     annotations = {
         **(overlay.pod_annotations or {}),
         **version_annotations(spec),

@@ -260,6 +260,21 @@ def desired_children(
     return children
 
 
+def child_keys(cluster_name: str, spec: MatrixOneClusterSpec) -> list[tuple[Resource, str]]:
+    """Where each child ``desired_children`` makes lives (its resource and name), known
+    from the spec without making them: what a reconcile reads before it decides."""
+    base = names.cluster_child_name(cluster_name)
+    keys = [(r.LOGSETS, base)]
+    if spec.tn or spec.dn:
+        keys.append((r.DNSETS, base))
+    keys.extend((r.CNSETS, names.cn_group_cnset_name(cluster_name, group)) for group, _ in cn_groups(spec))
+    if spec.proxy:
+        keys.append((r.PROXYSETS, base))
+    if spec.webui:
+        keys.append((r.WEBUIS, base))
+    return keys
+
+
 NON_ROLLING: Mapping[str, frozenset[str]] = {
     "LogSet": frozenset(
         {"replicas", "storeFailureTimeout", "failedPodStrategy", "pvcRetentionPolicy", "podDisruptionBudget"}

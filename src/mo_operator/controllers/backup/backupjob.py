@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.api.backup import BackupJob, BackupJobSpec, BackupJobStatus, BackupSource
+from mo_operator.api.backup import Backup, BackupJob, BackupJobSpec, BackupJobStatus, BackupSource
 from mo_operator.api.base import dump
 from mo_operator.api.cluster import MatrixOneClusterStatus
 from mo_operator.api.cnset import CNSetStatus
@@ -33,7 +33,7 @@ from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.errors import AlreadyExists
-from mo_operator.kube.meta.objects import labels_of, mapping_at
+from mo_operator.kube.meta.objects import labels_of
 from mo_operator.kube.meta.times import format_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels, ports
@@ -179,12 +179,12 @@ def _succeeded(backup: BackupJobView, outcome: Outcome) -> Decision:
         return fail(view, "InvalidMetadata", f"the backup ran but its metadata cannot be read: {e}")
     name = br.backup_name(view.name, meta.id)
     existing = backup.recorded
-    if existing is not None and mapping_at(existing, "meta").get("id") != meta.id:
+    if existing is not None and recorded_id(existing) != meta.id:
         return fail(
             view,
             "BackupNameTaken",
             f"backup {meta.id} cannot be recorded: Backup {name} already records backup "
-            f"{mapping_at(existing, 'meta').get('id')}",
+            f"{recorded_id(existing)}",
         )
     intents: tuple[Intent, ...] = ()
     if existing is None:
@@ -216,6 +216,13 @@ def _backup(view: JobView, spec: BackupJobSpec, name: str, meta: br.BackupMetada
         "metadata": {"name": name, "labels": backup_labels},
         "meta": record,
     }
+
+
+def recorded_id(backup: Mapping[str, Any]) -> str | None:
+    """The ID of the backup a Backup records (None for one admission refuses: it is not
+    overwritten either)."""
+    record = typed.read(Backup, backup)
+    return record.meta.id if record is not None else None
 
 
 def recorded_name(view: JobView) -> str | None:
@@ -264,6 +271,6 @@ class BackupJobActor(JobActor):
             pass
         name = backup["metadata"]["name"]
         found = await self.env.client.get(r.BACKUPS, name)
-        if mapping_at(found, "meta").get("id") != backup["meta"]["id"]:
+        if recorded_id(found) != backup["meta"]["id"]:
             raise BackupConflict(f"Backup {name} exists and records another backup")
         return found

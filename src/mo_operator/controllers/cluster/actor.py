@@ -26,11 +26,16 @@ from typing import Any
 
 from mo_operator.api.backup import Backup
 from mo_operator.api.cluster import MatrixOneCluster, MatrixOneClusterSpec
+from mo_operator.api.cnset import CNSetStatus
+from mo_operator.api.dnset import DNSetStatus
+from mo_operator.api.logset import LogSetStatus
+from mo_operator.api.proxyset import ProxySetStatus
+from mo_operator.api.webui import WebUIStatus
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.manager.adapters import Client
 from mo_operator.kube.meta.frozen import thaw
-from mo_operator.kube.meta.objects import condition_of, mapping_at, namespace_of, view
+from mo_operator.kube.meta.objects import condition_of, mapping_at, meta_of, namespace_of
 from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.component import Component
 
@@ -71,20 +76,32 @@ NOT_READY_REASONS = {
     ROLE_WEBUI: "WebUINotReady",
 }
 CREDENTIAL_USER = "dump"
+ChildStatus = LogSetStatus | DNSetStatus | CNSetStatus | ProxySetStatus | WebUIStatus
+STATUS_MODELS: Mapping[str, type[ChildStatus]] = {
+    "LogSet": LogSetStatus,
+    "DNSet": DNSetStatus,
+    "CNSet": CNSetStatus,
+    "ProxySet": ProxySetStatus,
+    "WebUI": WebUIStatus,
+}
 REMOVABLE: Mapping[str, Resource] = {"CNSet": r.CNSETS, "ProxySet": r.PROXYSETS, "WebUI": r.WEBUIS}
 """The children a cluster deletes once its spec drops them, by kind."""
 PHASE_READY, PHASE_NOT_READY, PHASE_UPGRADING = "Ready", "NotReady", "Upgrading"
+
+
+def child_status(kind: str, cached: Mapping[str, Any] | None) -> ChildStatus:
+    """A child's status, typed (empty for a child not there)."""
+    return typed.status_of(STATUS_MODELS[kind], cached)
 
 
 def settled(cached: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> bool:
     """The child took the whole desired spec, rolled every pod to it, and is Ready."""
     if cached is None or not up_to_date(cached, desired):
         return False
-    body = view(cached)
-    if int(body.status.get("observedGeneration") or 0) < body.meta.generation:
+    status = child_status(str(desired["kind"]), cached)
+    if (status.observed_generation or 0) < meta_of(cached).generation:
         return False
-    ready, current = body.condition("Ready"), body.condition(UP_TO_DATE)
-    return bool(ready and ready["status"] == "True" and current and current["status"] == "True")
+    return status.is_true("Ready") and status.is_true(UP_TO_DATE)
 
 
 def _describe(child: Child, cached: Mapping[str, Any] | None, ctype: str) -> str:
@@ -540,7 +557,7 @@ def _versions(children: Sequence[Child], cached: Mapping[str, Mapping[str, Any] 
     for child in children:
         if child.role == ROLE_WEBUI:
             continue
-        reported = str(mapping_at(cached[child.label], "status").get("version") or "")
+        reported = child_status(child.resource.kind, cached[child.label]).version or ""
         found.extend(v for v in reported.split(",") if v and v not in found)
     return found
 

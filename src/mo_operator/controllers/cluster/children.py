@@ -78,13 +78,13 @@ def _inherit(spec: PodSet, cluster: MatrixOneClusterSpec, restart_at: str | None
         value = getattr(cluster, attr)
         if out.get(key) in (None, [], {}) and value not in (None, [], {}):
             out[key] = copy.deepcopy(value)
-    if cluster.image_pull_policy:
-        overlay = dict(out.get("overlay") or {})
-        overlay.setdefault("imagePullPolicy", cluster.image_pull_policy)
-        out["overlay"] = overlay
-    if restart_at:
-        overlay = dict(out.get("overlay") or {})
-        overlay["podAnnotations"] = {**(overlay.get("podAnnotations") or {}), labels.RESTART_AT: restart_at}
+    if cluster.image_pull_policy or restart_at:
+        overlay = dump(spec.overlay) if spec.overlay is not None else {}
+        if cluster.image_pull_policy:
+            overlay.setdefault("imagePullPolicy", cluster.image_pull_policy)
+        if restart_at:
+            written = spec.overlay.pod_annotations if spec.overlay is not None else None
+            overlay["podAnnotations"] = {**(written or {}), labels.RESTART_AT: restart_at}
         out["overlay"] = overlay
     return out
 
@@ -229,7 +229,7 @@ def desired_children(
         overlay["env"] = [*env, password]
         cn_spec["overlay"] = overlay
         if spec.proxy:
-            cn_spec["config"] = cn_config.with_proxy_frontend(cn_spec.get("config"))
+            cn_spec["config"] = cn_config.with_proxy_frontend(group_spec.config)
         name = names.cn_group_cnset_name(mo, group)
         deps = {**logset_ref, "dnSet": _ref(base, namespace)} if tn else dict(logset_ref)
         children.append(
@@ -316,7 +316,7 @@ def held(desired: Mapping[str, Any], stored: Mapping[str, Any]) -> Obj:
     for a child whose turn to roll has not come."""
     keep = NON_ROLLING.get(str(desired["kind"]), frozenset())
     spec: Obj = thaw(dict(spec_of(stored)))
-    wanted = desired.get("spec") or {}
+    wanted = spec_of(desired)
     for key in keep:
         if key in wanted:
             spec[key] = copy.deepcopy(wanted[key])

@@ -24,6 +24,8 @@ from .controller_fakes import FakeCaches, RecordingClient, condition, context, m
 
 Obj = dict[str, Any]
 API = "core.matrixorigin.io/v1alpha1"
+AT = {"lastTransitionTime": "2023-11-14T22:13:20Z"}
+"""As every condition the API server stores has (metav1.Condition requires it)."""
 
 
 def typed(spec: dict[str, Any]) -> MatrixOneClusterSpec:
@@ -71,8 +73,14 @@ def stored(
     out["status"] = {
         "observedGeneration": 7 if observed else 6,
         "conditions": [
-            {"type": "Ready", "status": "True" if ready else "False", "reason": "R", "message": "m"},
-            {"type": UP_TO_DATE, "status": "True" if current else "False", "reason": "U", "message": "u"},
+            {"type": "Ready", "status": "True" if ready else "False", "reason": "R", "message": "m", **AT},
+            {
+                "type": UP_TO_DATE,
+                "status": "True" if current else "False",
+                "reason": "U",
+                "message": "u",
+                **AT,
+            },
         ],
         **status,
     }

@@ -10,8 +10,8 @@ from mo_operator.api.base import parse
 from mo_operator.api.cluster import MatrixOneClusterSpec
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.controllers.cluster.children import desired_children
-from mo_operator.controllers.cluster.restore import placement, restore_gate, restore_job
-from mo_operator.controllers.framework.writes import Writes
+from mo_operator.controllers.cluster.restore import placement, restore_gate, restore_job, restore_job_name
+from mo_operator.controllers.framework import resources as r
 from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.matrixone import labels
 
@@ -67,10 +67,13 @@ async def gate(obj: dict[str, Any], *objs: dict[str, Any]) -> tuple[bool, Any, A
     caches = FakeCaches(obj, *objs)
     e, client = env(caches, NOW)
     ctx = context(obj)
-    plan = Writes(e.client)
-    opened = restore_gate(e, ctx, typed(obj["spec"]), plan)
-    await plan(ctx)
-    return opened, ctx, client
+    job = caches.get(r.RESTOREJOBS, "ns", restore_job_name("copy"))
+    ready = get_condition(ctx.status.get("conditions") or (), "Ready")
+    found = restore_gate(ctx.obj, typed(obj["spec"]), job, ready.get("reason") if ready else None)
+    plan = found.decision.act(ctx, e.client)
+    if plan is not None:
+        await plan(ctx)
+    return found.open, ctx, client
 
 
 def ready(ctx: Any) -> dict[str, Any]:

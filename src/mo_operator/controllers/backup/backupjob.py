@@ -20,11 +20,12 @@ label on, which is how the schedule's retention finds its Backups.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.api.backup import BackupJob, BackupJobSpec, BackupSource
+from mo_operator.api.backup import Backup, BackupJob, BackupJobSpec, BackupJobStatus, BackupSource
 from mo_operator.api.base import dump
 from mo_operator.api.cluster import MatrixOneClusterStatus
 from mo_operator.api.cnset import CNSetStatus
@@ -32,7 +33,7 @@ from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.errors import AlreadyExists
-from mo_operator.kube.meta.objects import labels_of, mapping_at
+from mo_operator.kube.meta.objects import labels_of
 from mo_operator.kube.meta.times import format_time
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels, ports
@@ -40,12 +41,28 @@ from mo_operator.matrixone import labels, ports
 from ..framework import resources as r
 from ..framework import typed
 from ..framework.admission import admit
-from ..framework.writes import Writes
-from .jobs import Admitted, JobActor, Outcome, build_job, job_labels
+from ..framework.decision import Decision
+from ..framework.writes import Call, Create, Intent, Step, Writes
+from .jobs import (
+    COMPLETED,
+    JobActor,
+    JobView,
+    Outcome,
+    Refusal,
+    Rules,
+    build_job,
+    complete,
+    decide_job,
+    fail,
+    job_labels,
+    pending,
+    running,
+)
 
 Obj = dict[str, Any]
 
 KIND = "BackupJob"
+RULES = Rules(KIND, r.BACKUPJOBS, "backup", "BackupFailed")
 
 
 class BackupConflict(Exception):
@@ -70,129 +87,181 @@ def source_ref(namespace: str, source: BackupSource) -> str:
     return f"matrixonecluster/{namespace}/{source.cluster_ref}"
 
 
-class BackupJobActor(JobActor):
-    kind = KIND
-    model = BackupJob
-    resource = r.BACKUPJOBS
-    noun = "backup"
-    failed_reason = "BackupFailed"
+@dataclass(frozen=True)
+class BackupJobView:
+    """What a BackupJob's decision reads: what every job reads; when its Job is to
+    start, the source (the MatrixOneCluster or CNSet it names); once the tool
+    succeeded, the Backup already named after its backup, if any; and how a Backup
+    is recorded (the actor's create, which tells a Backup of that name recording
+    another backup)."""
 
-    def admit(self, ctx: Context) -> Admitted | None:
-        try:
-            job = admit(BackupJob, ctx.obj)
-            return job, br.S3Target.of(dump(job.spec.target))
-        except TerminalError as e:
-            self.fail(ctx, e.reason, e.message)
-        except ValueError as e:
-            self.fail(ctx, "InvalidSpec", f"spec.target: {e}")
+    job: JobView
+    record: Callable[[Mapping[str, Any]], Step]
+    source: Mapping[str, Any] | None = None
+    recorded: Mapping[str, Any] | None = None
+
+
+def admitted(obj: Mapping[str, Any]) -> tuple[BackupJob | None, br.S3Target | None, Refusal | None]:
+    """The BackupJob as admitted, the storage it writes to, or why it cannot run."""
+    try:
+        job = admit(BackupJob, obj)
+    except TerminalError as e:
+        return None, None, Refusal(e.reason, e.message)
+    try:
+        return job, br.S3Target.of(dump(job.spec.target)), None
+    except ValueError as e:
+        return job, None, Refusal("InvalidSpec", f"spec.target: {e}")
+
+
+def decide(view: BackupJobView) -> Decision:
+    """The BackupJob's next step (see ``jobs.decide_job``). Pure: a function of ``view``."""
+    return decide_job(view.job, RULES, lambda: _start(view), lambda outcome: _succeeded(view, outcome))
+
+
+# ---------------------------------------------------------------- start
+def _source(view: BackupJobView, spec: BackupJobSpec) -> Source | str | Refusal:
+    """The source, what it waits for, or why it cannot be one."""
+    source = spec.source
+    namespace = view.job.namespace
+    if source.cn_set_ref:
+        name = source.cn_set_ref
+        if not source.secret_ref:
+            return Refusal("InvalidSpec", "spec.source.secretRef: must be set when cnSetRef is the source")
+        if view.source is None:
+            return f"CNSet {name} not found"
+        at = typed.status_of(CNSetStatus, view.source)
+        if not at.host:
+            return f"CNSet {name} has no SQL address yet"
+        return Source(at.host, at.port or ports.CN_SQL, source.secret_ref, source_ref(namespace, source))
+    name = str(source.cluster_ref)
+    if view.source is None:
+        return f"MatrixOneCluster {name} not found"
+    status = typed.status_of(MatrixOneClusterStatus, view.source)
+    if not status.host:
+        return f"MatrixOneCluster {name} has no SQL address yet"
+    secret = source.secret_ref or (status.credential_ref.name if status.credential_ref else None)
+    if not secret:
+        return f"MatrixOneCluster {name} has no credential yet"
+    return Source(status.host, status.port or ports.CN_SQL, secret, source_ref(namespace, source))
+
+
+def _start(backup: BackupJobView) -> Decision:
+    view = backup.job
+    job, target = view.job, view.target
+    assert isinstance(job, BackupJob) and target is not None
+    spec = job.spec
+    source = _source(backup, spec)
+    if isinstance(source, Refusal):
+        return fail(view, source.reason, source.message)
+    if isinstance(source, str):
+        return pending(view, "WaitingForSource", source)
+    run = build_job(
+        view.obj,
+        KIND,
+        image=view.image,
+        script=br.backup_script(source.host, source.port, target),
+        env=br.backup_env(source.secret, target),
+        overlay=spec.overlay,
+    )
+    message = f"backing up {source.ref} ({source.host}:{source.port}) to {target.url} in Job {view.name}"
+    return running(view, message, (Create(r.JOBS, run),))
+
+
+# ---------------------------------------------------------------- record
+def _succeeded(backup: BackupJobView, outcome: Outcome) -> Decision:
+    """Record the backup as a Backup (once), then the job as Completed."""
+    view = backup.job
+    job = view.job
+    assert isinstance(job, BackupJob)
+    try:
+        meta = br.parse_metadata(outcome.message)
+    except br.MetadataError as e:
+        return fail(view, "InvalidMetadata", f"the backup ran but its metadata cannot be read: {e}")
+    name = br.backup_name(view.name, meta.id)
+    existing = backup.recorded
+    if existing is not None and recorded_id(existing) != meta.id:
+        return fail(
+            view,
+            "BackupNameTaken",
+            f"backup {meta.id} cannot be recorded: Backup {name} already records backup "
+            f"{recorded_id(existing)}",
+        )
+    intents: tuple[Intent, ...] = ()
+    if existing is None:
+        record = _backup(view, job.spec, name, meta, outcome)
+        intents = (Call(backup.record(record), f"create Backup {name}"),)
+    status = BackupJobStatus(phase=COMPLETED, backup=name)
+    return complete(view, f"backup {meta.id} recorded as Backup {name}", status, intents)
+
+
+def _backup(view: JobView, spec: BackupJobSpec, name: str, meta: br.BackupMetadata, outcome: Outcome) -> Obj:
+    now = format_time(view.now)
+    record: Obj = {
+        "location": dump(spec.target),
+        "id": meta.id,
+        "atTime": meta.at_time or outcome.started_at or now,
+        "completeTime": meta.complete_time or outcome.finished_at or now,
+        "sourceRef": source_ref(view.namespace, spec.source),
+        "raw": meta.raw,
+    }
+    if meta.size is not None:
+        record["size"] = meta.size
+    backup_labels = job_labels(view.obj, KIND)
+    schedule = labels_of(view.obj).get(labels.BACKUP_SCHEDULE)
+    if schedule:
+        backup_labels[labels.BACKUP_SCHEDULE] = schedule
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Backup",
+        "metadata": {"name": name, "labels": backup_labels},
+        "meta": record,
+    }
+
+
+def recorded_id(backup: Mapping[str, Any]) -> str | None:
+    """The ID of the backup a Backup records (None for one admission refuses: it is not
+    overwritten either)."""
+    record = typed.read(Backup, backup)
+    return record.meta.id if record is not None else None
+
+
+def recorded_name(view: JobView) -> str | None:
+    """The Backup a succeeded tool run is recorded as, when its metadata reads."""
+    if view.outcome is None or view.outcome.state != "succeeded":
+        return None
+    try:
+        return br.backup_name(view.name, br.parse_metadata(view.outcome.message).id)
+    except br.MetadataError:
         return None
 
-    # ---------------------------------------------------------------- start
-    def _source(self, ctx: Context, spec: BackupJobSpec) -> Source | str:
-        """The source, or what it waits for."""
-        source = spec.source
-        namespace = ctx.namespace
-        if source.cn_set_ref:
-            name = source.cn_set_ref
-            if not source.secret_ref:
-                raise TerminalError(
-                    "InvalidSpec", "spec.source.secretRef: must be set when cnSetRef is the source"
-                )
-            cnset = self.env.caches.get(r.CNSETS, namespace, name)
-            if cnset is None:
-                return f"CNSet {name} not found"
-            at = typed.status_of(CNSetStatus, cnset)
-            if not at.host:
-                return f"CNSet {name} has no SQL address yet"
-            return Source(at.host, at.port or ports.CN_SQL, source.secret_ref, source_ref(namespace, source))
-        name = str(source.cluster_ref)
-        cluster = self.env.caches.get(r.MATRIXONE_CLUSTERS, namespace, name)
-        if cluster is None:
-            return f"MatrixOneCluster {name} not found"
-        status = typed.status_of(MatrixOneClusterStatus, cluster)
-        if not status.host:
-            return f"MatrixOneCluster {name} has no SQL address yet"
-        secret = source.secret_ref or (status.credential_ref.name if status.credential_ref else None)
-        if not secret:
-            return f"MatrixOneCluster {name} has no credential yet"
-        return Source(status.host, status.port or ports.CN_SQL, secret, source_ref(namespace, source))
 
-    def start(self, ctx: Context, job_spec: Admitted, plan: Writes) -> None:
-        job, target = job_spec
-        assert isinstance(job, BackupJob)
-        spec = job.spec
-        try:
-            source = self._source(ctx, spec)
-        except TerminalError as e:
-            self.fail(ctx, e.reason, e.message)
-            return
-        if isinstance(source, str):
-            self.pending(ctx, "WaitingForSource", source)
-            return
-        run = build_job(
-            ctx.obj,
-            KIND,
-            image=self.env.settings.backup_image,
-            script=br.backup_script(source.host, source.port, target),
-            env=br.backup_env(source.secret, target),
-            overlay=spec.overlay,
-        )
-        plan.create(run, r.JOBS)
-        self.running(
-            ctx, f"backing up {source.ref} ({source.host}:{source.port}) to {target.url} in Job {ctx.name}"
-        )
+class BackupJobActor(JobActor):
+    rules = RULES
+    status_model = BackupJobStatus
+    failed_reason = RULES.failed_reason
 
-    # ---------------------------------------------------------------- record
-    def succeeded(self, ctx: Context, job_spec: Admitted, outcome: Outcome, plan: Writes) -> None:
-        """Record the backup as a Backup (once), then the job as Completed."""
-        job = job_spec[0]
-        assert isinstance(job, BackupJob)
-        spec = job.spec
-        try:
-            meta = br.parse_metadata(outcome.message)
-        except br.MetadataError as e:
-            self.fail(ctx, "InvalidMetadata", f"the backup ran but its metadata cannot be read: {e}")
-            return
-        name = br.backup_name(ctx.name, meta.id)
-        existing = self.env.caches.get(r.BACKUPS, "", name)
-        if existing is not None and mapping_at(existing, "meta").get("id") != meta.id:
-            self.fail(
-                ctx,
-                "BackupNameTaken",
-                f"backup {meta.id} cannot be recorded: Backup {name} already records backup "
-                f"{mapping_at(existing, 'meta').get('id')}",
-            )
-            return
-        if existing is None:
-            backup = self._backup(ctx, spec, name, meta, outcome)
-            plan.call(f"create Backup {name}", lambda: self._create(backup))
-        ctx.status["backup"] = name
-        self.complete(ctx, f"backup {meta.id} recorded as Backup {name}")
+    async def read(self, ctx: Context) -> BackupJobView:
+        """Every read ``decide`` needs, once: the source only when the Job is to start,
+        the Backup of the run only once the tool succeeded."""
+        job, target, refused = admitted(ctx.obj)
+        view = self.job_view(ctx, job, target, refused)
+        caches = self.env.caches
+        source = None
+        if job is not None and refused is None and view.run is None:
+            ref = job.spec.source
+            if ref.cn_set_ref:
+                source = caches.get(r.CNSETS, ctx.namespace, ref.cn_set_ref)
+            else:
+                source = caches.get(r.MATRIXONE_CLUSTERS, ctx.namespace, str(ref.cluster_ref))
+        name = recorded_name(view)
+        recorded = caches.get(r.BACKUPS, "", name) if name else None
+        return BackupJobView(view, self._recorder, source, recorded)
 
-    def _backup(
-        self, ctx: Context, spec: BackupJobSpec, name: str, meta: br.BackupMetadata, outcome: Outcome
-    ) -> Obj:
-        now = format_time(self.env.clock())
-        record: Obj = {
-            "location": dump(spec.target),
-            "id": meta.id,
-            "atTime": meta.at_time or outcome.started_at or now,
-            "completeTime": meta.complete_time or outcome.finished_at or now,
-            "sourceRef": source_ref(ctx.namespace, spec.source),
-            "raw": meta.raw,
-        }
-        if meta.size is not None:
-            record["size"] = meta.size
-        backup_labels = job_labels(ctx.obj, KIND)
-        schedule = labels_of(ctx.obj).get(labels.BACKUP_SCHEDULE)
-        if schedule:
-            backup_labels[labels.BACKUP_SCHEDULE] = schedule
-        return {
-            "apiVersion": API_VERSION,
-            "kind": "Backup",
-            "metadata": {"name": name, "labels": backup_labels},
-            "meta": record,
-        }
+    async def observe(self, ctx: Context) -> Writes | None:
+        return decide(await self.read(ctx)).act(ctx, self.env.client)
+
+    def _recorder(self, backup: Mapping[str, Any]) -> Step:
+        return functools.partial(self._create, backup)
 
     async def _create(self, backup: Mapping[str, Any]) -> object:
         """Create the Backup; one already there is fine if it records the same backup."""
@@ -202,6 +271,6 @@ class BackupJobActor(JobActor):
             pass
         name = backup["metadata"]["name"]
         found = await self.env.client.get(r.BACKUPS, name)
-        if mapping_at(found, "meta").get("id") != backup["meta"]["id"]:
+        if recorded_id(found) != backup["meta"]["id"]:
             raise BackupConflict(f"Backup {name} exists and records another backup")
         return found

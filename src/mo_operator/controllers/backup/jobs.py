@@ -22,26 +22,28 @@ deleted, and its Job with it (upstream's GC observer).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mo_operator.api.backup import BackupJob, RestoreJob
+from mo_operator.api.backup import BackupJob, BackupJobStatus, RestoreJob, RestoreJobStatus
 from mo_operator.api.base import dump
 from mo_operator.api.common import POD_OVERLAY_FIELDS, JobOverlay
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import Requeue, Wait
 from mo_operator.kube.meta.conditions import get_condition
-from mo_operator.kube.meta.objects import mapping_at, meta_of, status_of, view
+from mo_operator.kube.meta.objects import mapping_at, meta_of, namespace_of, status_of, view
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
 
 from ..framework import resources as r
-from ..framework import typed
-from ..framework.env import Env
+from ..framework.decision import Decision, Emit, SetCondition
+from ..framework.env import Caches, Env
 from ..framework.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, uid_of
-from ..framework.writes import Writes
+from ..framework.typed import parse_status
+from ..framework.writes import Delete, Intent
 from ..specs import pods as podutil
 from ..specs.podtemplate import _upsert, overlay_container
 
@@ -186,6 +188,7 @@ def job_outcome(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> Ou
 
 
 JobKind = BackupJob | RestoreJob
+JobStatus = BackupJobStatus | RestoreJobStatus
 
 
 def ttl_seconds(job: JobKind | None) -> float:
@@ -199,141 +202,213 @@ def ttl_seconds(job: JobKind | None) -> float:
         return DEFAULT_TTL_SECONDS
 
 
-Admitted = tuple[JobKind, br.S3Target]
-"""A job object as admitted (defaulted), and the S3 location its tool writes to."""
+@dataclass(frozen=True)
+class Rules:
+    """What sets one job kind apart in the phases all share."""
+
+    kind: str
+    resource: Resource
+    noun: str
+    """What the Job does, for messages: ``backup``, ``restore``."""
+    failed_reason: str
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a job cannot run as written (its condition's reason and message)."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class JobView:
+    """What every job kind's decision reads: the job object, its spec as admitted (None
+    when admission refused it) and the storage its tool writes to (None when the job
+    cannot run, ``refused`` saying why), its status draft, the clock, and its Job with
+    the outcome read from the Job's pods (when the Job is ours)."""
+
+    obj: Mapping[str, Any]
+    job: JobKind | None
+    target: br.S3Target | None
+    refused: Refusal | None
+    status: JobStatus
+    now: float
+    run: Mapping[str, Any] | None
+    """The Job named like the job object."""
+    outcome: Outcome | None
+    """How the tool run went: read only when ``run`` is the job's own."""
+    image: str
+    poll: float
+    """How soon a Pending job looks again for what it waits for."""
+
+    @property
+    def name(self) -> str:
+        return name_of(self.obj)
+
+    @property
+    def namespace(self) -> str:
+        return namespace_of(self.obj)
+
+    @property
+    def phase(self) -> str | None:
+        return self.status.phase
+
+    def drafted(self, phase: str) -> JobStatus:
+        """The status with ``phase``, as this kind's status model."""
+        return type(self.status)(phase=phase)
+
+
+def read_job(
+    caches: Caches, obj: Mapping[str, Any], kind: str, status: JobStatus
+) -> tuple[Mapping[str, Any] | None, Outcome | None]:
+    """The Job of a job object, and its outcome when the Job is the object's own (its
+    pods are read only then)."""
+    run = caches.get(r.JOBS, namespace_of(obj), name_of(obj))
+    if run is None or not is_controlled_by(run, obj) or status.is_true(ENDED):
+        return run, None
+    pods = caches.list(r.PODS, namespace_of(obj), {labels.COMPONENT: kind, labels.INSTANCE: name_of(obj)})
+    return run, job_outcome(run, pods)
+
+
+def decide_job(
+    view: JobView, rules: Rules, start: Callable[[], Decision], succeeded: Callable[[Outcome], Decision]
+) -> Decision:
+    """The next step of a job: clean up once it ended, fail it for a spec it cannot run,
+    start its Job (``start``, the kind's), follow the Job, and end it as the tool's
+    outcome says (``succeeded``, the kind's, on success). Pure: a function of ``view``."""
+    ended = view.status.condition(ENDED)
+    if ended is not None and ended.status == "True":
+        return after_end(view, rules, ended.last_transition_time)
+    if view.refused is not None:
+        return fail(view, view.refused.reason, view.refused.message)
+    if view.run is None:
+        if view.phase == RUNNING:
+            return job_missing(view, rules)
+        return start()
+    if not is_controlled_by(view.run, view.obj):
+        return pending(view, "JobConflict", f"Job {view.name} exists and belongs to something else")
+    outcome = view.outcome or Outcome("running")
+    if outcome.running:
+        return running(view, outcome.message or f"mo_br {rules.noun} runs in Job {view.name}")
+    if outcome.state == "failed":
+        return fail(view, rules.failed_reason, outcome.message)
+    return succeeded(outcome)
+
+
+# ------------------------------------------------------------------ phases
+def pending(view: JobView, reason: str, message: str) -> Decision:
+    return Decision(
+        status=view.drafted(PENDING),
+        conditions=(SetCondition(ENDED, False, reason, message),),
+        later=Wait(view.poll, message),
+    )
+
+
+def running(view: JobView, message: str, intents: tuple[Intent, ...] = ()) -> Decision:
+    """Running, announced once; ``intents``: what starts it."""
+    events = (Emit("Normal", "Running", message),) if view.phase != RUNNING else ()
+    return Decision(
+        intents,
+        view.drafted(RUNNING),
+        (SetCondition(ENDED, False, "JobRunning", message),),
+        events,
+    )
+
+
+def fail(view: JobView, reason: str, message: str) -> Decision:
+    """Failed, announced once as a Warning; the job object goes after its ttl."""
+    events = (Emit("Warning", reason, message),) if view.phase != FAILED else ()
+    return Decision(
+        status=view.drafted(FAILED),
+        conditions=(SetCondition(ENDED, True, reason, message),),
+        events=events,
+        later=Requeue(ttl_seconds(view.job), "the ttl of the failed job"),
+    )
+
+
+def complete(view: JobView, message: str, status: JobStatus, intents: tuple[Intent, ...] = ()) -> Decision:
+    """Completed (``status``: the kind's record of it), announced once; its Job goes next."""
+    events = (Emit("Normal", "Completed", message),) if view.phase != COMPLETED else ()
+    return Decision(
+        intents,
+        status,
+        (SetCondition(ENDED, True, "JobComplete", message),),
+        events,
+        Requeue(CLEANUP_REQUEUE_SECONDS, "the Job of the completed job to delete"),
+    )
+
+
+def job_missing(view: JobView, rules: Rules) -> Decision:
+    """Running, but the Job is not in the cache: just created (the cache lags), or
+    deleted by someone before it ended."""
+    running_since = view.status.condition(ENDED)
+    since = podutil.parse_time(running_since.last_transition_time if running_since is not None else None)
+    waited = view.now - since if since is not None else JOB_MISSING_GRACE_SECONDS
+    if waited < JOB_MISSING_GRACE_SECONDS:
+        return Decision(
+            later=Wait(JOB_MISSING_GRACE_SECONDS - waited, f"Job {view.name} to show in the cache")
+        )
+    return fail(view, "JobMissing", f"Job {view.name} was deleted before the {rules.noun} ended")
+
+
+# ---------------------------------------------------------------- clean-up
+def after_end(view: JobView, rules: Rules, ended_at: str | None) -> Decision:
+    """A completed job's Job goes at once; the job object goes ``ttl`` after it ended."""
+    intents: list[Intent] = []
+    run = view.run
+    if (
+        view.phase == COMPLETED
+        and run is not None
+        and is_controlled_by(run, view.obj)
+        and not is_deleting(run)
+    ):
+        intents.append(Delete(r.JOBS, view.namespace, view.name, uid=uid_of(run)))
+    ttl = ttl_seconds(view.job)
+    since = podutil.parse_time(ended_at)
+    left = ttl if since is None else since + ttl - view.now
+    if left > 0:
+        return Decision(tuple(intents), later=Requeue(left, "the job's ttl"))
+    intents.append(Delete(rules.resource, view.namespace, view.name, uid=uid_of(view.obj)))
+    return Decision(tuple(intents), log=(f"ended more than {int(ttl)}s ago (ttl): deleting",))
+
+
+def decide_finalize(obj: Mapping[str, Any], run: Mapping[str, Any] | None) -> Decision:
+    """A deleted job object stops its Job (a running tool with it) before it goes."""
+    if run is None or not is_controlled_by(run, obj) or is_deleting(run):
+        return Decision(finalized=True)
+    return Decision((Delete(r.JOBS, namespace_of(obj), name_of(obj), uid=uid_of(run)),), finalized=True)
 
 
 class JobActor:
-    """The phases, conditions, events and clean-up of a job object that runs one Job.
-
-    A kind says how its spec is admitted, how its Job starts and what success means;
-    everything else (following the Job, failing, expiring) is here."""
-
-    kind: str = ""
-    model: type[JobKind]
-    resource: Resource
-    noun: str = ""
-    """What the Job does, for messages: ``backup``, ``restore``."""
-    failed_reason: str = ""
+    """Reads and acts for a job kind; the kind's ``read`` gathers its view and its
+    ``decide`` says what to do with it."""
 
     def __init__(self, env: Env) -> None:
         self.env = env
 
-    def admit(self, ctx: Context) -> Admitted | None:
-        """The admitted object, or None once the job was failed for a bad spec."""
-        raise NotImplementedError
+    rules: Rules
+    status_model: type[JobStatus]
 
-    def start(self, ctx: Context, job_spec: Admitted, plan: Writes) -> None:
-        """Plan the Job (Running), or say what the job waits for (Pending) or why it cannot run."""
-        raise NotImplementedError
-
-    def succeeded(self, ctx: Context, job_spec: Admitted, outcome: Outcome, plan: Writes) -> None:
-        raise NotImplementedError
-
-    async def observe(self, ctx: Context) -> Writes | None:
-        plan = Writes(self.env.client)
-        ended = self.ended(ctx)
-        if ended is not None:
-            self.after_end(ctx, ended, plan)
-            return plan or None
-        job_spec = self.admit(ctx)
-        if job_spec is None:
-            return None
-        job = self.job(ctx)
-        if job is None:
-            if ctx.status.get("phase") == RUNNING:
-                self.job_missing(ctx)
-            else:
-                self.start(ctx, job_spec, plan)
-            return plan or None
-        if not is_controlled_by(job, ctx.obj):
-            self.pending(ctx, "JobConflict", f"Job {ctx.name} exists and belongs to something else")
-            return None
-        outcome = job_outcome(job, self.pods(ctx))
-        if outcome.running:
-            self.running(ctx, outcome.message or f"mo_br {self.noun} runs in Job {ctx.name}")
-        elif outcome.state == "failed":
-            self.fail(ctx, self.failed_reason, outcome.message)
-        else:
-            self.succeeded(ctx, job_spec, outcome, plan)
-        return plan or None
-
-    # ------------------------------------------------------------- reading
-    @staticmethod
-    def ended(ctx: Context) -> Mapping[str, Any] | None:
-        found = get_condition(ctx.status.get("conditions") or (), ENDED)
-        return found if found is not None and found.get("status") == "True" else None
-
-    def job(self, ctx: Context) -> Mapping[str, Any] | None:
-        return self.env.caches.get(r.JOBS, ctx.namespace, ctx.name)
-
-    def pods(self, ctx: Context) -> list[Mapping[str, Any]]:
-        selector = {labels.COMPONENT: self.kind, labels.INSTANCE: ctx.name}
-        return self.env.caches.list(r.PODS, ctx.namespace, selector)
-
-    # -------------------------------------------------------------- phases
-    def pending(self, ctx: Context, reason: str, message: str) -> None:
-        ctx.status["phase"] = PENDING
-        ctx.set_condition(ENDED, False, reason, message)
-        ctx.wait(self.env.settings.busy_poll_seconds, message)
-
-    def running(self, ctx: Context, message: str) -> None:
-        if ctx.status.get("phase") != RUNNING:
-            ctx.event("Normal", "Running", message)
-        ctx.status["phase"] = RUNNING
-        ctx.set_condition(ENDED, False, "JobRunning", message)
-
-    def fail(self, ctx: Context, reason: str, message: str) -> None:
-        if ctx.status.get("phase") != FAILED:
-            ctx.event("Warning", reason, message)
-        ctx.status["phase"] = FAILED
-        ctx.set_condition(ENDED, True, reason, message)
-        ctx.requeue(ttl_seconds(typed.read(self.model, ctx.obj)), "the ttl of the failed job")
-
-    def complete(self, ctx: Context, message: str) -> None:
-        if ctx.status.get("phase") != COMPLETED:
-            ctx.event("Normal", "Completed", message)
-        ctx.status["phase"] = COMPLETED
-        ctx.set_condition(ENDED, True, "JobComplete", message)
-        ctx.requeue(CLEANUP_REQUEUE_SECONDS, "the Job of the completed job to delete")
-
-    def job_missing(self, ctx: Context) -> None:
-        """Running, but the Job is not in the cache: just created (the cache lags), or
-        deleted by someone before it ended."""
-        running = get_condition(ctx.status.get("conditions") or (), ENDED) or {}
-        since = podutil.parse_time(running.get("lastTransitionTime"))
-        waited = self.env.clock() - since if since is not None else JOB_MISSING_GRACE_SECONDS
-        if waited < JOB_MISSING_GRACE_SECONDS:
-            ctx.wait(JOB_MISSING_GRACE_SECONDS - waited, f"Job {ctx.name} to show in the cache")
-            return
-        self.fail(ctx, "JobMissing", f"Job {ctx.name} was deleted before the {self.noun} ended")
-
-    # ------------------------------------------------------------ clean-up
-    def after_end(self, ctx: Context, ended: Mapping[str, Any], plan: Writes) -> None:
-        """A completed job's Job goes at once; the job object goes ``ttl`` after it ended."""
-        job = self.job(ctx)
-        if (
-            ctx.status.get("phase") == COMPLETED
-            and job is not None
-            and is_controlled_by(job, ctx.obj)
-            and not is_deleting(job)
-        ):
-            plan.delete(r.JOBS, ctx.namespace, ctx.name, uid=uid_of(job))
-        ttl = ttl_seconds(typed.read(self.model, ctx.obj))
-        since = podutil.parse_time(ended.get("lastTransitionTime"))
-        left = ttl if since is None else since + ttl - self.env.clock()
-        if left > 0:
-            ctx.requeue(left, "the job's ttl")
-            return
-        plan.delete(self.resource, ctx.namespace, ctx.name, uid=uid_of(ctx.obj))
-        ctx.log.info("ended more than %ss ago (ttl): deleting", int(ttl))
+    def job_view(
+        self, ctx: Context, job: JobKind | None, target: br.S3Target | None, refused: Refusal | None
+    ) -> JobView:
+        """The reads every job kind makes, with what its admission said."""
+        status = parse_status(self.status_model, ctx.status)
+        run, outcome = read_job(self.env.caches, ctx.obj, self.rules.kind, status)
+        return JobView(
+            obj=ctx.obj,
+            job=job,
+            target=target,
+            refused=refused,
+            status=status,
+            now=self.env.clock(),
+            run=run,
+            outcome=outcome,
+            image=self.env.settings.backup_image,
+            poll=self.env.settings.busy_poll_seconds,
+        )
 
     async def finalize(self, ctx: Context) -> bool:
-        """A deleted job object stops its Job (a running tool with it) before it goes."""
-        job = self.job(ctx)
-        if job is None or not is_controlled_by(job, ctx.obj) or is_deleting(job):
-            return True
-        plan = Writes(self.env.client)
-        plan.delete(r.JOBS, ctx.namespace, ctx.name, uid=uid_of(job))
-        await plan(ctx)
-        return True
+        run = self.env.caches.get(r.JOBS, ctx.namespace, ctx.name)
+        return await decide_finalize(ctx.obj, run).finalize(ctx, self.env.client)

@@ -14,9 +14,11 @@ a message saying so, as does a target that is not S3.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
 
-from mo_operator.api.backup import Backup, RestoreJob
+from mo_operator.api.backup import Backup, RestoreJob, RestoreJobStatus
 from mo_operator.api.base import dump
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
@@ -27,76 +29,115 @@ from mo_operator.matrixone import backup as br
 from ..framework import resources as r
 from ..framework import typed
 from ..framework.admission import admit
-from ..framework.writes import Writes
-from .jobs import Admitted, JobActor, Outcome, build_job
+from ..framework.decision import Decision
+from ..framework.writes import Create, Writes
+from .jobs import (
+    COMPLETED,
+    JobActor,
+    JobView,
+    Refusal,
+    Rules,
+    build_job,
+    complete,
+    decide_job,
+    fail,
+    pending,
+    running,
+)
 
 KIND = "RestoreJob"
+RULES: Final = Rules(KIND, r.RESTOREJOBS, "restore", "RestoreFailed")
 BACKUP_WAIT_SECONDS: Final = 30.0
 """How long a RestoreJob waits for its Backup to appear before it fails."""
 
 
-class RestoreJobActor(JobActor):
-    kind = KIND
-    model = RestoreJob
-    resource = r.RESTOREJOBS
-    noun = "restore"
-    failed_reason = "RestoreFailed"
+@dataclass(frozen=True)
+class RestoreJobView:
+    """What a RestoreJob's decision reads: what every job reads, and the Backup it
+    restores (read only when its Job is to start)."""
 
-    def admit(self, ctx: Context) -> Admitted | None:
-        try:
-            job = admit(RestoreJob, ctx.obj)
-        except TerminalError as e:
-            self.fail(ctx, e.reason, e.message)
-            return None
-        if job.spec.external_source is not None:
-            self.fail(
-                ctx,
+    job: JobView
+    backup: Mapping[str, Any] | None = None
+
+
+def admitted(obj: Mapping[str, Any]) -> tuple[RestoreJob | None, br.S3Target | None, Refusal | None]:
+    """The RestoreJob as admitted, the storage it restores to, or why it cannot run."""
+    try:
+        job = admit(RestoreJob, obj)
+    except TerminalError as e:
+        return None, None, Refusal(e.reason, e.message)
+    if job.spec.external_source is not None:
+        return (
+            job,
+            None,
+            Refusal(
                 "Unsupported",
                 "spec.externalSource: restoring from storage that no Backup records is not supported; "
                 "name a Backup in spec.backupName",
-            )
-            return None
-        try:
-            return job, br.S3Target.of(dump(job.spec.target))
-        except ValueError as e:
-            self.fail(ctx, "InvalidSpec", f"spec.target: restores can only be written to s3 ({e})")
-            return None
-
-    def succeeded(self, ctx: Context, job_spec: Admitted, outcome: Outcome, plan: Writes) -> None:
-        job, target = job_spec
-        assert isinstance(job, RestoreJob)
-        self.complete(ctx, f"restored Backup {job.spec.backup_name} to {target.url}")
-
-    def start(self, ctx: Context, job_spec: Admitted, plan: Writes) -> None:
-        job, target = job_spec
-        assert isinstance(job, RestoreJob)
-        name = str(job.spec.backup_name)
-        backup = self.env.caches.get(r.BACKUPS, "", name)
-        if backup is None:
-            created = parse_time(meta_of(ctx.obj).creation_timestamp)
-            waited = self.env.clock() - created if created is not None else BACKUP_WAIT_SECONDS
-            if waited < BACKUP_WAIT_SECONDS:
-                self.pending(ctx, "BackupNotFound", f"waiting for Backup {name}, which does not exist (yet)")
-                return
-            self.fail(ctx, "BackupNotFound", f"Backup {name} does not exist")
-            return
-        record = typed.read(Backup, backup)
-        if record is None:
-            self.fail(ctx, "InvalidBackup", f"Backup {name}: {typed.why_invalid(Backup, backup)}")
-            return
-        try:
-            source = br.S3Target.of(dump(record.meta.location))
-        except ValueError as e:
-            self.fail(ctx, "InvalidBackup", f"Backup {name}: meta.location: {e}")
-            return
-        backup_id, raw = record.meta.id, record.meta.raw
-        run = build_job(
-            ctx.obj,
-            KIND,
-            image=self.env.settings.backup_image,
-            script=br.restore_script(backup_id, source, target),
-            env=br.restore_env(raw, source, target),
-            overlay=job.overlay,
+            ),
         )
-        plan.create(run, r.JOBS)
-        self.running(ctx, f"restoring backup {backup_id} (Backup {name}) to {target.url} in Job {ctx.name}")
+    try:
+        return job, br.S3Target.of(dump(job.spec.target)), None
+    except ValueError as e:
+        return job, None, Refusal("InvalidSpec", f"spec.target: restores can only be written to s3 ({e})")
+
+
+def decide(view: RestoreJobView) -> Decision:
+    """The RestoreJob's next step (see ``jobs.decide_job``). Pure: a function of ``view``."""
+    return decide_job(view.job, RULES, lambda: _start(view), lambda _: _succeeded(view.job))
+
+
+def _succeeded(view: JobView) -> Decision:
+    job, target = view.job, view.target
+    assert isinstance(job, RestoreJob) and target is not None
+    return complete(view, f"restored Backup {job.spec.backup_name} to {target.url}", view.drafted(COMPLETED))
+
+
+def _start(restore: RestoreJobView) -> Decision:
+    """The Job, once the Backup is there; Pending a while until it is."""
+    view = restore.job
+    job, target = view.job, view.target
+    assert isinstance(job, RestoreJob) and target is not None
+    name = str(job.spec.backup_name)
+    backup = restore.backup
+    if backup is None:
+        created = parse_time(meta_of(view.obj).creation_timestamp)
+        waited = view.now - created if created is not None else BACKUP_WAIT_SECONDS
+        if waited < BACKUP_WAIT_SECONDS:
+            return pending(view, "BackupNotFound", f"waiting for Backup {name}, which does not exist (yet)")
+        return fail(view, "BackupNotFound", f"Backup {name} does not exist")
+    record = typed.read(Backup, backup)
+    if record is None:
+        return fail(view, "InvalidBackup", f"Backup {name}: {typed.why_invalid(Backup, backup)}")
+    try:
+        source = br.S3Target.of(dump(record.meta.location))
+    except ValueError as e:
+        return fail(view, "InvalidBackup", f"Backup {name}: meta.location: {e}")
+    backup_id, raw = record.meta.id, record.meta.raw
+    run = build_job(
+        view.obj,
+        KIND,
+        image=view.image,
+        script=br.restore_script(backup_id, source, target),
+        env=br.restore_env(raw, source, target),
+        overlay=job.overlay,
+    )
+    message = f"restoring backup {backup_id} (Backup {name}) to {target.url} in Job {view.name}"
+    return running(view, message, (Create(r.JOBS, run),))
+
+
+class RestoreJobActor(JobActor):
+    rules = RULES
+    status_model = RestoreJobStatus
+    failed_reason = RULES.failed_reason
+
+    async def read(self, ctx: Context) -> RestoreJobView:
+        """Every read ``decide`` needs, once."""
+        job, target, refused = admitted(ctx.obj)
+        view = self.job_view(ctx, job, target, refused)
+        starts = job is not None and refused is None and view.run is None
+        backup = self.env.caches.get(r.BACKUPS, "", str(job.spec.backup_name)) if starts and job else None
+        return RestoreJobView(view, backup)
+
+    async def observe(self, ctx: Context) -> Writes | None:
+        return decide(await self.read(ctx)).act(ctx, self.env.client)

@@ -78,13 +78,13 @@ def _inherit(spec: PodSet, cluster: MatrixOneClusterSpec, restart_at: str | None
         value = getattr(cluster, attr)
         if out.get(key) in (None, [], {}) and value not in (None, [], {}):
             out[key] = copy.deepcopy(value)
-    if cluster.image_pull_policy:
-        overlay = dict(out.get("overlay") or {})
-        overlay.setdefault("imagePullPolicy", cluster.image_pull_policy)
-        out["overlay"] = overlay
-    if restart_at:
-        overlay = dict(out.get("overlay") or {})
-        overlay["podAnnotations"] = {**(overlay.get("podAnnotations") or {}), labels.RESTART_AT: restart_at}
+    if cluster.image_pull_policy or restart_at:
+        overlay = dump(spec.overlay) if spec.overlay is not None else {}
+        if cluster.image_pull_policy:
+            overlay.setdefault("imagePullPolicy", cluster.image_pull_policy)
+        if restart_at:
+            written = spec.overlay.pod_annotations if spec.overlay is not None else None
+            overlay["podAnnotations"] = {**(written or {}), labels.RESTART_AT: restart_at}
         out["overlay"] = overlay
     return out
 
@@ -229,7 +229,7 @@ def desired_children(
         overlay["env"] = [*env, password]
         cn_spec["overlay"] = overlay
         if spec.proxy:
-            cn_spec["config"] = cn_config.with_proxy_frontend(cn_spec.get("config"))
+            cn_spec["config"] = cn_config.with_proxy_frontend(group_spec.config)
         name = names.cn_group_cnset_name(mo, group)
         deps = {**logset_ref, "dnSet": _ref(base, namespace)} if tn else dict(logset_ref)
         children.append(
@@ -258,6 +258,21 @@ def desired_children(
         )
         children.append(Child(ROLE_WEBUI, r.WEBUIS, webui))
     return children
+
+
+def child_keys(cluster_name: str, spec: MatrixOneClusterSpec) -> list[tuple[Resource, str]]:
+    """Where each child ``desired_children`` makes lives (its resource and name), known
+    from the spec without making them: what a reconcile reads before it decides."""
+    base = names.cluster_child_name(cluster_name)
+    keys = [(r.LOGSETS, base)]
+    if spec.tn or spec.dn:
+        keys.append((r.DNSETS, base))
+    keys.extend((r.CNSETS, names.cn_group_cnset_name(cluster_name, group)) for group, _ in cn_groups(spec))
+    if spec.proxy:
+        keys.append((r.PROXYSETS, base))
+    if spec.webui:
+        keys.append((r.WEBUIS, base))
+    return keys
 
 
 NON_ROLLING: Mapping[str, frozenset[str]] = {
@@ -301,7 +316,7 @@ def held(desired: Mapping[str, Any], stored: Mapping[str, Any]) -> Obj:
     for a child whose turn to roll has not come."""
     keep = NON_ROLLING.get(str(desired["kind"]), frozenset())
     spec: Obj = thaw(dict(spec_of(stored)))
-    wanted = desired.get("spec") or {}
+    wanted = spec_of(desired)
     for key in keep:
         if key in wanted:
             spec[key] = copy.deepcopy(wanted[key])

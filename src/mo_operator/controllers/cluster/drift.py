@@ -12,7 +12,7 @@ from typing import Any
 from mo_operator.api import ownership
 from mo_operator.api.base import dump
 from mo_operator.api.cluster import MatrixOneClusterSpec
-from mo_operator.kube.meta.objects import annotations_of
+from mo_operator.kube.meta.objects import annotations_of, spec_of
 
 from ..framework.desired import APPLIED_HASH, matches
 from .children import Child
@@ -26,7 +26,7 @@ def drifted_fields(want: Mapping[str, Any], cached: Mapping[str, Any] | None) ->
     cluster's spec for it did not change: someone changed the set itself."""
     if cached is None or annotations_of(want).get(APPLIED_HASH) != annotations_of(cached).get(APPLIED_HASH):
         return []
-    spec, have = want.get("spec") or {}, cached.get("spec") or {}
+    spec, have = spec_of(want), spec_of(cached)
     return sorted(k for k, v in spec.items() if not matches({k: v}, have))
 
 

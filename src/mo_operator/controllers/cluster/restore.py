@@ -21,21 +21,22 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mo_operator.api.backup import RestoreJobStatus
 from mo_operator.api.base import dump
 from mo_operator.api.cluster import MatrixOneClusterSpec
 from mo_operator.api.kinds import API_VERSION
-from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import meta_of, namespace_of
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.backup import HAKEEPER_DATA_PATH
 
 from ..framework import resources as r
-from ..framework.env import Env
-from ..framework.meta import is_controlled_by, owner_reference
+from ..framework.decision import Decision, Emit, SetCondition
+from ..framework.meta import is_controlled_by, name_of, owner_reference
 from ..framework.typed import status_of
-from ..framework.writes import Writes
+from ..framework.writes import Create, Intent, Patch
 
 Obj = dict[str, Any]
 
@@ -100,55 +101,77 @@ def restore_job(cluster: Mapping[str, Any], spec: MatrixOneClusterSpec) -> Obj:
     return job
 
 
-def _hold(ctx: Context, reason: str, message: str) -> None:
-    ctx.status["credentialRef"] = {"name": names.credential_secret_name(ctx.name)}
-    ctx.status["phase"] = "NotReady"
-    ctx.set_condition("Ready", False, reason, message)
+@dataclass(frozen=True)
+class Gate:
+    """Whether the cluster's children may be made, and what the restore does meanwhile."""
+
+    open: bool
+    decision: Decision = field(default_factory=Decision)
 
 
-def restore_gate(env: Env, ctx: Context, spec: MatrixOneClusterSpec, plan: Writes) -> bool:
-    """Whether the cluster's children may be created: no restore asked for, or it completed.
+def restore_pending(cluster: Mapping[str, Any], spec: MatrixOneClusterSpec) -> bool:
+    """A restore is asked for and not yet recorded as complete: the RestoreJob decides."""
+    return bool(spec.restore_from) and not meta_of(cluster).annotations.get(labels.RESTORE_COMPLETE)
 
-    Otherwise the RestoreJob is created or followed, and the cluster's status says how
-    the restore goes."""
+
+def _hold(
+    cluster: Mapping[str, Any],
+    reason: str,
+    message: str,
+    events: tuple[Emit, ...] = (),
+    intents: tuple[Intent, ...] = (),
+) -> Gate:
+    """Closed: the cluster is NotReady and says why; its credential is already named."""
+    status = {"credentialRef": {"name": names.credential_secret_name(name_of(cluster))}, "phase": "NotReady"}
+    ready = SetCondition("Ready", False, reason, message)
+    return Gate(False, Decision(intents, status, (ready,), events))
+
+
+def restore_gate(
+    cluster: Mapping[str, Any],
+    spec: MatrixOneClusterSpec,
+    job: Mapping[str, Any] | None,
+    ready_reason: str | None,
+) -> Gate:
+    """Whether the cluster's children may be created: no restore asked for, or it
+    completed (``job``: the RestoreJob ``restore-<mo>``; ``ready_reason``: the reason of
+    the cluster's ``Ready`` as last known). Otherwise the RestoreJob is created or followed, and the cluster's status
+    says how the restore goes. Pure."""
     backup = spec.restore_from
-    if not backup:
-        return True
-    annotations = ctx.obj["metadata"].get("annotations") or {}
-    if annotations.get(labels.RESTORE_COMPLETE):
-        return True
-    name = restore_job_name(ctx.name)
-    job = env.caches.get(r.RESTOREJOBS, ctx.namespace, name)
+    if not restore_pending(cluster, spec):
+        return Gate(True)
+    name = restore_job_name(name_of(cluster))
     if job is None:
-        plan.create(restore_job(ctx.obj, spec), r.RESTOREJOBS)
-        _hold(ctx, "Restoring", f"restoring Backup {backup}: creating RestoreJob {name}")
-        ctx.event("Normal", "Restoring", f"restoring Backup {backup} with RestoreJob {name}")
-        return False
-    if not is_controlled_by(job, ctx.obj):
-        _hold(ctx, "RestoreBlocked", f"RestoreJob {name} exists and does not belong to this cluster")
-        return False
+        return _hold(
+            cluster,
+            "Restoring",
+            f"restoring Backup {backup}: creating RestoreJob {name}",
+            (Emit("Normal", "Restoring", f"restoring Backup {backup} with RestoreJob {name}"),),
+            (Create(r.RESTOREJOBS, restore_job(cluster, spec)),),
+        )
+    if not is_controlled_by(job, cluster):
+        return _hold(
+            cluster, "RestoreBlocked", f"RestoreJob {name} exists and does not belong to this cluster"
+        )
     status = status_of(RestoreJobStatus, job)
     phase = status.phase or "Pending"
     ended = status.condition("Ended")
     said = f": {ended.message}" if ended is not None and ended.message else ""
     if phase == "Failed":
         message = f"RestoreJob {name} failed{said}; delete and recreate the cluster to retry"
-        before = ctx.condition("Ready")
-        if before is None or before.get("reason") != RESTORE_FAILED:
-            ctx.event("Warning", RESTORE_FAILED, message)
-        _hold(ctx, RESTORE_FAILED, message)
-        return False
-    if phase == "Completed":
-        plan.patch(
-            r.MATRIXONE_CLUSTERS,
-            ctx.namespace,
-            ctx.name,
-            {"metadata": {"annotations": {labels.RESTORE_COMPLETE: RESTORE_COMPLETE_VALUE}}},
-            what="record that the restore completed",
+        told = ready_reason == RESTORE_FAILED
+        return _hold(
+            cluster, RESTORE_FAILED, message, () if told else (Emit("Warning", RESTORE_FAILED, message),)
         )
-        ctx.event(
+    if phase == "Completed":
+        recorded = Patch(
+            r.MATRIXONE_CLUSTERS,
+            namespace_of(cluster),
+            name_of(cluster),
+            {"metadata": {"annotations": {labels.RESTORE_COMPLETE: RESTORE_COMPLETE_VALUE}}},
+        )
+        restored = Emit(
             "Normal", "Restored", f"Backup {backup} restored by RestoreJob {name}; creating the cluster"
         )
-        return True
-    _hold(ctx, "Restoring", f"restoring Backup {backup}: RestoreJob {name} is {phase}{said}")
-    return False
+        return Gate(True, Decision((recorded,), events=(restored,)))
+    return _hold(cluster, "Restoring", f"restoring Backup {backup}: RestoreJob {name} is {phase}{said}")

@@ -15,7 +15,7 @@ from mo_operator.controllers.cluster.actor import ClusterView, decide
 from mo_operator.controllers.cluster.children import child_keys, desired_children
 from mo_operator.controllers.cluster.restore import restore_job
 from mo_operator.controllers.framework.admission import admit
-from mo_operator.controllers.framework.writes import Apply, Create, Delete, Intent, Patch
+from mo_operator.controllers.framework.writes import Apply, Create, Delete, Intent, Patch, Then
 from mo_operator.kube.meta.frozen import freeze
 from mo_operator.matrixone import labels
 
@@ -79,6 +79,7 @@ class Case:
     """``restoreFrom`` and the RestoreJob's phase (``absent``: not made yet)."""
     intents: list[str] = field(default_factory=list)
     first: int | None = 1
+    """Where the LogSet's cut (``Then``) falls among ``intents``; None: no cut (the restore gate held)."""
     events: list[str] = field(default_factory=list)
     conditions: dict[str, tuple[bool, str]] = field(default_factory=dict)
     status_phase: str = "Ready"
@@ -209,6 +210,8 @@ def _describe(intent: Intent) -> str:
             return f"delete {resource.kind} {name}"
         case Patch(resource, _, name):
             return f"patch {resource.kind} {name}"
+        case Then():
+            return "then"
     raise AssertionError(intent)
 
 
@@ -246,8 +249,10 @@ def view(case: Case, **given: Any) -> ClusterView:
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_decide(case: Case) -> None:
     decision = decide(view(case))
-    assert [_describe(i) for i in decision.intents] == case.intents
-    assert decision.first == case.first
+    expected = list(case.intents)
+    if case.first is not None:
+        expected.insert(case.first, "then")
+    assert [_describe(i) for i in decision.intents] == expected
     assert all(i.uid for i in decision.intents if isinstance(i, Delete)), "deletes are conditional"
     assert [e.reason for e in decision.events] == case.events
     assert {c.type: (c.status, c.reason) for c in decision.conditions} == case.conditions

@@ -11,7 +11,7 @@ import pytest
 from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.framework.decision import Decision, Emit
 from mo_operator.controllers.framework.unseen import Unseen
-from mo_operator.controllers.framework.writes import Apply, Call, Delete
+from mo_operator.controllers.framework.writes import Apply, Call, Delete, Patch, Then
 from mo_operator.kube.meta.errors import Conflict
 
 from .controller_fakes import RecordingClient, context, events
@@ -90,3 +90,26 @@ async def test_a_finalizers_decision_runs_its_writes_and_says_whether_it_is_done
     done = Decision((Delete(r.PODS, "ns", "q"),), finalized=True)
     assert await done.finalize(ctx, cast(Any, client)) is True
     assert [call[2] for call in client.calls] == ["p", "q"]
+
+
+def test_what_follows_then_goes_after_everything_before_it() -> None:
+    """Two ConfigMaps go out together, unless the decision puts a ``Then`` between them."""
+    other = {**CM, "metadata": {**CM["metadata"], "name": "d"}}
+    together = Decision((Apply(r.CONFIGMAPS, CM), Apply(r.CONFIGMAPS, other)))
+    apart = Decision((Apply(r.CONFIGMAPS, CM), Then(), Apply(r.CONFIGMAPS, other)))
+    joined = together.act(context(OBJ), cast(Any, RecordingClient()))
+    split = apart.act(context(OBJ), cast(Any, RecordingClient()))
+    assert joined is not None and split is not None
+    assert [[p.what for p in batch] for batch in joined.batches()] == [
+        ["apply ConfigMap c", "apply ConfigMap d"]
+    ]
+    assert [[p.what for p in batch] for batch in split.batches()] == [
+        ["apply ConfigMap c"],
+        ["apply ConfigMap d"],
+    ]
+
+
+def test_a_patch_keeps_its_description_in_the_plan() -> None:
+    patch = Patch(r.PODS, "ns", "p", {"metadata": {}}, what="mark p")
+    plan = Decision((patch,)).act(context(OBJ), cast(Any, RecordingClient()))
+    assert plan is not None and plan.description == "mark p"

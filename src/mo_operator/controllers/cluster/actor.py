@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from mo_operator.api.backup import Backup
@@ -33,7 +33,6 @@ from mo_operator.api.proxyset import ProxySetStatus
 from mo_operator.api.webui import WebUIStatus
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.manager.adapters import Client
 from mo_operator.kube.meta.frozen import thaw
 from mo_operator.kube.meta.objects import condition_of, mapping_at, meta_of, namespace_of
 from mo_operator.matrixone import labels, names, ports
@@ -46,7 +45,7 @@ from ..framework.decision import Decision, Emit, SetCondition
 from ..framework.desired import stamped, up_to_date
 from ..framework.env import Env
 from ..framework.meta import child_metadata, is_controlled_by, is_deleting, name_of, uid_of
-from ..framework.writes import Apply, Create, Delete, Intent, Writes
+from ..framework.writes import Apply, Create, Delete, Intent, Then, Writes
 from ..steps import progress, volumes
 from ..steps.status import UP_TO_DATE, not_fine
 from .children import (
@@ -137,25 +136,6 @@ class ClusterView:
     """Every child carrying the cluster's labels, in the order log, TN, CN, proxy, web console."""
 
 
-@dataclass(frozen=True)
-class ClusterDecision(Decision):
-    """A cluster's decision: its first ``first`` intents (the credential and the LogSet)
-    go before everything after them, since the sets report waiting for their LogSet
-    until they see it (``Writes.then``)."""
-
-    first: int | None = None
-
-    def act(self, ctx: Context, client: Client) -> Writes | None:
-        if self.first is None:
-            return super().act(ctx, client)
-        plan = replace(self, intents=self.intents[: self.first], first=None).act(ctx, client)
-        plan = plan or Writes(client)
-        plan.then()
-        for intent in self.intents[self.first :]:
-            plan.intend(intent)
-        return plan or None
-
-
 def source_of(backup: Mapping[str, Any] | None) -> tuple[str, str, str]:
     """What a Backup was taken from, as its ``sourceRef`` says: ``(ref, namespace, name)``
     of the MatrixOneCluster, the name empty when it was not a cluster."""
@@ -166,7 +146,7 @@ def source_of(backup: Mapping[str, Any] | None) -> tuple[str, str, str]:
     return source, namespace, name if kind == "matrixonecluster" else ""
 
 
-def decide(view: ClusterView) -> ClusterDecision:
+def decide(view: ClusterView) -> Decision:
     """The credential, the restore, every child in dependency order (a rolling change
     held until the children before it settled, drift set back), the children the spec
     dropped, and the status the children add up to. Pure: a function of ``view``."""
@@ -177,14 +157,13 @@ def decide(view: ClusterView) -> ClusterDecision:
     intents.extend(gate.decision.intents)
     events.extend(gate.decision.events)
     if not gate.open:  # restoreFrom: no child before the restore completed
-        return ClusterDecision(tuple(intents), gate.decision.status, gate.decision.conditions, tuple(events))
+        return Decision(tuple(intents), gate.decision.status, gate.decision.conditions, tuple(events))
     name, spec = name_of(view.cluster), view.spec
     children = desired_children(view.cluster, spec, view.labelled)
     wants = {child.label: stamped(child.obj) for child in children}
     unsettled_roles: list[str] = []
     held_children: list[Child] = []
     cached_children: dict[str, Mapping[str, Any] | None] = {}
-    first = None
     for role in ROLE_ORDER:
         group = [c for c in children if c.role == role]
         for child in group:
@@ -204,10 +183,10 @@ def decide(view: ClusterView) -> ClusterDecision:
         if any(not settled(cached_children[c.label], wants[c.label]) for c in group):
             unsettled_roles.append(role)
         if role == ROLE_LOG:
-            first = len(intents)
+            intents.append(Then())  # the sets report waiting for their LogSet until they see it
     leaving = _delete_orphans(view, children, intents)
     status, conditions = _status(view, children, wants, cached_children, held_children, leaving)
-    return ClusterDecision(tuple(intents), status, conditions, tuple(events), first=first)
+    return Decision(tuple(intents), status, conditions, tuple(events))
 
 
 def _credential(view: ClusterView, intents: list[Intent], events: list[Emit]) -> None:

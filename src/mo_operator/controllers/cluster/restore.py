@@ -169,6 +169,7 @@ def restore_gate(
             namespace_of(cluster),
             name_of(cluster),
             {"metadata": {"annotations": {labels.RESTORE_COMPLETE: RESTORE_COMPLETE_VALUE}}},
+            what="record that the restore completed",
         )
         restored = Emit(
             "Normal", "Restored", f"Backup {backup} restored by RestoreJob {name}; creating the cluster"

@@ -92,6 +92,8 @@ class Patch:
     body: Mapping[str, Any]
     subresource: str | None = None
     patch_type: str = "merge"
+    what: str | None = field(default=None, compare=False)
+    """What it does, as the plan and the ``Synced`` message say it (else ``patch KIND NAME``)."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,13 @@ class Call:
     """What it does, as the plan and the ``Synced`` message say it."""
 
 
-Intent = Apply | Create | Delete | Patch | Call
+@dataclass(frozen=True)
+class Then:
+    """What is planned after it goes after everything planned before it (``Writes.then``):
+    a marker in a decision's intents, not a write."""
+
+
+Intent = Apply | Create | Delete | Patch | Call | Then
 
 
 class Planned(NamedTuple):
@@ -269,7 +277,7 @@ class Writes:
         patch marks it (annotations, gates) and does not count as a workload write:
         a pod's spec is fixed once it runs."""
         kind = None if resource.kind == "Pod" else resource.kind
-        intent = Patch(resource, namespace, name, patch, subresource, patch_type)
+        intent = Patch(resource, namespace, name, patch, subresource, patch_type, what)
         self.add(what or f"patch {resource.kind} {name}", intent, kind)
 
     def intend(self, intent: Intent) -> None:
@@ -290,10 +298,14 @@ class Writes:
                     grace_period_seconds=grace,
                     propagation_policy=propagation,
                 )
-            case Patch(resource, namespace, name, body, subresource, patch_type):
-                self.patch(resource, namespace, name, body, subresource=subresource, patch_type=patch_type)
+            case Patch(resource, namespace, name, body, subresource, patch_type, what):
+                self.patch(
+                    resource, namespace, name, body, subresource=subresource, patch_type=patch_type, what=what
+                )
             case Call(step, what):
                 self.call(what, step)
+            case Then():
+                self.then()
 
     def call(self, what: str, step: Step) -> None:
         """Any other side effect (e.g. a MatrixOne admin call), in order with the writes."""
@@ -347,6 +359,8 @@ class Writes:
                     return None
             case Call(step):
                 return await step()
+            case Then():
+                return None
 
     def batches(self) -> list[list[Planned]]:
         """The steps in order: runs of ``together`` steps as one batch, runs of

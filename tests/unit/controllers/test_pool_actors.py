@@ -81,8 +81,19 @@ def pool_set(p: Obj, name: str, replicas: int, ready: bool = True) -> Obj:
             "labels": {labels.MANAGED_BY: "CNPool-pool", labels.OWNER_UID: "uid-pool"},
             "ownerReferences": [{"kind": "CNPool", "name": "pool", "uid": "uid-pool", "controller": True}],
         },
-        "spec": {"replicas": replicas},
-        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+        "spec": {"replicas": replicas, "image": "mo:1.0.0"},
+        "deps": p["spec"]["deps"],
+        "status": {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "reason": "Ready" if ready else "PodsNotReady",
+                    "message": "pods are ready" if ready else "1 pod is starting",
+                    "lastTransitionTime": format_time(NOW),
+                }
+            ]
+        },
     }
 
 

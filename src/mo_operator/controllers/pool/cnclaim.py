@@ -341,14 +341,14 @@ class _Draft:
         self.later: Later | None = None
         self.log: list[str] = []
 
-    def ready(self, status: bool, reason: str, message: str) -> None:
-        """Set ``Ready``; a later step of the decision says it better (a migration's progress)."""
-        self.conditions = [c for c in self.conditions if c.type != "Ready"]
-        self.conditions.append(SetCondition("Ready", status, reason, message))
+    def set(self, condition: SetCondition) -> None:
+        """Set a condition; a later step of the decision says it better (a migration's progress)."""
+        self.conditions = [c for c in self.conditions if c.type != condition.type]
+        self.conditions.append(condition)
 
     def pending(self, reason: str, message: str) -> None:
         self.status["phase"] = PENDING
-        self.ready(False, reason, message)
+        self.set(SetCondition("Ready", False, reason, message))
 
     def look_again(self, later: Later) -> None:
         self.later = sooner(self.later, later)
@@ -431,20 +431,29 @@ def _keep_pod(view: ClaimView, pod_name: str, source: str | None, draft: _Draft)
         if source is None:
             draft.pending("Binding", f"binding CN pod {pod_name}")
         else:
-            draft.ready(True, "Migrating", f"binding CN pod {pod_name} to move from {source}")
+            draft.set(
+                SetCondition("Ready", True, "Migrating", f"binding CN pod {pod_name} to move from {source}")
+            )
         return
     if phase == LOST and source is not None:
-        draft.ready(
-            True,
-            "MigrationBlocked",
-            f"CN pod {pod_name} is gone or held by another claim: the claim stays on {source}; "
-            "set spec.podName to an idle pod of the pool",
+        draft.set(
+            SetCondition(
+                "Ready",
+                True,
+                "MigrationBlocked",
+                f"CN pod {pod_name} is gone or held by another claim: the claim stays on {source}; "
+                "set spec.podName to an idle pod of the pool",
+            )
         )
         draft.look_again(Requeue(view.poll, f"whether CN pod {pod_name} is back"))
         return
     if phase == LOST:
         draft.status["phase"] = LOST
-        draft.ready(False, "PodLost", f"CN pod {pod_name} is gone or no longer bound to this claim")
+        draft.set(
+            SetCondition(
+                "Ready", False, "PodLost", f"CN pod {pod_name} is gone or no longer bound to this claim"
+            )
+        )
         return
     assert pod is not None
     missing = {k: v for k, v in bind_labels(claim, spec).items() if labels_of(pod).get(k) != v}
@@ -464,9 +473,13 @@ def _keep_pod(view: ClaimView, pod_name: str, source: str | None, draft: _Draft)
         draft.status["store"] = store_status(store, pod_name, since or now)
         working = (pod_name, store.work_state.value, since or now)
     if phase == OUTDATED:
-        draft.ready(True, "Outdated", f"bound to CN pod {pod_name}, of an older template of its pool")
+        draft.set(
+            SetCondition(
+                "Ready", True, "Outdated", f"bound to CN pod {pod_name}, of an older template of its pool"
+            )
+        )
     else:
-        draft.ready(True, "Bound", f"bound to CN pod {pod_name}")
+        draft.set(SetCondition("Ready", True, "Bound", f"bound to CN pod {pod_name}"))
     if store is not None:
         draft.look_again(Requeue(view.poll, f"the store of CN {pod_name} as HAKeeper sees it"))
     else:
@@ -505,13 +518,15 @@ def _migrate(
             "spec": {"sourcePod": None},
         }
         draft.intents.append(Patch(r.CNCLAIMS, namespace_of(view.claim), name_of(view.claim), end))
-        draft.events.append(Emit("Normal", "Migrated", f"moved from CN pod {source_name} to {target}", True))
+        draft.events.append(
+            Emit("Normal", "Migrated", f"moved from CN pod {source_name} to {target}", after_writes=True)
+        )
         return
     assert source is not None
     moving = f"bound to CN pod {target}, moving from {source_name}"
     if step.action == RECLAIM:
         draft.intents.extend(reclaim(view, source))
-        draft.ready(True, "Migrating", f"{moving}: {source_name} drains")
+        draft.set(SetCondition("Ready", True, "Migrating", f"{moving}: {source_name} drains"))
         draft.look_again(Wait(view.busy_poll, f"CN {source_name} to drain"))
     elif step.action == DRAINING:
         left = view.load
@@ -520,10 +535,14 @@ def _migrate(
             shown = f": {left['connections']} sessions left on {source_name}"
         else:
             shown = f": waiting for MatrixOne to say what is left on {source_name} ({left})"
-        draft.ready(True, "Migrating", moving + shown)
+        draft.set(SetCondition("Ready", True, "Migrating", moving + shown))
         draft.look_again(Wait(view.busy_poll, f"the sessions left on CN {source_name}"))
     else:
-        draft.ready(True, "Migrating", f"{moving} once {target} has worked {int(step.wait) + 1}s more")
+        draft.set(
+            SetCondition(
+                "Ready", True, "Migrating", f"{moving} once {target} has worked {int(step.wait) + 1}s more"
+            )
+        )
         draft.look_again(Requeue(max(step.wait, 0.1), f"CN {target} to have worked long enough"))
 
 

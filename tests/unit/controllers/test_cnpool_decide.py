@@ -16,8 +16,16 @@ from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.framework.admission import admit
 from mo_operator.controllers.framework.decision import Decision, SetCondition
 from mo_operator.controllers.framework.writes import Apply, Call, Delete, Patch, Step
-from mo_operator.controllers.pool.cnpool import PoolView, cnset_of, decide, revision_of, set_spec_of
+from mo_operator.controllers.pool.cnpool import (
+    PoolView,
+    cnset_of,
+    decide,
+    decide_removal,
+    revision_of,
+    set_spec_of,
+)
 from mo_operator.controllers.specs.pods import format_time
+from mo_operator.kube.controller.outcome import Wait
 from mo_operator.kube.meta.frozen import freeze
 from mo_operator.matrixone import labels
 
@@ -247,3 +255,16 @@ def test_a_pool_is_up_to_date_only_without_claimed_pods_of_older_templates() -> 
         "1 pods of older templates are still claimed or draining: pool-old-cn-0",
     )
     assert conditions[IDLE].status is True
+
+
+def test_a_deleted_pool_deletes_its_sets_first_and_goes_once_none_is_left() -> None:
+    going = {
+        **old_set("pool-b", 1),
+        "metadata": {**old_set("pool-b", 1)["metadata"], "deletionTimestamp": "x"},
+    }
+    decision = decide_removal(pool(), [old_set("pool-a", 1), going], 2.0)
+    assert decision.intents == (Delete(r.CNSETS, "ns", "pool-a", uid="uid-pool-a"),), (
+        "one going is left to go"
+    )
+    assert decision.later == Wait(2.0, "CNSets of pool to go first") and not decision.finalized
+    assert decide_removal(pool(), [], 2.0) == Decision(finalized=True)

@@ -175,6 +175,17 @@ async def test_a_pod_the_vanished_claims_finalizer_gave_back_meanwhile_is_left_a
     assert events(ctx) == [], "no warning for a pod its claim gave back"
 
 
+async def test_a_deleted_pool_deletes_its_sets_before_it_goes() -> None:
+    p = pool()
+    actor = CNPoolActor(pool_env(FakeCaches(p, pool_set(p, "pool-old", 1)), FakeAdmin()))
+    ctx = context(p)
+    assert await actor.finalize(ctx) is False
+    assert [(c[0], c[1], c[2], c[3]["uid"]) for c in cast(RecordingClient, actor.env.client).calls] == [
+        ("delete", "CNSet", "pool-old", "uid-pool-old")
+    ]
+    assert await CNPoolActor(pool_env(FakeCaches(p), FakeAdmin())).finalize(context(p)) is True
+
+
 # --- CNClaim --------------------------------------------------------------------------
 
 

@@ -54,6 +54,7 @@ from mo_operator.api.cnset import CNSet, CNSetStatus
 from mo_operator.api.defaulting import default
 from mo_operator.api.limits import MAX_REPLICAS
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import Wait
 from mo_operator.kube.meta.errors import Conflict, NotFound
 from mo_operator.kube.meta.objects import labels_of, meta_of, namespace_of
 from mo_operator.matrixone import labels
@@ -68,7 +69,7 @@ from ..framework.desired import content_hash, stamped, up_to_date
 from ..framework.env import Env
 from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
 from ..framework.unseen import version
-from ..framework.writes import Apply, Call, Delete, Intent, Patch, Step, Writes, delete_dependents_first
+from ..framework.writes import Apply, Call, Delete, Intent, Patch, Step, Writes
 from ..steps.status import UP_TO_DATE
 from .cnclaim import EMPTY_SPEC, claim_spec, reclaim_patch
 from .decisions import pool_replicas
@@ -304,6 +305,17 @@ def _conditions(
     return ready, SetCondition(UP_TO_DATE, True, "UpToDate", f"every pod runs template revision {revision}")
 
 
+def decide_removal(pool: Mapping[str, Any], sets: Sequence[Mapping[str, Any]], recheck: float) -> Decision:
+    """A deleted pool's finalizer: its CNSets (``sets``) go first, each on condition that it
+    is the set judged; the finalizer goes once none is left."""
+    if not sets:
+        return Decision(finalized=True)
+    deletes = tuple(
+        Delete(r.CNSETS, namespace_of(s), name_of(s), uid=uid_of(s)) for s in sets if not is_deleting(s)
+    )
+    return Decision(deletes, later=Wait(recheck, f"CNSets of {name_of(pool)} to go first"))
+
+
 class CNPoolActor:
     def __init__(self, env: Env) -> None:
         self.env = env
@@ -363,9 +375,8 @@ class CNPoolActor:
     async def finalize(self, ctx: Context) -> bool:
         """The pool's CNSets go first (their pods with them; the claims of those pods
         read Lost)."""
-        return await delete_dependents_first(
-            ctx, self.env.client, r.CNSETS, self._sets(ctx.obj), self.env.settings.busy_poll_seconds
-        )
+        decision = decide_removal(ctx.obj, self._sets(ctx.obj), self.env.settings.busy_poll_seconds)
+        return await decision.finalize(ctx, self.env.client)
 
     def _give_back(self, ctx: Context, pod: Mapping[str, Any], holder: str, patch: Obj) -> Step:
         client = self.env.client

@@ -32,7 +32,7 @@ from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import CNStore, WorkState
 
 from .controller_fakes import NOW, RecordingClient
-from .pool_fakes import FakeAdmin, claim, pool, pool_pod, store
+from .pool_fakes import FakeAdmin, claim, migrating, pool, pool_pod, store
 
 Obj = dict[str, Any]
 IDLE, BOUND, DRAINING = labels.POOL_PHASE_IDLE, labels.POOL_PHASE_BOUND, labels.POOL_PHASE_DRAINING
@@ -74,18 +74,6 @@ def view_of(
         15.0,
         load,
     )
-
-
-def migrating(target_since: float | None) -> Obj:
-    """Claim ``c`` moving from pod 0 to pod 1, its target seen Working since ``target_since``."""
-    c = claim("c", pod_name="pool-abc-cn-1", phase="Bound", sourcePod={"podName": "pool-abc-cn-0"})
-    if target_since is not None:
-        c["status"]["store"] = {
-            "string": "pool-abc-cn-1",
-            "workState": WorkState.WORKING.value,
-            "boundTime": format_time(target_since),
-        }
-    return c
 
 
 TARGET = pool_pod(1, BOUND, claimed_by="c")

@@ -24,6 +24,7 @@ from .pool_fakes import (
     FakeAdmin,
     claim,
     claimset,
+    migrating,
     pool,
     pool_env,
     pool_pod,
@@ -361,19 +362,6 @@ async def test_a_pod_another_claim_names_is_not_reclaimed_by_a_deleted_claim() -
     other = claim("d", pod_name="pool-abc-cn-0")
     c = claim("c", deleting=True)
     assert await claim_actor(c, other, pod, admin=FakeAdmin()).finalize(context(c)) is True
-
-
-def migrating(target_since: float | None = None, **extra: Any) -> Obj:
-    """Claim ``c`` moved from pod 0 (its source) to pod 1, with the target's store
-    seen Working since ``target_since``."""
-    c = claim("c", pod_name="pool-abc-cn-1", phase="Bound", sourcePod={"podName": "pool-abc-cn-0"}, **extra)
-    if target_since is not None:
-        c["status"]["store"] = {
-            "string": "pool-abc-cn-1",
-            "workState": WorkState.WORKING.value,
-            "boundTime": format_time(target_since),
-        }
-    return c
 
 
 async def test_a_migrating_claim_binds_its_new_pod_and_keeps_the_old_one_meanwhile() -> None:

@@ -38,18 +38,26 @@ made by a LogSet also carries upstream's ``matrixorigin.io/bucket-data-finalizer
 Claims made by the Go operator carry its per-set finalizers too, and claims made
 by earlier versions of this operator ``matrixorigin.io/bucketclaim``: all of them
 are removed with ours, since no other controller is left to remove them.
+
+A reconcile reads the claim (as admitted) and what it looks at into a view, and a
+pure decision says what to do: ``decide`` (``ClaimView``) while the claim lives,
+``decide_deletion`` (``DeletionView``) for its finalizer, which writes the claim's
+status itself (the framework writes none for a deleted object).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.api.base import dump
-from mo_operator.api.bucketclaim import BucketClaim, BucketClaimSpec
+from mo_operator.api.bucketclaim import BucketClaim, BucketClaimSpec, BucketClaimStatus
 from mo_operator.api.common import S3Provider
+from mo_operator.api.k8s import Condition
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import Wait
 from mo_operator.kube.meta.objects import (
     labels_of,
     mapping_at,
@@ -65,9 +73,10 @@ from mo_operator.matrixone.component import Component
 from .framework import resources as r
 from .framework import typed
 from .framework.admission import admit
+from .framework.decision import Decision, Emit, SetCondition
 from .framework.env import Env
 from .framework.meta import child_metadata, is_controlled_by, is_deleting, name_of
-from .framework.writes import Writes
+from .framework.writes import Create, Intent, Patch, Writes
 from .specs import pods as podutil
 from .steps.bucketclaims import SCHEDULING_FIELDS, claims_of_logset
 from .wiring import Wiring
@@ -162,8 +171,13 @@ def job_outcome(job: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def path_url(claim: Mapping[str, Any]) -> str:
+def path_url(spec: BucketClaimSpec) -> str:
     """The claim's ``spec.s3.path`` as the URL its conditions show."""
+    return buckets.s3_url(spec.s3.path or "")
+
+
+def written_path_url(claim: Mapping[str, Any]) -> str:
+    """The URL of the path an invalid claim (no admitted spec to read) names as written."""
     return buckets.s3_url(str(mapping_at(claim, "spec", "s3").get("path") or ""))
 
 
@@ -181,46 +195,270 @@ def _age(pod: Mapping[str, Any]) -> tuple[str, str]:
     return meta_of(pod).creation_timestamp, name_of(pod)
 
 
-class BucketClaimActor:
-    def __init__(self, env: Env) -> None:
-        self.env = env
+@dataclass(frozen=True)
+class ClaimView:
+    """What a live claim's decision reads: the claim as admitted, the LogSet its binding
+    names, and whether that LogSet is gone."""
 
-    # ---------------------------------------------------------------- observe
-    async def observe(self, ctx: Context) -> Writes | None:
-        claim = ctx.obj
-        admit(BucketClaim, claim)
-        plan = Writes(self.env.client)
-        bound = buckets.binding(claim)
-        if bound is not None and self._logset_gone(claim, bound):
-            self._release_orphan(ctx, bound, plan)
-            bound = None
-        ctx.status["state"] = buckets.IN_USE if bound else buckets.RELEASED
-        ctx.status["bindTo"] = bound or ""
-        url = path_url(claim)
-        if bound:
-            ctx.set_condition(READY, True, "Bound", f"{url} is used by LogSet {bound}")
-            ctx.set_condition(
+    claim: Mapping[str, Any]
+    spec: BucketClaimSpec
+    bound: str | None
+    """``<namespace>/<name>`` of the LogSet the claim is bound to (``buckets.binding``)."""
+    logset_gone: bool
+    """The bound LogSet, of the claim's namespace, is not there."""
+
+
+def decide(view: ClaimView) -> Decision:
+    """Report the claim's state and whether it may be recycled; release a claim whose
+    LogSet went without releasing it (its data kept), announcing it once released.
+    Pure: a function of ``view``."""
+    claim, bound = view.claim, view.bound
+    intents: tuple[Intent, ...] = ()
+    events: tuple[Emit, ...] = ()
+    if bound is not None and view.logset_gone:
+        # Conditional on the claim as seen: if the LogSet released (or deleted) it
+        # meanwhile, the conflict sends us back to a fresher view instead.
+        release = {
+            "metadata": {
+                "resourceVersion": claim["metadata"]["resourceVersion"],
+                "annotations": {buckets.BIND_TO: ""},
+            }
+        }
+        intents = (Patch(r.BUCKETCLAIMS, namespace_of(claim), name_of(claim), release),)
+        message = f"LogSet {bound} was deleted without releasing this claim: released, data kept"
+        events = (Emit("Warning", "LogSetGone", message, after_writes=True),)
+        bound = None
+    status = BucketClaimStatus(state=buckets.IN_USE if bound else buckets.RELEASED, bind_to=bound or "")
+    url = path_url(view.spec)
+    if bound:
+        conditions = (
+            SetCondition(READY, True, "Bound", f"{url} is used by LogSet {bound}"),
+            SetCondition(
                 RECYCLABLE, False, "InUse", f"bucket is in use by LogSet {bound}, cannot be deleted"
-            )
-            return plan or None
-        ctx.set_condition(RECYCLABLE, True, buckets.RELEASED, f"no LogSet uses {url}")
-        if buckets.reclaim_policy(claim) == buckets.DELETE:
-            ctx.set_condition(
+            ),
+        )
+    elif buckets.reclaim_policy(claim) == buckets.DELETE:
+        conditions = (
+            SetCondition(RECYCLABLE, True, buckets.RELEASED, f"no LogSet uses {url}"),
+            SetCondition(
                 READY,
                 True,
                 "Released",
                 f"no LogSet uses {url}; a LogSet of this namespace with the same path binds it again; "
                 "deleting this claim deletes the data (s3RetentionPolicy Delete)",
-            )
-        else:
-            ctx.set_condition(
+            ),
+        )
+    else:
+        conditions = (
+            SetCondition(RECYCLABLE, True, buckets.RELEASED, f"no LogSet uses {url}"),
+            SetCondition(
                 READY,
                 True,
                 "Released",
                 f"no LogSet uses {url}; its data is kept; a LogSet of this namespace with the same path "
                 "binds it again; deleting this claim keeps the data (s3RetentionPolicy Retain)",
+            ),
+        )
+    return Decision(intents, status, conditions, events)
+
+
+@dataclass(frozen=True)
+class DeletionView:
+    """What a deleted claim's finalizer reads."""
+
+    claim: Mapping[str, Any]
+    spec: BucketClaimSpec | None
+    """As admitted; None when admission refuses it (``invalid`` says why)."""
+    invalid: str
+    bound: str | None
+    logset_in_use: bool
+    """The bound LogSet is there and not being deleted (or out of our sight)."""
+    writers: tuple[str, ...]
+    """The MatrixOne pods that may still write to the path, by name."""
+    job: Mapping[str, Any] | None
+    """The cleanup Job of the claim's name, whoever owns it."""
+    job_pods: tuple[Mapping[str, Any], ...]
+    """The pods of that Job, when the claim owns it."""
+    before: Condition | None
+    """``Ready`` as the claim last reported it."""
+    poll: float
+    busy_poll: float
+    cleanup_image: str
+
+
+@dataclass
+class _Deletion:
+    """The finalizer's decision as it is built."""
+
+    view: DeletionView
+    url: str
+
+    def wait(
+        self,
+        reason: str,
+        message: str,
+        after: float,
+        *,
+        warn: bool = False,
+        gave_up: bool = False,
+        intents: tuple[Intent, ...] = (),
+        events: tuple[Emit, ...] = (),
+    ) -> Decision:
+        """Report what the claim waits for; ``warn`` announces a new problem with a
+        Warning Event, and ``gave_up`` once more when the Job stops retrying."""
+        conditions = [SetCondition(READY, False, reason, message)]
+        recyclable = _RECYCLABLE_REASONS.get(reason)
+        if recyclable is None:
+            released = "no LogSet uses the bucket: it is being recycled"
+            conditions.append(SetCondition(RECYCLABLE, True, buckets.RELEASED, released))
+        else:
+            conditions.append(SetCondition(RECYCLABLE, False, recyclable, message))
+        before = self.view.before
+        announced_give_up = before is not None and GAVE_UP in (before.message or "")
+        reported = before.reason if before is not None else None
+        if warn and (reported != reason or (gave_up and not announced_give_up)):
+            events = (*events, Emit("Warning", reason, message))
+        return Decision(intents, _deleting(self.view), tuple(conditions), events, later=Wait(after, message))
+
+    def done(self, events: tuple[Emit, ...] = ()) -> Decision:
+        """The claim's work is done: drop the Go operator's finalizers, if any, then ours goes."""
+        claim = self.view.claim
+        legacy = legacy_finalizers(claim)
+        if not legacy:
+            return Decision(events=events, finalized=True)
+        patch = {
+            "metadata": {
+                "finalizers": [f for f in meta_of(claim).finalizers if f not in legacy],
+                "resourceVersion": claim["metadata"]["resourceVersion"],
+            }
+        }
+        return Decision(
+            (Patch(r.BUCKETCLAIMS, namespace_of(claim), name_of(claim), patch),),
+            events=events,
+            later=Wait(self.view.busy_poll, "the claim's finalizer to come off"),
+        )
+
+
+def _deleting(view: DeletionView) -> BucketClaimStatus:
+    return BucketClaimStatus(state=buckets.DELETING, bind_to=view.bound or "")
+
+
+def decide_deletion(view: DeletionView) -> Decision:
+    """Wait while a LogSet uses the path; let a claim go whose data stays or was never
+    written; else, once no MatrixOne pod writes there, run the cleanup Job and follow it.
+    Pure: a function of ``view``; its status (when it has one) is written by the actor."""
+    url = path_url(view.spec) if view.spec is not None else written_path_url(view.claim)
+    d = _Deletion(view, url)
+    if view.bound is not None and view.logset_in_use:
+        return d.wait(
+            "InUse",
+            f"bound to LogSet {view.bound}, which still uses {url}: delete that LogSet (or its cluster) first",
+            view.poll,
+        )
+    if buckets.reclaim_policy(view.claim) == buckets.RETAIN or not buckets.ever_written(view.claim):
+        return d.done()
+    writers = view.writers
+    if writers:
+        shown = ", ".join(writers[:5]) + (f" and {len(writers) - 5} more" if len(writers) > 5 else "")
+        return d.wait(
+            "WaitingForPods",
+            f"waiting for {len(writers)} MatrixOne pods to stop before deleting {url}: {shown}",
+            view.busy_poll,
+        )
+    job_name = buckets.cleanup_job_name(name_of(view.claim))
+    job = view.job
+    if job is not None and not is_controlled_by(job, view.claim):
+        return d.wait(
+            "CleanupBlocked",
+            f"a Job {job_name} that this claim does not own is in the way: delete it",
+            view.poll,
+        )
+    if job is None:
+        if view.spec is None:
+            return d.wait("CleanupBlocked", f"{view.invalid}: fix the claim to delete {url}", view.poll)
+        create = Create(r.JOBS, cleanup_job(view.claim, view.spec, view.cleanup_image))
+        started = Emit("Normal", "DeletingData", f"started Job {job_name} to delete {url}", after_writes=True)
+        return d.wait(
+            "DeletingData",
+            f"Job {job_name} deletes {url}",
+            view.busy_poll,
+            intents=(create,),
+            events=(started,),
+        )
+    return _follow_job(d, job)
+
+
+def _follow_job(d: _Deletion, job: Mapping[str, Any]) -> Decision:
+    """Report the cleanup Job's progress; the claim goes once it completed."""
+    view, url = d.view, d.url
+    job_name = name_of(job)
+    outcome = job_outcome(job)
+    how_to_go_on = (
+        f"Fix the cause (credentials, endpoint) and delete Job {job_name} to retry, or set "
+        "spec.s3.s3RetentionPolicy of this claim to Retain to keep the data and let the claim go"
+    )
+    if outcome is None:
+        failed = _failed_pod(view.job_pods)
+        if failed is not None:
+            # The Job controller backs failed pods off (10 s, 20 s, 40 s...), so it
+            # gives up minutes after the first failure: say so at the first one.
+            retries = int(status_of(job).get("failed") or 1)
+            limit = int(spec_of(job).get("backoffLimit") or 0)
+            message = (
+                f"Job {job_name} is failing to delete {url}: pod {failed}; "
+                f"{min(retries, limit)} of {limit} retries used, the Job keeps retrying. " + how_to_go_on
             )
-        return plan or None
+            return d.wait("CleanupFailed", message, view.poll, warn=True)
+        problem = _pod_problem(view.job_pods)
+        return d.wait(
+            "DeletingData",
+            f"Job {job_name} deletes {url}" + (f"; its pod: {problem}" if problem else ""),
+            view.busy_poll,
+        )
+    kind, why = outcome
+    if kind == "Complete":
+        return d.done(events=(Emit("Normal", "DataDeleted", f"Job {job_name} deleted {url}"),))
+    problem = _pod_problem(view.job_pods)
+    message = (
+        f"Job {job_name} {GAVE_UP} {url} ({why or 'failed'}"
+        + (f"; last pod: {problem}" if problem else "")
+        + "). "
+        + how_to_go_on
+    )
+    return d.wait("CleanupFailed", message, view.poll, warn=True, gave_up=True)
+
+
+def _failed_pod(pods: Sequence[Mapping[str, Any]]) -> str | None:
+    """The newest failed pod of a Job still retrying, and why it failed."""
+    failed = [p for p in pods if status_of(p).get("phase") == "Failed"]
+    if not failed:
+        return None
+    newest = max(failed, key=_age)
+    return f"{name_of(newest)} failed ({podutil.problem(newest)})"
+
+
+def _pod_problem(pods: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why the Job's newest pod is not doing its work, if its status says."""
+    if not pods:
+        return None
+    newest = max(pods, key=_age)
+    if status_of(newest).get("phase") in ("Succeeded", "Running"):
+        return None
+    return f"{name_of(newest)}: {podutil.problem(newest)}"
+
+
+class BucketClaimActor:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    async def read(self, ctx: Context) -> ClaimView:
+        claim = ctx.obj
+        spec = admit(BucketClaim, claim).spec
+        bound = buckets.binding(claim)
+        return ClaimView(claim, spec, bound, bound is not None and self._logset_gone(claim, bound))
+
+    async def observe(self, ctx: Context) -> Writes | None:
+        return decide(await self.read(ctx)).act(ctx, self.env.client)
 
     def _logset_gone(self, claim: Mapping[str, Any], bound: str) -> bool:
         namespace, _, name = bound.partition("/")
@@ -228,126 +466,36 @@ class BucketClaimActor:
             return False  # not ours to judge (a claim is always in its LogSet's namespace)
         return self.env.caches.get(r.LOGSETS, namespace, name) is None
 
-    def _release_orphan(self, ctx: Context, bound: str, plan: Writes) -> None:
-        """Release a claim whose LogSet went without releasing it. The patch is conditional
-        on the claim as we saw it: if the LogSet released (or deleted) it meanwhile, the
-        conflict sends us back to a fresher view instead."""
-        meta = ctx.obj["metadata"]
-        plan.patch(
-            r.BUCKETCLAIMS,
-            ctx.namespace,
-            ctx.name,
-            {"metadata": {"resourceVersion": meta["resourceVersion"], "annotations": {buckets.BIND_TO: ""}}},
-            what=f"release the claim of LogSet {bound}, which is gone",
-        )
-
-        async def tell() -> None:
-            ctx.event(
-                "Warning",
-                "LogSetGone",
-                f"LogSet {bound} was deleted without releasing this claim: released, data kept",
-            )
-
-        plan.call("report the release", tell)
-
     # --------------------------------------------------------------- finalize
-    async def finalize(self, ctx: Context) -> bool:
-        claim = ctx.obj
+    async def read_deletion(self, ctx: Context) -> DeletionView:
+        """The claim (an invalid one too), its LogSet, the pods that may write to its
+        path, its cleanup Job and that Job's pods."""
+        claim, settings = ctx.obj, self.env.settings
+        admitted = typed.read(BucketClaim, claim)
         bound = buckets.binding(claim)
-        ctx.status["state"] = buckets.DELETING
-        ctx.status["bindTo"] = bound or ""
-        url = path_url(claim)
-        settings = self.env.settings
-        if bound is not None and self._logset_in_use(claim, bound):
-            return await self._wait(
-                ctx,
-                "InUse",
-                f"bound to LogSet {bound}, which still uses {url}: delete that LogSet (or its cluster) first",
-                settings.poll_seconds,
-            )
-        if buckets.reclaim_policy(claim) == buckets.RETAIN:
-            return await self._done(ctx)
-        if not buckets.ever_written(claim):
-            return await self._done(ctx)
-        writers = self._writers(claim)
-        if writers:
-            shown = ", ".join(writers[:5]) + (f" and {len(writers) - 5} more" if len(writers) > 5 else "")
-            return await self._wait(
-                ctx,
-                "WaitingForPods",
-                f"waiting for {len(writers)} MatrixOne pods to stop before deleting {url}: {shown}",
-                settings.busy_poll_seconds,
-            )
-        return await self._delete_data(ctx, url)
-
-    async def _delete_data(self, ctx: Context, url: str) -> bool:
-        """Start the cleanup Job, or follow the one started."""
-        claim, settings = ctx.obj, self.env.settings
-        job_name = buckets.cleanup_job_name(ctx.name)
-        job = self.env.caches.get(r.JOBS, ctx.namespace, job_name)
-        if job is None or not is_controlled_by(job, claim):
-            if job is not None:
-                return await self._wait(
-                    ctx,
-                    "CleanupBlocked",
-                    f"a Job {job_name} that this claim does not own is in the way: delete it",
-                    settings.poll_seconds,
-                )
-            admitted = typed.read(BucketClaim, claim)
-            if admitted is None:
-                why = typed.why_invalid(BucketClaim, claim)
-                return await self._wait(
-                    ctx, "CleanupBlocked", f"{why}: fix the claim to delete {url}", settings.poll_seconds
-                )
-            plan = Writes(self.env.client)
-            plan.create(cleanup_job(claim, admitted.spec, settings.cleanup_image), r.JOBS)
-            await plan(ctx)
-            ctx.event("Normal", "DeletingData", f"started Job {job_name} to delete {url}")
-            return await self._wait(
-                ctx, "DeletingData", f"Job {job_name} deletes {url}", settings.busy_poll_seconds
-            )
-        return await self._follow_job(ctx, job, url)
-
-    async def _follow_job(self, ctx: Context, job: Mapping[str, Any], url: str) -> bool:
-        """Report the cleanup Job's progress; the claim goes once it completed."""
-        claim, settings = ctx.obj, self.env.settings
-        job_name = name_of(job)
-        outcome = job_outcome(job)
-        how_to_go_on = (
-            f"Fix the cause (credentials, endpoint) and delete Job {job_name} to retry, or set "
-            "spec.s3.s3RetentionPolicy of this claim to Retain to keep the data and let the claim go"
+        job = self.env.caches.get(r.JOBS, ctx.namespace, buckets.cleanup_job_name(ctx.name))
+        owned = job is not None and is_controlled_by(job, claim)
+        return DeletionView(
+            claim,
+            admitted.spec if admitted is not None else None,
+            "" if admitted is not None else typed.why_invalid(BucketClaim, claim),
+            bound,
+            bound is not None and self._logset_in_use(claim, bound),
+            tuple(self._writers(claim)),
+            job,
+            tuple(self._job_pods(claim, job)) if owned and job is not None else (),
+            typed.status_of(BucketClaimStatus, claim).condition(READY),
+            settings.poll_seconds,
+            settings.busy_poll_seconds,
+            settings.cleanup_image,
         )
-        if outcome is None:
-            failed = self._failed_pod(claim, job)
-            if failed is not None:
-                # The Job controller backs failed pods off (10 s, 20 s, 40 s...), so it
-                # gives up minutes after the first failure: say so at the first one.
-                retries = int(status_of(job).get("failed") or 1)
-                limit = int(spec_of(job).get("backoffLimit") or 0)
-                message = (
-                    f"Job {job_name} is failing to delete {url}: pod {failed}; "
-                    f"{min(retries, limit)} of {limit} retries used, the Job keeps retrying. " + how_to_go_on
-                )
-                return await self._wait(ctx, "CleanupFailed", message, settings.poll_seconds, warn=True)
-            problem = self._pod_problem(claim, job)
-            return await self._wait(
-                ctx,
-                "DeletingData",
-                f"Job {job_name} deletes {url}" + (f"; its pod: {problem}" if problem else ""),
-                settings.busy_poll_seconds,
-            )
-        kind, why = outcome
-        if kind == "Complete":
-            ctx.event("Normal", "DataDeleted", f"Job {job_name} deleted {url}")
-            return await self._done(ctx)
-        problem = self._pod_problem(claim, job)
-        message = (
-            f"Job {job_name} {GAVE_UP} {url} ({why or 'failed'}"
-            + (f"; last pod: {problem}" if problem else "")
-            + "). "
-            + how_to_go_on
-        )
-        return await self._wait(ctx, "CleanupFailed", message, settings.poll_seconds, warn=True, gave_up=True)
+
+    async def finalize(self, ctx: Context) -> bool:
+        decision = decide_deletion(await self.read_deletion(ctx))
+        done = await decision.finalize(ctx, self.env.client)
+        if not decision.finalized and isinstance(decision.status, BucketClaimStatus):
+            await self._write_status(ctx)
+        return done
 
     def _logset_in_use(self, claim: Mapping[str, Any], bound: str) -> bool:
         namespace, _, name = bound.partition("/")
@@ -379,71 +527,6 @@ class BucketClaimActor:
             for p in self.env.caches.list(r.PODS, namespace_of(claim), job_labels(claim))
             if is_controlled_by(p, job)
         ]
-
-    def _failed_pod(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> str | None:
-        """The newest failed pod of a Job still retrying, and why it failed."""
-        failed = [p for p in self._job_pods(claim, job) if status_of(p).get("phase") == "Failed"]
-        if not failed:
-            return None
-        newest = max(failed, key=_age)
-        return f"{name_of(newest)} failed ({podutil.problem(newest)})"
-
-    def _pod_problem(self, claim: Mapping[str, Any], job: Mapping[str, Any]) -> str | None:
-        """Why the Job's newest pod is not doing its work, if its status says."""
-        pods = self._job_pods(claim, job)
-        if not pods:
-            return None
-        newest = max(pods, key=_age)
-        if status_of(newest).get("phase") in ("Succeeded", "Running"):
-            return None
-        return f"{name_of(newest)}: {podutil.problem(newest)}"
-
-    async def _wait(
-        self,
-        ctx: Context,
-        reason: str,
-        message: str,
-        after: float,
-        *,
-        warn: bool = False,
-        gave_up: bool = False,
-    ) -> bool:
-        """Report what the claim waits for; ``warn`` announces a new problem with a
-        Warning Event, and ``gave_up`` once more when the Job stops retrying."""
-        before = view(ctx.obj).condition(READY) or {}
-        ctx.set_condition(READY, False, reason, message)
-        recyclable = _RECYCLABLE_REASONS.get(reason)
-        if recyclable is None:
-            ctx.set_condition(
-                RECYCLABLE, True, buckets.RELEASED, "no LogSet uses the bucket: it is being recycled"
-            )
-        else:
-            ctx.set_condition(RECYCLABLE, False, recyclable, message)
-        await self._write_status(ctx)
-        announced_give_up = GAVE_UP in str(before.get("message") or "")
-        if warn and (before.get("reason") != reason or (gave_up and not announced_give_up)):
-            ctx.event("Warning", reason, message)
-        ctx.wait(after, message)
-        return False
-
-    async def _done(self, ctx: Context) -> bool:
-        """The claim's work is done: drop the Go operator's finalizers, if any, then ours goes."""
-        legacy = legacy_finalizers(ctx.obj)
-        if not legacy:
-            return True
-        await self.env.client.patch(
-            r.BUCKETCLAIMS,
-            ctx.name,
-            {
-                "metadata": {
-                    "finalizers": [f for f in meta_of(ctx.obj).finalizers if f not in legacy],
-                    "resourceVersion": ctx.obj["metadata"]["resourceVersion"],
-                }
-            },
-            ctx.namespace or None,
-        )
-        ctx.wait(self.env.settings.busy_poll_seconds, "the claim's finalizer to come off")
-        return False
 
     async def _write_status(self, ctx: Context) -> None:
         ctx.status["observedGeneration"] = ctx.generation

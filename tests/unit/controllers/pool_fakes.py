@@ -245,3 +245,16 @@ def claimset(replicas: int) -> Obj:
             },
         },
     }
+
+
+def migrating(target_since: float | None = None, **extra: Any) -> Obj:
+    """Claim ``c`` moved from pod 0 (its source) to pod 1, with the target's store
+    seen Working since ``target_since``."""
+    c = claim("c", pod_name="pool-abc-cn-1", phase="Bound", sourcePod={"podName": "pool-abc-cn-0"}, **extra)
+    if target_since is not None:
+        c["status"]["store"] = {
+            "string": "pool-abc-cn-1",
+            "workState": WorkState.WORKING.value,
+            "boundTime": format_time(target_since),
+        }
+    return c

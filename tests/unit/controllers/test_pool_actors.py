@@ -24,6 +24,7 @@ from .pool_fakes import (
     FakeAdmin,
     claim,
     claimset,
+    migrating,
     pool,
     pool_env,
     pool_pod,
@@ -81,8 +82,19 @@ def pool_set(p: Obj, name: str, replicas: int, ready: bool = True) -> Obj:
             "labels": {labels.MANAGED_BY: "CNPool-pool", labels.OWNER_UID: "uid-pool"},
             "ownerReferences": [{"kind": "CNPool", "name": "pool", "uid": "uid-pool", "controller": True}],
         },
-        "spec": {"replicas": replicas},
-        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+        "spec": {"replicas": replicas, "image": "mo:1.0.0"},
+        "deps": p["spec"]["deps"],
+        "status": {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "reason": "Ready" if ready else "PodsNotReady",
+                    "message": "pods are ready" if ready else "1 pod is starting",
+                    "lastTransitionTime": format_time(NOW),
+                }
+            ]
+        },
     }
 
 
@@ -162,6 +174,17 @@ async def test_a_pod_the_vanished_claims_finalizer_gave_back_meanwhile_is_left_a
     calls, ctx = await observe(CNPoolActor(pool_env(caches, FakeAdmin(), client)), p)
     assert [c[0] for c in calls if c[1] == "Pod"] == ["conflict"]
     assert events(ctx) == [], "no warning for a pod its claim gave back"
+
+
+async def test_a_deleted_pool_deletes_its_sets_before_it_goes() -> None:
+    p = pool()
+    actor = CNPoolActor(pool_env(FakeCaches(p, pool_set(p, "pool-old", 1)), FakeAdmin()))
+    ctx = context(p)
+    assert await actor.finalize(ctx) is False
+    assert [(c[0], c[1], c[2], c[3]["uid"]) for c in cast(RecordingClient, actor.env.client).calls] == [
+        ("delete", "CNSet", "pool-old", "uid-pool-old")
+    ]
+    assert await CNPoolActor(pool_env(FakeCaches(p), FakeAdmin())).finalize(context(p)) is True
 
 
 # --- CNClaim --------------------------------------------------------------------------
@@ -339,19 +362,6 @@ async def test_a_pod_another_claim_names_is_not_reclaimed_by_a_deleted_claim() -
     other = claim("d", pod_name="pool-abc-cn-0")
     c = claim("c", deleting=True)
     assert await claim_actor(c, other, pod, admin=FakeAdmin()).finalize(context(c)) is True
-
-
-def migrating(target_since: float | None = None, **extra: Any) -> Obj:
-    """Claim ``c`` moved from pod 0 (its source) to pod 1, with the target's store
-    seen Working since ``target_since``."""
-    c = claim("c", pod_name="pool-abc-cn-1", phase="Bound", sourcePod={"podName": "pool-abc-cn-0"}, **extra)
-    if target_since is not None:
-        c["status"]["store"] = {
-            "string": "pool-abc-cn-1",
-            "workState": WorkState.WORKING.value,
-            "boundTime": format_time(target_since),
-        }
-    return c
 
 
 async def test_a_migrating_claim_binds_its_new_pod_and_keeps_the_old_one_meanwhile() -> None:

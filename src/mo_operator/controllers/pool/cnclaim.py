@@ -43,33 +43,48 @@ resourceVersion, loses the claim's labels (its owner is kept as
 ``matrixorigin.io/last-owner``), gets ``matrixorigin.io/reclaimed-at``, and
 its store is set Draining without labels. Its CNSet returns it to Idle once
 its sessions left (``controllers/cnset/pooling.py``).
+
+A reconcile reads (``CNClaimActor.read``) the claim as admitted, the pool pods of
+its namespace and, only when the decision needs them, HAKeeper's record of its
+store and the load left on a draining source into a ``ClaimView``; ``decide`` is a
+pure function of it. Its MatrixOne calls and the bind (which tries its candidates
+in turn) are ``Call`` intents, built on the view's ``ClaimCalls`` and run only by
+the plan. The finalizer goes the same way (``ReleaseView``, ``decide_release``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from mo_operator.api.base import dump
-from mo_operator.api.cnclaim import CNClaim, CNClaimSpec
+from mo_operator.api.cnclaim import CNClaim, CNClaimSpec, CNClaimStatus
+from mo_operator.api.cnset import CNSet
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import Later, Requeue, Wait, sooner
+from mo_operator.kube.manager.adapters import Client
 from mo_operator.kube.meta.errors import Conflict, NotFound
-from mo_operator.kube.meta.objects import annotations_of, labels_of, mapping_at, meta_of, spec_of
+from mo_operator.kube.meta.objects import annotations_of, labels_of, spec_of
 from mo_operator.matrixone import labels
-from mo_operator.matrixone.admin import AdminError, CNStore, WorkState, cn_labels_from_spec
+from mo_operator.matrixone.admin import AdminError, CNStore, MOAdminProvider, WorkState, cn_labels_from_spec
 
 from ..cnset import pods as cnpods
 from ..cnset.drain import DEFAULT_MIN_DRAIN_SECONDS
+from ..cnset.pooling import phase_of
 from ..framework import resources as r
+from ..framework import typed
 from ..framework.admission import admit
+from ..framework.decision import Decision, Emit, SetCondition
 from ..framework.env import Env
-from ..framework.meta import is_deleting, name_of
-from ..framework.typed import read
-from ..framework.writes import Step, Writes
+from ..framework.meta import is_deleting, name_of, namespace_of
+from ..framework.writes import Call, Intent, Patch, Step, Writes
 from ..specs import pods as podutil
 from .decisions import (
+    BOUND,
     DONE,
     DRAINING,
     LOST,
@@ -112,7 +127,7 @@ def taken_by_others(env: Env, namespace: str, claim: str) -> dict[str, str]:
     """``podName`` → claim, for the other live claims of the namespace."""
     out: dict[str, str] = {}
     for other in env.caches.list(r.CNCLAIMS, namespace):
-        pod = claim_spec(read(CNClaim, other)).pod_name
+        pod = claim_spec(typed.read(CNClaim, other)).pod_name
         if pod and name_of(other) != claim and not is_deleting(other):
             out[pod] = name_of(other)
     return out
@@ -179,6 +194,21 @@ def store_labels(spec: CNClaimSpec) -> dict[str, tuple[str, ...]]:
     return cn_labels_from_spec([dump(label) for label in spec.cn_labels or ()])
 
 
+def record_patch(claim: Mapping[str, Any], pod: Mapping[str, Any]) -> Obj:
+    """The claim patch that records its bound ``pod`` (``podName``, ``nodeName``,
+    ``poolName``), on condition that the claim is still the one decided on."""
+    pool = labels_of(pod).get(labels.POOL_NAME)
+    spec: Obj = {"podName": name_of(pod)}
+    node = spec_of(pod).get("nodeName")
+    if node:
+        spec["nodeName"] = node
+    meta: Obj = {"resourceVersion": claim["metadata"]["resourceVersion"]}
+    if pool:
+        spec["poolName"] = pool
+        meta["labels"] = {labels.POOL_NAME: pool}
+    return {"metadata": meta, "spec": spec}
+
+
 def store_status(store: CNStore, pod_name: str, bound_time: str | None) -> Obj:
     """``status.store`` (upstream's CNStoreStatus; the pod's name is under ``string``)."""
     out: Obj = {
@@ -194,246 +224,19 @@ def store_status(store: CNStore, pod_name: str, bound_time: str | None) -> Obj:
     return {k: v for k, v in out.items() if v not in ("", None, [])}
 
 
-class CNClaimActor:
-    def __init__(self, env: Env) -> None:
-        self.env = env
+@dataclass(frozen=True)
+class ClaimCalls:
+    """The steps a claim's decision plans that are code: MatrixOne's store calls, and the
+    bind, which tries its candidates in turn until one is not taken meanwhile. Building
+    a step calls nothing; the plan runs it."""
 
-    # ---------------------------------------------------------------- observe
-    async def observe(self, ctx: Context) -> Writes | None:
-        spec = claim_spec(admit(CNClaim, ctx.obj))
-        namespace, name = ctx.namespace, ctx.name
-        pods = pool_pods(self.env, namespace)
-        mine = held_by(pods, name)
-        plan = Writes(self.env.client)
-        pod_name = spec.pod_name
-        source = migration_source(spec)
-        if not pod_name:
-            self._find_pod(ctx, spec, pods, mine, plan)
-        else:
-            await self._keep_pod(ctx, spec, pod_name, plan, source)
-        keep = {pod_name or (name_of(mine[0]) if mine else None), source}  # no podName: the first is adopted
-        for extra in mine:
-            if name_of(extra) not in keep:
-                ctx.log.info("the claim holds a second pod, %s: giving it back", name_of(extra))
-                self._reclaim(spec, extra, plan)
-        return plan or None
+    client: Client
+    admin: MOAdminProvider
+    log: logging.LoggerAdapter[logging.Logger]
 
-    def _find_pod(
-        self,
-        ctx: Context,
-        spec: CNClaimSpec,
-        pods: Sequence[Mapping[str, Any]],
-        mine: Sequence[Mapping[str, Any]],
-        plan: Writes,
-    ) -> None:
-        namespace, name = ctx.namespace, ctx.name
-        if mine:  # a bind took this pod, then stopped before recording it
-            pod = mine[0]
-            plan.call(f"put CN {name_of(pod)} to work", self._put_to_work(pod, spec))
-            self._record(ctx, pod, plan)
-            self._pending(ctx, "Binding", f"binding CN pod {name_of(pod)}")
-            return
-        candidates = claim_candidates(spec, pods, taken_by_others(self.env, namespace, name))
-        if candidates:
-            shown = ", ".join(name_of(p) for p in candidates[:SHOWN_CANDIDATES])
-            plan.call(f"bind an idle CN ({shown})", self._bind(ctx, spec, candidates))
-            self._pending(ctx, "Binding", f"binding an idle CN ({shown})")
-            return
-        pool = spec.pool_name
-        if not pool:
-            found = matching_pool(spec, self.env.caches.list(r.CNPOOLS, namespace))
-            if found is None:
-                self._pending(
-                    ctx,
-                    "NoMatchingPool",
-                    "no idle CN matches the selector, and no CNPool of the namespace has podLabels it matches",
-                )
-                return
-            pool = name_of(found)
-        if labels_of(ctx.obj).get(labels.POOL_NAME) != pool or not spec.pool_name:
-            plan.patch(
-                r.CNCLAIMS,
-                namespace,
-                name,
-                {"metadata": {"labels": {labels.POOL_NAME: pool}}, "spec": {"poolName": pool}},
-                what=f"nominate the claim to pool {pool}",
-            )
-        self._pending(
-            ctx, "WaitingForPod", f"no idle CN of pool {pool} matches the selector yet: the pool starts one"
-        )
-
-    async def _keep_pod(
-        self, ctx: Context, spec: CNClaimSpec, pod_name: str, plan: Writes, source: str | None
-    ) -> None:
-        status = ctx.status
-        pod = self.env.caches.get(r.PODS, ctx.namespace, pod_name)
-        phase = LOST if status.get("phase") == LOST and source is None else bound_phase(pod, ctx.name)
-        if phase is None:
-            assert pod is not None
-            plan.call(f"bind CN {pod_name}", self._bind(ctx, spec, [pod]))
-            if source is None:
-                self._pending(ctx, "Binding", f"binding CN pod {pod_name}")
-            else:
-                ctx.set_condition(
-                    "Ready", True, "Migrating", f"binding CN pod {pod_name} to move from {source}"
-                )
-            return
-        if phase == LOST and source is not None:
-            ctx.set_condition(
-                "Ready",
-                True,
-                "MigrationBlocked",
-                f"CN pod {pod_name} is gone or held by another claim: the claim stays on {source}; "
-                "set spec.podName to an idle pod of the pool",
-            )
-            ctx.requeue(self.env.settings.poll_seconds, f"whether CN pod {pod_name} is back")
-            return
-        if phase == LOST:
-            status["phase"] = LOST
-            ctx.set_condition(
-                "Ready", False, "PodLost", f"CN pod {pod_name} is gone or no longer bound to this claim"
-            )
-            return
-        assert pod is not None
-        missing = {k: v for k, v in bind_labels(ctx.obj, spec).items() if labels_of(pod).get(k) != v}
-        if missing:
-            plan.patch(
-                r.PODS,
-                ctx.namespace,
-                pod_name,
-                {"metadata": {"labels": missing}},
-                what=f"label CN {pod_name}",
-            )
-        now = podutil.format_time(self.env.clock())
-        status["phase"] = phase
-        status.setdefault("boundTime", now)
-        store = await self._store(ctx, pod)
-        if store is not None:
-            want = store_labels(spec)
-            if store.work_state is not WorkState.WORKING or dict(store.labels) != want:
-                plan.call(f"put CN {pod_name} to work", self._put_to_work(pod, spec))
-            previous = status.get("store") or {}
-            since = previous.get("boundTime") if previous.get("string") == pod_name else None
-            status["store"] = store_status(store, pod_name, since or now)
-        if phase == OUTDATED:
-            ctx.set_condition(
-                "Ready", True, "Outdated", f"bound to CN pod {pod_name}, of an older template of its pool"
-            )
-        else:
-            ctx.set_condition("Ready", True, "Bound", f"bound to CN pod {pod_name}")
-        if store is not None:
-            ctx.requeue(self.env.settings.poll_seconds, f"the store of CN {pod_name} as HAKeeper sees it")
-        else:
-            ctx.wait(self.env.settings.busy_poll_seconds, f"HAKeeper to know the store of CN {pod_name}")
-        if source is not None:
-            await self._migrate(ctx, spec, pod, source, plan)
-        else:
-            status.pop("migrate", None)
-
-    async def _store(self, ctx: Context, pod: Mapping[str, Any]) -> CNStore | None:
-        address = annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION)
-        if not address:
-            return None
-        try:
-            state = await self.env.admin.admin(str(address)).hakeeper_state()
-        except AdminError as e:
-            ctx.log.debug("HAKeeper does not answer: %s", e)
-            return None
-        return state.cn(cnpods.store_uuid(pod))
-
-    async def _migrate(
-        self, ctx: Context, spec: CNClaimSpec, target: Mapping[str, Any], source_name: str, plan: Writes
-    ) -> None:
-        """The next step of moving the claim from ``source_name`` to ``target`` (bound)."""
-        target_name = name_of(target)
-        source = self.env.caches.get(r.PODS, ctx.namespace, source_name)
-        step = migration_step(
-            source,
-            ctx.name,
-            self._working_since(ctx, target_name),
-            self.env.clock(),
-            self._propagation_delay(ctx, target),
-        )
-        settings = self.env.settings
-        if step.action == DONE:
-            ctx.status.pop("migrate", None)
-            self._end_migration(ctx, source_name, target_name, plan)
-            return
-        assert source is not None
-        moving = f"bound to CN pod {target_name}, moving from {source_name}"
-        if step.action == RECLAIM:
-            self._reclaim(spec, source, plan)
-            ctx.set_condition("Ready", True, "Migrating", f"{moving}: {source_name} drains")
-            ctx.wait(settings.busy_poll_seconds, f"CN {source_name} to drain")
-        elif step.action == DRAINING:
-            left = await self._load(source)
-            if isinstance(left, dict):
-                ctx.status["migrate"] = {"source": left}
-                shown = f": {left['connections']} sessions left on {source_name}"
-            else:
-                shown = f": waiting for MatrixOne to say what is left on {source_name} ({left})"
-            ctx.set_condition("Ready", True, "Migrating", moving + shown)
-            ctx.wait(settings.busy_poll_seconds, f"the sessions left on CN {source_name}")
-        else:
-            ctx.set_condition(
-                "Ready",
-                True,
-                "Migrating",
-                f"{moving} once {target_name} has worked {int(step.wait) + 1}s more",
-            )
-            ctx.requeue(max(step.wait, 0.1), f"CN {target_name} to have worked long enough")
-
-    def _working_since(self, ctx: Context, target: str) -> float | None:
-        """When the claim first saw ``target``'s store Working for it (``status.store``)."""
-        store = ctx.status.get("store") or {}
-        if store.get("string") != target or store.get("workState") != WorkState.WORKING.value:
-            return None
-        return podutil.parse_time(store.get("boundTime"))
-
-    def _propagation_delay(self, ctx: Context, target: Mapping[str, Any]) -> float:
-        """``scalingConfig.minDelaySeconds`` of the target's CNSet: how long the proxy
-        needs to learn of a store's new state (upstream waits a fixed 15 s)."""
-        set_name = labels_of(target).get(labels.INSTANCE)
-        cnset = self.env.caches.get(r.CNSETS, ctx.namespace, str(set_name)) if set_name else None
-        scaling = mapping_at(cnset, "spec", "scalingConfig")
-        return float(scaling.get("minDelaySeconds", DEFAULT_MIN_DRAIN_SECONDS))
-
-    async def _load(self, pod: Mapping[str, Any]) -> Obj | str:
-        """``status.migrate.source``: what still runs on ``pod``, or why MatrixOne does not say."""
+    def put_to_work(self, pod: Mapping[str, Any], spec: CNClaimSpec) -> Step:
         address = str(annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION) or "")
-        try:
-            load = await self.env.admin.admin(address).cn_load(cnpods.store_uuid(pod))
-        except AdminError as e:
-            log.debug("cannot read the load of CN %s: %s", name_of(pod), e)
-            return str(e)
-        return {"connections": load.sessions, "pipelines": load.pipelines, "replicas": load.replicas}
-
-    def _end_migration(self, ctx: Context, source: str, target: str, plan: Writes) -> None:
-        """Clear ``sourcePod``, on condition that the claim is the one we decided on."""
-        plan.patch(
-            r.CNCLAIMS,
-            ctx.namespace,
-            ctx.name,
-            {
-                "metadata": {"resourceVersion": ctx.obj["metadata"]["resourceVersion"]},
-                "spec": {"sourcePod": None},
-            },
-            what=f"end the migration from {source}",
-        )
-
-        async def tell() -> None:
-            ctx.event("Normal", "Migrated", f"moved from CN pod {source} to {target}")
-
-        plan.call("report the migration", tell)
-
-    def _pending(self, ctx: Context, reason: str, message: str) -> None:
-        ctx.status["phase"] = PENDING
-        ctx.set_condition("Ready", False, reason, message)
-
-    # ---------------------------------------------------------------- writes
-    def _put_to_work(self, pod: Mapping[str, Any], spec: CNClaimSpec) -> Step:
-        address = str(annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION) or "")
-        admin = self.env.admin.admin(address)
+        admin = self.admin.admin(address)
         return functools.partial(
             admin.set_cn_work_state,
             cnpods.store_uuid(pod),
@@ -441,29 +244,26 @@ class CNClaimActor:
             store_labels(spec),
         )
 
-    def _record(self, ctx: Context, pod: Mapping[str, Any], plan: Writes) -> None:
-        """Write the bound pod into the claim's spec, on condition that the claim is
-        still the one we decided on."""
-        plan.patch(
-            r.CNCLAIMS, ctx.namespace, ctx.name, self._record_patch(ctx, pod), what="record the bound pod"
-        )
+    def drain(self, pod: Mapping[str, Any]) -> Step:
+        """Set a reclaimed pod's store Draining; HAKeeper not answering is left to its CNSet."""
+        address = str(annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION) or "")
+        uuid, admin = cnpods.store_uuid(pod), self.admin
 
-    def _record_patch(self, ctx: Context, pod: Mapping[str, Any]) -> Obj:
-        pool = labels_of(pod).get(labels.POOL_NAME)
-        spec: Obj = {"podName": name_of(pod)}
-        node = spec_of(pod).get("nodeName")
-        if node:
-            spec["nodeName"] = node
-        meta: Obj = {"resourceVersion": ctx.obj["metadata"]["resourceVersion"]}
-        if pool:
-            spec["poolName"] = pool
-            meta["labels"] = {labels.POOL_NAME: pool}
-        return {"metadata": meta, "spec": spec}
+        async def drain() -> object:
+            try:
+                await admin.admin(address).set_cn_work_state(uuid, WorkState.DRAINING, {})
+            except AdminError as e:  # its CNSet drains it as soon as HAKeeper answers
+                log.info("cannot set reclaimed CN %s Draining yet: %s", name_of(pod), e)
+            return None
 
-    def _bind(self, ctx: Context, spec: CNClaimSpec, candidates: Sequence[Mapping[str, Any]]) -> Step:
-        client, namespace, name = self.env.client, ctx.namespace, ctx.name
-        claim_version = ctx.obj["metadata"]["resourceVersion"]
-        wanted = bind_labels(ctx.obj, spec)
+        return drain
+
+    def bind(
+        self, claim: Mapping[str, Any], spec: CNClaimSpec, candidates: Sequence[Mapping[str, Any]]
+    ) -> Step:
+        client, namespace, name = self.client, namespace_of(claim), name_of(claim)
+        claim_version = claim["metadata"]["resourceVersion"]
+        wanted = bind_labels(claim, spec)
 
         async def bind() -> object:
             # The claim as seen must be current: a stale copy may not show the pod it took already.
@@ -476,51 +276,393 @@ class CNClaimActor:
                 try:
                     await client.patch(r.PODS, name_of(pod), patch, namespace)
                 except (Conflict, NotFound) as e:
-                    ctx.log.debug("CN %s was taken or changed meanwhile: trying the next", name_of(pod))
+                    self.log.debug("CN %s was taken or changed meanwhile: trying the next", name_of(pod))
                     lost = e
                     continue
-                await self._put_to_work(pod, spec)()
-                await client.patch(r.CNCLAIMS, name, self._record_patch(ctx, pod), namespace)
-                ctx.log.info("bound CN pod %s", name_of(pod))
+                await self.put_to_work(pod, spec)()
+                await client.patch(r.CNCLAIMS, name, record_patch(claim, pod), namespace)
+                self.log.info("bound CN pod %s", name_of(pod))
                 return None
             assert lost is not None
             raise lost  # every candidate went to another claim: look again with a fresh cache
 
         return bind
 
-    def _reclaim(self, spec: CNClaimSpec, pod: Mapping[str, Any], plan: Writes) -> None:
-        meta = meta_of(pod)
-        plan.patch(
-            r.PODS,
-            meta.namespace,
-            name_of(pod),
-            reclaim_patch(pod, spec, self.env.clock()),
-            what=f"give CN {name_of(pod)} back to its pool",
+
+@dataclass(frozen=True)
+class ClaimView:
+    """What a CNClaim's decision reads. ``store``, ``source``, ``delay`` and ``load``
+    are read only when the claim is bound (and migrating, for the last three)."""
+
+    claim: Mapping[str, Any]
+    spec: CNClaimSpec
+    status: CNClaimStatus
+    """As last written (the draft the reconcile starts from)."""
+    pods: tuple[Mapping[str, Any], ...]
+    """The pool pods of the claim's namespace."""
+    now: float
+    poll: float
+    """How often a bound claim's store is looked at (``poll_seconds``)."""
+    busy_poll: float
+    calls: ClaimCalls
+    taken: Mapping[str, str] = field(default_factory=dict)
+    """Without a ``podName``: the pods other claims name, to the claim naming each."""
+    pools: tuple[Mapping[str, Any], ...] = ()
+    """Without a ``podName``: the CNPools of the namespace."""
+    pod: Mapping[str, Any] | None = None
+    """The ``podName`` pod."""
+    store: CNStore | None = None
+    """HAKeeper's record of the bound pod's store (None: it does not say)."""
+    source: Mapping[str, Any] | None = None
+    """The pod a migrating claim leaves."""
+    delay: float = DEFAULT_MIN_DRAIN_SECONDS
+    """How long the target must have worked before the source drains."""
+    load: Obj | str | None = None
+    """What still runs on a draining source (``status.migrate.source``), or why MatrixOne
+    does not say."""
+
+
+def keep_phase(
+    status: CNClaimStatus, pod: Mapping[str, Any] | None, claim: str, source: str | None
+) -> str | None:
+    """The phase of a claim with a ``podName`` (see ``bound_phase``): Lost stays Lost
+    unless a migration names another pod."""
+    return LOST if status.phase == LOST and source is None else bound_phase(pod, claim)
+
+
+class _Draft:
+    """A decision as it is built: what ``decide`` accumulates, handed out as a ``Decision``."""
+
+    def __init__(self) -> None:
+        self.intents: list[Intent] = []
+        self.status: Obj = {}
+        self.conditions: list[SetCondition] = []
+        self.events: list[Emit] = []
+        self.later: Later | None = None
+        self.log: list[str] = []
+
+    def set(self, condition: SetCondition) -> None:
+        """Set a condition; a later step of the decision says it better (a migration's progress)."""
+        self.conditions = [c for c in self.conditions if c.type != condition.type]
+        self.conditions.append(condition)
+
+    def pending(self, reason: str, message: str) -> None:
+        self.status["phase"] = PENDING
+        self.set(SetCondition("Ready", False, reason, message))
+
+    def look_again(self, later: Later) -> None:
+        self.later = sooner(self.later, later)
+
+    def decision(self) -> Decision:
+        return Decision(
+            tuple(self.intents),
+            self.status,
+            tuple(self.conditions),
+            tuple(self.events),
+            self.later,
+            tuple(self.log),
         )
-        address = str(meta.annotations.get(cnpods.HAKEEPER_ANNOTATION) or "")
-        uuid = cnpods.store_uuid(pod)
 
-        async def drain() -> object:
-            try:
-                await self.env.admin.admin(address).set_cn_work_state(uuid, WorkState.DRAINING, {})
-            except AdminError as e:  # its CNSet drains it as soon as HAKeeper answers
-                log.info("cannot set reclaimed CN %s Draining yet: %s", name_of(pod), e)
+
+def reclaim(view: ClaimView | ReleaseView, pod: Mapping[str, Any]) -> list[Intent]:
+    """Give ``pod`` back to its pool, Draining, and set its store Draining."""
+    return [
+        Patch(r.PODS, namespace_of(pod), name_of(pod), reclaim_patch(pod, view.spec, view.now)),
+        Call(view.calls.drain(pod), f"set CN {name_of(pod)} Draining"),
+    ]
+
+
+def decide(view: ClaimView) -> Decision:
+    """Bind a pod, keep the bound one working (or move to another), and give back any
+    other pod the claim holds. Pure: a function of ``view``."""
+    draft = _Draft()
+    name, spec = name_of(view.claim), view.spec
+    mine = held_by(view.pods, name)
+    pod_name, source = spec.pod_name, migration_source(spec)
+    if not pod_name:
+        _find_pod(view, mine, draft)
+    else:
+        _keep_pod(view, pod_name, source, draft)
+    keep = {pod_name or (name_of(mine[0]) if mine else None), source}  # no podName: the first is adopted
+    for extra in mine:
+        if name_of(extra) not in keep:
+            draft.log.append(f"the claim holds a second pod, {name_of(extra)}: giving it back")
+            draft.intents.extend(reclaim(view, extra))
+    return draft.decision()
+
+
+def _find_pod(view: ClaimView, mine: Sequence[Mapping[str, Any]], draft: _Draft) -> None:
+    claim, spec = view.claim, view.spec
+    namespace, name = namespace_of(claim), name_of(claim)
+    if mine:  # a bind took this pod, then stopped before recording it
+        pod = mine[0]
+        draft.intents.append(Call(view.calls.put_to_work(pod, spec), f"put CN {name_of(pod)} to work"))
+        draft.intents.append(Patch(r.CNCLAIMS, namespace, name, record_patch(claim, pod)))
+        draft.pending("Binding", f"binding CN pod {name_of(pod)}")
+        return
+    candidates = claim_candidates(spec, view.pods, view.taken)
+    if candidates:
+        shown = ", ".join(name_of(p) for p in candidates[:SHOWN_CANDIDATES])
+        draft.intents.append(Call(view.calls.bind(claim, spec, candidates), f"bind an idle CN ({shown})"))
+        draft.pending("Binding", f"binding an idle CN ({shown})")
+        return
+    pool = spec.pool_name
+    if not pool:
+        found = matching_pool(spec, view.pools)
+        if found is None:
+            draft.pending(
+                "NoMatchingPool",
+                "no idle CN matches the selector, and no CNPool of the namespace has podLabels it matches",
+            )
+            return
+        pool = name_of(found)
+    if labels_of(claim).get(labels.POOL_NAME) != pool or not spec.pool_name:
+        nominate = {"metadata": {"labels": {labels.POOL_NAME: pool}}, "spec": {"poolName": pool}}
+        draft.intents.append(Patch(r.CNCLAIMS, namespace, name, nominate))
+    draft.pending("WaitingForPod", f"no idle CN of pool {pool} matches the selector yet: the pool starts one")
+
+
+def _keep_pod(view: ClaimView, pod_name: str, source: str | None, draft: _Draft) -> None:
+    claim, spec, pod = view.claim, view.spec, view.pod
+    phase = keep_phase(view.status, pod, name_of(claim), source)
+    if phase is None:
+        assert pod is not None
+        draft.intents.append(Call(view.calls.bind(claim, spec, [pod]), f"bind CN {pod_name}"))
+        if source is None:
+            draft.pending("Binding", f"binding CN pod {pod_name}")
+        else:
+            draft.set(
+                SetCondition("Ready", True, "Migrating", f"binding CN pod {pod_name} to move from {source}")
+            )
+        return
+    if phase == LOST and source is not None:
+        draft.set(
+            SetCondition(
+                "Ready",
+                True,
+                "MigrationBlocked",
+                f"CN pod {pod_name} is gone or held by another claim: the claim stays on {source}; "
+                "set spec.podName to an idle pod of the pool",
+            )
+        )
+        draft.look_again(Requeue(view.poll, f"whether CN pod {pod_name} is back"))
+        return
+    if phase == LOST:
+        draft.status["phase"] = LOST
+        draft.set(
+            SetCondition(
+                "Ready", False, "PodLost", f"CN pod {pod_name} is gone or no longer bound to this claim"
+            )
+        )
+        return
+    assert pod is not None
+    missing = {k: v for k, v in bind_labels(claim, spec).items() if labels_of(pod).get(k) != v}
+    if missing:
+        draft.intents.append(Patch(r.PODS, namespace_of(claim), pod_name, {"metadata": {"labels": missing}}))
+    now = podutil.format_time(view.now)
+    draft.status["phase"] = phase
+    draft.status["boundTime"] = view.status.bound_time or now
+    store = view.store
+    working = _working(view.status)
+    if store is not None:
+        want = store_labels(spec)
+        if store.work_state is not WorkState.WORKING or dict(store.labels) != want:
+            draft.intents.append(Call(view.calls.put_to_work(pod, spec), f"put CN {pod_name} to work"))
+        previous = view.status.store
+        since = previous.bound_time if previous is not None and previous.pod_name == pod_name else None
+        draft.status["store"] = store_status(store, pod_name, since or now)
+        working = (pod_name, store.work_state.value, since or now)
+    if phase == OUTDATED:
+        draft.set(
+            SetCondition(
+                "Ready", True, "Outdated", f"bound to CN pod {pod_name}, of an older template of its pool"
+            )
+        )
+    else:
+        draft.set(SetCondition("Ready", True, "Bound", f"bound to CN pod {pod_name}"))
+    if store is not None:
+        draft.look_again(Requeue(view.poll, f"the store of CN {pod_name} as HAKeeper sees it"))
+    else:
+        draft.look_again(Wait(view.busy_poll, f"HAKeeper to know the store of CN {pod_name}"))
+    if source is not None:
+        _migrate(view, pod_name, source, working, draft)
+    else:
+        draft.status["migrate"] = None
+
+
+def _working(status: CNClaimStatus) -> tuple[str | None, int | None, str | None]:
+    """The pod, work state and bound time ``status.store`` reports."""
+    store = status.store
+    return (None, None, None) if store is None else (store.pod_name, store.work_state, store.bound_time)
+
+
+def _migrate(
+    view: ClaimView,
+    target: str,
+    source_name: str,
+    working: tuple[str | None, int | None, str | None],
+    draft: _Draft,
+) -> None:
+    """The next step of moving the claim from ``source_name`` to ``target`` (bound);
+    ``working``: the store as ``status.store`` will report it."""
+    store_pod, state, bound_time = working
+    since = (
+        podutil.parse_time(bound_time) if store_pod == target and state == WorkState.WORKING.value else None
+    )
+    source = view.source
+    step = migration_step(source, name_of(view.claim), since, view.now, view.delay)
+    if step.action == DONE:
+        draft.status["migrate"] = None
+        end = {
+            "metadata": {"resourceVersion": view.claim["metadata"]["resourceVersion"]},
+            "spec": {"sourcePod": None},
+        }
+        draft.intents.append(Patch(r.CNCLAIMS, namespace_of(view.claim), name_of(view.claim), end))
+        draft.events.append(
+            Emit("Normal", "Migrated", f"moved from CN pod {source_name} to {target}", after_writes=True)
+        )
+        return
+    assert source is not None
+    moving = f"bound to CN pod {target}, moving from {source_name}"
+    if step.action == RECLAIM:
+        draft.intents.extend(reclaim(view, source))
+        draft.set(SetCondition("Ready", True, "Migrating", f"{moving}: {source_name} drains"))
+        draft.look_again(Wait(view.busy_poll, f"CN {source_name} to drain"))
+    elif step.action == DRAINING:
+        left = view.load
+        if isinstance(left, dict):
+            draft.status["migrate"] = {"source": left}
+            shown = f": {left['connections']} sessions left on {source_name}"
+        else:
+            shown = f": waiting for MatrixOne to say what is left on {source_name} ({left})"
+        draft.set(SetCondition("Ready", True, "Migrating", moving + shown))
+        draft.look_again(Wait(view.busy_poll, f"the sessions left on CN {source_name}"))
+    else:
+        draft.set(
+            SetCondition(
+                "Ready", True, "Migrating", f"{moving} once {target} has worked {int(step.wait) + 1}s more"
+            )
+        )
+        draft.look_again(Requeue(max(step.wait, 0.1), f"CN {target} to have worked long enough"))
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """What a deleted claim's finalizer reads: the pods Bound to it that no other claim names."""
+
+    claim: Mapping[str, Any]
+    spec: CNClaimSpec
+    held: tuple[Mapping[str, Any], ...]
+    now: float
+    busy_poll: float
+    calls: ClaimCalls
+
+
+def decide_release(view: ReleaseView) -> Decision:
+    """Give the claim's pods back to their pool; the finalizer goes once none is Bound to it."""
+    if not view.held:
+        return Decision(finalized=True)
+    intents = [intent for pod in view.held for intent in reclaim(view, pod)]
+    events = tuple(
+        Emit("Normal", "Reclaimed", f"CN pod {name_of(p)} goes back to its pool") for p in view.held
+    )
+    later = Wait(view.busy_poll, "the claim's pods to go back to their pool")
+    return Decision(tuple(intents), events=events, later=later)
+
+
+class CNClaimActor:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def _calls(self, ctx: Context) -> ClaimCalls:
+        return ClaimCalls(self.env.client, self.env.admin, ctx.log)
+
+    async def read(self, ctx: Context) -> ClaimView:
+        """Every read a decision needs, once: the claim as admitted and as last reported,
+        the pool pods of its namespace; without a pod, the pods other claims name and the
+        pools; bound, its pod's store in HAKeeper; migrating, the source, its CNSet's
+        propagation delay and, once it drains, what is left on it."""
+        claim, env = ctx.obj, self.env
+        spec = claim_spec(admit(CNClaim, claim))
+        status = typed.parse_status(CNClaimStatus, ctx.status)
+        namespace, name = ctx.namespace, ctx.name
+        settings = env.settings
+        view = ClaimView(
+            claim,
+            spec,
+            status,
+            tuple(pool_pods(env, namespace)),
+            env.clock(),
+            settings.poll_seconds,
+            settings.busy_poll_seconds,
+            self._calls(ctx),
+        )
+        if not spec.pod_name:
+            taken = taken_by_others(env, namespace, name)
+            return dataclasses.replace(view, taken=taken, pools=tuple(env.caches.list(r.CNPOOLS, namespace)))
+        pod = env.caches.get(r.PODS, namespace, spec.pod_name)
+        source_name = migration_source(spec)
+        if keep_phase(status, pod, name, source_name) not in (BOUND, OUTDATED):
+            return dataclasses.replace(view, pod=pod)
+        assert pod is not None
+        store = await self._store(ctx, pod)
+        if source_name is None:
+            return dataclasses.replace(view, pod=pod, store=store)
+        source = env.caches.get(r.PODS, namespace, source_name)
+        draining = (
+            source is not None and not is_deleting(source) and phase_of(source) == labels.POOL_PHASE_DRAINING
+        )
+        load = await self._load(source) if draining and source is not None else None
+        return dataclasses.replace(
+            view, pod=pod, store=store, source=source, delay=self._propagation_delay(pod), load=load
+        )
+
+    async def observe(self, ctx: Context) -> Writes | None:
+        return decide(await self.read(ctx)).act(ctx, self.env.client)
+
+    async def _store(self, ctx: Context, pod: Mapping[str, Any]) -> CNStore | None:
+        address = annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION)
+        if not address:
             return None
+        try:
+            state = await self.env.admin.admin(str(address)).hakeeper_state()
+        except AdminError as e:
+            ctx.log.debug("HAKeeper does not answer: %s", e)
+            return None
+        return state.cn(cnpods.store_uuid(pod))
 
-        plan.call(f"set CN {name_of(pod)} Draining", drain)
+    def _propagation_delay(self, target: Mapping[str, Any]) -> float:
+        """``scalingConfig.minDelaySeconds`` of the target's CNSet: how long the proxy
+        needs to learn of a store's new state (upstream waits a fixed 15 s)."""
+        set_name = labels_of(target).get(labels.INSTANCE)
+        cached = self.env.caches.get(r.CNSETS, namespace_of(target), str(set_name)) if set_name else None
+        cnset = typed.read(CNSet, cached) if cached is not None else None
+        scaling = cnset.spec.scaling_config if cnset is not None and cnset.spec is not None else None
+        delay = scaling.min_delay_seconds if scaling is not None else None
+        return float(DEFAULT_MIN_DRAIN_SECONDS if delay is None else delay)
+
+    async def _load(self, pod: Mapping[str, Any]) -> Obj | str:
+        """``status.migrate.source``: what still runs on ``pod``, or why MatrixOne does not say."""
+        address = str(annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION) or "")
+        try:
+            load = await self.env.admin.admin(address).cn_load(cnpods.store_uuid(pod))
+        except AdminError as e:
+            log.debug("cannot read the load of CN %s: %s", name_of(pod), e)
+            return str(e)
+        return {"connections": load.sessions, "pipelines": load.pipelines, "replicas": load.replicas}
 
     # --------------------------------------------------------------- finalize
-    async def finalize(self, ctx: Context) -> bool:
-        """Give the claim's pod back to its pool; done once no pod is Bound to it."""
-        spec = claim_spec(read(CNClaim, ctx.obj))  # an invalid claim still gives its pods back
+    async def read_release(self, ctx: Context) -> ReleaseView:
+        """The claim (an invalid one still gives its pods back) and the pods Bound to it
+        that no other claim names."""
+        spec = claim_spec(typed.read(CNClaim, ctx.obj))
         others = taken_by_others(self.env, ctx.namespace, ctx.name)
         held = [p for p in held_by(pool_pods(self.env, ctx.namespace), ctx.name) if name_of(p) not in others]
-        if not held:
-            return True
-        plan = Writes(self.env.client)
-        for pod in held:
-            self._reclaim(spec, pod, plan)
-            ctx.event("Normal", "Reclaimed", f"CN pod {name_of(pod)} goes back to its pool")
-        await plan(ctx)
-        ctx.wait(self.env.settings.busy_poll_seconds, "the claim's pods to go back to their pool")
-        return False
+        settings = self.env.settings
+        return ReleaseView(
+            ctx.obj, spec, tuple(held), self.env.clock(), settings.busy_poll_seconds, self._calls(ctx)
+        )
+
+    async def finalize(self, ctx: Context) -> bool:
+        """Give the claim's pod back to its pool; done once no pod is Bound to it."""
+        return await decide_release(await self.read_release(ctx)).finalize(ctx, self.env.client)

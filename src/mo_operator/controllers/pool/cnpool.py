@@ -32,33 +32,44 @@ decided on, so it never overrides a claim that bound the pod meanwhile.
 ``spec.strategy.updateStrategy.reclaimTimeout`` is accepted and, as
 upstream, not enforced: a claimed pod of an older template stays until its
 claim goes (a CNClaimSet rolls its claims to the new template itself).
+
+A reconcile reads (``CNPoolActor.read``) the pool as admitted, its CNSets, their
+pods and the namespace's claims into a ``PoolView``; ``decide`` is a pure function
+of it.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.api.base import dump
 from mo_operator.api.cnclaim import CNClaim
 from mo_operator.api.cnpool import CNPool, CNPoolSpec
+from mo_operator.api.cnset import CNSet, CNSetStatus
 from mo_operator.api.defaulting import default
 from mo_operator.api.limits import MAX_REPLICAS
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.outcome import Wait
 from mo_operator.kube.meta.errors import Conflict, NotFound
-from mo_operator.kube.meta.objects import condition_of, labels_of, mapping_at, meta_of, namespace_of, spec_of
+from mo_operator.kube.meta.objects import labels_of, meta_of, namespace_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
 from ..cnset.pooling import IN_USE, describe_counts, phase_of, pool_counts
 from ..framework import resources as r
+from ..framework import typed
 from ..framework.admission import admit
-from ..framework.desired import content_hash, stamped
+from ..framework.decision import Decision, SetCondition
+from ..framework.desired import content_hash, stamped, up_to_date
 from ..framework.env import Env
 from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
-from ..framework.typed import read
-from ..framework.writes import Step, Writes, delete_dependents_first
+from ..framework.unseen import version
+from ..framework.writes import Apply, Call, Delete, Intent, Patch, Step, Writes
 from ..steps.status import UP_TO_DATE
 from .cnclaim import EMPTY_SPEC, claim_spec, reclaim_patch
 from .decisions import pool_replicas
@@ -76,20 +87,24 @@ def managed_by(pool_name: str) -> str:
 
 def set_spec_of(pool_name: str, spec: CNPoolSpec) -> Obj:
     """The CNSet spec (without ``replicas``) a pool's template makes."""
-    out = dump(spec.template)
+    template = spec.template
+    out = dump(template)
     for key in ("replicas", "cnLabels", "serviceType", "serviceAnnotations", "nodePort", "podsToDelete"):
         out.pop(key, None)
     out["podManagementPolicy"] = labels.POOLING
     out["pauseUpdate"] = True
-    out["scalingConfig"] = {**(out.get("scalingConfig") or {}), "storeDrainEnabled": True}
+    scaling = dump(template.scaling_config) if template.scaling_config is not None else {}
+    out["scalingConfig"] = {**scaling, "storeDrainEnabled": True}
     out["updateStrategy"] = {"maxSurge": 0, "maxUnavailable": 1}
-    overlay = dict(out.get("overlay") or {})
-    overlay["podLabels"] = {
-        **(overlay.get("podLabels") or {}),
-        **(spec.pod_labels or {}),
-        labels.POOL_NAME: pool_name,
+    overlay = template.overlay
+    out["overlay"] = {
+        **(dump(overlay) if overlay is not None else {}),
+        "podLabels": {
+            **((overlay.pod_labels if overlay is not None else None) or {}),
+            **(spec.pod_labels or {}),
+            labels.POOL_NAME: pool_name,
+        },
     }
-    out["overlay"] = overlay
     return out
 
 
@@ -115,6 +130,12 @@ def in_use(pods: Sequence[Mapping[str, Any]]) -> int:
     return sum(1 for p in live(pods) if phase_of(p) in IN_USE)
 
 
+def replicas_of(cnset: Mapping[str, Any] | None) -> int:
+    """A pool CNSet's ``spec.replicas`` (0 when it is not there, or does not admit)."""
+    found = typed.read(CNSet, cnset) if cnset is not None else None
+    return found.spec.replicas or 0 if found is not None and found.spec is not None else 0
+
+
 def nominated_claims(
     pool: Mapping[str, Any], claims: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]
 ) -> list[Mapping[str, Any]]:
@@ -125,12 +146,174 @@ def nominated_claims(
     holding = {labels_of(p).get(labels.POOL_CLAIMED_BY) for p in live(pods)}
     out = []
     for claim in claims:
-        spec = claim_spec(read(CNClaim, claim))
+        spec = claim_spec(typed.read(CNClaim, claim))
         nominated = labels_of(claim).get(labels.POOL_NAME) == name
         waiting = not spec.pod_name and name_of(claim) not in holding
         if (nominated or spec.pool_name == name) and waiting and not is_deleting(claim):
             out.append(claim)
     return out
+
+
+GiveBack = Callable[[Mapping[str, Any], str, Obj], Step]
+"""Builds the step that gives ``pod``, Bound to the vanished claim ``holder``, back to its
+pool with ``patch``: run only when the plan runs."""
+
+
+@dataclass(frozen=True)
+class PoolView:
+    """What a CNPool's decision reads: the pool as admitted, the CNSet of its current
+    template (``revision``) and those of older ones, their pods, the namespace's claims."""
+
+    pool: Mapping[str, Any]
+    spec: CNPoolSpec
+    set_spec: Mapping[str, Any]
+    """The CNSet spec the template makes (``set_spec_of``)."""
+    deps: Mapping[str, Any]
+    revision: str
+    current: Mapping[str, Any] | None
+    current_pods: tuple[Mapping[str, Any], ...]
+    old_sets: tuple[Mapping[str, Any], ...]
+    """Sorted by name."""
+    old_pods: Mapping[str, tuple[Mapping[str, Any], ...]]
+    """The pods of each older set, by its name."""
+    claims: tuple[Mapping[str, Any], ...]
+    now: float
+    give_back: GiveBack
+
+
+def current_name(view: PoolView) -> str:
+    return f"{name_of(view.pool)}-{view.revision}"
+
+
+def cnset_of(view: PoolView, replicas: int) -> Obj:
+    """The current template's CNSet, of ``replicas`` pods, stamped as applied."""
+    meta = meta_of(view.pool)
+    obj: Obj = {
+        "apiVersion": view.pool["apiVersion"],
+        "kind": "CNSet",
+        "metadata": {
+            "name": current_name(view),
+            "namespace": meta.namespace,
+            "labels": {
+                labels.MANAGED_BY: managed_by(meta.name),
+                labels.OWNER_UID: meta.uid,
+                labels.REVISION_HASH: view.revision,
+                labels.POOL_NAME: meta.name,
+            },
+            "ownerReferences": [owner_reference(view.pool)],
+        },
+        "spec": {**copy.deepcopy(dict(view.set_spec)), "replicas": replicas},
+        "deps": copy.deepcopy(dict(view.deps)),
+    }
+    stored: Obj = default("CNSet", obj, old=view.current)
+    return stamped(stored)
+
+
+def label(pod: Mapping[str, Any], values: Mapping[str, str | None]) -> Patch:
+    """Set ``values`` on ``pod``'s labels, under the resourceVersion decided on."""
+    body = {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"], "labels": dict(values)}}
+    return Patch(r.PODS, namespace_of(pod), name_of(pod), body)
+
+
+def decide(view: PoolView) -> Decision:
+    """Size the current template's CNSet, give back the pods of vanished claims, retire
+    the older templates' sets, and say how the pool fares. Pure: a function of ``view``."""
+    spec, current = view.spec, view.current
+    all_pods = [*view.current_pods, *(p for pods in view.old_pods.values() for p in pods)]
+    pending = nominated_claims(view.pool, view.claims, all_pods)
+    size = pool_replicas(
+        in_use=in_use(view.current_pods),
+        pending=len(pending),
+        max_idle=spec.strategy.scale_strategy.max_idle,
+        max_pods=max_pods(spec),
+        old_in_use=sum(in_use(p) for p in view.old_pods.values()),
+        current_replicas=replicas_of(current),
+    )
+    intents: list[Intent] = []
+    desired = cnset_of(view, size.replicas)
+    if not up_to_date(current, desired):
+        intents.append(Apply(r.CNSETS, desired))
+    orphans = _orphans(all_pods, {name_of(c) for c in view.claims})
+    for pod, holder in orphans:
+        patch = reclaim_patch(pod, EMPTY_SPEC, view.now)
+        what = f"give CN {name_of(pod)} of the vanished claim {holder} back to its pool"
+        intents.append(Call(view.give_back(pod, holder, patch), what))
+    given_back = {name_of(p) for p, _ in orphans}
+    for pod in live(view.current_pods):
+        if name_of(pod) in given_back:
+            continue  # one label patch per pod and resourceVersion; the next pass sees the rest
+        if labels.POD_OUTDATED in labels_of(pod):
+            intents.append(label(pod, {labels.POD_OUTDATED: None}))  # the template came back to this one
+    draining_old: list[str] = []
+    for cnset in view.old_sets:
+        pods = [p for p in view.old_pods.get(name_of(cnset), ()) if name_of(p) not in given_back]
+        intents.extend(_retire_set(cnset, pods))
+        draining_old.extend(name_of(p) for p in live(pods) if phase_of(p) in IN_USE)
+    conditions = _conditions(view, len(pending), size.capped, draining_old)
+    return Decision(tuple(intents), conditions=conditions)
+
+
+def _orphans(pods: Sequence[Mapping[str, Any]], claims: set[str]) -> list[tuple[Mapping[str, Any], str]]:
+    """The pods Bound to a claim not among ``claims`` (gone), with that claim's name."""
+    out = []
+    for pod in live(pods):
+        holder = labels_of(pod).get(labels.POOL_CLAIMED_BY)
+        if phase_of(pod) == labels.POOL_PHASE_BOUND and holder and holder not in claims:
+            out.append((pod, holder))
+    return out
+
+
+def _retire_set(cnset: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> list[Intent]:
+    """An older template's set: its pods are outdated, it keeps only those in use,
+    and it goes once it has none."""
+    intents: list[Intent] = [
+        label(pod, {labels.POD_OUTDATED: OUTDATED_VALUE})
+        for pod in live(pods)
+        if labels_of(pod).get(labels.POD_OUTDATED) != OUTDATED_VALUE
+    ]
+    held = in_use(pods)
+    namespace = namespace_of(cnset)
+    if replicas_of(cnset) != held:
+        intents.append(Patch(r.CNSETS, namespace, name_of(cnset), {"spec": {"replicas": held}}))
+    elif not live(pods) and not is_deleting(cnset):
+        intents.append(Delete(r.CNSETS, namespace, name_of(cnset), uid=uid_of(cnset)))
+    return intents
+
+
+def _conditions(
+    view: PoolView, pending: int, capped: bool, draining_old: Sequence[str]
+) -> tuple[SetCondition, SetCondition]:
+    current, revision = view.current, view.revision
+    counts = pool_counts(view.current_pods)
+    summary = describe_counts(counts) + (f", {pending} claims waiting" if pending else "")
+    set_ready = typed.status_of(CNSetStatus, current).condition("Ready") if current is not None else None
+    if capped and pending:
+        ready = SetCondition(
+            "Ready", False, "MaxPodsReached", f"maxPods {max_pods(view.spec)} reached: {summary}"
+        )
+    elif current is None:
+        ready = SetCondition("Ready", False, "Creating", f"creating CNSet {current_name(view)}")
+    elif set_ready is None or set_ready.status != "True":
+        why = (set_ready.message if set_ready is not None else None) or "its pods are starting"
+        ready = SetCondition("Ready", False, "PodsNotReady", f"CNSet {name_of(current)}: {why}")
+    else:
+        ready = SetCondition("Ready", True, "PoolReady", summary)
+    if draining_old:
+        shown = ", ".join(sorted(draining_old)[:5])
+        message = f"{len(draining_old)} pods of older templates are still claimed or draining: {shown}"
+        return ready, SetCondition(UP_TO_DATE, False, "OldTemplatesDraining", message)
+    return ready, SetCondition(UP_TO_DATE, True, "UpToDate", f"every pod runs template revision {revision}")
+
+
+def decide_removal(pool: Mapping[str, Any], sets: Sequence[Mapping[str, Any]], recheck: float) -> Decision:
+    """A deleted pool's finalizer: its CNSets (``sets``) go first, each on condition that it
+    is the set judged; the finalizer goes once none is left."""
+    if not sets:
+        return Decision(finalized=True)
+    deletes = tuple(
+        Delete(r.CNSETS, namespace_of(s), name_of(s), uid=uid_of(s)) for s in sets if not is_deleting(s)
+    )
+    return Decision(deletes, later=Wait(recheck, f"CNSets of {name_of(pool)} to go first"))
 
 
 class CNPoolActor:
@@ -142,116 +325,65 @@ class CNPoolActor:
         found = self.env.caches.list(r.CNSETS, namespace_of(pool), selector)
         return sorted((s for s in found if is_controlled_by(s, pool)), key=name_of)
 
-    async def observe(self, ctx: Context) -> Writes | None:
-        obj = ctx.obj
-        spec = admit(CNPool, obj).spec
-        namespace, name = ctx.namespace, ctx.name
-        set_spec = set_spec_of(name, spec)
+    async def read(self, ctx: Context) -> PoolView:
+        """Every read a decision needs, once: the pool as admitted, its sets and their
+        pods, and the claims of its namespace."""
+        pool, namespace = ctx.obj, ctx.namespace
+        spec = admit(CNPool, pool).spec
+        set_spec = set_spec_of(ctx.name, spec)
         deps = dump(spec.deps)
         revision = revision_of(set_spec, deps)
-        current_name = f"{name}-{revision}"
-        current = self.env.caches.get(r.CNSETS, namespace, current_name)
-        current_pods = set_pods(self.env, namespace, current_name)
-        old_sets = [s for s in self._sets(obj) if name_of(s) != current_name]
-        old_pods = {name_of(s): set_pods(self.env, namespace, name_of(s)) for s in old_sets}
-        all_pods = [*current_pods, *(p for pods in old_pods.values() for p in pods)]
-        claims = self.env.caches.list(r.CNCLAIMS, namespace)
-        pending = nominated_claims(obj, claims, all_pods)
-        scale = spec.strategy.scale_strategy
-        size = pool_replicas(
-            in_use=in_use(current_pods),
-            pending=len(pending),
-            max_idle=scale.max_idle,
-            max_pods=max_pods(spec),
-            old_in_use=sum(in_use(p) for p in old_pods.values()),
-            current_replicas=int(mapping_at(current, "spec").get("replicas") or 0),
+        name = f"{ctx.name}-{revision}"
+        old_sets = tuple(s for s in self._sets(pool) if name_of(s) != name)
+        return PoolView(
+            pool=pool,
+            spec=spec,
+            set_spec=set_spec,
+            deps=deps,
+            revision=revision,
+            current=self.env.caches.get(r.CNSETS, namespace, name),
+            current_pods=tuple(set_pods(self.env, namespace, name)),
+            old_sets=old_sets,
+            old_pods={name_of(s): tuple(set_pods(self.env, namespace, name_of(s))) for s in old_sets},
+            claims=tuple(self.env.caches.list(r.CNCLAIMS, namespace)),
+            now=self.env.clock(),
+            give_back=functools.partial(self._give_back, ctx),
         )
-        plan = Writes(self.env.client)
-        desired = self._cnset(obj, deps, set_spec, current_name, revision, size.replicas, current)
-        plan.sync(self.env, [(r.CNSETS, desired)])
-        orphans = self._reclaim_orphans(ctx, all_pods, {name_of(c) for c in claims}, plan)
-        for pod in live(current_pods):
-            if name_of(pod) in orphans:
-                continue  # one label patch per pod and resourceVersion; the next pass sees the rest
-            if labels.POD_OUTDATED in labels_of(pod):
-                self._label(pod, {labels.POD_OUTDATED: None}, plan)  # the template came back to this one
-        draining_old: list[str] = []
-        for cnset in old_sets:
-            pods = [p for p in old_pods[name_of(cnset)] if name_of(p) not in orphans]
-            self._retire_set(cnset, pods, plan, draining_old)
-        self._status(ctx, spec, current, current_pods, len(pending), size.capped, revision, draining_old)
-        return plan or None
+
+    async def observe(self, ctx: Context) -> Writes | None:
+        view = await self.read(ctx)
+        return self._unless_awaited(view, decide(view)).act(ctx, self.env.client)
+
+    def _unless_awaited(self, view: PoolView, decision: Decision) -> Decision:
+        """The decision without the applies this process just sent that the cache has not
+        shown yet (``framework/unseen.py``), each other apply noted as it goes out; a set
+        the decision does not apply is up to date, its note done with."""
+        unseen, intents = self.env.unseen, []
+        if not any(isinstance(i, Apply) for i in decision.intents):
+            unseen.forget(("CNSet", namespace_of(view.pool), current_name(view)))
+        for intent in decision.intents:
+            if isinstance(intent, Apply):
+                meta = intent.obj["metadata"]
+                key = (intent.resource.kind, str(meta["namespace"]), str(meta["name"]))
+                cached = self.env.caches.get(intent.resource, key[1], key[2])
+                if unseen.awaited(key, intent.obj, cached):
+                    continue
+                intent = Apply(intent.resource, intent.obj, (unseen, key, version(cached)))
+            intents.append(intent)
+        return dataclasses.replace(decision, intents=tuple(intents))
 
     async def finalize(self, ctx: Context) -> bool:
         """The pool's CNSets go first (their pods with them; the claims of those pods
         read Lost)."""
-        return await delete_dependents_first(
-            ctx, self.env.client, r.CNSETS, self._sets(ctx.obj), self.env.settings.busy_poll_seconds
-        )
+        decision = decide_removal(ctx.obj, self._sets(ctx.obj), self.env.settings.busy_poll_seconds)
+        return await decision.finalize(ctx, self.env.client)
 
-    # ---------------------------------------------------------------- desired
-    def _cnset(
-        self,
-        pool: Mapping[str, Any],
-        deps: Obj,
-        set_spec: Mapping[str, Any],
-        name: str,
-        revision: str,
-        replicas: int,
-        current: Mapping[str, Any] | None,
-    ) -> Obj:
-        meta = meta_of(pool)
-        obj: Obj = {
-            "apiVersion": pool["apiVersion"],
-            "kind": "CNSet",
-            "metadata": {
-                "name": name,
-                "namespace": meta.namespace,
-                "labels": {
-                    labels.MANAGED_BY: managed_by(meta.name),
-                    labels.OWNER_UID: meta.uid,
-                    labels.REVISION_HASH: revision,
-                    labels.POOL_NAME: meta.name,
-                },
-                "ownerReferences": [owner_reference(pool)],
-            },
-            "spec": {**copy.deepcopy(dict(set_spec)), "replicas": replicas},
-            "deps": deps,
-        }
-        stored: Obj = default("CNSet", obj, old=current)
-        return stamped(stored)
-
-    def _label(self, pod: Mapping[str, Any], values: Mapping[str, str | None], plan: Writes) -> None:
-        plan.patch(
-            r.PODS,
-            namespace_of(pod),
-            name_of(pod),
-            {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"], "labels": dict(values)}},
-            what=f"label CN {name_of(pod)} {', '.join(f'{k}={v}' for k, v in values.items())}",
-        )
-
-    def _reclaim_orphans(
-        self, ctx: Context, pods: Sequence[Mapping[str, Any]], claims: set[str], plan: Writes
-    ) -> set[str]:
-        """Give back the pods Bound to a claim not among ``claims`` (gone); their names."""
-        orphans: set[str] = set()
-        for pod in live(pods):
-            holder = labels_of(pod).get(labels.POOL_CLAIMED_BY)
-            if phase_of(pod) != labels.POOL_PHASE_BOUND or not holder or holder in claims:
-                continue
-            orphans.add(name_of(pod))
-            plan.call(
-                f"give CN {name_of(pod)} of the vanished claim {holder} back to its pool",
-                self._give_back(ctx, pod, holder),
-            )
-        return orphans
-
-    def _give_back(self, ctx: Context, pod: Mapping[str, Any], holder: str) -> Step:
-        patch = reclaim_patch(pod, EMPTY_SPEC, self.env.clock())
+    def _give_back(self, ctx: Context, pod: Mapping[str, Any], holder: str, patch: Obj) -> Step:
+        client = self.env.client
 
         async def give_back() -> object:
             try:
-                await self.env.client.patch(r.PODS, name_of(pod), patch, namespace_of(pod))
+                await client.patch(r.PODS, name_of(pod), patch, namespace_of(pod))
             except (Conflict, NotFound):
                 # The pod changed since this decision: most often the claim's own finalizer
                 # gave it back just before it went. The change wakes the pool to look again.
@@ -265,62 +397,3 @@ class CNPoolActor:
             return None
 
         return give_back
-
-    def _retire_set(
-        self, cnset: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], plan: Writes, draining: list[str]
-    ) -> None:
-        """An older template's set: its pods are outdated, it keeps only those in use,
-        and it goes once it has none."""
-        for pod in live(pods):
-            if labels_of(pod).get(labels.POD_OUTDATED) != OUTDATED_VALUE:
-                self._label(pod, {labels.POD_OUTDATED: OUTDATED_VALUE}, plan)
-        held = in_use(pods)
-        draining.extend(name_of(p) for p in live(pods) if phase_of(p) in IN_USE)
-        namespace = namespace_of(cnset)
-        if int(spec_of(cnset).get("replicas") or 0) != held:
-            plan.patch(
-                r.CNSETS,
-                namespace,
-                name_of(cnset),
-                {"spec": {"replicas": held}},
-                what=f"scale outdated CNSet {name_of(cnset)} to the {held} pods still claimed",
-            )
-        elif not live(pods) and not is_deleting(cnset):
-            plan.delete(r.CNSETS, namespace, name_of(cnset), uid=uid_of(cnset))
-
-    # ---------------------------------------------------------------- status
-    def _status(
-        self,
-        ctx: Context,
-        spec: CNPoolSpec,
-        current: Mapping[str, Any] | None,
-        pods: Sequence[Mapping[str, Any]],
-        pending: int,
-        capped: bool,
-        revision: str,
-        draining_old: Sequence[str],
-    ) -> None:
-        counts = pool_counts(pods)
-        summary = describe_counts(counts) + (f", {pending} claims waiting" if pending else "")
-        set_ready = condition_of(current, "Ready") or {}
-        if capped and pending:
-            ctx.set_condition(
-                "Ready", False, "MaxPodsReached", f"maxPods {max_pods(spec)} reached: {summary}"
-            )
-        elif current is None:
-            ctx.set_condition("Ready", False, "Creating", f"creating CNSet {ctx.name}-{revision}")
-        elif set_ready.get("status") != "True":
-            why = set_ready.get("message") or "its pods are starting"
-            ctx.set_condition("Ready", False, "PodsNotReady", f"CNSet {name_of(current)}: {why}")
-        else:
-            ctx.set_condition("Ready", True, "PoolReady", summary)
-        if draining_old:
-            shown = ", ".join(sorted(draining_old)[:5])
-            ctx.set_condition(
-                UP_TO_DATE,
-                False,
-                "OldTemplatesDraining",
-                f"{len(draining_old)} pods of older templates are still claimed or draining: {shown}",
-            )
-        else:
-            ctx.set_condition(UP_TO_DATE, True, "UpToDate", f"every pod runs template revision {revision}")

@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from mo_operator.api.cnclaim import CNClaim, CNClaimSpec
 from mo_operator.kube.controller.controller import Request
-from mo_operator.kube.meta.objects import labels_of, mapping_at, spec_of
+from mo_operator.kube.meta.objects import labels_of
 from mo_operator.matrixone import labels
 
 from ..framework import resources as r
+from ..framework import typed
 from ..framework.env import Caches
 from ..framework.meta import is_deleting, name_of, namespace_of
 
@@ -24,26 +26,36 @@ def pool_of_pod(pod: Mapping[str, Any]) -> Iterable[Request]:
     return [Request(namespace_of(pod), pool)] if pool else []
 
 
+def _spec(claim: Mapping[str, Any]) -> CNClaimSpec | None:
+    """A claim's spec as admitted (None: it has none, or it is invalid)."""
+    found = typed.read(CNClaim, claim)
+    return found.spec if found is not None else None
+
+
 def pool_of_claim(claim: Mapping[str, Any]) -> Iterable[Request]:
     """A claim to the pool it is nominated to (its pending claims count)."""
-    pool = spec_of(claim).get("poolName") or labels_of(claim).get(labels.POOL_NAME)
+    spec = _spec(claim)
+    pool = (spec.pool_name if spec is not None else None) or labels_of(claim).get(labels.POOL_NAME)
     return [Request(namespace_of(claim), str(pool))] if pool else []
 
 
 def _waiting(caches: Caches, namespace: str) -> list[Request]:
-    return [
-        Request(namespace, name_of(c))
-        for c in caches.list(r.CNCLAIMS, namespace)
-        if not spec_of(c).get("podName") and not is_deleting(c)
-    ]
+    out = []
+    for claim in caches.list(r.CNCLAIMS, namespace):
+        spec = _spec(claim)
+        if not (spec is not None and spec.pod_name) and not is_deleting(claim):
+            out.append(Request(namespace, name_of(claim)))
+    return out
 
 
 def _migrating_from(caches: Caches, namespace: str, pod: str) -> list[Request]:
-    return [
-        Request(namespace, name_of(c))
-        for c in caches.list(r.CNCLAIMS, namespace)
-        if mapping_at(c, "spec", "sourcePod").get("podName") == pod
-    ]
+    out = []
+    for claim in caches.list(r.CNCLAIMS, namespace):
+        spec = _spec(claim)
+        source = spec.source_pod if spec is not None else None
+        if source is not None and source.pod_name == pod:
+            out.append(Request(namespace, name_of(claim)))
+    return out
 
 
 def claims_of_pod(caches: Caches) -> Mapper:

@@ -224,7 +224,15 @@ def decide(view: ClaimView) -> Decision:
                 "annotations": {buckets.BIND_TO: ""},
             }
         }
-        intents = (Patch(r.BUCKETCLAIMS, namespace_of(claim), name_of(claim), release),)
+        intents = (
+            Patch(
+                r.BUCKETCLAIMS,
+                namespace_of(claim),
+                name_of(claim),
+                release,
+                what=f"release the claim of LogSet {bound}, which is gone",
+            ),
+        )
         message = f"LogSet {bound} was deleted without releasing this claim: released, data kept"
         events = (Emit("Warning", "LogSetGone", message, after_writes=True),)
         bound = None

@@ -367,7 +367,13 @@ class _Draft:
 def reclaim(view: ClaimView | ReleaseView, pod: Mapping[str, Any]) -> list[Intent]:
     """Give ``pod`` back to its pool, Draining, and set its store Draining."""
     return [
-        Patch(r.PODS, namespace_of(pod), name_of(pod), reclaim_patch(pod, view.spec, view.now)),
+        Patch(
+            r.PODS,
+            namespace_of(pod),
+            name_of(pod),
+            reclaim_patch(pod, view.spec, view.now),
+            what=f"give CN {name_of(pod)} back to its pool",
+        ),
         Call(view.calls.drain(pod), f"set CN {name_of(pod)} Draining"),
     ]
 
@@ -397,7 +403,9 @@ def _find_pod(view: ClaimView, mine: Sequence[Mapping[str, Any]], draft: _Draft)
     if mine:  # a bind took this pod, then stopped before recording it
         pod = mine[0]
         draft.intents.append(Call(view.calls.put_to_work(pod, spec), f"put CN {name_of(pod)} to work"))
-        draft.intents.append(Patch(r.CNCLAIMS, namespace, name, record_patch(claim, pod)))
+        draft.intents.append(
+            Patch(r.CNCLAIMS, namespace, name, record_patch(claim, pod), what="record the bound pod")
+        )
         draft.pending("Binding", f"binding CN pod {name_of(pod)}")
         return
     candidates = claim_candidates(spec, view.pods, view.taken)
@@ -418,7 +426,9 @@ def _find_pod(view: ClaimView, mine: Sequence[Mapping[str, Any]], draft: _Draft)
         pool = name_of(found)
     if labels_of(claim).get(labels.POOL_NAME) != pool or not spec.pool_name:
         nominate = {"metadata": {"labels": {labels.POOL_NAME: pool}}, "spec": {"poolName": pool}}
-        draft.intents.append(Patch(r.CNCLAIMS, namespace, name, nominate))
+        draft.intents.append(
+            Patch(r.CNCLAIMS, namespace, name, nominate, what=f"nominate the claim to pool {pool}")
+        )
     draft.pending("WaitingForPod", f"no idle CN of pool {pool} matches the selector yet: the pool starts one")
 
 
@@ -458,7 +468,15 @@ def _keep_pod(view: ClaimView, pod_name: str, source: str | None, draft: _Draft)
     assert pod is not None
     missing = {k: v for k, v in bind_labels(claim, spec).items() if labels_of(pod).get(k) != v}
     if missing:
-        draft.intents.append(Patch(r.PODS, namespace_of(claim), pod_name, {"metadata": {"labels": missing}}))
+        draft.intents.append(
+            Patch(
+                r.PODS,
+                namespace_of(claim),
+                pod_name,
+                {"metadata": {"labels": missing}},
+                what=f"label CN {pod_name}",
+            )
+        )
     now = podutil.format_time(view.now)
     draft.status["phase"] = phase
     draft.status["boundTime"] = view.status.bound_time or now
@@ -517,7 +535,15 @@ def _migrate(
             "metadata": {"resourceVersion": view.claim["metadata"]["resourceVersion"]},
             "spec": {"sourcePod": None},
         }
-        draft.intents.append(Patch(r.CNCLAIMS, namespace_of(view.claim), name_of(view.claim), end))
+        draft.intents.append(
+            Patch(
+                r.CNCLAIMS,
+                namespace_of(view.claim),
+                name_of(view.claim),
+                end,
+                what=f"end the migration from {source_name}",
+            )
+        )
         draft.events.append(
             Emit("Normal", "Migrated", f"moved from CN pod {source_name} to {target}", after_writes=True)
         )

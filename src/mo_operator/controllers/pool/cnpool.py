@@ -212,7 +212,13 @@ def cnset_of(view: PoolView, replicas: int) -> Obj:
 def label(pod: Mapping[str, Any], values: Mapping[str, str | None]) -> Patch:
     """Set ``values`` on ``pod``'s labels, under the resourceVersion decided on."""
     body = {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"], "labels": dict(values)}}
-    return Patch(r.PODS, namespace_of(pod), name_of(pod), body)
+    return Patch(
+        r.PODS,
+        namespace_of(pod),
+        name_of(pod),
+        body,
+        what=f"label CN {name_of(pod)} {', '.join(f'{k}={v}' for k, v in values.items())}",
+    )
 
 
 def decide(view: PoolView) -> Decision:
@@ -274,7 +280,15 @@ def _retire_set(cnset: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> 
     held = in_use(pods)
     namespace = namespace_of(cnset)
     if replicas_of(cnset) != held:
-        intents.append(Patch(r.CNSETS, namespace, name_of(cnset), {"spec": {"replicas": held}}))
+        intents.append(
+            Patch(
+                r.CNSETS,
+                namespace,
+                name_of(cnset),
+                {"spec": {"replicas": held}},
+                what=f"scale outdated CNSet {name_of(cnset)} to the {held} pods still claimed",
+            )
+        )
     elif not live(pods) and not is_deleting(cnset):
         intents.append(Delete(r.CNSETS, namespace, name_of(cnset), uid=uid_of(cnset)))
     return intents

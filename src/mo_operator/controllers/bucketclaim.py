@@ -57,6 +57,7 @@ from mo_operator.api.bucketclaim import BucketClaim, BucketClaimSpec, BucketClai
 from mo_operator.api.common import S3Provider
 from mo_operator.api.k8s import Condition
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.controller.controller import deletion_started
 from mo_operator.kube.controller.outcome import Wait
 from mo_operator.kube.meta.objects import (
     labels_of,
@@ -564,4 +565,5 @@ def setup(wiring: Wiring) -> None:
         reads=(r.PODS,),
         warning_reasons=WARNING_REASONS,
     )
-    wiring.watch(claims, r.LOGSETS, claims_of_logset(wiring.caches))
+    # a claim reads of its LogSet only whether it is there and not being deleted
+    wiring.watch(claims, r.LOGSETS, claims_of_logset(wiring.caches), deletion_started)

@@ -72,26 +72,34 @@ def matches(want: Any, have: Any) -> bool:
     are created, never compared here). Scalars: equal, with ints and
     floats of the same value equal (JSON does not tell them apart).
     """
-    if isinstance(want, Mapping):
-        if not isinstance(have, Mapping):
+    kind = type(want)
+    if kind is str:  # most leaves: no numeric or boolean rule applies
+        return bool(want == have)
+    if kind is dict or (kind is not list and isinstance(want, Mapping)):
+        if type(have) is not dict and not isinstance(have, Mapping):
             return False
+        found = have.get
         for key, value in want.items():
-            if key not in have:
+            got = found(key, _MISSING)
+            if got is _MISSING:
                 if _empty(value):
                     continue
                 return False
-            if not matches(value, have[key]):
+            if value is not got and not matches(value, got):
                 return False
         return True
-    if isinstance(want, (list, tuple)):
+    if kind is list or kind is tuple or isinstance(want, (list, tuple)):
         if not isinstance(have, (list, tuple)) or len(want) != len(have):
             return False
         return all(matches(w, h) for w, h in zip(want, have, strict=True))
-    if isinstance(want, bool) or isinstance(have, bool):
+    if kind is bool or isinstance(have, bool):
         return want is have
     if isinstance(want, (int, float)) and isinstance(have, (int, float)):
         return want == have
     return bool(want == have)
+
+
+_MISSING = object()
 
 
 def up_to_date(cached: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> bool:

@@ -24,7 +24,13 @@ As CloudNativePG composes its controllers from reusable sub-reconcilers, each
 step is a function a controller can call alone, and ``PodSetActor`` runs them
 in order for a set that needs nothing else (TN, proxy): such a kind names its
 ``component``, ``readiness`` and ``workload`` (``STATEFUL`` or
-``STATELESS``) and writes ``desired`` (its objects besides the config).
+``STATELESS``), the ``services`` it makes and writes ``desired`` (its objects
+besides the config). ``PodSetActor.read`` does every read once (a ``SetView``:
+the log service, the references missing, the set's objects as ``Cached``, its
+pods and claims), and ``decide`` runs the steps' pure variants over it
+(``desired_intents``, ``Workload.intents``, ``rollbacks``, ``unused_deletions``,
+the reports into a ``StatusDraft``); the steps' plan-taking entry points, which
+the LogSet and the CNSet call, wrap those variants.
 
 A set with more to do calls the steps from its own ``observe``:
 
@@ -44,8 +50,8 @@ A set with more to do calls the steps from its own ``observe``:
 
 The WebUI (webui.py) is no set of MatrixOne pods (no log service, its config a
 Secret holding a credential, no disruption budget or metric Service): it applies
-its own objects and uses the skeleton's ``read_roll`` with ``STATELESS`` and
-``report_rollout``.
+its own objects, compared as the skeleton compares them (``Cached``), and reports
+its ``STATELESS`` roll with ``report_rollout``.
 """
 
 from __future__ import annotations

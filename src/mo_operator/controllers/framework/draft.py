@@ -37,6 +37,8 @@ class Drafting(Protocol):
 
     def set_condition(self, type: str, status: bool | str, reason: str, message: str = "") -> None: ...
 
+    def condition(self, type: str) -> Mapping[str, Any] | None: ...
+
     def requeue(self, after: float, reason: str = "") -> None: ...
 
 
@@ -70,6 +72,7 @@ class StatusDraft:
         )
 
     def condition(self, type: str) -> Mapping[str, Any] | None:
+        """The condition ``type`` as known, or as this decision set it."""
         return get_condition(self.status.get("conditions") or (), type)
 
     def requeue(self, after: float, reason: str = "") -> None:

@@ -186,7 +186,7 @@ def report_missing(draft: Drafting, missing: Sequence[Ref], ttl: float) -> None:
             f"not found in namespace {draft.namespace}: {listed}{more}; pods that need it do not start",
         )
         draft.requeue(ttl, "whether the missing references exist now")
-    elif any(c.get("type") == RESOLVED_REFS for c in draft.status.get("conditions") or ()):
+    elif draft.condition(RESOLVED_REFS) is not None:
         draft.set_condition(
             RESOLVED_REFS, True, RESOLVED_REFS, "every Secret and ConfigMap the spec names exists"
         )

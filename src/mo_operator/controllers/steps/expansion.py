@@ -22,7 +22,6 @@ from typing import Any
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.manager.adapters import Client
-from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.kube.meta.errors import AlreadyExists, Conflict
 from mo_operator.kube.meta.objects import mapping_at
 
@@ -124,7 +123,7 @@ def expand_claims(
 
 def report(draft: Drafting, expansion: volumes.Expansion) -> None:
     """Set the ``VolumeExpansion`` condition (once a volume ever had to grow)."""
-    reported = get_condition(draft.status.get("conditions") or (), volumes.CONDITION) is not None
+    reported = draft.condition(volumes.CONDITION) is not None
     found = volumes.condition(expansion, reported=reported)
     if found is not None:
         draft.set_condition(volumes.CONDITION, *found)

@@ -191,7 +191,7 @@ STATELESS = Workload(r.DEPLOYMENTS, _sync_plain, _plain_intents, deployments.rol
 def has_started(ctx: Drafting) -> bool:
     """The set has left ``NotStarted``: it made its workload once (a set reports
     ``UpToDate`` from its first round, ``NotStarted`` until then)."""
-    condition = next((c for c in ctx.status.get("conditions") or () if c.get("type") == UP_TO_DATE), None)
+    condition = ctx.condition(UP_TO_DATE)
     return condition is not None and condition.get("reason") != NOT_STARTED[0]
 
 

@@ -77,7 +77,7 @@ def set_rollout_conditions(ctx: Drafting, roll: Rollout, *, pending: bool) -> No
 
 def _reason(ctx: Drafting, ctype: str) -> str | None:
     """The reason ``ctype`` gives in the status as known so far."""
-    known = next((c for c in ctx.status.get("conditions") or () if c.get("type") == ctype), None)
+    known = ctx.condition(ctype)
     return None if known is None else str(known.get("reason"))
 
 
@@ -89,7 +89,7 @@ def first_status(
     False for ``reason``; ``replicas`` the pods its spec asks for): what follows changes values, which the status window may
     coalesce, where a field or condition appearing is written at once. A set that has
     reported keeps what it said."""
-    if any(c.get("type") == UP_TO_DATE for c in ctx.status.get("conditions") or ()):
+    if ctx.condition(UP_TO_DATE) is not None:
         return
     for key, value in fields.items():
         ctx.status.setdefault(key, value)
@@ -151,7 +151,7 @@ def summarise(ctx: Drafting, readiness: str, versions: Sequence[str], *, updated
 
 def _kept(ctx: Drafting, roll: Rollout) -> bool:
     """Up to date, reported for this generation, and the roll complete."""
-    known = next((c for c in ctx.status.get("conditions") or () if c.get("type") == UP_TO_DATE), None)
+    known = ctx.condition(UP_TO_DATE)
     return bool(
         roll.complete
         and known is not None

@@ -29,7 +29,6 @@ from mo_operator.api.webui import WebUI, WebUISpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.controller import Request
 from mo_operator.kube.meta.objects import mapping_at, meta_of, namespace_of, spec_of, uid_of
-from mo_operator.kube.meta.times import format_time
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import webui as webui_config
@@ -98,9 +97,7 @@ def decide(view: ConsoleView) -> Decision:
     complete with nothing else to do, and reports the roll."""
     obj, spec = view.obj, view.spec
     namespace, name = namespace_of(obj), name_of(obj)
-    draft = StatusDraft(
-        view.known, generation=meta_of(obj).generation, namespace=namespace, now=format_time(view.now)
-    )
+    draft = StatusDraft(view.known, generation=meta_of(obj).generation, namespace=namespace)
     credential = view.credential
     username = _decode(credential, "username") if credential else None
     password = _decode(credential, "password") if credential else None

@@ -62,7 +62,7 @@ def decide(kind: str, v: SetView) -> Decision:
 
 def status_after(decision: Decision, known: Mapping[str, Any], generation: int = 1) -> dict[str, Any]:
     """The status the framework writes for ``decision`` over ``known``."""
-    draft = StatusDraft(known, generation=generation, namespace="ns", now="")
+    draft = StatusDraft(known, generation=generation, namespace="ns")
     draft.status.update(dict(decision.status))
     for c in decision.conditions:
         draft.set_condition(c.type, c.status, c.reason, c.message)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from mo_operator.kube.controller.outcome import Later, Requeue, Wait, sooner
-from mo_operator.kube.meta.conditions import get_condition, set_condition
+from mo_operator.kube.meta.conditions import get_condition
 
 from .decision import Decision, Emit, SetCondition
 from .writes import Intent
@@ -45,11 +45,10 @@ class Drafting(Protocol):
 class StatusDraft:
     """The status a decision drafts: the object's as known, and what its steps set."""
 
-    def __init__(self, known: Mapping[str, Any], *, generation: int, namespace: str, now: str) -> None:
+    def __init__(self, known: Mapping[str, Any], *, generation: int, namespace: str) -> None:
         self.status: dict[str, Any] = dict(known)
         self._generation = generation
         self._namespace = namespace
-        self._now = now
         self.conditions: list[SetCondition] = []
         self.later: Later | None = None
 
@@ -62,14 +61,24 @@ class StatusDraft:
         return self._namespace
 
     def set_condition(self, type: str, status: bool | str, reason: str, message: str = "") -> None:
+        """Recorded for the context, and set in the draft as the steps read it back (its
+        transition time is the context's to stamp, and its reason the context's to check)."""
         value = status if isinstance(status, bool) else status == "True"
         self.conditions.append(SetCondition(type, value, reason, message))
-        new = {"type": type, "status": "True" if value else "False", "reason": reason, "message": message}
-        self.status["conditions"] = set_condition(
-            list(self.status.get("conditions") or []),
-            {**new, "observedGeneration": self._generation},
-            now=self._now,
-        )
+        new = {
+            "type": type,
+            "status": "True" if value else "False",
+            "reason": reason,
+            "message": message,
+            "observedGeneration": self._generation,
+        }
+        conditions = list(self.status.get("conditions") or ())
+        index = next((i for i, c in enumerate(conditions) if c.get("type") == type), None)
+        if index is None:
+            conditions.append(new)
+        else:
+            conditions[index] = new
+        self.status["conditions"] = conditions
 
     def condition(self, type: str) -> Mapping[str, Any] | None:
         """The condition ``type`` as known, or as this decision set it."""

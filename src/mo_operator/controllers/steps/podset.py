@@ -71,7 +71,6 @@ from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.frozen import thaw
 from mo_operator.kube.meta.objects import meta_of
-from mo_operator.kube.meta.times import format_time
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config import config_map_data
@@ -585,7 +584,6 @@ class PodSetActor(ABC):
             view.known,
             generation=meta_of(obj).generation,
             namespace=namespace_of(obj),
-            now=format_time(view.now),
         )
         service = view.service
         if isinstance(service, Waiting):

@@ -16,10 +16,11 @@ from mo_operator.controllers.framework.decision import Decision
 from mo_operator.controllers.framework.draft import StatusDraft
 from mo_operator.controllers.framework.references import Ref
 from mo_operator.controllers.framework.unseen import Applied
-from mo_operator.controllers.framework.writes import Apply, Call, Delete, Intent, key_of
+from mo_operator.controllers.framework.writes import Apply, Call, Delete, Intent, Patch, key_of
 from mo_operator.controllers.proxyset import ProxySetActor
 from mo_operator.controllers.steps.deps import LogService, Waiting, resolve
 from mo_operator.controllers.steps.podset import Cached, PodSetActor, SetView, shared_storage_of
+from mo_operator.controllers.tnset import TNSetActor
 from mo_operator.kube.controller.outcome import Requeue
 from mo_operator.kube.meta.objects import name_of
 from mo_operator.kube.meta.times import format_time
@@ -28,9 +29,10 @@ from .controller_fakes import NOW, FakeCaches
 from .podset_fakes import a_set, landed, logset, pod
 
 Obj = dict[str, Any]
-ACTORS: dict[str, type[PodSetActor]] = {"ProxySet": ProxySetActor, "DNSet": DNSetActor}
-WORKLOAD = {"ProxySet": "Deployment", "DNSet": "StatefulSet"}
-SERVICE = {"ProxySet": "mo-proxy", "DNSet": "mo-dn-headless"}
+ACTORS: dict[str, type[PodSetActor]] = {"ProxySet": ProxySetActor, "DNSet": DNSetActor, "TNSet": TNSetActor}
+WORKLOAD = {"ProxySet": "Deployment", "DNSet": "StatefulSet", "TNSet": "StatefulSet"}
+SERVICE = {"ProxySet": "mo-proxy", "DNSet": "mo-dn-headless", "TNSet": "mo-dn-headless"}
+EXPANDABLE = {"kind": "StorageClass", "metadata": {"name": "fast"}, "allowVolumeExpansion": True}
 STALL = 120.0
 
 
@@ -44,12 +46,14 @@ def view(
     applied: Mapping[Any, Applied] | None = None,
     missing: tuple[Ref, ...] | None = None,
     waiting: bool = False,
+    claims: Sequence[Obj] = (),
 ) -> SetView:
     obj = obj or a_set(kind)
     spec = admit(ACTORS[kind].model, obj).spec
     service: LogService | Waiting = resolve(FakeCaches(logset(bootstrapped=not waiting)), obj, spec)
     storage = shared_storage_of(service) if isinstance(service, LogService) else None
-    cached = Cached({(o["kind"], name_of(o)): o for o in objects}, applied or {})
+    classes = {"fast": EXPANDABLE}
+    cached = Cached({(o["kind"], name_of(o)): o for o in objects}, applied or {}, tuple(claims), classes)
     configs = tuple(o for o in objects if o["kind"] == "ConfigMap")
     return SetView(
         obj, spec, known or {}, service, NOW, STALL, storage, missing, 10.0, cached, configs, tuple(pods)
@@ -98,6 +102,8 @@ def verbs(intents: Sequence[Intent]) -> list[tuple[str, str]]:
                 out.append(("delete", f"{resource.kind} {name}"))
             case Call(_, what):
                 out.append(("call", what))
+            case Patch(resource, _, name):
+                out.append(("patch", f"{resource.kind} {name}"))
     return out
 
 
@@ -178,6 +184,34 @@ def stuck_pod(kind: str, *, since: float = NOW - 2 * STALL) -> SetView:
     return view(kind, objects=objects, pods=[new, stuck], known=known)
 
 
+def cache_volume(kind: str, size: str) -> Obj:
+    obj = a_set(kind)
+    obj["spec"]["cacheVolume"] = {"size": size, "storageClassName": "fast"}
+    return obj
+
+
+def a_bigger_cache_volume(kind: str, storage_class: str = "fast") -> SetView:
+    """A TN whose cache volumes were made at 1Gi, now asked at 2Gi (its config, which
+    sizes the disk cache, changes with them)."""
+    round1 = decide(kind, view(kind, cache_volume(kind, "1Gi")))
+    objects, pods = landed(applies_of(round1), 2)
+    claims = [
+        {
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": f"mo-data-mo-dn-{i}", "namespace": "ns"},
+            "spec": {"storageClassName": storage_class, "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Bound", "capacity": {"storage": "1Gi"}},
+        }
+        for i in range(2)
+    ]
+    known = status_after(round1, {})
+    return view(kind, cache_volume(kind, "2Gi"), objects=objects, pods=pods, known=known, claims=claims)
+
+
+def a_bigger_volume_of_a_missing_class(kind: str) -> SetView:
+    return a_bigger_cache_volume(kind, "gone")
+
+
 def a_pod_just_not_ready(kind: str) -> SetView:
     return stuck_pod(kind, since=NOW - 10)
 
@@ -201,7 +235,8 @@ def _first_writes(kind: str) -> list[tuple[str, str]]:
     ]
 
 
-BOTH = ("ProxySet", "DNSet")
+BOTH = ("ProxySet", "DNSet", "TNSet")
+STATEFUL = ("DNSet", "TNSet")
 CASES = {
     "a set waits for its LogSet and writes nothing": Case(
         waiting_for_the_logset, BOTH, lambda k: [], {"Ready": "WaitingForLogSet", "UpToDate": "NotStarted"}
@@ -237,10 +272,30 @@ CASES = {
         a_secret_missing, BOTH, lambda k: [], {"ResolvedRefs": "SecretNotFound"}, later=True
     ),
     "a pod stuck on an outdated revision is replaced": Case(
-        stuck_pod, ("DNSet",), lambda k: [("call", "replace pod mo-1, stuck on an outdated revision")]
+        stuck_pod, STATEFUL, lambda k: [("call", "replace pod mo-1, stuck on an outdated revision")]
     ),
     "a pod not ready for a short while is left to the StatefulSet": Case(
-        a_pod_just_not_ready, ("DNSet",), lambda k: []
+        a_pod_just_not_ready, STATEFUL, lambda k: []
+    ),
+    "a bigger cache volume grows the claims, then replaces the StatefulSet keeping its pods": Case(
+        a_bigger_cache_volume,
+        STATEFUL,
+        lambda k: [
+            ("patch", "PersistentVolumeClaim mo-data-mo-dn-0"),
+            ("patch", "PersistentVolumeClaim mo-data-mo-dn-1"),
+            ("apply", f"ConfigMap {name_of(applies_of(first(k, cache_volume(k, '2Gi')))[1])}"),
+            ("call", "replace StatefulSet mo-dn (new volume claim templates, pods kept)"),
+        ],
+        {"VolumeExpansion": "Resizing"},
+    ),
+    "claims of a class that cannot expand keep the StatefulSet and say why": Case(
+        a_bigger_volume_of_a_missing_class,
+        STATEFUL,
+        lambda k: [
+            ("apply", f"ConfigMap {name_of(applies_of(first(k, cache_volume(k, '2Gi')))[1])}"),
+            ("apply", "StatefulSet mo-dn"),
+        ],
+        {"VolumeExpansion": "StorageClassCannotExpand"},
     ),
 }
 

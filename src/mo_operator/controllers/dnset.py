@@ -16,17 +16,17 @@ rolls them one at a time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from mo_operator.api.dnset import DNSet, DNSetSpec
 from mo_operator.kube.client.resource import Resource
-from mo_operator.kube.controller.actor import Context
 from mo_operator.matrixone import layout, names, ports
 from mo_operator.matrixone.component import Component
 
 from .framework import resources as r
 from .framework.desired import stamped
+from .framework.draft import Drafting
 from .mappers import (
     dependents_of_logset,
     existing_only,
@@ -38,7 +38,7 @@ from .sets import STATEFUL_OWNS, guarded_set
 from .specs.podtemplate import canonical_size
 from .specs.services import headless_service
 from .specs.statefulsets import Rollout, overlay_claims, statefulset, volume_claim_template
-from .steps.podset import STATEFUL, Desired, PodSetActor, SetInput
+from .steps.podset import STATEFUL, Desired, PodSetActor, SetInput, SetView
 from .steps.status import Readiness, store_status
 from .wiring import Wiring
 
@@ -64,7 +64,12 @@ class DNSetActor(PodSetActor):
     readiness = READINESS
     workload = STATEFUL
 
-    def desired(self, given: SetInput[DNSetSpec]) -> Desired:
+    @classmethod
+    def services(cls, name: str) -> list[str]:
+        return [names.headless_service_name(COMPONENT, name)]
+
+    @classmethod
+    def desired(cls, given: SetInput[DNSetSpec]) -> Desired:
         """The headless Service (store addresses), then the StatefulSet."""
         obj, spec, name = given.obj, given.spec, given.name
         headless = names.headless_service_name(COMPONENT, name)
@@ -87,13 +92,13 @@ class DNSetActor(PodSetActor):
         service = headless_service(obj, headless, given.labels, given.selector, HEADLESS_PORTS)
         return [(r.SERVICES, stamped(service)), (r.STATEFULSETS, stamped(workload))]
 
-    def first_fields(self, ctx: Context, selector: Mapping[str, str]) -> Mapping[str, Any]:
+    @classmethod
+    def first_fields(cls, obj: Mapping[str, Any], selector: Mapping[str, str]) -> Mapping[str, Any]:
         return {"availableStores": [], "failedStores": []}
 
-    def report(
-        self, ctx: Context, pods: Sequence[Mapping[str, Any]], roll: Rollout, selector: Mapping[str, str]
-    ) -> None:
-        store_status(ctx.status, pods, self.env.clock())
+    @classmethod
+    def report(cls, draft: Drafting, view: SetView, roll: Rollout, selector: Mapping[str, str]) -> None:
+        store_status(draft.status, view.pods, view.now)
 
 
 def setup(wiring: Wiring) -> None:

@@ -10,23 +10,24 @@ what lets the CNSet drain a CN without dropping a session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.api.proxyset import ProxySet, ProxySetSpec
-from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.selectors import selector_from_labels
 from mo_operator.matrixone import names, ports
 from mo_operator.matrixone.component import Component
 
 from .framework import resources as r
 from .framework.desired import stamped
+from .framework.draft import Drafting
+from .framework.meta import name_of, namespace_of
 from .mappers import dependents_of_logset, news_for_dependents, set_of_pod
 from .sets import guarded_set
 from .specs.deployments import deployment
 from .specs.services import client_service
 from .specs.statefulsets import Rollout
-from .steps.podset import STATELESS, Desired, PodSetActor, SetInput
+from .steps.podset import STATELESS, Desired, PodSetActor, SetInput, SetView
 from .steps.status import Readiness
 from .wiring import Wiring
 
@@ -42,7 +43,12 @@ class ProxySetActor(PodSetActor):
     readiness = READINESS
     workload = STATELESS
 
-    def desired(self, given: SetInput[ProxySetSpec]) -> Desired:
+    @classmethod
+    def services(cls, name: str) -> list[str]:
+        return [names.client_service_name(COMPONENT, name)]
+
+    @classmethod
+    def desired(cls, given: SetInput[ProxySetSpec]) -> Desired:
         """The client Service, then the Deployment."""
         obj, spec, name = given.obj, given.spec, given.name
         workload = deployment(
@@ -67,19 +73,19 @@ class ProxySetActor(PodSetActor):
         )
         return [(r.SERVICES, stamped(svc)), (r.DEPLOYMENTS, stamped(workload))]
 
-    def first_fields(self, ctx: Context, selector: Mapping[str, str]) -> Mapping[str, Any]:
-        return _fields(ctx, 0, 0, selector)
+    @classmethod
+    def first_fields(cls, obj: Mapping[str, Any], selector: Mapping[str, str]) -> Mapping[str, Any]:
+        return _fields(obj, 0, 0, selector)
 
-    def report(
-        self, ctx: Context, pods: Sequence[Mapping[str, Any]], roll: Rollout, selector: Mapping[str, str]
-    ) -> None:
+    @classmethod
+    def report(cls, draft: Drafting, view: SetView, roll: Rollout, selector: Mapping[str, str]) -> None:
         """Where clients connect (the proxy's Service) and how many proxies serve."""
-        ctx.status.update(_fields(ctx, roll.replicas, roll.ready, selector))
+        draft.status.update(_fields(view.obj, roll.replicas, roll.ready, selector))
 
 
-def _fields(ctx: Context, replicas: int, ready: int, selector: Mapping[str, str]) -> dict[str, Any]:
+def _fields(obj: Mapping[str, Any], replicas: int, ready: int, selector: Mapping[str, str]) -> dict[str, Any]:
     return {
-        "host": names.service_host(COMPONENT, ctx.name, ctx.namespace),
+        "host": names.service_host(COMPONENT, name_of(obj), namespace_of(obj)),
         "port": ports.PROXY_SQL,
         "replicas": replicas,
         "readyReplicas": ready,

@@ -15,45 +15,15 @@ from mo_operator.controllers.dnset import DNSetActor
 from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.proxyset import ProxySetActor
 from mo_operator.controllers.specs.configmaps import CONFIG_HASH_LABEL
-from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
 
-from .controller_fakes import NOW, FakeCaches, condition, context, make_env, run
+from .controller_fakes import FakeCaches, condition, context, make_env, run
+from .podset_fakes import NS, a_set, landed, logset
 
 Obj = dict[str, Any]
-NS = "ns"
-
-
-def logset(*, bootstrapped: bool = True) -> Obj:
-    status: Obj = {}
-    if bootstrapped:  # published, Ready and Synced: what a dependent set starts on
-        status = {
-            "discovery": {"address": f"mo-log-discovery.{NS}.svc", "port": 32001},
-            "conditions": [
-                {"type": "Ready", "status": "True", "reason": "AllStoresReady"},
-                {"type": "Synced", "status": "True", "reason": "Synced"},
-            ],
-        }
-    return {
-        "apiVersion": "core.matrixorigin.io/v1alpha1",
-        "kind": "LogSet",
-        "metadata": {"name": "mo", "namespace": NS, "uid": "uid-log"},
-        "spec": {"replicas": 3, "volume": {"size": "1Gi"}, "sharedStorage": {"s3": {"path": "b/mo"}}},
-        "status": status,
-    }
-
-
-def a_set(kind: str, replicas: int = 2) -> Obj:
-    return {
-        "apiVersion": "core.matrixorigin.io/v1alpha1",
-        "kind": kind,
-        "metadata": {"name": "mo", "namespace": NS, "uid": f"uid-{kind}", "generation": 1},
-        "spec": {"replicas": replicas, "image": "matrixorigin/matrixone:2.0.0"},
-        "deps": {"logSet": {"metadata": {"name": "mo", "namespace": NS}}},
-    }
 
 
 def actor_for(kind: str, caches: FakeCaches) -> Any:
@@ -65,56 +35,11 @@ def workload_resource(kind: str) -> Any:
     return r.STATEFULSETS if kind == "DNSet" else r.DEPLOYMENTS
 
 
-def pod(i: int, labels_: dict[str, str], *, ready: bool = True) -> Obj:
-    return {
-        "kind": "Pod",
-        "metadata": {
-            "name": f"mo-{i}",
-            "namespace": NS,
-            "uid": f"uid-pod-{i}",
-            "labels": labels_,
-            "creationTimestamp": format_time(NOW - 100),
-        },
-        "spec": {"volumes": []},
-        "status": {
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True" if ready else "False",
-                    "lastTransitionTime": format_time(NOW - 50),
-                }
-            ]
-        },
-    }
-
-
 def settled_world(kind: str, applied: list[Obj], replicas: int) -> FakeCaches:
     """The cluster after ``applied`` landed and the workload controller rolled it:
     the workload's status complete, its pods ready on its template and config."""
-    caches = FakeCaches(logset())
-    pods = []
-    for obj in applied:
-        obj = dict(obj, metadata={**obj["metadata"], "uid": f"uid-{obj['metadata']['name']}"})
-        if obj["kind"] in ("StatefulSet", "Deployment"):
-            obj["metadata"]["generation"] = 1
-            obj["status"] = {
-                "observedGeneration": 1,
-                "replicas": replicas,
-                "readyReplicas": replicas,
-                "updatedReplicas": replicas,
-                "availableReplicas": replicas,
-                "currentRevision": "rev1",
-                "updateRevision": "rev1",
-            }
-            template = obj["spec"]["template"]
-            pod_labels = {**template["metadata"]["labels"], "controller-revision-hash": "rev1"}
-            for i in range(replicas):
-                p = pod(i, pod_labels)
-                p["spec"] = template["spec"]
-                pods.append(p)
-        caches.add(obj)
-    caches.add(*pods)
-    return caches
+    objects, pods = landed(applied, replicas)
+    return FakeCaches(logset(), *objects, *pods)
 
 
 async def first_reconcile(kind: str, replicas: int = 2) -> tuple[list[Obj], Context]:

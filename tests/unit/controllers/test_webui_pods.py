@@ -9,9 +9,7 @@ from mo_operator.api.base import parse
 from mo_operator.api.common import POD_OVERLAY_FIELDS
 from mo_operator.api.validation import admission_warnings
 from mo_operator.api.webui import WebUISpec
-from mo_operator.controllers.webui import WebUIActor
-
-from .controller_fakes import FakeCaches, make_env
+from mo_operator.controllers.webui import console_template
 
 OVERLAY: dict[str, Any] = {
     "priorityClassName": "console",
@@ -22,9 +20,8 @@ OVERLAY: dict[str, Any] = {
 
 
 def test_a_console_pod_takes_the_overlays_pod_fields() -> None:
-    actor = WebUIActor(make_env(FakeCaches()))
     spec = parse(WebUISpec, {"replicas": 1, "overlay": OVERLAY})
-    pod = actor._template(spec, {"app": "x"}, {}, "cfg")["spec"]
+    pod = console_template(spec, {"app": "x"}, {}, "cfg")["spec"]
     assert pod["priorityClassName"] == "console"
     assert pod["tolerations"] == OVERLAY["tolerations"]
     assert pod["terminationGracePeriodSeconds"] == 5

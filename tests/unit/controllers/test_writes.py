@@ -14,11 +14,20 @@ from typing import Any, cast
 import pytest
 
 from mo_operator.controllers.framework import resources as r
-from mo_operator.controllers.framework.unseen import Unseen
-from mo_operator.controllers.framework.writes import CREATE_LIMIT, Apply, Call, Create, Delete, Patch, Writes
+from mo_operator.controllers.framework.unseen import Applied, Unseen
+from mo_operator.controllers.framework.writes import (
+    CREATE_LIMIT,
+    Apply,
+    Call,
+    Create,
+    Delete,
+    Patch,
+    Writes,
+    applies,
+)
 from mo_operator.kube.meta.errors import Conflict
 
-from .controller_fakes import FakeCaches, RecordingClient
+from .controller_fakes import FakeCaches, RecordingClient, run
 
 
 def _obj(kind: str) -> dict[str, Any]:
@@ -101,6 +110,43 @@ def test_an_apply_whose_event_never_came_is_made_again_after_the_ttl() -> None:
     unseen.note(key, _workload(1), None)
     now[0] = 6.0
     assert not unseen.awaited(key, _workload(1), None)
+
+
+def _owned_by(uid: str, name: str = "x") -> dict[str, Any]:
+    owner = {"uid": uid, "controller": True}
+    return {"kind": "StatefulSet", "metadata": {"name": name, "namespace": "ns", "ownerReferences": [owner]}}
+
+
+def test_the_book_answers_per_owner_and_drops_what_is_older_than_its_ttl() -> None:
+    now = [0.0]
+    unseen = Unseen(ttl=5.0, clock=lambda: now[0])
+    mine, theirs = ("StatefulSet", "ns", "x"), ("StatefulSet", "ns", "y")
+    unseen.note(mine, _owned_by("a"), None)
+    unseen.note(theirs, _owned_by("b", "y"), "3")
+    assert unseen.of_owner("a") == {mine: Applied(_owned_by("a"), None)}
+    assert unseen.of_owner("b") == {theirs: Applied(_owned_by("b", "y"), "3")}
+    now[0] = 6.0
+    assert unseen.of_owner("a") == {}, "past its ttl an apply says nothing"
+    unseen.note(("Service", "ns", "z"), _owned_by("c", "z"), None)
+    assert unseen.awaited(mine, _owned_by("a"), None) is False
+    assert unseen.of_owner("b") == {} and unseen.of_owner("c") != {}, "the stale ones were dropped"
+
+
+async def test_a_pure_apply_is_left_out_while_ours_is_on_its_way_and_noted_once_sent() -> None:
+    want, res = _owned_by("a"), r.STATEFULSETS
+    key = ("StatefulSet", "ns", "x")
+    on_its_way = {key: Applied(want, None)}
+    assert applies([(res, want)], lambda _res, _name: None, on_its_way) == []
+    assert (
+        applies([(res, want)], lambda _res, _name: {"metadata": {"resourceVersion": "9"}}, on_its_way) != []
+    )
+    [intent] = applies([(res, want)], lambda _res, _name: None, {})
+    book = Unseen(clock=lambda: 0.0)
+    plan = _plan()
+    plan.intend(intent, book)
+    assert plan and book.of_owner("a") == {}, "noted only once sent"
+    await run(plan)
+    assert book.of_owner("a") == {key: Applied(want, None)}
 
 
 class GatedClient:

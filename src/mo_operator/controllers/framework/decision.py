@@ -19,6 +19,7 @@ from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import Later, Requeue, Wait
 from mo_operator.kube.manager.adapters import Client
 
+from .unseen import Unseen
 from .writes import Intent, Writes
 
 __all__ = ["Decision", "Emit", "SetCondition"]
@@ -60,9 +61,9 @@ class Decision:
     """For a finalizer's decision: its work is done once these writes succeed, so the
     finalizer goes."""
 
-    def act(self, ctx: Context, client: Client) -> Writes | None:
+    def act(self, ctx: Context, client: Client, unseen: Unseen | None = None) -> Writes | None:
         """Hand the decision to the framework: the status draft, Events and look-again
-        on ``ctx``, the writes as the plan it runs."""
+        on ``ctx``, the writes as the plan it runs (its applies noted in ``unseen``)."""
         for line in self.log:
             ctx.log.info("%s", line)
         fields = dump(self.status) if isinstance(self.status, APIModel) else self.status
@@ -83,7 +84,7 @@ class Decision:
             ctx.requeue(self.later.after, self.later.reason)
         plan = Writes(client)
         for intent in self.intents:
-            plan.intend(intent)
+            plan.intend(intent, unseen)
         for event in announced:
             plan.call(f"report {event.reason}", _announce(ctx, event))
         return plan or None

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.manager.adapters import Client
@@ -35,7 +35,17 @@ from mo_operator.kube.meta.objects import mapping_at
 
 from . import resources as r
 
-__all__ = ["RESOLVED_REFS", "Ref", "ReferenceLookup", "report_references", "spec_references"]
+if TYPE_CHECKING:
+    from .draft import Drafting
+
+__all__ = [
+    "RESOLVED_REFS",
+    "Ref",
+    "ReferenceLookup",
+    "report_missing",
+    "report_references",
+    "spec_references",
+]
 
 RESOLVED_REFS = "ResolvedRefs"
 """The condition: True when every Secret and ConfigMap the spec names exists."""
@@ -154,24 +164,29 @@ class ReferenceLookup:
 
 
 async def report_references(ctx: Context, lookup: ReferenceLookup | None, refs: Iterable[Ref]) -> None:
-    """``ResolvedRefs`` False naming what is missing (and a look again after the
-    lookup's ttl), or True once everything is there; nothing while nothing was ever
-    missing (a set that never named a missing object carries no such condition)."""
+    """``report_missing`` of what ``lookup`` finds missing of ``refs`` (nothing without
+    a lookup)."""
     if lookup is None:
         return
-    missing = await lookup.missing(ctx.namespace, refs)
+    report_missing(ctx, await lookup.missing(ctx.namespace, refs), lookup.ttl)
+
+
+def report_missing(draft: Drafting, missing: Sequence[Ref], ttl: float) -> None:
+    """``ResolvedRefs`` False naming what is ``missing`` (and a look again after the
+    lookup's ``ttl``), or True once everything is there; nothing while nothing was ever
+    missing (a set that never named a missing object carries no such condition)."""
     if missing:
         reason = SECRET_NOT_FOUND if missing[0].kind == "Secret" else CONFIGMAP_NOT_FOUND
         listed = "; ".join(f'{m.kind} "{m.name}" ({m.field})' for m in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        ctx.set_condition(
+        draft.set_condition(
             RESOLVED_REFS,
             False,
             reason,
-            f"not found in namespace {ctx.namespace}: {listed}{more}; pods that need it do not start",
+            f"not found in namespace {draft.namespace}: {listed}{more}; pods that need it do not start",
         )
-        ctx.requeue(lookup.ttl, "whether the missing references exist now")
-    elif any(c.get("type") == RESOLVED_REFS for c in ctx.status.get("conditions") or ()):
-        ctx.set_condition(
+        draft.requeue(ttl, "whether the missing references exist now")
+    elif draft.condition(RESOLVED_REFS) is not None:
+        draft.set_condition(
             RESOLVED_REFS, True, RESOLVED_REFS, "every Secret and ConfigMap the spec names exists"
         )

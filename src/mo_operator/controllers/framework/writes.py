@@ -44,7 +44,7 @@ from mo_operator.kube.meta.errors import AlreadyExists, NotFound
 from .desired import up_to_date
 from .env import Env
 from .meta import is_deleting, name_of, uid_of
-from .unseen import Key, Unseen, version
+from .unseen import Applied, Key, Unseen, awaits, version
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,20 @@ class Apply:
     obj: Mapping[str, Any]
     unseen: tuple[Unseen, Key, str | None] | None = field(default=None, compare=False)
     """Noted once sent as our own write the cache has not shown yet (``unseen``)."""
+    seen: Seen | None = None
+    """Decided against the cache showing this version: noted in the book of applies
+    not yet seen (``unseen``) when the framework acts with one (``Decision.act``)."""
+
+
+class Seen(NamedTuple):
+    """The version of an object the cache showed when an apply was decided (None: none)."""
+
+    version: str | None
+
+
+def key_of(resource: Resource, obj: Mapping[str, Any]) -> Key:
+    meta = obj.get("metadata") or {}
+    return (resource.kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 
 @dataclass(frozen=True)
@@ -131,6 +145,34 @@ PER_MEMBER_KINDS = frozenset({"Pod", "PersistentVolumeClaim", "CNClaim"})
 :data:`CREATE_LIMIT` per round."""
 CREATE_LIMIT = 64
 """Per-member creates one plan holds; the rest are made in the next rounds."""
+
+
+def applies(
+    desired: Iterable[tuple[Resource, Mapping[str, Any]]],
+    cached: Callable[[Resource, str], Mapping[str, Any] | None],
+    applied: Mapping[Key, Applied],
+) -> list[Apply]:
+    """``Writes.sync`` as a pure function: an ``Apply`` of each desired object that
+    ``cached`` (by resource and name) does not already hold as desired, unless it is
+    an apply of ours still on its way to the cache (``applied``: ``Unseen.of_owner``)."""
+    out = []
+    for res, want in desired:
+        key = key_of(res, want)
+        have = cached(res, key[2])
+        if not up_to_date(have, want) and not awaits(applied.get(key), want, have):
+            out.append(Apply(res, want, seen=Seen(version(have))))
+    return out
+
+
+def writes_workload(intents: Iterable[Intent]) -> bool:
+    """``Writes.writes_workload`` of a decision's intents."""
+    for intent in intents:
+        match intent:
+            case Apply(resource) | Create(resource) | Delete(resource) if resource.kind in WORKLOAD_KINDS:
+                return True
+            case Patch(resource) if resource.kind in WORKLOAD_KINDS and resource.kind != "Pod":
+                return True
+    return False
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
@@ -280,12 +322,18 @@ class Writes:
         intent = Patch(resource, namespace, name, patch, subresource, patch_type, what)
         self.add(what or f"patch {resource.kind} {name}", intent, kind)
 
-    def intend(self, intent: Intent) -> None:
-        """Plan an intent a pure decision returned, as its verb's method plans it."""
+    def intend(self, intent: Intent, unseen: Unseen | None = None) -> None:
+        """Plan an intent a pure decision returned, as its verb's method plans it; an
+        apply decided against a version (``Apply.seen``) is noted in ``unseen``."""
         match intent:
-            case Apply(resource, obj, None):
+            case Apply(resource, obj, None, None):
                 self.apply(obj, resource)
-            case Apply(resource, obj, (book, key, before)):
+            case Apply(resource, obj, None, Seen(before)):
+                if unseen is None:
+                    self.apply(obj, resource)
+                else:
+                    self._apply_noted(obj, resource, unseen, key_of(resource, obj), before)
+            case Apply(resource, obj, (book, key, before), _):
                 self._apply_noted(obj, resource, book, key, before)
             case Create(resource, obj):
                 self.create(obj, resource)

@@ -24,7 +24,7 @@ from mo_operator.matrixone.config.tomlconfig import ConfigError
 from ..framework import resources as r
 from ..framework.env import Caches
 from ..framework.meta import child_metadata, is_controlled_by, is_deleting, name_of, namespace_of
-from ..framework.writes import Writes
+from ..framework.writes import Delete, Writes
 
 Obj = dict[str, Any]
 
@@ -74,6 +74,24 @@ def unused_config_maps(
     ]
 
 
+def unused_deletions(
+    owner: Mapping[str, Any],
+    base: str,
+    existing: Iterable[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+    keep: Iterable[str],
+) -> list[Delete]:
+    """The deletions of ``owner``'s hashed ConfigMaps for ``base`` among ``existing``
+    (the set's, as cached) that no pod mounts and ``keep`` (the desired objects' names)
+    does not name. Only once the roll is complete, so a pod restarting mid-roll keeps
+    its config."""
+    namespace = namespace_of(owner)
+    return [
+        Delete(r.CONFIGMAPS, namespace, name_of(cm), uid=cm["metadata"]["uid"])
+        for cm in unused_config_maps(owner, base, existing, config_maps_in_use(pods) | set(keep))
+    ]
+
+
 def collect_unused(
     caches: Caches,
     owner: Mapping[str, Any],
@@ -83,15 +101,13 @@ def collect_unused(
     keep: Iterable[str],
     plan: Writes,
 ) -> None:
-    """Plan the deletion of ``owner``'s hashed ConfigMaps for ``base`` that no pod
-    mounts and ``keep`` (the desired objects' names) does not name. Call it only
-    once the roll is complete, so a pod restarting mid-roll keeps its config."""
+    """Plan ``unused_deletions`` of the set's ConfigMaps as cached."""
     namespace = namespace_of(owner)
     existing = caches.list(
         r.CONFIGMAPS, namespace, labels.sub_resource_labels(component, name_of(owner), namespace)
     )
-    for cm in unused_config_maps(owner, base, existing, config_maps_in_use(pods) | set(keep)):
-        plan.delete(r.CONFIGMAPS, namespace, name_of(cm), uid=cm["metadata"]["uid"])
+    for deletion in unused_deletions(owner, base, existing, pods, keep):
+        plan.intend(deletion)
 
 
 @contextmanager

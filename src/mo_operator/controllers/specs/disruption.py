@@ -37,8 +37,16 @@ from mo_operator.matrixone.component import Component
 from ..framework import resources as r
 from ..framework.desired import stamped
 from ..framework.env import Env
-from ..framework.meta import child_metadata, is_controlled_by, is_deleting, set_labels, uid_of
-from ..framework.writes import Writes
+from ..framework.meta import (
+    child_metadata,
+    is_controlled_by,
+    is_deleting,
+    name_of,
+    namespace_of,
+    set_labels,
+    uid_of,
+)
+from ..framework.writes import Delete, Writes
 
 Obj = dict[str, Any]
 
@@ -93,6 +101,37 @@ def _unavailable(component: Component, spec: PodSet, bound: int | str | None) ->
     return scaled_value(bound, spec.replicas, round_up=True)
 
 
+def desired_budget(owner: Mapping[str, Any], component: Component, spec: PodSet) -> Obj | None:
+    """The set's PodDisruptionBudget, stamped, when it should have one."""
+    meta = owner["metadata"]
+    namespace, set_name = meta.get("namespace") or "", meta["name"]
+    selector = labels.sub_resource_labels(component, set_name, namespace)
+    wanted = budget_spec(component, spec, selector, detached=_has_detached(component, owner, spec))
+    if wanted is None:
+        return None
+    return stamped(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": child_metadata(
+                owner, names.workload_name(component, set_name), set_labels(component, owner)
+            ),
+            "spec": wanted,
+        }
+    )
+
+
+def unwanted_budget(
+    owner: Mapping[str, Any], component: Component, cached: Mapping[str, Any] | None
+) -> Delete | None:
+    """The deletion of the set's cached PodDisruptionBudget once it should have none."""
+    if component not in BUDGETED or cached is None:
+        return None
+    if not is_controlled_by(cached, owner) or is_deleting(cached):
+        return None
+    return Delete(r.PDBS, namespace_of(cached), name_of(cached), uid=uid_of(cached))
+
+
 def sync_disruption_budget(
     env: Env,
     owner: Mapping[str, Any],
@@ -101,25 +140,15 @@ def sync_disruption_budget(
     plan: Writes,
 ) -> None:
     """Plan the set's PodDisruptionBudget when it should have one, its deletion when not."""
+    pdb = desired_budget(owner, component, spec)
+    if pdb is not None:
+        plan.sync(env, [(r.PDBS, pdb)])
+        return
     meta = owner["metadata"]
-    namespace, set_name = meta.get("namespace") or "", meta["name"]
-    name = names.workload_name(component, set_name)
-    selector = labels.sub_resource_labels(component, set_name, namespace)
-    wanted = budget_spec(component, spec, selector, detached=_has_detached(component, owner, spec))
-    if wanted is not None:
-        pdb = {
-            "apiVersion": "policy/v1",
-            "kind": "PodDisruptionBudget",
-            "metadata": child_metadata(owner, name, set_labels(component, owner)),
-            "spec": wanted,
-        }
-        plan.sync(env, [(r.PDBS, stamped(pdb))])
-        return
-    if component not in BUDGETED:
-        return
-    cached = env.caches.get(r.PDBS, namespace, name)
-    if cached is not None and is_controlled_by(cached, owner) and not is_deleting(cached):
-        plan.delete(r.PDBS, namespace, name, uid=uid_of(cached))
+    name = names.workload_name(component, meta["name"])
+    unwanted = unwanted_budget(owner, component, env.caches.get(r.PDBS, meta.get("namespace") or "", name))
+    if unwanted is not None:
+        plan.intend(unwanted)
 
 
 def _has_detached(component: Component, owner: Mapping[str, Any], spec: PodSet) -> bool:

@@ -20,12 +20,14 @@ from mo_operator.matrixone.component import Component
 from ..framework import resources as r
 from ..framework.desired import stamped
 from ..framework.env import Env
-from ..framework.meta import is_controlled_by, is_deleting, set_labels, uid_of
-from ..framework.writes import Writes
+from ..framework.meta import is_controlled_by, is_deleting, name_of, namespace_of, set_labels, uid_of
+from ..framework.writes import Delete, Writes
 from .services import metric_service
 
 SERVICE_SCHEME = "Service"
 POD_SCHEME = "Pod"
+
+Obj = dict[str, Any]
 
 
 def _scheme(spec: PodSet) -> str | None:
@@ -50,18 +52,34 @@ def scrape_annotations() -> dict[str, str]:
     return {labels.PROMETHEUS_SCRAPE: "true", labels.PROMETHEUS_PORT: str(ports.METRICS)}
 
 
+def desired_metric_service(owner: Mapping[str, Any], component: Component, spec: PodSet) -> Obj | None:
+    """The set's metric Service, stamped, when Prometheus discovers the set by Service."""
+    if not discovered_by_service(spec):
+        return None
+    meta = owner["metadata"]
+    namespace, set_name = meta.get("namespace") or "", meta["name"]
+    selector = labels.sub_resource_labels(component, set_name, namespace)
+    name = names.metric_service_name(component, set_name)
+    return stamped(metric_service(owner, name, set_labels(component, owner), selector, scrape_annotations()))
+
+
+def unwanted_metric_service(owner: Mapping[str, Any], cached: Mapping[str, Any] | None) -> Delete | None:
+    """The deletion of the set's cached metric Service once it should have none."""
+    if cached is None or not is_controlled_by(cached, owner) or is_deleting(cached):
+        return None
+    return Delete(r.SERVICES, namespace_of(cached), name_of(cached), uid=uid_of(cached))
+
+
 def sync_metric_service(
     env: Env, owner: Mapping[str, Any], component: Component, spec: PodSet, plan: Writes
 ) -> None:
     """Plan the metric Service of ``owner`` when wanted, its deletion when not."""
-    meta = owner["metadata"]
-    namespace, set_name = meta.get("namespace") or "", meta["name"]
-    name = names.metric_service_name(component, set_name)
-    if discovered_by_service(spec):
-        selector = labels.sub_resource_labels(component, set_name, namespace)
-        svc = metric_service(owner, name, set_labels(component, owner), selector, scrape_annotations())
-        plan.sync(env, [(r.SERVICES, stamped(svc))])
+    svc = desired_metric_service(owner, component, spec)
+    if svc is not None:
+        plan.sync(env, [(r.SERVICES, svc)])
         return
-    cached = env.caches.get(r.SERVICES, namespace, name)
-    if cached is not None and is_controlled_by(cached, owner) and not is_deleting(cached):
-        plan.delete(r.SERVICES, namespace, name, uid=uid_of(cached))
+    meta = owner["metadata"]
+    name = names.metric_service_name(component, meta["name"])
+    unwanted = unwanted_metric_service(owner, env.caches.get(r.SERVICES, meta.get("namespace") or "", name))
+    if unwanted is not None:
+        plan.intend(unwanted)

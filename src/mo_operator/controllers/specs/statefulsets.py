@@ -21,19 +21,21 @@ StatefulSet recreates them from the current template.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.api.common import PodSet
 from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.manager.adapters import Client
 from mo_operator.kube.meta.errors import Conflict
 from mo_operator.kube.meta.objects import labels_of, spec_of, status_of
 from mo_operator.kube.meta.times import format_time
 
 from ..framework import resources as r
 from ..framework.meta import child_metadata, is_deleting, name_of, uid_of
-from ..framework.writes import Writes
+from ..framework.writes import Call, Step, Writes
 from . import pods as podutil
 
 Obj = dict[str, Any]
@@ -175,24 +177,36 @@ def stuck_outdated(
 def force_rollback(ctx: Context, roll: Rollout, plan: Writes) -> None:
     """Delete the pods ``roll`` found stuck on an older revision (each only while it
     is still the pod judged, by uid), and say so in an Event once it is done."""
-    for name, uid in roll.stuck_outdated:
+    for intent in rollbacks(roll, functools.partial(rollback_step, ctx, plan.client)):
+        plan.intend(intent)
 
-        async def step(name: str = name, uid: str = uid) -> None:
-            try:
-                deleted = await plan.client.delete(
-                    r.PODS, name, ctx.namespace or None, uid=uid, missing_ok=True
-                )
-            except Conflict:
-                return  # already replaced (by the StatefulSet controller): nothing to do
-            if deleted is not None:
-                ctx.event(
-                    "Normal",
-                    "ForcedRollback",
-                    f"deleted pod {name}: it is not ready on a revision the StatefulSet no longer rolls "
-                    "to, and is recreated from the current template",
-                )
 
-        plan.call(f"replace pod {name}, stuck on an outdated revision", step)
+def rollbacks(roll: Rollout, step: Callable[[str, str], Step]) -> list[Call]:
+    """``force_rollback`` as intents: ``step`` makes the replacement of a pod (its
+    name and uid)."""
+    return [
+        Call(step(name, uid), f"replace pod {name}, stuck on an outdated revision")
+        for name, uid in roll.stuck_outdated
+    ]
+
+
+def rollback_step(ctx: Context, client: Client, name: str, uid: str) -> Step:
+    """Delete pod ``name`` while it is the one of ``uid``; an Event once it went."""
+
+    async def step() -> None:
+        try:
+            deleted = await client.delete(r.PODS, name, ctx.namespace or None, uid=uid, missing_ok=True)
+        except Conflict:
+            return  # already replaced (by the StatefulSet controller): nothing to do
+        if deleted is not None:
+            ctx.event(
+                "Normal",
+                "ForcedRollback",
+                f"deleted pod {name}: it is not ready on a revision the StatefulSet no longer rolls "
+                "to, and is recreated from the current template",
+            )
+
+    return step
 
 
 def stall(

@@ -15,20 +15,23 @@ never written to.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.meta.conditions import get_condition
+from mo_operator.kube.manager.adapters import Client
 from mo_operator.kube.meta.errors import AlreadyExists, Conflict
 from mo_operator.kube.meta.objects import mapping_at
 
 from ..framework import resources as r
 from ..framework.desired import stamped
+from ..framework.draft import Drafting
 from ..framework.env import Env
 from ..framework.meta import is_deleting, name_of
-from ..framework.writes import Writes
+from ..framework.unseen import Applied, Key
+from ..framework.writes import Apply, Call, Intent, Patch, Step, Writes, applies
 from . import volumes
 
 Obj = dict[str, Any]
@@ -43,37 +46,67 @@ def sync_stateful(ctx: Context, env: Env, desired: Sequence[tuple[Resource, Obj]
     patches first, the StatefulSet (asking the sizes its claims can reach) last, so
     that what its pods mount exists before it; replaced rather than updated when
     its claim templates change, and left alone while it is being deleted."""
+    sts = next(d for res, d in desired if res is r.STATEFULSETS)
+    namespace = ctx.namespace
+    caches = env.caches
+    intents = stateful_intents(
+        ctx,
+        desired,
+        lambda res, name: caches.get(res, namespace, name),
+        caches.list(r.PVCS, namespace, sts["spec"]["selector"]["matchLabels"]),
+        storage_classes(env),
+        {},
+        functools.partial(replace_step, ctx, plan.client),
+    )
+    for intent in intents:
+        if isinstance(intent, Apply):
+            plan.sync(env, [(intent.resource, intent.obj)])
+        else:
+            plan.intend(intent)
+
+
+def stateful_intents(
+    draft: Drafting,
+    desired: Sequence[tuple[Resource, Obj]],
+    cached: Callable[[Resource, str], Mapping[str, Any] | None],
+    pvcs: Sequence[Mapping[str, Any]],
+    classes: Mapping[str, Mapping[str, Any]],
+    applied: Mapping[Key, Applied],
+    replace: Callable[[Obj, str], Step],
+) -> list[Intent]:
+    """The writes of a stateful set's ``desired`` objects, growing its volumes (see
+    ``sync_stateful``), decided from what is ``cached`` (by resource and name), the
+    set's claims ``pvcs``, the StorageClasses by name and our applies not seen yet;
+    the ``VolumeExpansion`` condition goes into ``draft``; ``replace`` makes the step
+    replacing the StatefulSet (the desired one, the uid of the one it replaces)."""
     index = next(i for i, (res, _) in enumerate(desired) if res is r.STATEFULSETS)
     sts = desired[index][1]
-    namespace, name = ctx.namespace, name_of(sts)
+    name = name_of(sts)
     templates = sts["spec"].get("volumeClaimTemplates") or []
-    cached = env.caches.get(r.STATEFULSETS, namespace, name)
-    current = volumes.template_sizes(mapping_at(cached, "spec").get("volumeClaimTemplates") or ())
-    pvcs = env.caches.list(r.PVCS, namespace, sts["spec"]["selector"]["matchLabels"])
+    have = cached(r.STATEFULSETS, name)
+    current = volumes.template_sizes(mapping_at(have, "spec").get("volumeClaimTemplates") or ())
     claims = {
         str(t["metadata"]["name"]): [
             c for c in pvcs if _of_template(name_of(c), str(t["metadata"]["name"]), name)
         ]
         for t in templates
     }
-    expansion = volumes.plan_expansion(
-        volumes.template_sizes(templates), current, claims, storage_classes(env)
-    )
-    _patch_claims(ctx, expansion, plan)
-    report(ctx, expansion)
+    expansion = volumes.plan_expansion(volumes.template_sizes(templates), current, claims, classes)
+    intents: list[Intent] = _claim_patches(draft.namespace, expansion)
+    report(draft, expansion)
     if templates:
         spec = {
             **sts["spec"],
             "volumeClaimTemplates": volumes.with_sizes(templates, expansion.template_sizes),
         }
         sts = stamped({**sts, "spec": spec})
-    plan.sync(env, [d for i, d in enumerate(desired) if i != index])
-    if cached is not None and is_deleting(cached):
-        return  # being replaced: its deletion brings us back to create the new one
-    if cached is not None and volumes.must_replace(cached, sts):
-        _replace(ctx, plan, sts, str(cached["metadata"].get("uid") or ""))
-        return
-    plan.sync(env, [(r.STATEFULSETS, sts)])
+    intents += applies([d for i, d in enumerate(desired) if i != index], cached, applied)
+    if have is not None and is_deleting(have):
+        return intents  # being replaced: its deletion brings us back to create the new one
+    if have is not None and volumes.must_replace(have, sts):
+        what = f"replace StatefulSet {name} (new volume claim templates, pods kept)"
+        return [*intents, Call(replace(sts, str(have["metadata"].get("uid") or "")), what)]
+    return intents + applies([(r.STATEFULSETS, sts)], cached, applied)
 
 
 def expand_claims(
@@ -83,16 +116,17 @@ def expand_claims(
     condition only, since no workload template holds a size."""
     template = "cache"
     expansion = volumes.plan_expansion({template: size}, {}, {template: claims}, storage_classes(env))
-    _patch_claims(ctx, expansion, plan)
+    for patch in _claim_patches(ctx.namespace, expansion):
+        plan.intend(patch)
     report(ctx, expansion)
 
 
-def report(ctx: Context, expansion: volumes.Expansion) -> None:
+def report(draft: Drafting, expansion: volumes.Expansion) -> None:
     """Set the ``VolumeExpansion`` condition (once a volume ever had to grow)."""
-    reported = get_condition(ctx.status.get("conditions") or (), volumes.CONDITION) is not None
+    reported = draft.condition(volumes.CONDITION) is not None
     found = volumes.condition(expansion, reported=reported)
     if found is not None:
-        ctx.set_condition(volumes.CONDITION, *found)
+        draft.set_condition(volumes.CONDITION, *found)
 
 
 def _of_template(claim: str, template: str, workload: str) -> bool:
@@ -101,23 +135,27 @@ def _of_template(claim: str, template: str, workload: str) -> bool:
     return claim.startswith(prefix) and claim[len(prefix) :].isdigit()
 
 
-def _patch_claims(ctx: Context, expansion: volumes.Expansion, plan: Writes) -> None:
-    for claim, size in expansion.patches:
-        plan.patch(
+def _claim_patches(namespace: str, expansion: volumes.Expansion) -> list[Intent]:
+    return [
+        Patch(
             r.PVCS,
-            ctx.namespace,
+            namespace,
             claim,
             {"spec": {"resources": {"requests": {"storage": size}}}},
             what=f"grow PersistentVolumeClaim {claim} to {size}",
         )
+        for claim, size in expansion.patches
+    ]
 
 
-def _replace(ctx: Context, plan: Writes, sts: Obj, uid: str) -> None:
+def replace_step(ctx: Context, client: Client, sts: Obj, uid: str) -> Step:
+    """Replace StatefulSet ``sts`` (the one of ``uid``): delete it orphaning its pods
+    and claims, then create it anew; an Event says so once it is deleted."""
     name = name_of(sts)
 
     async def step() -> None:
         try:
-            deleted = await plan.client.delete(
+            deleted = await client.delete(
                 r.STATEFULSETS,
                 name,
                 ctx.namespace or None,
@@ -136,6 +174,6 @@ def _replace(ctx: Context, plan: Writes, sts: Obj, uid: str) -> None:
             )
         # AlreadyExists: the old one is still orphaning its pods; its deletion brings us back
         with contextlib.suppress(AlreadyExists):
-            await plan.client.create(r.STATEFULSETS, sts)
+            await client.create(r.STATEFULSETS, sts)
 
-    plan.call(f"replace StatefulSet {name} (new volume claim templates, pods kept)", step)
+    return step

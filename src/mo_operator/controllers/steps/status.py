@@ -20,11 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.controller.actor import SYNCED, Context
+from mo_operator.kube.controller.actor import SYNCED
 from mo_operator.kube.meta.objects import is_deleting
 from mo_operator.matrixone import layout
 from mo_operator.matrixone.version import image_tag
 
+from ..framework.draft import Drafting
 from ..framework.meta import name_of
 from ..specs import pods as podutil
 from ..specs.statefulsets import Rollout
@@ -39,7 +40,7 @@ APPLYING = ("Applying", "applying the current spec to the workload")
 """``UpToDate`` of a set making its workload, and bringing its pods up for the first time."""
 
 
-def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> None:
+def set_rollout_conditions(ctx: Drafting, roll: Rollout, *, pending: bool) -> None:
     """``pending``: the set has writes to make. While it applies a new spec (or its
     roll is not complete) they may reshape its pods, so it is not up to date. A set
     whose pods all run its current spec stays up to date through the writes of the
@@ -74,21 +75,21 @@ def set_rollout_conditions(ctx: Context, roll: Rollout, *, pending: bool) -> Non
         ctx.set_condition(UP_TO_DATE, True, "RolloutComplete", f"{roll.replicas} pods run the current spec")
 
 
-def _reason(ctx: Context, ctype: str) -> str | None:
+def _reason(ctx: Drafting, ctype: str) -> str | None:
     """The reason ``ctype`` gives in the status as known so far."""
-    known = next((c for c in ctx.status.get("conditions") or () if c.get("type") == ctype), None)
+    known = ctx.condition(ctype)
     return None if known is None else str(known.get("reason"))
 
 
 def first_status(
-    ctx: Context, fields: Mapping[str, Any], reason: str, message: str, *, replicas: int
+    ctx: Drafting, fields: Mapping[str, Any], reason: str, message: str, *, replicas: int
 ) -> None:
     """Give a set that has not reported yet every field and the ``UpToDate``, ``Upgrading``
     and ``Scaling`` conditions it will report, at the values known before it runs anything (``fields``; ``UpToDate``
     False for ``reason``; ``replicas`` the pods its spec asks for): what follows changes values, which the status window may
     coalesce, where a field or condition appearing is written at once. A set that has
     reported keeps what it said."""
-    if any(c.get("type") == UP_TO_DATE for c in ctx.status.get("conditions") or ()):
+    if ctx.condition(UP_TO_DATE) is not None:
         return
     for key, value in fields.items():
         ctx.status.setdefault(key, value)
@@ -138,7 +139,7 @@ def not_fine(status: Mapping[str, Any]) -> str:
     return f"{first.get('reason')}: {first.get('message') or ''}".rstrip(": ")
 
 
-def summarise(ctx: Context, readiness: str, versions: Sequence[str], *, updated: int | None = None) -> None:
+def summarise(ctx: Drafting, readiness: str, versions: Sequence[str], *, updated: int | None = None) -> None:
     """The summary fields ``kubectl get`` prints; ``message`` is set by the caller once
     its conditions are."""
     ctx.status["readiness"] = readiness
@@ -148,9 +149,9 @@ def summarise(ctx: Context, readiness: str, versions: Sequence[str], *, updated:
     ctx.status.setdefault("message", "")
 
 
-def _kept(ctx: Context, roll: Rollout) -> bool:
+def _kept(ctx: Drafting, roll: Rollout) -> bool:
     """Up to date, reported for this generation, and the roll complete."""
-    known = next((c for c in ctx.status.get("conditions") or () if c.get("type") == UP_TO_DATE), None)
+    known = ctx.condition(UP_TO_DATE)
     return bool(
         roll.complete
         and known is not None
@@ -178,7 +179,7 @@ class Readiness:
 
 
 def report_rollout(
-    ctx: Context,
+    ctx: Drafting,
     roll: Rollout,
     replicas: int,
     readiness: Readiness,
@@ -223,7 +224,7 @@ def report_rollout(
         ctx.requeue(roll.recheck_after, "whether the roll moved on")
 
 
-def _set_progress(ctx: Context, roll: Rollout, replicas: int, noun: str, present: int) -> None:
+def _set_progress(ctx: Drafting, roll: Rollout, replicas: int, noun: str, present: int) -> None:
     """``Upgrading`` and ``Scaling`` (see :mod:`.progress`), after ``UpToDate``."""
     status = ctx.status
     up = progress.upgrading(

@@ -20,7 +20,7 @@ from ..specs.statefulsets import Rollout, stall
 from ..steps.status import UP_TO_DATE, Readiness, not_fine, report_rollout, running_versions, summarise
 from . import pods as cnpods
 from . import pooling
-from .observed import Observed
+from .observed import CNSetView
 from .stores import cordoned, store_of
 
 Obj = dict[str, Any]
@@ -36,7 +36,7 @@ READINESS = Readiness(
 )
 
 
-def serving_rollout(seen: Observed, digest: str, stall_seconds: float) -> Rollout:
+def serving_rollout(seen: CNSetView, digest: str, stall_seconds: float) -> Rollout:
     """How far the set's pods got toward ``replicas`` ready pods of template ``digest``.
     Draining and cordoned pods are not ready on purpose: they count neither as ready
     nor as stalled."""
@@ -59,31 +59,33 @@ class Serving:
     waiting: str | None
     """Why the decision creates no pod yet (a roll waiting for a new pod to be ready)."""
     busy: bool
+    """Work under way on the pods or in MatrixOne (the round's writes aside)."""
 
     @property
     def recheck(self) -> float | None:
         return self.roll.recheck_after
 
-    def report(self, seen: Observed, selector: Mapping[str, str]) -> None:
+    def report(self, ctx: Context, seen: CNSetView, selector: Mapping[str, str], *, pending: bool) -> None:
+        """``pending``: the round writes what runs the pods."""
         live = _live(seen)
-        _set_status(seen, selector, live, [_store(p, _serving_phase(seen, p)) for p in live])
-        seen.ctx.status["readyReplicas"] = self.roll.ready
+        _set_status(ctx, seen, selector, live, [_store(p, _serving_phase(seen, p)) for p in live])
+        ctx.status["readyReplicas"] = self.roll.ready
         fenced = [name_of(p) for p in live if cordoned(p)]
         detail = "; ".join(filter(None, [self.waiting, f"cordoned: {', '.join(fenced)}" if fenced else None]))
         waiting = seen.state is None and live and not seen.client_fault
         report_rollout(
-            seen.ctx,
+            ctx,
             self.roll,
             seen.replicas,
             READINESS,
-            pending=seen.plan.writes_workload,
+            pending=pending,
             pods=live,
             unavailable=_unavailable(seen) if waiting else None,
             detail=detail or None,
         )
 
 
-def _serving_phase(seen: Observed, pod: Mapping[str, Any]) -> str:
+def _serving_phase(seen: CNSetView, pod: Mapping[str, Any]) -> str:
     store = store_of(seen.state, pod)
     if cnpods.draining_since(pod) is not None or cordoned(pod):
         return "Draining"
@@ -99,11 +101,12 @@ class Pooling:
     stalled: str | None
     recheck: float | None
     busy: bool
+    """Work under way on the pods or in MatrixOne (the round's writes aside)."""
 
-    def report(self, seen: Observed, selector: Mapping[str, str]) -> None:
-        ctx, replicas = seen.ctx, seen.replicas
+    def report(self, ctx: Context, seen: CNSetView, selector: Mapping[str, str]) -> None:
+        replicas = seen.replicas
         live = _live(seen)
-        _set_status(seen, selector, live, [_store(p, _pooled_phase(seen, p)) for p in live])
+        _set_status(ctx, seen, selector, live, [_store(p, _pooled_phase(seen, p)) for p in live])
         ctx.status["readyReplicas"] = sum(1 for p in live if podutil.is_ready(p))
         counts = pooling.pool_counts(live)
         serving = len(live) - counts[labels.POOL_PHASE_TERMINATING]
@@ -130,18 +133,18 @@ class Pooling:
         ctx.status["message"] = not_fine(ctx.status)
 
 
-def _unavailable(seen: Observed) -> str:
+def _unavailable(seen: CNSetView) -> str:
     """Why the CNs' stores cannot be counted (the ``HAKeeper`` condition says more)."""
     return seen.trouble.message if seen.trouble is not None else "HAKeeper does not answer"
 
 
-def _pooled_phase(seen: Observed, pod: Mapping[str, Any]) -> str:
+def _pooled_phase(seen: CNSetView, pod: Mapping[str, Any]) -> str:
     store = store_of(seen.state, pod)
     work = store.work_state if store is not None else None
     return {WorkState.WORKING: "Up", WorkState.DRAINING: "Draining"}.get(work, "Unknown")  # type: ignore[arg-type]
 
 
-def _live(seen: Observed) -> list[Mapping[str, Any]]:
+def _live(seen: CNSetView) -> list[Mapping[str, Any]]:
     return sorted((p for p in seen.pods if not is_deleting(p)), key=name_of)
 
 
@@ -150,14 +153,18 @@ def _store(pod: Mapping[str, Any], phase: str) -> Obj:
 
 
 def _set_status(
-    seen: Observed, selector: Mapping[str, str], live: Sequence[Mapping[str, Any]], stores: list[Obj]
+    ctx: Context,
+    seen: CNSetView,
+    selector: Mapping[str, str],
+    live: Sequence[Mapping[str, Any]],
+    stores: list[Obj],
 ) -> None:
     """The fields both modes report: the stores, how many pods, and where clients connect."""
-    status = seen.ctx.status
+    status = ctx.status
     status["stores"] = stores
     status["replicas"] = len(live)
     status["labelSelector"] = str(selector_from_labels(selector))
-    status["host"] = names.service_host(COMPONENT, seen.ctx.name, seen.ctx.namespace)
+    status["host"] = names.service_host(COMPONENT, seen.name, seen.namespace)
     status["port"] = ports.CN_SQL
 
 

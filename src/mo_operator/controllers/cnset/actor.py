@@ -83,13 +83,13 @@ from . import pods as cnpods
 from . import pooling
 from .claims import claims_to_mount, grow_claims
 from .decide import CNSetDecision, Settings, decide, decide_finalize
-from .drain import asks_load, drain_limits, with_drain_default
+from .drain import DRAINING, asks_load, drain_limits, with_drain_default
 from .observed import CNSetView, Desired
 from .reads import ask, drain_asks_locks
 from .registration import Registration, unregistered
 from .report import Serving, first_fields
 from .stats import due_loads, refreshed
-from .stores import hakeeper_state
+from .stores import HAKEEPER, hakeeper_state
 from .udf import python_udf_sidecar
 
 log = logging.getLogger(__name__)
@@ -302,4 +302,5 @@ class CNSetActor:
 
 
 def _condition_types(ctx: Context) -> frozenset[str]:
-    return frozenset(str(c.get("type")) for c in ctx.status.get("conditions") or ())
+    """Which of the conditions the decision keeps up to date once added the set carries."""
+    return frozenset(t for t in (HAKEEPER, DRAINING) if ctx.condition(t) is not None)

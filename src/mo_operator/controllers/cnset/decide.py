@@ -30,8 +30,7 @@ from .claims import missing_claims
 from .drain import drain_enabled, progress_drains, start_drain, undrain
 from .observed import CNSetView, Desired, Draft
 from .report import Pooling, Serving, serving_rollout
-from .scaling import CNPod, strategy_of
-from .scaling import decide as decide_pods
+from .scaling import CNPod, decide_pods, strategy_of
 from .stats import sessions, stats_patches
 from .stores import cordoned, report_hakeeper, store_of, sync_stores
 

@@ -293,8 +293,31 @@ def test_a_pod_the_decision_creates_names_its_hakeeper_and_logset() -> None:
     assert create.obj["metadata"]["labels"][TEMPLATE_HASH] == DIGEST
 
 
-def pool_case(*pods: Obj, stores: dict[int, WorkState], **kw: Any) -> Case:
-    return Case(list(pods), replicas=len(pods), stores=stores, spec={"podManagementPolicy": "Pooling"}, **kw)
+UP_TO_DATE = ("UpToDate", True, "Pooling")
+
+
+def test_the_status_names_the_live_pods_their_stores_and_where_clients_connect() -> None:
+    case = Case([pod(0), pod(1, ready=False), pod(2, draining=5)], stores={0: WORKING, 1: DRAINING})
+    status = decide(view_of(case), SETTINGS).decision.status
+    assert status == {
+        "stores": [
+            {"uuid": "uuid-tp-cn-0", "podName": "tp-cn-0", "state": "Up"},
+            {"uuid": "uuid-tp-cn-1", "podName": "tp-cn-1", "state": "Unknown"},
+            {"uuid": "uuid-tp-cn-2", "podName": "tp-cn-2", "state": "Draining"},
+        ],
+        "replicas": 3,
+        "readyReplicas": 1,
+        "labelSelector": "",
+        "host": "tp-cn.ns",
+        "port": 6001,
+    }
+
+
+def pool_case(*pods: Obj, stores: dict[int, WorkState], ready: tuple[bool, str], **kw: Any) -> Case:
+    """A pooling set's case; ``ready``: its ``Ready`` condition's status and reason."""
+    conditions = [("Ready", *ready), UP_TO_DATE]
+    spec = {"podManagementPolicy": "Pooling"}
+    return Case(list(pods), replicas=len(pods), stores=stores, spec=spec, set_conditions=conditions, **kw)
 
 
 def pooled(index: int, phase: str, **kw: Any) -> Obj:
@@ -307,17 +330,20 @@ POOLING = {
     "a registered new pod becomes Idle": pool_case(
         pooled(0, labels.POOL_PHASE_UNKNOWN),
         stores={0: DRAINING},
+        ready=(False, "CNsNotReady"),
         intents=["mark CN tp-cn-0 Idle", "set the readiness of CN tp-cn-0: Idle"],
     ),
     "a new pod not registered yet waits, not ready": pool_case(
         pooled(0, labels.POOL_PHASE_UNKNOWN),
         stores={},
+        ready=(False, "CNsNotReady"),
         intents=["set the readiness of CN tp-cn-0: NotRegistered"],
         busy=True,
     ),
     "a reclaimed pod with no session left returns to Idle": pool_case(
         pooled(0, labels.POOL_PHASE_DRAINING, annotations=RECLAIMED),
         stores={0: DRAINING},
+        ready=(True, "AllCNsReady"),
         loads={0: CNLoad(sessions=0)},
         intents=[
             "set the readiness of CN tp-cn-0: Reclaiming",
@@ -328,6 +354,7 @@ POOLING = {
     "a reclaimed pod still holding sessions waits": pool_case(
         pooled(0, labels.POOL_PHASE_DRAINING, annotations=RECLAIMED),
         stores={0: DRAINING},
+        ready=(True, "AllCNsReady"),
         loads={0: CNLoad(sessions=2)},
         intents=["set the readiness of CN tp-cn-0: Reclaiming"],
         busy=True,
@@ -335,6 +362,7 @@ POOLING = {
     "a reclaimed pod within minDelaySeconds is looked at again once they pass": pool_case(
         pooled(0, labels.POOL_PHASE_DRAINING, annotations={labels.RECLAIMED_AT: format_time(NOW - 5)}),
         stores={0: DRAINING},
+        ready=(True, "AllCNsReady"),
         intents=["set the readiness of CN tp-cn-0: Reclaiming"],
         later=(Requeue, "CN tp-cn-0 to have drained for minDelaySeconds"),
         busy=True,

@@ -144,12 +144,11 @@ class CNSetActor:
 
     def _report(self, ctx: Context, view: CNSetView, made: CNSetDecision, plan: Writes | None) -> None:
         """Status, and when to look again: soon while work is under way, else at the poll."""
-        assert view.want is not None
-        report, selector = made.report, view.want.selector
+        report = made.report
         if isinstance(report, Serving):
-            report.report(ctx, view, selector, pending=plan is not None and plan.writes_workload)
+            report.report(ctx, view, pending=plan is not None and plan.writes_workload)
         else:
-            report.report(ctx, view, selector)
+            report.report(ctx, view)
         settings = self.env.settings
         if plan or report.busy:
             ctx.wait(settings.busy_poll_seconds, "the CNs' work under way (drains, registrations, labels)")

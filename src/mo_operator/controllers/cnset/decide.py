@@ -50,7 +50,9 @@ class CNSetDecision:
     """The pod-level decision and what the round reports."""
 
     decision: Decision
+    """Its intents, the status fields, the conditions of MatrixOne, drains and a pool."""
     report: Serving | Pooling
+    """What the shared status steps report from: a roll, or a pool."""
     created: bool
     """Pods are made this round (the ConfigMaps no pod uses yet are kept)."""
 
@@ -88,7 +90,8 @@ def _serve(view: CNSetView, want: Desired, settings: Settings, out: Draft) -> CN
         out.look(Wait(view.registration_look, "CN stores to register with HAKeeper"))
     roll = serving_rollout(view, want.digest, settings.rollout_stall_seconds)
     busy = drains_pending or unsettled or not roll.complete
-    return CNSetDecision(out.done(), Serving(roll, made.waiting, busy), bool(made.create))
+    report = Serving(roll, made.waiting, busy)
+    return CNSetDecision(out.done(report.status(view, want.selector)), report, bool(made.create))
 
 
 def _member(pod: Mapping[str, Any], digest: str, loads: Mapping[str, int]) -> CNPod:
@@ -141,7 +144,9 @@ def _pool(view: CNSetView, want: Desired, settings: Settings, out: Draft) -> CNS
         p for p in view.pods if not is_deleting(p) and pooling.phase_of(p) == labels.POOL_PHASE_UNKNOWN
     ]
     stalled, recheck = stall(starting, view.now, settings.rollout_stall_seconds)
-    return CNSetDecision(out.done(), Pooling(stalled, recheck, unsettled), bool(made.create))
+    report = Pooling(stalled, recheck, unsettled)
+    out.conditions.extend(report.conditions(view))
+    return CNSetDecision(out.done(report.status(view, want.selector)), report, bool(made.create))
 
 
 def decide_finalize(view: CNSetView, settings: Settings) -> Decision:

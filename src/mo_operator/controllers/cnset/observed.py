@@ -145,9 +145,11 @@ class Draft:
         """Look again then (the soonest asked wins, the first on a tie)."""
         self.later = sooner(self.later, later)
 
-    def done(self) -> Decision:
+    def done(self, status: Mapping[str, Any] | None = None) -> Decision:
+        """The decision, with the status fields ``status`` sets."""
         return Decision(
             tuple(self.intents),
+            status or {},
             conditions=tuple(self.conditions),
             events=tuple(self.events),
             later=self.later,

@@ -4,6 +4,7 @@ phases with MatrixOne in the loop."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, cast
 
 from hypothesis import given, settings
@@ -107,7 +108,8 @@ async def sync(*pods: dict[str, Any], admin: FakeAdmin) -> tuple[bool, list[Any]
     ctx = context(OBJ)
     view = view_of(pods, admin, await admin.hakeeper_state())
     reclaimed = [p for p in pods if pooling.reclaim_asks_load(view, p)]
-    view = await ask(view, reclaimed, pooling.reclaim_asks_locks)
+    loads, locks = await ask(cast(Any, admin), SPEC, (), reclaimed, pooling.reclaim_asks_locks)
+    view = replace(view, loads=loads, locks=locks)
     out = Draft()
     unsettled = pooling.sync_pool_stores(view, (), out)
     plan = out.done().act(ctx, env.client)

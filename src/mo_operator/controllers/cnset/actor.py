@@ -199,24 +199,27 @@ class CNSetActor:
             conditions=_condition_types(ctx),
             cache_claims=self._cache_claims(pods) if spec.cache_volume else frozenset(),
         )
+        look = None
         if pooling.pooled(spec):
             stats, refresh = due_loads(pods, state, self._stats_due, now, read_all=False)
             reclaimed = [p for p in pods if pooling.reclaim_asks_load(view, p)]
-            view = await ask(replace(view, refresh=refresh), [*reclaimed, *stats], pooling.reclaim_asks_locks)
+            loads, locks = await ask(admin, spec, stats, reclaimed, pooling.reclaim_asks_locks)
         else:
             active = [p for p in pods if not is_deleting(p) and cnpods.draining_since(p) is None]
-            stats, refresh = due_loads(
-                pods, state, self._stats_due, now, read_all=len(active) > spec.replicas
-            )
+            read_all = len(active) > spec.replicas
+            stats, refresh = due_loads(pods, state, self._stats_due, now, read_all=read_all)
             min_delay, timeout = drain_limits(spec, view.drain_timeout)
             draining = [p for p in pods if asks_load(p, now, min_delay, timeout)]
-            view = await ask(replace(view, refresh=refresh), [*stats, *draining], drain_asks_locks)
+            loads, locks = await ask(admin, spec, stats, draining, drain_asks_locks)
+            waiting = unregistered(pods, state)
             look = self._registration.next_look(
-                (ctx.namespace, ctx.name), unregistered(pods, state), now, settings.busy_poll_seconds
+                (ctx.namespace, ctx.name), waiting, now, settings.busy_poll_seconds
             )
-            view = replace(view, registration_look=look)
-        refreshed(pods, refresh, view.loads, self._stats_due, now)
-        return replace(view, sessions_known=frozenset(name_of(p) for p in stats))
+        refreshed(pods, refresh, loads, self._stats_due, now)
+        known = frozenset(name_of(p) for p in stats)
+        return replace(
+            view, loads=loads, locks=locks, refresh=refresh, sessions_known=known, registration_look=look
+        )
 
     def _cache_claims(self, pods: Sequence[Mapping[str, Any]]) -> frozenset[str]:
         caches = self.env.caches
@@ -278,10 +281,13 @@ class CNSetActor:
             return None  # no HAKeeper to drain through: nothing can hold sessions
         admin = self.env.admin.admin(service.discovery_address)
         now, timeout = self.env.clock(), self.env.settings.drain_timeout_seconds
-        view = CNSetView(ctx.obj, spec, live, None, admin, now, timeout, conditions=_condition_types(ctx))
-        min_delay, timeout = drain_limits(spec, timeout)
-        draining = [p for p in live if asks_load(p, now, min_delay, timeout)]
-        return await ask(view, draining, drain_asks_locks)
+        min_delay, limit = drain_limits(spec, timeout)
+        draining = [p for p in live if asks_load(p, now, min_delay, limit)]
+        loads, locks = await ask(admin, spec, (), draining, drain_asks_locks)
+        conditions = _condition_types(ctx)
+        return CNSetView(
+            ctx.obj, spec, live, None, admin, now, timeout, loads=loads, locks=locks, conditions=conditions
+        )
 
     # ---------------------------------------------------------------- desired
     @staticmethod

@@ -54,7 +54,7 @@ from mo_operator.api.cnset import CNSetSpec
 from mo_operator.kube.controller.outcome import Requeue
 from mo_operator.kube.meta.objects import annotations_of, labels_of, namespace_of
 from mo_operator.matrixone import labels
-from mo_operator.matrixone.admin import CNLoad, CNStore, StoreNotFound, WorkState
+from mo_operator.matrixone.admin import AdminError, CNLoad, CNStore, StoreNotFound, WorkState
 from mo_operator.matrixone.names import free_ordinals
 
 from ..framework import resources as r
@@ -235,12 +235,11 @@ def reclaim_asks_load(view: CNSetView, pod: Mapping[str, Any]) -> bool:
     return started is None or min_delay <= view.now - started < timeout
 
 
-def reclaim_asks_locks(view: CNSetView, pod: Mapping[str, Any]) -> bool:
+def reclaim_asks_locks(spec: CNSetSpec, pod: Mapping[str, Any], load: CNLoad | AdminError) -> bool:
     """Whether a drained reclaimed pod leaves (rather than returning Idle) and its
     lock tables must move first."""
-    load = view.loads.get(name_of(pod))
     idle = isinstance(load, StoreNotFound) or (isinstance(load, CNLoad) and load.idle)
-    return idle and _leaves(pod, unregistered=False) and migrates_locks(pod, view.spec)
+    return idle and _leaves(pod, unregistered=False) and migrates_locks(pod, spec)
 
 
 def _leaves(pod: Mapping[str, Any], *, unregistered: bool) -> bool:

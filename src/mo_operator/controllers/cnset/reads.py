@@ -5,33 +5,38 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
+from mo_operator.api.cnset import CNSetSpec
 from mo_operator.kube.meta.objects import name_of
 from mo_operator.matrixone.admin import AdminError, CNLoad, MOAdmin
 
 from . import pods as cnpods
 from .locks import ask_locks, migrates_locks
-from .observed import CNSetView, LockAnswer
+from .observed import LockAnswer
 
 log = logging.getLogger(__name__)
 
 
+Loads = Mapping[str, CNLoad | AdminError]
+AsksLocks = Callable[[CNSetSpec, Mapping[str, Any], CNLoad | AdminError], bool]
+
+
 async def ask(
-    view: CNSetView,
+    admin: MOAdmin,
+    spec: CNSetSpec,
     loaded: Sequence[Mapping[str, Any]],
-    asks_locks: Callable[[CNSetView, Mapping[str, Any]], bool],
-) -> CNSetView:
-    """``view`` with the loads of ``loaded`` (each CN once), then the lock service's
-    answer for the drained CNs that ``asks_locks`` names."""
-    loads = await ask_loads(view.admin, loaded)
-    view = replace(view, loads=loads)
+    drained: Sequence[Mapping[str, Any]],
+    asks_locks: AsksLocks,
+) -> tuple[dict[str, CNLoad | AdminError], dict[str, LockAnswer]]:
+    """The loads of ``loaded`` and ``drained`` (each CN once), then the lock service's
+    answer for the ``drained`` CNs that ``asks_locks`` names."""
+    loads = await ask_loads(admin, [*loaded, *drained])
     locks: dict[str, LockAnswer] = {}
-    for pod in view.pods:
-        if name_of(pod) in loads and asks_locks(view, pod):
-            locks[name_of(pod)] = await ask_locks(view.admin, pod)
-    return replace(view, locks=locks)
+    for pod in drained:
+        if asks_locks(spec, pod, loads[name_of(pod)]):
+            locks[name_of(pod)] = await ask_locks(admin, pod)
+    return loads, locks
 
 
 async def ask_loads(admin: MOAdmin, pods: Sequence[Mapping[str, Any]]) -> dict[str, CNLoad | AdminError]:
@@ -48,12 +53,6 @@ async def ask_loads(admin: MOAdmin, pods: Sequence[Mapping[str, Any]]) -> dict[s
     return out
 
 
-def drain_asks_locks(view: CNSetView, pod: Mapping[str, Any]) -> bool:
-    """A draining CN that holds nothing else: on MatrixOne 1.2 and later its lock tables decide."""
-    load = view.loads.get(name_of(pod))
-    return (
-        cnpods.draining_since(pod) is not None
-        and isinstance(load, CNLoad)
-        and load.idle
-        and migrates_locks(pod, view.spec)
-    )
+def drain_asks_locks(spec: CNSetSpec, pod: Mapping[str, Any], load: CNLoad | AdminError) -> bool:
+    """A drained CN that holds nothing else: on MatrixOne 1.2 and later its lock tables decide."""
+    return isinstance(load, CNLoad) and load.idle and migrates_locks(pod, spec)

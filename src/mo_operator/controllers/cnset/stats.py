@@ -115,6 +115,8 @@ def refreshed(
     now: float,
 ) -> None:
     """The next refresh of each due pod whose load was read, at the end of ``due``."""
+    if not refresh:
+        return
     for pod in pods:
         if name_of(pod) in refresh and isinstance(loads.get(name_of(pod)), CNLoad):
             uid = uid_of(pod)
@@ -124,7 +126,9 @@ def refreshed(
 
 def stats_patches(view: CNSetView) -> list[Patch]:
     """The load annotations of the due CNs whose load changed."""
-    out = []
+    out: list[Patch] = []
+    if not view.refresh:
+        return out
     for pod in view.pods:
         load = view.loads.get(name_of(pod))
         if name_of(pod) not in view.refresh or not isinstance(load, CNLoad):

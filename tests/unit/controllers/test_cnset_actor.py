@@ -196,6 +196,32 @@ async def test_a_cn_with_sessions_is_not_asked_about_locks_yet() -> None:
     assert not [c for c in scene.admin.calls if c[0] == "can_restart_cn"]
 
 
+async def test_matrixone_is_asked_about_a_draining_cn_only_once_its_drain_may_be_over() -> None:
+    """The round's read asks what the decision may need: within ``minDelaySeconds``
+    nothing can end the drain, so neither the CN's load nor the lock service is asked."""
+    scene = await settled(3)
+    pods = _draining(scene, 2)  # since NOW - 60
+    asked: list[str] = []
+    load = scene.admin.cn_load
+
+    async def counted(uuid: str) -> Any:
+        asked.append(uuid)
+        return await load(uuid)
+
+    scene.admin.cn_load = counted  # type: ignore[method-assign]
+    clock = [NOW - 50]
+    actor = scene.actor(*pods)
+    actor.env = replace(actor.env, clock=lambda: clock[0])
+    await round_of(actor, cnset(2))  # every load is due for its annotations
+    asked.clear()
+    await round_of(actor, cnset(2))
+    assert asked == [] and not [c for c in scene.admin.calls if c[0] == "can_restart_cn"]
+    clock[0] = NOW - 30
+    await round_of(actor, cnset(2))
+    assert asked == [uuid_of(pods[2])]
+    assert [c[0] for c in scene.admin.calls if c[0] == "can_restart_cn"] == ["can_restart_cn"]
+
+
 async def test_the_drain_timeout_removes_a_cn_whose_locks_never_moved() -> None:
     scene = await settled(3)
     pods = _draining(scene, 2, **{labels.LOCK_RESTART: "true"})

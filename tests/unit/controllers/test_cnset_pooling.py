@@ -4,6 +4,7 @@ phases with MatrixOne in the loop."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, cast
 
 from hypothesis import given, settings
@@ -12,8 +13,9 @@ from hypothesis import strategies as st
 from mo_operator.api.base import parse
 from mo_operator.api.cnset import CNSetSpec
 from mo_operator.controllers.cnset import pooling
-from mo_operator.controllers.cnset.observed import Observed
+from mo_operator.controllers.cnset.observed import CNSetView, Draft
 from mo_operator.controllers.cnset.pooling import PoolingDecision, PoolMember, decide_pooling
+from mo_operator.controllers.cnset.reads import ask
 from mo_operator.controllers.specs.pods import format_time
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import WorkState
@@ -93,14 +95,25 @@ def test_the_set_ends_with_its_pods_in_use_and_enough_spares(
 SPEC = parse(CNSetSpec, {"replicas": 1, "scalingConfig": {"minDelaySeconds": 10, "storeDrainTimeout": "5m"}})
 
 
+OBJ = {"kind": "CNSet", "metadata": {"name": "pool-abc", "namespace": "ns"}}
+
+
+def view_of(pods: tuple[dict[str, Any], ...], admin: FakeAdmin, state: Any) -> CNSetView:
+    return CNSetView(OBJ, SPEC, pods, state, cast(Any, admin), NOW, 300.0)
+
+
 async def sync(*pods: dict[str, Any], admin: FakeAdmin) -> tuple[bool, list[Any], Any]:
+    """One pooling round's store sync: read as the actor reads, decide, run the plan."""
     env = pool_env(FakeCaches(*pods), admin)
-    ctx = context({"kind": "CNSet", "metadata": {"name": "pool-abc", "namespace": "ns"}})
-    plan = writes(env)
-    state = await admin.hakeeper_state()
-    seen = Observed(ctx, SPEC, list(pods), state, cast(Any, admin), NOW, plan, 300.0)
-    unsettled = await pooling.sync_pool_stores(seen, ())
-    return unsettled, await run(plan), ctx
+    ctx = context(OBJ)
+    view = view_of(pods, admin, await admin.hakeeper_state())
+    reclaimed = [p for p in pods if pooling.reclaim_asks_load(view, p)]
+    loads, locks = await ask(cast(Any, admin), SPEC, (), reclaimed, pooling.reclaim_asks_locks)
+    view = replace(view, loads=loads, locks=locks)
+    out = Draft()
+    unsettled = pooling.sync_pool_stores(view, (), out)
+    plan = out.done().act(ctx, env.client)
+    return unsettled, await run(plan) if plan is not None else [], ctx
 
 
 def phase_patches(calls: list[Any]) -> list[tuple[str, Any]]:
@@ -222,21 +235,17 @@ async def test_a_drain_past_its_timeout_removes_the_pod_with_a_warning() -> None
     assert [e[:2] for e in events(ctx)] == [("Warning", "DrainTimeout")]
 
 
-async def test_without_hakeeper_nothing_moves() -> None:
-    env = pool_env(FakeCaches(), FakeAdmin())
-    ctx = context({"kind": "CNSet", "metadata": {"name": "pool-abc", "namespace": "ns"}})
-    plan = writes(env)
-    pod = pool_pod(0, UNKNOWN)
-    seen = Observed(ctx, SPEC, [pod], None, cast(Any, FakeAdmin()), NOW, plan, 300.0)
-    assert await pooling.sync_pool_stores(seen, ())
-    assert not plan
+def test_without_hakeeper_nothing_moves() -> None:
+    out = Draft()
+    assert pooling.sync_pool_stores(view_of((pool_pod(0, UNKNOWN),), FakeAdmin(), None), (), out)
+    assert out.done().intents == ()
 
 
 async def test_retiring_a_spare_pod_labels_it_terminating_before_deleting_it() -> None:
     env = pool_env(FakeCaches(), FakeAdmin())
     plan = writes(env)
-    pooling.retire(pool_pod(0, IDLE, rv="4"), plan)
-    pooling.retire(pool_pod(1, TERMINATING), plan)
+    for intent in [*pooling.retire(pool_pod(0, IDLE, rv="4")), *pooling.retire(pool_pod(1, TERMINATING))]:
+        plan.intend(intent)
     calls = await run(plan)
     assert [(c[0], c[2]) for c in calls] == [
         ("patch", "pool-abc-cn-0"),

@@ -8,16 +8,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from mo_operator.api.base import parse
-from mo_operator.api.cnset import CNSetSpec
-from mo_operator.controllers.cnset.observed import Observed
-from mo_operator.controllers.cnset.stats import STATS_SECONDS, sync_stats
-from mo_operator.controllers.framework.writes import Writes
+from mo_operator.controllers.cnset.reads import ask_loads
+from mo_operator.controllers.cnset.stats import STATS_SECONDS, due_loads, refreshed
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import CNLoad, HAKeeperState, WorkState
 
-from .cnset_fakes import cnset, running, uuid_of
-from .controller_fakes import NOW, RecordingClient, context
+from .cnset_fakes import running, uuid_of
+from .controller_fakes import NOW
 from .pool_fakes import NS, FakeAdmin, store
 
 Obj = dict[str, Any]
@@ -54,17 +51,9 @@ def pods_of(cn_set: str, replicas: int) -> list[Obj]:
 async def round_at(
     now: float, pods: Sequence[Obj], admin: FakeAdmin, state: HAKeeperState, due: dict[str, float]
 ) -> None:
-    seen = Observed(
-        ctx=context(cnset()),
-        spec=parse(CNSetSpec, {"replicas": len(pods)}),
-        pods=pods,
-        state=state,
-        admin=admin,
-        now=now,
-        plan=Writes(RecordingClient()),  # type: ignore[arg-type]
-        drain_timeout=0.0,
-    )
-    await sync_stats(seen, due, read_all=False)
+    """The loads a CN set's round reads and the refresh times it moves on."""
+    read, refresh = due_loads(pods, state, due, now, read_all=False)
+    refreshed(pods, refresh, await ask_loads(admin, read), due, now)  # type: ignore[arg-type]
 
 
 async def test_each_cn_is_read_once_per_period_while_two_sets_take_turns() -> None:

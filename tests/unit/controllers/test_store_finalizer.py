@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, cast
 
+import pytest
+
 from mo_operator.controllers.cnset.pods import HAKEEPER_ANNOTATION, LOGSET_ANNOTATION
-from mo_operator.controllers.cnset.store_finalizer import CNStoreFinalizer
+from mo_operator.controllers.cnset.store_finalizer import CNStoreFinalizer, StoreView, decide, judge
 from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.controller.controller import Request
 from mo_operator.kube.meta.errors import ApiError
@@ -158,3 +160,55 @@ async def test_the_go_operators_cnstore_finalizer_goes_with_ours() -> None:
     result, calls, _ = await finalize(p, admin, LOGSET)
     assert result is None and admin.deleted == [UUID]
     assert calls == [("patch", "Pod", "mo-tp-cn-0", {"metadata": {"finalizers": [], "resourceVersion": "4"}})]
+
+
+# --- the decisions, as data -------------------------------------------------------------
+
+STORE_CASES = {
+    "a running CN is waited for": (pod(running=True), True, False, None),
+    "a stopped CN's store goes, then the pod": (pod(running=False), True, True, ("addr", UUID)),
+    "a cluster going has no store to delete": (pod(running=False), False, True, None),
+}
+
+
+@pytest.mark.parametrize(
+    ("p", "logset_alive", "released", "store"), STORE_CASES.values(), ids=STORE_CASES.keys()
+)
+def test_the_store_finalizer_decides_from_the_pod_and_its_logset(
+    p: Obj, logset_alive: bool, released: bool, store: tuple[str, str] | None
+) -> None:
+    stopped = p["status"]["containerStatuses"][0]["state"].get("running") is None
+    decision = decide(StoreView(p, NOW, stopped, logset_alive, 60.0))
+    assert (decision.release is not None) == released
+    assert decision.store == (None if store is None else ("mo-log-discovery.ns.svc:32001", UUID))
+    if decision.release is not None:
+        assert decision.release.body == {
+            "metadata": {"finalizers": ["other/finalizer"], "resourceVersion": "4"}
+        }
+
+
+FAILURES = {
+    "a silent HAKeeper within patience is waited for": (AdminError("timeout"), 5.0, None),
+    "a silent HAKeeper past patience lets the pod go": (
+        AdminError("timeout"),
+        61.0,
+        "did not answer for 60s",
+    ),
+    "the operator's own client at fault lets the pod go at once": (
+        ClientFault("checksum"),
+        5.0,
+        "cannot use HAKeeper's answer",
+    ),
+}
+
+
+@pytest.mark.parametrize(("error", "deleted_ago", "said"), FAILURES.values(), ids=FAILURES.keys())
+def test_a_failed_store_deletion_waits_or_lets_go_with_a_warning(
+    error: AdminError, deleted_ago: float, said: str | None
+) -> None:
+    view = StoreView(pod(running=False, deleted_ago=deleted_ago), NOW, True, True, 60.0)
+    warning = judge(view, error)
+    if said is None:
+        assert warning is None
+    else:
+        assert warning is not None and warning.reason == "StoreNotDeleted" and said in warning.message

@@ -1,8 +1,9 @@
-"""The CNSet controller (``actor``, over one round's ``observed`` state), its pod
-decisions (``scaling``), pods (``pods``), draining (``drain``) with lock-table
-migration (``locks``), the CN stores in HAKeeper (``stores``) and the load
-recorded on their pods (``stats``), the pods a CNPool hands out (``pooling``) and
-the finalizer that removes a gone pod's store (``store_finalizer``)."""
+"""The CNSet controller: the actor (``actor``) reads a round once into a view
+(``observed``; MatrixOne's answers through ``reads``), decides purely (``decide``:
+its pods through ``scaling`` or ``pooling``, draining through ``drain`` with
+lock-table migration in ``locks``, the CN stores in HAKeeper through ``stores``, the
+load recorded on their pods through ``stats``) and reports (``report``); the pods
+(``pods``), and the finalizer that removes a gone pod's store (``store_finalizer``)."""
 
 from .actor import CNSetActor
 from .store_finalizer import CNStoreFinalizer

@@ -7,13 +7,14 @@ Service ``<cn>-cn`` (SQL 6001, of ``serviceType``), the metric Service
 ``<cn>-cn-metric`` (when Prometheus discovers it by Service) and the
 immutable hashed ConfigMap.
 
-Each round reads the set, its pods, HAKeeper and the clock once
-(``observed.py``), then goes through its steps: load, shared objects
-(config and Services), serving or pooling, report (``report.py``). Of the
-component sets' skeleton (steps/podset.py) it takes the log service, the
-config, the pod template's input, the sync of its shared objects and the
-collection of unused configs; it makes its pods itself, so its roll is read
-from them.
+Each round reads once (``read``: the set as admitted, its pods, HAKeeper, the
+loads of the CNs the decision may need, what the TN lock service says of
+drained CNs, the clock) into a ``CNSetView`` (``observed.py``), decides purely
+what its pods and MatrixOne need (``decide.py``), and merges that decision with
+the set skeleton's steps (steps/podset.py: the log service, the config, the pod
+template's input, the sync of its shared objects and the collection of unused
+configs) into one plan; then it reports (``report.py``). It makes its pods
+itself, so its roll is read from them.
 
 MatrixOne's own state decides as much as the pods do. Each reconcile asks
 HAKeeper which CN stores are registered and in which work state, then:
@@ -47,26 +48,27 @@ wants by default (upstream drains only when asked).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from mo_operator.api.cnset import CNSet, CNSetSpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
-from mo_operator.kube.meta.objects import is_deleting, labels_of, name_of, uid_of
+from mo_operator.kube.meta.objects import is_deleting, name_of
 from mo_operator.matrixone import labels, layout, names, ports
 from mo_operator.matrixone.component import Component
 
 from ..framework import resources as r
 from ..framework.admission import admit
+from ..framework.decision import Decision
 from ..framework.desired import stamped
 from ..framework.env import Env
 from ..framework.references import report_references
 from ..framework.writes import Writes
-from ..specs import pods as podutil
 from ..specs.services import client_service, headless_service
-from ..specs.statefulsets import stall
-from ..steps.deps import Waiting, logset_ref, resolve
+from ..steps.deps import LogService, Waiting, logset_ref, resolve
 from ..steps.podset import (
     SetInput,
     collect_configs,
@@ -79,15 +81,18 @@ from ..steps.rpchealth import Patience
 from ..steps.status import NOT_STARTED, first_status
 from . import pods as cnpods
 from . import pooling
-from .claims import sync_cache_claims
-from .drain import drain_enabled, progress_drains, start_drain, undrain, with_drain_default
-from .observed import Desired, Observed
+from .claims import claims_to_mount, grow_claims
+from .decide import CNSetDecision, Settings, decide, decide_finalize
+from .drain import DRAINING, asks_load, drain_limits, with_drain_default
+from .observed import CNSetView, Desired
+from .reads import ask, drain_asks_locks
 from .registration import Registration, unregistered
-from .report import Pooling, Serving, first_fields, serving_rollout
-from .scaling import CNPod, decide, strategy_of
-from .stats import sync_stats
-from .stores import cordoned, hakeeper_state, report_hakeeper, store_of, sync_stores
+from .report import Serving, first_fields
+from .stats import due_loads, refreshed
+from .stores import HAKEEPER, hakeeper_state
 from .udf import python_udf_sidecar
+
+log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
@@ -105,29 +110,15 @@ class CNSetActor:
         self._patience = Patience()
         """Since when each set's calls to HAKeeper have gone unanswered."""
 
+    @property
+    def _settings(self) -> Settings:
+        settings = self.env.settings
+        return Settings(settings.rollout_stall_seconds, settings.busy_poll_seconds)
+
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
-        loaded = await self._load(ctx)
-        if loaded is None:
-            return None
-        seen, want = loaded
-        self._services(seen, want)
-        if pooling.pooled(seen.spec):
-            outcome: Serving | Pooling = await self._pool(seen, want)
-        else:
-            outcome = await self._serve(seen, want)
-        outcome.report(seen, want.selector)
-        settings = self.env.settings
-        if outcome.busy:
-            ctx.wait(settings.busy_poll_seconds, "the CNs' work under way (drains, registrations, labels)")
-        else:
-            ctx.requeue(settings.poll_seconds, "the CN stores as HAKeeper sees them")
-        if outcome.recheck is not None:
-            ctx.requeue(outcome.recheck, "whether a starting CN is stalled")
-        return seen.plan or None
-
-    async def _load(self, ctx: Context) -> tuple[Observed, Desired] | None:
-        """Read everything this round decides from, once: None while the log service is not there."""
+        """Read, decide the pods' and MatrixOne's part, and plan it between the set
+        skeleton's shared objects (first) and the collection of unused configs (last)."""
         obj = ctx.obj
         spec = admit(CNSet, obj).spec
         service = wait_for_log_service(ctx, self.env, obj, spec)
@@ -137,7 +128,45 @@ class CNSetActor:
             return None
         given = served_input(obj, COMPONENT, spec, service, config_spec=with_drain_default(spec))
         await report_references(ctx, self.env.references, set_references(given))
+        view = await self.read(ctx, spec, service, given)
+        want = view.want
+        assert want is not None
+        made = decide(view, self._settings)
+        shared, tail = Writes(self.env.client), Writes(self.env.client)
+        self._services(ctx, want, shared)
+        grow_claims(ctx, self.env, view, want, tail)
+        keep = [name_of(want.config)]
+        collect_configs(self.env, obj, COMPONENT, view.pods, keep, tail, rolled=not made.created)
+        intents = (*shared.intents, *made.decision.intents, *tail.intents)
+        plan = replace(made.decision, intents=intents).act(ctx, self.env.client)
+        self._report(ctx, view, made, plan)
+        return plan
+
+    def _report(self, ctx: Context, view: CNSetView, made: CNSetDecision, plan: Writes | None) -> None:
+        """Status, and when to look again: soon while work is under way, else at the poll."""
+        report = made.report
+        if isinstance(report, Serving):
+            report.report(ctx, view, pending=plan is not None and plan.writes_workload)
+        else:
+            report.report(ctx, view)
+        settings = self.env.settings
+        if plan or report.busy:
+            ctx.wait(settings.busy_poll_seconds, "the CNs' work under way (drains, registrations, labels)")
+        else:
+            ctx.requeue(settings.poll_seconds, "the CN stores as HAKeeper sees them")
+        if report.recheck is not None:
+            ctx.requeue(report.recheck, "whether a starting CN is stalled")
+
+    async def read(
+        self, ctx: Context, spec: CNSetSpec, service: LogService, given: SetInput[CNSetSpec]
+    ) -> CNSetView:
+        """Every read the round decides from, once: its pods, HAKeeper, and what
+        MatrixOne says of the CNs the decision may need (the loads due for a refresh or,
+        on scale-in, every one; draining CNs whose drain may be over, and their lock
+        tables), the cache claims, the clock."""
+        obj = ctx.obj
         template = self._template(given)
+        ref = logset_ref(obj)
         want = Desired(
             obj,
             spec,
@@ -147,8 +176,9 @@ class CNSetActor:
             given.config,
             template,
             cnpods.template_hash(template),
+            f"{ref[0]}/{ref[1]}" if ref else None,
         )
-        pods = self.env.caches.list(r.PODS, ctx.namespace, given.selector)
+        pods = tuple(self.env.caches.list(r.PODS, ctx.namespace, given.selector))
         admin = self.env.admin.admin(service.discovery_address)
         now, settings = self.env.clock(), self.env.settings
         state, trouble = None, None
@@ -156,14 +186,52 @@ class CNSetActor:
             state, trouble = await hakeeper_state(
                 ctx, admin, service.discovery_address, self._patience, now, settings.rpc_patience_seconds
             )
-            report_hakeeper(ctx, trouble)
-        plan = Writes(self.env.client)
-        seen = Observed(ctx, spec, pods, state, admin, now, plan, settings.drain_timeout_seconds, trouble)
-        return seen, want
+        view = CNSetView(
+            obj,
+            spec,
+            pods,
+            state,
+            admin,
+            now,
+            settings.drain_timeout_seconds,
+            trouble,
+            want,
+            conditions=_condition_types(ctx),
+            cache_claims=self._cache_claims(pods) if spec.cache_volume else frozenset(),
+        )
+        look = None
+        if pooling.pooled(spec):
+            stats, refresh = due_loads(pods, state, self._stats_due, now, read_all=False)
+            reclaimed = [p for p in pods if pooling.reclaim_asks_load(view, p)]
+            loads, locks = await ask(admin, spec, stats, reclaimed, pooling.reclaim_asks_locks)
+        else:
+            active = [p for p in pods if not is_deleting(p) and cnpods.draining_since(p) is None]
+            read_all = len(active) > spec.replicas
+            stats, refresh = due_loads(pods, state, self._stats_due, now, read_all=read_all)
+            min_delay, timeout = drain_limits(spec, view.drain_timeout)
+            draining = [p for p in pods if asks_load(p, now, min_delay, timeout)]
+            loads, locks = await ask(admin, spec, stats, draining, drain_asks_locks)
+            waiting = unregistered(pods, state)
+            look = self._registration.next_look(
+                (ctx.namespace, ctx.name), waiting, now, settings.busy_poll_seconds
+            )
+        refreshed(pods, refresh, loads, self._stats_due, now)
+        known = frozenset(name_of(p) for p in stats)
+        return replace(
+            view, loads=loads, locks=locks, refresh=refresh, sessions_known=known, registration_look=look
+        )
 
-    def _services(self, seen: Observed, want: Desired) -> None:
+    def _cache_claims(self, pods: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+        caches = self.env.caches
+        return frozenset(
+            name
+            for namespace, name in claims_to_mount(pods)
+            if caches.get(r.PVCS, namespace, name) is not None
+        )
+
+    def _services(self, ctx: Context, want: Desired, plan: Writes) -> None:
         """The config and the Services every pod shares."""
-        name, obj = seen.ctx.name, want.obj
+        name, obj = ctx.name, want.obj
         headless = headless_service(
             obj, names.headless_service_name(COMPONENT, name), want.obj_labels, want.selector, HEADLESS_PORTS
         )
@@ -183,139 +251,43 @@ class CNSetActor:
             (r.SERVICES, stamped(headless)),
             (r.SERVICES, stamped(client)),
         ]
-        sync_desired(seen.ctx, self.env, COMPONENT, want.spec, desired, seen.plan)
+        sync_desired(ctx, self.env, COMPONENT, want.spec, desired, plan)
 
-    async def _serve(self, seen: Observed, want: Desired) -> Serving:
-        """A serving set: pods toward ``replicas`` on the current template, drained
-        before they leave."""
-        plan, spec = seen.plan, seen.spec
-        active = [p for p in seen.pods if not is_deleting(p) and cnpods.draining_since(p) is None]
-        loads = await sync_stats(seen, self._stats_due, read_all=len(active) > seen.replicas)
-        decision = decide(
-            [self._member(p, want.digest, loads) for p in seen.pods],
-            seen.replicas,
-            strategy_of(spec, seen.replicas),
-            max_create=plan.room,
-        )
-        for index in decision.create:
-            plan.create(self._new_pod(want, index), r.PODS)
-        sync_cache_claims(self.env, seen, want)
-        by_name = seen.by_name()
-        for pod_name in decision.undrain:
-            undrain(seen.ctx, seen.admin, by_name[pod_name], seen.store_labels, plan)
-        draining_now = self._retire(seen, decision.retire)
-        drains_pending = await progress_drains(seen, decision.undrain)
-        unsettled = sync_stores(seen, set(decision.retire) | draining_now)
-        look = self._registration.next_look(
-            (seen.ctx.namespace, seen.ctx.name),
-            unregistered(seen.pods, seen.state),
-            seen.now,
-            self.env.settings.busy_poll_seconds,
-        )
-        if look is not None:
-            seen.ctx.wait(look, "CN stores to register with HAKeeper")
-        self._collect_configs(seen, want, rolled=decision.create == ())
-        roll = serving_rollout(seen, want.digest, self.env.settings.rollout_stall_seconds)
-        busy = bool(plan) or drains_pending or unsettled or not roll.complete
-        return Serving(roll, decision.waiting, busy)
-
-    @staticmethod
-    def _member(pod: Mapping[str, Any], digest: str, loads: Mapping[str, int]) -> CNPod:
-        return CNPod(
-            name_of(pod),
-            cnpods.index_of(pod),
-            labels_of(pod).get(cnpods.TEMPLATE_HASH) == digest,
-            podutil.is_ready(pod),
-            cnpods.draining_since(pod) is not None,
-            is_deleting(pod),
-            loads.get(name_of(pod), 0),
-        )
-
-    @staticmethod
-    def _retire(seen: Observed, retire: Sequence[str]) -> set[str]:
-        """Start draining the pods that leave (a cordoned CN drains too, though not
-        ready); delete at once those with nothing to drain. The pods now draining."""
-        by_name = seen.by_name()
-        draining_now: set[str] = set()
-        for pod_name in retire:
-            victim = by_name[pod_name]
-            # unknown when HAKeeper does not say: drain, and the drain ends by its timeout at worst
-            registered = seen.state is None or store_of(seen.state, victim) is not None
-            if drain_enabled(seen.spec) and registered and (podutil.is_ready(victim) or cordoned(victim)):
-                start_drain(seen.ctx, seen.admin, victim, seen.now, seen.plan)
-                draining_now.add(pod_name)
-            else:
-                seen.plan.delete(r.PODS, seen.ctx.namespace, pod_name, uid=uid_of(victim))
-        return draining_now
-
-    def _collect_configs(self, seen: Observed, want: Desired, *, rolled: bool) -> None:
-        """Delete the set's ConfigMaps no pod uses any more, once no pod is left to
-        create (a pod made this round runs the current config, which is kept)."""
-        keep = [name_of(want.config)]
-        collect_configs(self.env, want.obj, COMPONENT, seen.pods, keep, seen.plan, rolled=rolled)
-
-    async def _pool(self, seen: Observed, want: Desired) -> Pooling:
-        """``podManagementPolicy: Pooling`` (see ``pooling.py``): the set keeps the pods
-        its pool asks for, moves them along their pool phases, and never rolls."""
-        plan = seen.plan
-        decision = pooling.decide_pooling(
-            pooling.members(seen.pods),
-            seen.replicas,
-            seen.spec.pods_to_delete or (),
-            max_create=plan.room,
-        )
-        by_name = seen.by_name()
-        for index in decision.create:
-            plan.create(pooling.as_pool_pod(self._new_pod(want, index)), r.PODS)
-        sync_cache_claims(self.env, seen, want)
-        for pod_name in decision.retire:
-            pooling.retire(by_name[pod_name], plan)
-        unsettled = await pooling.sync_pool_stores(seen, decision.retire)
-        # After the phase moves: those carry the resourceVersion they were decided on.
-        await sync_stats(seen, self._stats_due, read_all=False)
-        self._collect_configs(seen, want, rolled=decision.create == ())
-        starting = [
-            p for p in seen.pods if not is_deleting(p) and pooling.phase_of(p) == labels.POOL_PHASE_UNKNOWN
-        ]
-        stalled, recheck = stall(starting, seen.now, self.env.settings.rollout_stall_seconds)
-        return Pooling(stalled, recheck, bool(plan) or unsettled)
-
+    # --------------------------------------------------------------- finalize
     async def finalize(self, ctx: Context) -> bool:
         """With ``terminationPolicy: Drain``, every CN is drained before the set
         goes (its pods then go by owner reference, and each pod's finalizer
         removes its store from HAKeeper)."""
+        view = await self._read_finalize(ctx)
+        decision = Decision(finalized=True) if view is None else decide_finalize(view, self._settings)
+        return await decision.finalize(ctx, self.env.client)
+
+    async def _read_finalize(self, ctx: Context) -> CNSetView | None:
+        """The live CNs to drain and what MatrixOne says of those whose drain may be
+        over; None when nothing is to drain."""
         try:
             spec = admit(CNSet, ctx.obj).spec
         except TerminalError:
-            return True  # a spec the set never ran with: nothing of it to drain
+            return None  # a spec the set never ran with: nothing of it to drain
         if spec.termination_policy != "Drain":
-            return True
+            return None
         namespace, name = ctx.namespace, ctx.name
         pods = self.env.caches.list(r.PODS, namespace, labels.sub_resource_labels(COMPONENT, name, namespace))
-        live = [p for p in pods if not is_deleting(p)]
+        live = tuple(p for p in pods if not is_deleting(p))
         if not live:
-            return True
+            return None
         service = resolve(self.env.caches, ctx.obj, spec)
         if isinstance(service, Waiting):
-            return True  # no HAKeeper to drain through: nothing can hold sessions
+            return None  # no HAKeeper to drain through: nothing can hold sessions
         admin = self.env.admin.admin(service.discovery_address)
-        seen = Observed(
-            ctx,
-            spec,
-            live,
-            None,
-            admin,
-            self.env.clock(),
-            Writes(self.env.client),
-            self.env.settings.drain_timeout_seconds,
+        now, timeout = self.env.clock(), self.env.settings.drain_timeout_seconds
+        min_delay, limit = drain_limits(spec, timeout)
+        draining = [p for p in live if asks_load(p, now, min_delay, limit)]
+        loads, locks = await ask(admin, spec, (), draining, drain_asks_locks)
+        conditions = _condition_types(ctx)
+        return CNSetView(
+            ctx.obj, spec, live, None, admin, now, timeout, loads=loads, locks=locks, conditions=conditions
         )
-        for pod in live:
-            if cnpods.draining_since(pod) is None:
-                start_drain(ctx, admin, pod, seen.now, seen.plan)
-        await progress_drains(seen, ())
-        await seen.plan(ctx)
-        ctx.wait(self.env.settings.busy_poll_seconds, "the CNs to drain before the set goes")
-        return False
 
     # ---------------------------------------------------------------- desired
     @staticmethod
@@ -333,18 +305,7 @@ class CNSetActor:
             template["spec"]["containers"].append(sidecar)
         return template
 
-    @staticmethod
-    def _new_pod(want: Desired, index: int) -> Obj:
-        """CN pod ``index`` of the set, on the current template."""
-        ref = logset_ref(want.obj)
-        spec = want.spec
-        return cnpods.cn_pod(
-            want.obj,
-            want.template,
-            want.digest,
-            index,
-            discovery=want.service.discovery_address,
-            logset=f"{ref[0]}/{ref[1]}" if ref else None,
-            cn_labels=cnpods.cn_labels_json(spec),
-            cache_volume=spec.cache_volume is not None,
-        )
+
+def _condition_types(ctx: Context) -> frozenset[str]:
+    """Which of the conditions the decision keeps up to date once added the set carries."""
+    return frozenset(t for t in (HAKEEPER, DRAINING) if ctx.condition(t) is not None)

@@ -8,45 +8,49 @@ it, after the pod (a claim owned by its pod goes with it), and grows it in place
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.api.common import Volume
+from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.objects import is_deleting, mapping_at, name_of, namespace_of, spec_of
 from mo_operator.matrixone import layout
 
 from ..framework import resources as r
 from ..framework.env import Env
+from ..framework.writes import Create, Writes
 from ..specs.podtemplate import canonical_size
 from ..steps.expansion import expand_claims
 from . import pods as cnpods
-from .observed import Desired, Observed
+from .observed import CNSetView, Desired
 
 
-def sync_cache_claims(env: Env, seen: Observed, want: Desired) -> None:
-    """Make the missing claims, then grow the existing ones (when ``cacheVolume`` is set)."""
-    volume = seen.spec.cache_volume
-    if not volume:
-        return
-    _make_missing(env, seen, want, volume)
-    _grow(env, seen, want, str(volume.size))
-
-
-def _make_missing(env: Env, seen: Observed, want: Desired, volume: Volume) -> None:
-    """A claim for each pod that mounts one and has none yet."""
-    size = canonical_size(volume.size)
-    reuse = bool(seen.spec.reuse_pvc)
-    for pod in seen.pods:
-        if is_deleting(pod):
-            continue
+def claims_to_mount(pods: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(namespace, claim name) of each live pod's cache volume claim it mounts."""
+    out = []
+    for pod in pods:
         claim_name = cnpods.cache_claim_name(name_of(pod))
-        if _mounts(pod, claim_name) and env.caches.get(r.PVCS, namespace_of(pod), claim_name) is None:
-            seen.plan.create(
-                cnpods.cache_claim(
-                    want.obj, pod, size, volume.storage_class_name, want.obj_labels, reuse=reuse
-                ),
-                r.PVCS,
-            )
+        if not is_deleting(pod) and _mounts(pod, claim_name):
+            out.append((namespace_of(pod), claim_name))
+    return out
+
+
+def missing_claims(view: CNSetView, want: Desired) -> list[Create]:
+    """A claim for each pod that mounts one and has none yet (when ``cacheVolume`` is set)."""
+    volume = view.spec.cache_volume
+    if not volume:
+        return []
+    size = canonical_size(volume.size)
+    reuse = bool(view.spec.reuse_pvc)
+    return [
+        Create(
+            r.PVCS,
+            cnpods.cache_claim(want.obj, pod, size, volume.storage_class_name, want.obj_labels, reuse=reuse),
+        )
+        for pod in view.pods
+        if not is_deleting(pod)
+        and _mounts(pod, claim := cnpods.cache_claim_name(name_of(pod)))
+        and claim not in view.cache_claims
+    ]
 
 
 def _mounts(pod: Mapping[str, Any], claim_name: str) -> bool:
@@ -57,10 +61,14 @@ def _mounts(pod: Mapping[str, Any], claim_name: str) -> bool:
     )
 
 
-def _grow(env: Env, seen: Observed, want: Desired, size: str) -> None:
-    """Grow the existing claims to ``size`` (new pods get claims of that size anyway)."""
+def grow_claims(ctx: Context, env: Env, view: CNSetView, want: Desired, plan: Writes) -> None:
+    """Grow the existing claims to ``cacheVolume.size`` (new pods get claims of that
+    size anyway): the shared expansion step, with its ``VolumeExpansion`` condition."""
+    volume = view.spec.cache_volume
+    if not volume:
+        return
     prefix = f"{layout.DATA_VOLUME}-"
     claims = [
-        c for c in env.caches.list(r.PVCS, seen.ctx.namespace, want.selector) if name_of(c).startswith(prefix)
+        c for c in env.caches.list(r.PVCS, ctx.namespace, want.selector) if name_of(c).startswith(prefix)
     ]
-    expand_claims(seen.ctx, env, size, claims, seen.plan)
+    expand_claims(ctx, env, str(volume.size), claims, plan)

@@ -13,6 +13,10 @@ for: its sessions, pipelines and replicas, the TN lock service, or MatrixOne,
 when it does not answer; then the drain ends by its timeout. The calls that
 mark a CN Draining or Working are made again by the next round until HAKeeper
 shows them taken (``stores.best_effort``).
+
+What MatrixOne says of a draining CN's load (and its lock tables) is read with the
+round (``asks_load``: only once ``minDelaySeconds`` passed and before the timeout);
+the functions here decide from that reading, into the round's ``Draft``.
 """
 
 from __future__ import annotations
@@ -23,23 +27,19 @@ from typing import Any
 from mo_operator.api.base import dump
 from mo_operator.api.cnset import CNSetSpec
 from mo_operator.api.fields import parse_duration
-from mo_operator.kube.controller.actor import Context
+from mo_operator.kube.meta.objects import namespace_of
 from mo_operator.matrixone import labels
-from mo_operator.matrixone.admin import (
-    AdminError,
-    MOAdmin,
-    StoreNotFound,
-    WorkState,
-)
+from mo_operator.matrixone.admin import CNLoad, StoreNotFound, WorkState
 
 from ..framework import resources as r
-from ..framework.meta import is_deleting, name_of
-from ..framework.writes import Writes
+from ..framework.decision import Emit, SetCondition
+from ..framework.meta import is_deleting, name_of, uid_of
+from ..framework.writes import Delete
 from ..specs import pods as podutil
 from . import pods as cnpods
-from .locks import locks_moved, marked, migrates_locks
-from .observed import Observed
-from .stores import best_effort, gate_changes, store_condition, store_of
+from .locks import lock_step, marked, migrates_locks
+from .observed import CNSetView, Draft
+from .stores import annotate, gate_changes, gate_patch, store_call, store_condition, store_of
 
 DEFAULT_MIN_DRAIN_SECONDS = 15
 DRAINING = "Draining"
@@ -61,77 +61,60 @@ def with_drain_default(spec: CNSetSpec) -> dict[str, Any]:
     return rendered
 
 
-def start_drain(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], now: float, plan: Writes) -> None:
+def start_drain(view: CNSetView, pod: Mapping[str, Any], out: Draft) -> None:
     """Mark the pod draining, then take its CN out of service. The mark goes first: a
     round cut short after it (the operator killed, HAKeeper not answering) leaves the
     rest to ``progress_drains``, which holds every marked CN Draining."""
-    plan.patch(
-        r.PODS,
-        pod["metadata"]["namespace"],
-        name_of(pod),
-        {"metadata": {"annotations": {labels.STORE_DRAINING_START: podutil.format_time(now)}}},
-        what=f"start draining CN {name_of(pod)}",
+    out.intents.append(
+        annotate(
+            pod,
+            {labels.STORE_DRAINING_START: podutil.format_time(view.now)},
+            f"start draining CN {name_of(pod)}",
+        )
     )
-    _set_draining(ctx, admin, pod, plan)
-    _gate_draining(pod, now, plan)
+    _set_draining(view, pod, out)
+    _gate_draining(pod, view.now, out)
 
 
-def _set_draining(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], plan: Writes) -> None:
+def _set_draining(view: CNSetView, pod: Mapping[str, Any], out: Draft) -> None:
     uuid = cnpods.store_uuid(pod)
-    what = f"set CN {name_of(pod)} Draining"
-    plan.call(what, best_effort(ctx, what, lambda: admin.set_cn_work_state(uuid, WorkState.DRAINING)))
-
-
-def _gate_draining(pod: Mapping[str, Any], now: float, plan: Writes) -> None:
-    plan.patch(
-        r.PODS,
-        pod["metadata"]["namespace"],
-        name_of(pod),
-        {
-            "status": {
-                "conditions": [
-                    store_condition(pod, False, DRAINING, "the CN is draining before it leaves", now)
-                ]
-            }
-        },
-        subresource="status",
-        patch_type="strategic",
-        what=f"take CN {name_of(pod)} out of service",
+    admin = view.admin
+    out.intents.append(
+        store_call(
+            f"set CN {name_of(pod)} Draining", lambda: admin.set_cn_work_state(uuid, WorkState.DRAINING)
+        )
     )
 
 
-def _hold_draining(seen: Observed, pod: Mapping[str, Any]) -> None:
+def _gate_draining(pod: Mapping[str, Any], now: float, out: Draft) -> None:
+    condition = store_condition(pod, False, DRAINING, "the CN is draining before it leaves", now)
+    out.intents.append(gate_patch(pod, condition, f"take CN {name_of(pod)} out of service"))
+
+
+def _hold_draining(view: CNSetView, pod: Mapping[str, Any], out: Draft) -> None:
     """A marked CN whose store HAKeeper does not hold Draining is set Draining again,
     and one whose readiness gate does not say Draining is taken out of service again:
     else its sessions stay and it leaves only at the drain timeout."""
-    store = store_of(seen.state, pod)
+    store = store_of(view.state, pod)
     if store is not None and store.work_state is not WorkState.DRAINING:
-        _set_draining(seen.ctx, seen.admin, pod, seen.plan)
+        _set_draining(view, pod, out)
     if gate_changes(pod, False, DRAINING):
-        _gate_draining(pod, seen.now, seen.plan)
+        _gate_draining(pod, view.now, out)
 
 
-def undrain(
-    ctx: Context,
-    admin: MOAdmin,
-    pod: Mapping[str, Any],
-    cn_labels: Mapping[str, tuple[str, ...]],
-    plan: Writes,
-) -> None:
-    uuid = cnpods.store_uuid(pod)
-    what = f"put CN {name_of(pod)} back to work"
-    plan.call(
-        what, best_effort(ctx, what, lambda: admin.set_cn_work_state(uuid, WorkState.WORKING, cn_labels))
+def undrain(view: CNSetView, pod: Mapping[str, Any], out: Draft) -> None:
+    uuid, admin, cn_labels = cnpods.store_uuid(pod), view.admin, view.store_labels
+    out.intents.append(
+        store_call(
+            f"put CN {name_of(pod)} back to work",
+            lambda: admin.set_cn_work_state(uuid, WorkState.WORKING, cn_labels),
+        )
     )
-    plan.patch(
-        r.PODS,
-        pod["metadata"]["namespace"],
-        name_of(pod),
-        {"metadata": {"annotations": {labels.STORE_DRAINING_START: None}}},
-        what=f"stop draining CN {name_of(pod)}",
-    )
-    ctx.event(
-        "Normal", "DrainCancelled", f"CN {name_of(pod)} is back in service: the set grew while it drained"
+    out.intents.append(annotate(pod, {labels.STORE_DRAINING_START: None}, f"stop draining CN {name_of(pod)}"))
+    out.events.append(
+        Emit(
+            "Normal", "DrainCancelled", f"CN {name_of(pod)} is back in service: the set grew while it drained"
+        )
     )
 
 
@@ -145,64 +128,70 @@ def drain_limits(spec: CNSetSpec, default_timeout: float) -> tuple[float, float]
     return min_delay, timeout
 
 
-async def progress_drains(seen: Observed, undrained: Collection[str]) -> bool:
+def asks_load(pod: Mapping[str, Any], now: float, min_delay: float, timeout: float) -> bool:
+    """Whether the drain of ``pod`` may be over: it drains, ``minDelaySeconds`` passed
+    and its timeout has not (what it still holds then decides)."""
+    started = podutil.parse_time(cnpods.draining_since(pod))
+    return started is not None and not is_deleting(pod) and min_delay <= now - started < timeout
+
+
+def progress_drains(view: CNSetView, undrained: Collection[str], out: Draft) -> bool:
     """Delete the draining CNs whose drain is over, and say in the ``Draining``
     condition what the others wait for; True while some still drain."""
-    min_delay, timeout = drain_limits(seen.spec, seen.drain_timeout)
+    min_delay, timeout = drain_limits(view.spec, view.drain_timeout)
     waiting: list[str] = []
-    for pod in seen.pods:
+    for pod in view.pods:
         started = podutil.parse_time(cnpods.draining_since(pod))
         if started is None or is_deleting(pod) or name_of(pod) in undrained:
             continue
-        elapsed = seen.now - started
+        elapsed = view.now - started
         done, why = False, f"drains for at least {int(min_delay)}s"
         if elapsed >= timeout:
             done, why = True, f"drain timed out after {int(elapsed)}s"
-            seen.ctx.event(
-                "Warning", "DrainTimeout", f"CN {name_of(pod)}: {why}, removing it with its sessions"
+            out.events.append(
+                Emit("Warning", "DrainTimeout", f"CN {name_of(pod)}: {why}, removing it with its sessions")
             )
         elif elapsed >= min_delay:
-            done, why = await _drained(seen, pod)
+            done, why = _drained(view, pod, out)
         if done:
-            seen.plan.delete(r.PODS, pod["metadata"]["namespace"], name_of(pod), uid=pod["metadata"]["uid"])
-            seen.ctx.log.info("CN %s %s: removing it", name_of(pod), why)
+            out.intents.append(Delete(r.PODS, namespace_of(pod), name_of(pod), uid=uid_of(pod)))
+            out.log.append(f"CN {name_of(pod)} {why}: removing it")
         else:
-            _hold_draining(seen, pod)
+            _hold_draining(view, pod, out)
             deadline = podutil.format_time(started + timeout)
             waiting.append(f"{name_of(pod)} {why} (removed by {deadline} at the latest)")
-    _report(seen.ctx, waiting)
+    _report(view, waiting, out)
     return bool(waiting)
 
 
-def _report(ctx: Context, waiting: list[str]) -> None:
+def _report(view: CNSetView, waiting: list[str], out: Draft) -> None:
     """The ``Draining`` condition: added with the first drain, False once none is left."""
     if waiting:
-        ctx.set_condition(DRAINING, True, DRAINING, "; ".join(waiting))
-    elif any(c.get("type") == DRAINING for c in ctx.status.get("conditions") or ()):
-        ctx.set_condition(DRAINING, False, "NoDrain", "no CN is draining")
+        out.conditions.append(SetCondition(DRAINING, True, DRAINING, "; ".join(waiting)))
+    elif DRAINING in view.conditions:
+        out.conditions.append(SetCondition(DRAINING, False, "NoDrain", "no CN is draining"))
 
 
-async def _drained(seen: Observed, pod: Mapping[str, Any]) -> tuple[bool, str]:
+def _drained(view: CNSetView, pod: Mapping[str, Any], out: Draft) -> tuple[bool, str]:
     """Whether the CN holds nothing any more: no session, pipeline or replica, and
     (MatrixOne 1.2 and later) no lock table the TN still needs moved; if not, what it
     waits for."""
-    try:
-        load = await seen.admin.cn_load(cnpods.store_uuid(pod))
-    except StoreNotFound:
+    load = view.loads.get(name_of(pod))
+    if isinstance(load, StoreNotFound):
         return True, "store already gone"
-    except AdminError as e:
-        seen.ctx.log.debug("cannot read the load of draining CN %s: %s", name_of(pod), e)
-        return False, f"waits, MatrixOne does not say what it still holds: {e}"
+    if not isinstance(load, CNLoad):
+        said = f": {load}" if load is not None else ""
+        return False, f"waits, MatrixOne does not say what it still holds{said}"
     if not load.idle:
         left = f"{load.sessions} sessions, {load.pipelines} pipelines, {load.replicas} replicas"
         return False, f"waits for {left} to leave"
-    if not migrates_locks(pod, seen.spec):
+    if not migrates_locks(pod, view.spec):
         return True, "drained"
-    moved, waiting = await locks_moved(seen.ctx, seen.admin, pod, seen.plan)
+    moved, waiting = lock_step(view, pod, out)
     if not moved:
         return False, waiting
     if marked(pod):
-        seen.ctx.event(
-            "Normal", "LockTablesMigrated", f"CN {name_of(pod)}: its lock tables moved, removing it"
+        out.events.append(
+            Emit("Normal", "LockTablesMigrated", f"CN {name_of(pod)}: its lock tables moved, removing it")
         )
     return True, "drained, lock tables moved"

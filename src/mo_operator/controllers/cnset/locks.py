@@ -14,25 +14,32 @@ drain timeout still bounds the whole wait.
 The version is the one the pod runs (its ``matrixorigin.io/semantic-version``
 annotation), as upstream reads it: during a roll the old pods leave on their own
 version's terms.
+
+The TN is asked in the round's read (``ask_locks``), only about a draining CN that
+holds nothing else any more; the decision (``lock_step``) marks it and waits.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from mo_operator.api.common import PodSet
-from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.objects import annotations_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import AdminError, MOAdmin, StoreNotFound
 from mo_operator.matrixone.version import MOFeature, has_feature, parse_version, version_from
 
-from ..framework import resources as r
+from ..framework.decision import Emit
 from ..framework.meta import name_of
-from ..framework.writes import Writes
+from ..framework.writes import Call
 from . import pods as cnpods
+from .observed import CNSetView, Draft, LockAnswer
+from .stores import annotate
+
+log = logging.getLogger(__name__)
 
 
 def migrates_locks(pod: Mapping[str, Any], spec: PodSet) -> bool:
@@ -47,47 +54,68 @@ def marked(pod: Mapping[str, Any]) -> bool:
     return labels.LOCK_RESTART in annotations_of(pod)
 
 
-async def locks_moved(ctx: Context, admin: MOAdmin, pod: Mapping[str, Any], plan: Writes) -> tuple[bool, str]:
-    """True once the TN lets the CN in ``pod`` stop; until then, mark it restarting
-    (once), and say what it waits for (how many transactions remain)."""
+async def ask_locks(admin: MOAdmin, pod: Mapping[str, Any]) -> LockAnswer:
+    """Whether the TN lets the CN in ``pod`` stop, and if not how many transactions remain."""
     uuid = cnpods.store_uuid(pod)
     try:
         if await admin.can_restart_cn(uuid):
-            return True, ""
-        remain = await _remaining(ctx, admin, uuid)
+            return LockAnswer(True)
+        remain = await _remaining(admin, uuid)
     except StoreNotFound:
-        return True, ""
+        return LockAnswer(True)
     except AdminError as e:
-        ctx.log.info("cannot ask the lock service about draining CN %s: %s", name_of(pod), e)
-        return False, f"cannot ask the TN lock service whether it may stop: {e}"
+        log.info("cannot ask the lock service about draining CN %s: %s", name_of(pod), e)
+        return LockAnswer(False, error=e)
+    return LockAnswer(False, remain)
+
+
+def lock_step(view: CNSetView, pod: Mapping[str, Any], out: Draft) -> tuple[bool, str]:
+    """True once the TN lets the CN in ``pod`` stop; until then, mark it restarting
+    (once), and say what it waits for (how many transactions remain)."""
+    answer = view.locks.get(name_of(pod))
+    if answer is None:
+        return False, "waits to ask the TN lock service whether it may stop"
+    if answer.moved:
+        return True, ""
+    if answer.error is not None:
+        return False, f"cannot ask the TN lock service whether it may stop: {answer.error}"
+    remain = answer.remain
     waiting = f"waits for the TN lock service to move its lock tables ({remain})"
     if marked(pod):
-        ctx.log.info("CN %s waits for its lock tables to move: %s", name_of(pod), remain)
+        out.log.append(f"CN {name_of(pod)} waits for its lock tables to move: {remain}")
         return False, waiting
-    plan.call(f"mark CN {name_of(pod)} restarting in the lock service", functools.partial(_mark, admin, uuid))
-    plan.patch(
-        r.PODS,
-        pod["metadata"]["namespace"],
-        name_of(pod),
-        {"metadata": {"annotations": {labels.LOCK_RESTART: "true"}}},
-        what=f"record that CN {name_of(pod)} is restarting in the lock service",
+    uuid = cnpods.store_uuid(pod)
+    out.intents.append(
+        Call(
+            functools.partial(_mark, view.admin, uuid),
+            f"mark CN {name_of(pod)} restarting in the lock service",
+        )
     )
-    ctx.event(
-        "Normal",
-        "MigratingLockTables",
-        f"CN {name_of(pod)} holds no session; the TN lock service moves its lock tables away ({remain})",
+    out.intents.append(
+        annotate(
+            pod,
+            {labels.LOCK_RESTART: "true"},
+            f"record that CN {name_of(pod)} is restarting in the lock service",
+        )
+    )
+    out.events.append(
+        Emit(
+            "Normal",
+            "MigratingLockTables",
+            f"CN {name_of(pod)} holds no session; the TN lock service moves its lock tables away ({remain})",
+        )
     )
     return False, waiting
 
 
-async def _remaining(ctx: Context, admin: MOAdmin, uuid: str) -> str:
+async def _remaining(admin: MOAdmin, uuid: str) -> str:
     """The remaining transactions, for people to read; a failure here blocks nothing."""
     try:
         count = await admin.remain_txn_count(uuid)
     except StoreNotFound:
         raise
     except AdminError as e:
-        ctx.log.info("cannot read the remaining transactions of CN %s: %s", uuid, e)
+        log.info("cannot read the remaining transactions of CN %s: %s", uuid, e)
         return "remaining transactions unknown"
     if count >= 0:
         return f"{count} transactions remain"

@@ -38,6 +38,9 @@ starts a new set for a new template and lets the old one drain.
 Every phase change of a pod is a label patch carrying the resourceVersion
 the decision was made on: a decision made on a stale cache fails with a
 conflict and is made again, never applied over someone else's change.
+
+A reclaimed pod's load (and, when it leaves, its lock tables) is read with the
+round, only once its drain may be over (``reclaim_asks_load``).
 """
 
 from __future__ import annotations
@@ -48,20 +51,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from mo_operator.api.cnset import CNSetSpec
-from mo_operator.kube.meta.objects import annotations_of, labels_of
+from mo_operator.kube.controller.outcome import Requeue
+from mo_operator.kube.meta.objects import annotations_of, labels_of, namespace_of
 from mo_operator.matrixone import labels
-from mo_operator.matrixone.admin import AdminError, StoreNotFound, WorkState
+from mo_operator.matrixone.admin import AdminError, CNLoad, CNStore, StoreNotFound, WorkState
 from mo_operator.matrixone.names import free_ordinals
 
 from ..framework import resources as r
-from ..framework.meta import is_deleting, name_of
-from ..framework.writes import Writes
+from ..framework.decision import Emit
+from ..framework.meta import is_deleting, name_of, uid_of
+from ..framework.writes import Delete, Intent, Patch
 from ..specs import pods as podutil
 from . import pods as cnpods
 from .drain import drain_limits
-from .locks import locks_moved, migrates_locks
-from .observed import Observed
-from .stores import best_effort, store_condition, store_of
+from .locks import lock_step, migrates_locks
+from .observed import CNSetView, Draft
+from .stores import gate_patch, store_call, store_condition, store_of
 
 Obj = dict[str, Any]
 
@@ -181,7 +186,7 @@ def _serves(pod: Mapping[str, Any]) -> bool:
 
 
 # ------------------------------------------------------------------- writes
-def set_phase(pod: Mapping[str, Any], phase: str, plan: Writes, *, annotations: Obj | None = None) -> None:
+def set_phase(pod: Mapping[str, Any], phase: str, *, annotations: Obj | None = None) -> Patch:
     """Move ``pod`` to ``phase``, on condition that it is still the pod we decided on."""
     meta: Obj = {
         "resourceVersion": pod["metadata"]["resourceVersion"],
@@ -189,49 +194,70 @@ def set_phase(pod: Mapping[str, Any], phase: str, plan: Writes, *, annotations: 
     }
     if annotations:
         meta["annotations"] = annotations
-    plan.patch(
-        r.PODS,
-        pod["metadata"]["namespace"],
-        name_of(pod),
-        {"metadata": meta},
-        what=f"mark CN {name_of(pod)} {phase}",
+    return Patch(
+        r.PODS, namespace_of(pod), name_of(pod), {"metadata": meta}, what=f"mark CN {name_of(pod)} {phase}"
     )
 
 
-def retire(pod: Mapping[str, Any], plan: Writes) -> None:
+def retire(pod: Mapping[str, Any]) -> list[Intent]:
     """Label a spare pod Terminating (so no claim takes it meanwhile; a conflict means
     a claim just did), then delete it."""
+    out: list[Intent] = []
     if phase_of(pod) != labels.POOL_PHASE_TERMINATING:
-        set_phase(pod, labels.POOL_PHASE_TERMINATING, plan)
-    plan.delete(r.PODS, pod["metadata"]["namespace"], name_of(pod), uid=pod["metadata"]["uid"])
+        out.append(set_phase(pod, labels.POOL_PHASE_TERMINATING))
+    out.append(Delete(r.PODS, namespace_of(pod), name_of(pod), uid=uid_of(pod)))
+    return out
 
 
 def _readiness(
-    pod: Mapping[str, Any], status: bool, reason: str, message: str, now: float, plan: Writes
+    pod: Mapping[str, Any], status: bool, reason: str, message: str, now: float, out: Draft
 ) -> None:
     current = podutil.condition(pod, labels.CN_STORE_READINESS)
     if current is not None and current.get("status") == str(status) and current.get("reason") == reason:
         return
-    plan.patch(
-        r.PODS,
-        pod["metadata"]["namespace"],
-        name_of(pod),
-        {"status": {"conditions": [store_condition(pod, status, reason, message, now)]}},
-        subresource="status",
-        patch_type="strategic",
-        what=f"set the readiness of CN {name_of(pod)}: {reason}",
+    condition = store_condition(pod, status, reason, message, now)
+    out.intents.append(gate_patch(pod, condition, f"set the readiness of CN {name_of(pod)}: {reason}"))
+
+
+def _out_of_service(store: CNStore | None) -> bool:
+    """HAKeeper holds the store Draining with no labels (a pooled CN out of service)."""
+    return store is not None and store.work_state is WorkState.DRAINING and not store.labels
+
+
+def reclaim_asks_load(view: CNSetView, pod: Mapping[str, Any]) -> bool:
+    """Whether the drain of a reclaimed pod may be over: what its CN still holds decides."""
+    if is_deleting(pod) or phase_of(pod) != labels.POOL_PHASE_DRAINING:
+        return False
+    if not _out_of_service(store_of(view.state, pod)):
+        return False
+    min_delay, timeout = drain_limits(view.spec, view.drain_timeout)
+    started = podutil.parse_time(annotations_of(pod).get(labels.RECLAIMED_AT))
+    return started is None or min_delay <= view.now - started < timeout
+
+
+def reclaim_asks_locks(spec: CNSetSpec, pod: Mapping[str, Any], load: CNLoad | AdminError) -> bool:
+    """Whether a drained reclaimed pod leaves (rather than returning Idle) and its
+    lock tables must move first."""
+    idle = isinstance(load, StoreNotFound) or (isinstance(load, CNLoad) and load.idle)
+    return idle and _leaves(pod, unregistered=False) and migrates_locks(pod, spec)
+
+
+def _leaves(pod: Mapping[str, Any], *, unregistered: bool) -> bool:
+    return (
+        labels.DELETE_ON_RECLAIM in annotations_of(pod)
+        or labels.POD_OUTDATED in labels_of(pod)
+        or unregistered
     )
 
 
-async def sync_pool_stores(seen: Observed, retiring: Collection[str]) -> bool:
+def sync_pool_stores(view: CNSetView, retiring: Collection[str], out: Draft) -> bool:
     """Move pods along their pool phases and keep their readiness gate; True while
     some pod still waits (to register, or for its sessions to leave)."""
-    if seen.state is None:
-        return bool(seen.pods)
-    admin, state, now, plan = seen.admin, seen.state, seen.now, seen.plan
-    min_delay, timeout = drain_limits(seen.spec, seen.drain_timeout)
+    if view.state is None:
+        return bool(view.pods)
+    admin, state, now = view.admin, view.state, view.now
     unsettled = False
-    for pod in seen.pods:
+    for pod in view.pods:
         if is_deleting(pod) or name_of(pod) in retiring:
             continue
         phase = phase_of(pod)
@@ -240,86 +266,71 @@ async def sync_pool_stores(seen: Observed, retiring: Collection[str]) -> bool:
         if phase == labels.POOL_PHASE_UNKNOWN:
             if store is None:
                 unsettled = True
-                _readiness(
-                    pod, False, "NotRegistered", "the CN has not registered in HAKeeper yet", now, plan
-                )
-            elif store.work_state is not WorkState.DRAINING or store.labels:
+                _readiness(pod, False, "NotRegistered", "the CN has not registered in HAKeeper yet", now, out)
+            elif not _out_of_service(store):
                 unsettled = True
-                what = f"keep new CN {name_of(pod)} out of service"
                 call = functools.partial(admin.set_cn_work_state, uuid, WorkState.DRAINING, {})
-                plan.call(what, best_effort(seen.ctx, what, call))
+                out.intents.append(store_call(f"keep new CN {name_of(pod)} out of service", call))
             else:
-                set_phase(pod, labels.POOL_PHASE_IDLE, plan)
-                _readiness(pod, True, "Idle", IDLE_MESSAGE, now, plan)
+                out.intents.append(set_phase(pod, labels.POOL_PHASE_IDLE))
+                _readiness(pod, True, "Idle", IDLE_MESSAGE, now, out)
         elif phase == labels.POOL_PHASE_IDLE:
             if store is None:  # HAKeeper forgot it: not claimable until it registers again
                 unsettled = True
-                set_phase(pod, labels.POOL_PHASE_UNKNOWN, plan)
-                _readiness(pod, False, "NotRegistered", "the CN is not registered in HAKeeper", now, plan)
+                out.intents.append(set_phase(pod, labels.POOL_PHASE_UNKNOWN))
+                _readiness(pod, False, "NotRegistered", "the CN is not registered in HAKeeper", now, out)
             else:
-                _readiness(pod, True, "Idle", IDLE_MESSAGE, now, plan)
+                _readiness(pod, True, "Idle", IDLE_MESSAGE, now, out)
         elif phase == labels.POOL_PHASE_BOUND:
             if store is not None and store.work_state is WorkState.WORKING:
-                _readiness(pod, True, "Bound", "the CN is claimed and Working", now, plan)
+                _readiness(pod, True, "Bound", "the CN is claimed and Working", now, out)
             else:
-                _readiness(pod, False, "Binding", "its claim has not put the CN to work yet", now, plan)
+                _readiness(pod, False, "Binding", "its claim has not put the CN to work yet", now, out)
         elif phase == labels.POOL_PHASE_DRAINING:
-            _readiness(pod, False, "Reclaiming", "the CN drains before it returns to its pool", now, plan)
-            if store is not None and (store.work_state is not WorkState.DRAINING or store.labels):
-                what = f"drain reclaimed CN {name_of(pod)}"
+            _readiness(pod, False, "Reclaiming", "the CN drains before it returns to its pool", now, out)
+            if store is not None and not _out_of_service(store):
                 call = functools.partial(admin.set_cn_work_state, uuid, WorkState.DRAINING, {})
-                plan.call(what, best_effort(seen.ctx, what, call))
+                out.intents.append(store_call(f"drain reclaimed CN {name_of(pod)}", call))
                 unsettled = True
                 continue
-            if not await _reclaim_drained(seen, pod, store is None, min_delay, timeout):
+            if not _reclaim_drained(view, pod, store is None, out):
                 unsettled = True
     return unsettled
 
 
-async def _reclaim_drained(
-    seen: Observed, pod: Mapping[str, Any], unregistered: bool, min_delay: float, timeout: float
-) -> bool:
+def _reclaim_drained(view: CNSetView, pod: Mapping[str, Any], unregistered: bool, out: Draft) -> bool:
     """Finish the drain of a reclaimed pod if it is over; True when it is. A pod
     that leaves (rather than returning Idle) first has its lock tables moved."""
-    ctx, admin, now, plan = seen.ctx, seen.admin, seen.now, seen.plan
+    min_delay, timeout = drain_limits(view.spec, view.drain_timeout)
     started = podutil.parse_time(annotations_of(pod).get(labels.RECLAIMED_AT))
-    elapsed = now - started if started is not None else None
+    elapsed = view.now - started if started is not None else None
     if elapsed is not None and elapsed >= timeout:
-        ctx.event(
-            "Warning",
-            "DrainTimeout",
-            f"reclaimed CN {name_of(pod)} still held sessions after {int(elapsed)}s: removing it",
+        out.events.append(
+            Emit(
+                "Warning",
+                "DrainTimeout",
+                f"reclaimed CN {name_of(pod)} still held sessions after {int(elapsed)}s: removing it",
+            )
         )
-        set_phase(pod, labels.POOL_PHASE_TERMINATING, plan)
+        out.intents.append(set_phase(pod, labels.POOL_PHASE_TERMINATING))
         return True
     if elapsed is not None and elapsed < min_delay:
-        ctx.requeue(min_delay - elapsed, f"CN {name_of(pod)} to have drained for minDelaySeconds")
+        out.look(Requeue(min_delay - elapsed, f"CN {name_of(pod)} to have drained for minDelaySeconds"))
         return False
     if not unregistered:
-        try:
-            load = await admin.cn_load(cnpods.store_uuid(pod))
-        except StoreNotFound:
-            pass
-        except AdminError as e:
-            ctx.log.info("cannot read the load of reclaimed CN %s: %s", name_of(pod), e)
+        load = view.loads.get(name_of(pod))
+        if not isinstance(load, StoreNotFound) and not (isinstance(load, CNLoad) and load.idle):
             return False
-        else:
-            if not load.idle:
-                return False
-    leave = (
-        labels.DELETE_ON_RECLAIM in annotations_of(pod)
-        or labels.POD_OUTDATED in labels_of(pod)
-        or unregistered
-    )
-    if leave and not unregistered and migrates_locks(pod, seen.spec):
-        moved, _ = await locks_moved(ctx, admin, pod, plan)
+    leave = _leaves(pod, unregistered=unregistered)
+    if leave and not unregistered and migrates_locks(pod, view.spec):
+        moved, _ = lock_step(view, pod, out)
         if not moved:
             return False
     phase = labels.POOL_PHASE_TERMINATING if leave else labels.POOL_PHASE_IDLE
-    set_phase(pod, phase, plan, annotations={labels.RECLAIMED_AT: None})
+    out.intents.append(set_phase(pod, phase, annotations={labels.RECLAIMED_AT: None}))
     if not leave:
-        _readiness(pod, True, "Idle", IDLE_MESSAGE, now, plan)
-    ctx.log.info("reclaimed CN %s drained: %s", name_of(pod), phase)
+        _readiness(pod, True, "Idle", IDLE_MESSAGE, view.now, out)
+    out.log.append(f"reclaimed CN {name_of(pod)} drained: {phase}")
     return True
 
 

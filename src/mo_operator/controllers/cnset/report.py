@@ -1,6 +1,10 @@
 """What a CNSet round reports: its CN stores, where clients connect, and ``Ready``
 and ``UpToDate``, for a serving set (its roll read from its pods and template
-hash, since no workload reports one) or a pooling one (its pool phases)."""
+hash, since no workload reports one) or a pooling one (its pool phases).
+
+The status fields and a pooling set's conditions are part of the decision
+(``status_fields``, ``Pooling.conditions``); the roll's conditions and the summary
+are the shared status steps', which ``report`` runs on the status draft."""
 
 from __future__ import annotations
 
@@ -15,12 +19,13 @@ from mo_operator.matrixone import labels, names, ports
 from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 
+from ..framework.decision import SetCondition
 from ..specs import pods as podutil
 from ..specs.statefulsets import Rollout, stall
 from ..steps.status import UP_TO_DATE, Readiness, not_fine, report_rollout, running_versions, summarise
 from . import pods as cnpods
 from . import pooling
-from .observed import Observed
+from .observed import CNSetView
 from .stores import cordoned, store_of
 
 Obj = dict[str, Any]
@@ -36,7 +41,7 @@ READINESS = Readiness(
 )
 
 
-def serving_rollout(seen: Observed, digest: str, stall_seconds: float) -> Rollout:
+def serving_rollout(seen: CNSetView, digest: str, stall_seconds: float) -> Rollout:
     """How far the set's pods got toward ``replicas`` ready pods of template ``digest``.
     Draining and cordoned pods are not ready on purpose: they count neither as ready
     nor as stalled."""
@@ -59,31 +64,36 @@ class Serving:
     waiting: str | None
     """Why the decision creates no pod yet (a roll waiting for a new pod to be ready)."""
     busy: bool
+    """Work under way on the pods or in MatrixOne (the round's writes aside)."""
 
     @property
     def recheck(self) -> float | None:
         return self.roll.recheck_after
 
-    def report(self, seen: Observed, selector: Mapping[str, str]) -> None:
+    def status(self, seen: CNSetView, selector: Mapping[str, str]) -> Obj:
         live = _live(seen)
-        _set_status(seen, selector, live, [_store(p, _serving_phase(seen, p)) for p in live])
-        seen.ctx.status["readyReplicas"] = self.roll.ready
+        stores = [_store(p, _serving_phase(seen, p)) for p in live]
+        return {**status_fields(seen, selector, live, stores), "readyReplicas": self.roll.ready}
+
+    def report(self, ctx: Context, seen: CNSetView, *, pending: bool) -> None:
+        """The roll's conditions; ``pending``: the round writes what runs the pods."""
+        live = _live(seen)
         fenced = [name_of(p) for p in live if cordoned(p)]
         detail = "; ".join(filter(None, [self.waiting, f"cordoned: {', '.join(fenced)}" if fenced else None]))
         waiting = seen.state is None and live and not seen.client_fault
         report_rollout(
-            seen.ctx,
+            ctx,
             self.roll,
             seen.replicas,
             READINESS,
-            pending=seen.plan.writes_workload,
+            pending=pending,
             pods=live,
             unavailable=_unavailable(seen) if waiting else None,
             detail=detail or None,
         )
 
 
-def _serving_phase(seen: Observed, pod: Mapping[str, Any]) -> str:
+def _serving_phase(seen: CNSetView, pod: Mapping[str, Any]) -> str:
     store = store_of(seen.state, pod)
     if cnpods.draining_since(pod) is not None or cordoned(pod):
         return "Draining"
@@ -99,49 +109,61 @@ class Pooling:
     stalled: str | None
     recheck: float | None
     busy: bool
+    """Work under way on the pods or in MatrixOne (the round's writes aside)."""
 
-    def report(self, seen: Observed, selector: Mapping[str, str]) -> None:
-        ctx, replicas = seen.ctx, seen.replicas
+    def status(self, seen: CNSetView, selector: Mapping[str, str]) -> Obj:
         live = _live(seen)
-        _set_status(seen, selector, live, [_store(p, _pooled_phase(seen, p)) for p in live])
-        ctx.status["readyReplicas"] = sum(1 for p in live if podutil.is_ready(p))
+        stores = [_store(p, _pooled_phase(seen, p)) for p in live]
+        ready = sum(1 for p in live if podutil.is_ready(p))
+        return {**status_fields(seen, selector, live, stores), "readyReplicas": ready}
+
+    def conditions(self, seen: CNSetView) -> tuple[SetCondition, ...]:
+        """``Ready`` by the pool phases of the set's pods; ``UpToDate`` always."""
+        replicas = seen.replicas
+        live = _live(seen)
         counts = pooling.pool_counts(live)
         serving = len(live) - counts[labels.POOL_PHASE_TERMINATING]
         if self.stalled:
-            ctx.set_condition("Ready", False, "RolloutStalled", self.stalled)
+            ready = SetCondition("Ready", False, "RolloutStalled", self.stalled)
         elif seen.state is None and live:
-            ctx.set_condition("Ready", False, "HAKeeperUnavailable", _unavailable(seen))
+            ready = SetCondition("Ready", False, "HAKeeperUnavailable", _unavailable(seen))
         elif serving < replicas or counts[labels.POOL_PHASE_UNKNOWN]:
             registered = serving - counts[labels.POOL_PHASE_UNKNOWN]
             described = pooling.describe_counts(counts)
-            ctx.set_condition(
+            ready = SetCondition(
                 "Ready", False, "CNsNotReady", f"{registered}/{replicas} CNs registered; {described}"
             )
         else:
-            ctx.set_condition("Ready", True, "AllCNsReady", pooling.describe_counts(counts))
-        ctx.set_condition(
+            ready = SetCondition("Ready", True, "AllCNsReady", pooling.describe_counts(counts))
+        up_to_date = SetCondition(
             UP_TO_DATE,
             True,
             "Pooling",
             "a pooling set never rolls its pods: its pool starts a new set for a new template",
         )
+        return ready, up_to_date
+
+    def report(self, ctx: Context, seen: CNSetView) -> None:
+        """The summary of the status the decision set."""
+        live = _live(seen)
         ready = int(ctx.status["readyReplicas"])
+        replicas = seen.replicas
         summarise(ctx, f"{min(ready, replicas)}/{replicas}", running_versions(live), updated=len(live))
         ctx.status["message"] = not_fine(ctx.status)
 
 
-def _unavailable(seen: Observed) -> str:
+def _unavailable(seen: CNSetView) -> str:
     """Why the CNs' stores cannot be counted (the ``HAKeeper`` condition says more)."""
     return seen.trouble.message if seen.trouble is not None else "HAKeeper does not answer"
 
 
-def _pooled_phase(seen: Observed, pod: Mapping[str, Any]) -> str:
+def _pooled_phase(seen: CNSetView, pod: Mapping[str, Any]) -> str:
     store = store_of(seen.state, pod)
     work = store.work_state if store is not None else None
     return {WorkState.WORKING: "Up", WorkState.DRAINING: "Draining"}.get(work, "Unknown")  # type: ignore[arg-type]
 
 
-def _live(seen: Observed) -> list[Mapping[str, Any]]:
+def _live(seen: CNSetView) -> list[Mapping[str, Any]]:
     return sorted((p for p in seen.pods if not is_deleting(p)), key=name_of)
 
 
@@ -149,20 +171,21 @@ def _store(pod: Mapping[str, Any], phase: str) -> Obj:
     return {"uuid": cnpods.store_uuid(pod), "podName": name_of(pod), "state": phase}
 
 
-def _set_status(
-    seen: Observed, selector: Mapping[str, str], live: Sequence[Mapping[str, Any]], stores: list[Obj]
-) -> None:
+def status_fields(
+    seen: CNSetView, selector: Mapping[str, str], live: Sequence[Mapping[str, Any]], stores: list[Obj]
+) -> Obj:
     """The fields both modes report: the stores, how many pods, and where clients connect."""
-    status = seen.ctx.status
-    status["stores"] = stores
-    status["replicas"] = len(live)
-    status["labelSelector"] = str(selector_from_labels(selector))
-    status["host"] = names.service_host(COMPONENT, seen.ctx.name, seen.ctx.namespace)
-    status["port"] = ports.CN_SQL
+    return {
+        "stores": stores,
+        "replicas": len(live),
+        "labelSelector": str(selector_from_labels(selector)),
+        "host": names.service_host(COMPONENT, seen.name, seen.namespace),
+        "port": ports.CN_SQL,
+    }
 
 
 def first_fields(ctx: Context, selector: Mapping[str, str]) -> Obj:
-    """What a set reports with no pod yet: ``_set_status``'s fields and ``readyReplicas``."""
+    """What a set reports with no pod yet: ``status_fields`` and ``readyReplicas``."""
     return {
         "stores": [],
         "replicas": 0,

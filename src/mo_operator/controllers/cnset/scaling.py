@@ -51,7 +51,7 @@ class CNPod:
 
 
 @dataclass(frozen=True)
-class Decision:
+class PodChanges:
     create: tuple[int, ...] = ()
     """Indices of pods to create with the current template."""
     undrain: tuple[str, ...] = ()
@@ -102,9 +102,9 @@ def _retire_order(pod: CNPod, strategy: Strategy) -> tuple[bool, bool, bool, int
     return (pod.name not in strategy.pods_to_delete, pod.current, pod.ready, pod.sessions, -pod.index)
 
 
-def decide(
+def decide_pods(
     pods: Sequence[CNPod], replicas: int, strategy: Strategy, *, max_create: int | None = None
-) -> Decision:
+) -> PodChanges:
     """What to do now, toward ``replicas`` ready current pods and none draining; at
     most ``max_create`` pods are created in this round."""
     live = [p for p in pods if not p.deleting]
@@ -150,4 +150,4 @@ def decide(
         if not pod.ready or asked_away or available - 1 >= floor:
             retire.append(pod.name)
             available -= pod.ready
-    return Decision(tuple(create), tuple(p.name for p in undrain), tuple(retire), waiting)
+    return PodChanges(tuple(create), tuple(p.name for p in undrain), tuple(retire), waiting)

@@ -17,6 +17,9 @@ each move would only churn the pod), except a pod that has none yet; the
 next refresh time is kept in memory, so a restarted operator refreshes at
 once. On scale-in every CN's load is read regardless, to pick who leaves.
 
+The round's read asks MatrixOne (``due_loads`` says of which pods, ``refreshed``
+moves their next refresh on); ``stats_patches`` decides the writes from the answers.
+
 The refresh times of every CN set live in one mapping, so a set's reconcile
 must not forget another's: only times that have passed are dropped (a passed
 time means the same as none), which also forgets the pods that are gone.
@@ -25,18 +28,19 @@ time means the same as none), which also forgets the pods that are gone.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import takewhile
 from typing import Any
 
-from mo_operator.kube.meta.objects import mapping_at, status_of
+from mo_operator.kube.meta.objects import annotations_of, mapping_at, status_of, uid_of
 from mo_operator.matrixone import labels, layout
-from mo_operator.matrixone.admin import AdminError, CNLoad
+from mo_operator.matrixone.admin import CNLoad, HAKeeperState
 
-from ..framework import resources as r
 from ..framework.meta import is_deleting, name_of
+from ..framework.writes import Patch
 from . import pods as cnpods
-from .observed import Observed
+from .observed import CNSetView
+from .stores import annotate
 
 STATS_SECONDS = 30.0
 """How often a CN's load annotations are refreshed (upstream's ``resyncInterval``)."""
@@ -76,40 +80,70 @@ def _forget_passed(due: dict[str, float], now: float) -> None:
         del due[uid]
 
 
-async def sync_stats(seen: Observed, due: dict[str, float], *, read_all: bool) -> dict[str, int]:
-    """Read the load of the registered CNs whose refresh is ``due`` (all of them with
-    ``read_all``) and record it on their pods when it changed; the sessions per pod
-    name read. ``due`` maps a pod's uid to its next refresh time, for the pods of
-    every CN set."""
-    sessions: dict[str, int] = {}
-    _forget_passed(due, seen.now)
-    if seen.state is None:
-        return sessions
-    for pod in seen.pods:
-        if is_deleting(pod) or seen.state.cn(cnpods.store_uuid(pod)) is None:
+def due_loads(
+    pods: Sequence[Mapping[str, Any]],
+    state: HAKeeperState | None,
+    due: dict[str, float],
+    now: float,
+    *,
+    read_all: bool,
+) -> tuple[list[Mapping[str, Any]], frozenset[str]]:
+    """The registered CNs whose load is read (every one with ``read_all``), and the
+    names of those whose annotations are due. ``due`` maps a pod's uid to its next
+    refresh time, for the pods of every CN set."""
+    _forget_passed(due, now)
+    if state is None:
+        return [], frozenset()
+    read: list[Mapping[str, Any]] = []
+    refresh: set[str] = set()
+    for pod in pods:
+        if is_deleting(pod) or state.cn(cnpods.store_uuid(pod)) is None:
             continue
-        uid = str(pod["metadata"].get("uid"))
-        have = pod["metadata"].get("annotations") or {}
-        refresh = seen.now >= due.get(uid, 0.0) or labels.STORE_SCORE not in have
-        if not (refresh or read_all):
+        if now >= due.get(uid_of(pod), 0.0) or labels.STORE_SCORE not in annotations_of(pod):
+            refresh.add(name_of(pod))
+        elif not read_all:
             continue
-        try:
-            load = await seen.admin.cn_load(cnpods.store_uuid(pod))
-        except AdminError as e:
-            seen.ctx.log.debug("cannot read the load of CN %s: %s", name_of(pod), e)
+        read.append(pod)
+    return read, frozenset(refresh)
+
+
+def refreshed(
+    pods: Sequence[Mapping[str, Any]],
+    refresh: frozenset[str],
+    loads: Mapping[str, object],
+    due: dict[str, float],
+    now: float,
+) -> None:
+    """The next refresh of each due pod whose load was read, at the end of ``due``."""
+    if not refresh:
+        return
+    for pod in pods:
+        if name_of(pod) in refresh and isinstance(loads.get(name_of(pod)), CNLoad):
+            uid = uid_of(pod)
+            due.pop(uid, None)  # to the end: the mapping stays in order of time
+            due[uid] = now + STATS_SECONDS
+
+
+def stats_patches(view: CNSetView) -> list[Patch]:
+    """The load annotations of the due CNs whose load changed."""
+    out: list[Patch] = []
+    if not view.refresh:
+        return out
+    for pod in view.pods:
+        load = view.loads.get(name_of(pod))
+        if name_of(pod) not in view.refresh or not isinstance(load, CNLoad):
             continue
-        sessions[name_of(pod)] = load.sessions
-        if not refresh:
-            continue
-        due.pop(uid, None)  # to the end: the mapping stays in order of time
-        due[uid] = seen.now + STATS_SECONDS
+        have = annotations_of(pod)
         want = stats_annotations(load, started_at(pod))
         if any(have.get(k) != v for k, v in want.items()):
-            seen.plan.patch(
-                r.PODS,
-                pod["metadata"]["namespace"],
-                name_of(pod),
-                {"metadata": {"annotations": want}},
-                what=f"record the load of CN {name_of(pod)}",
-            )
-    return sessions
+            out.append(annotate(pod, want, f"record the load of CN {name_of(pod)}"))
+    return out
+
+
+def sessions(view: CNSetView) -> dict[str, int]:
+    """The sessions per pod name of the CNs whose load the refresh read."""
+    return {
+        name: load.sessions
+        for name in view.sessions_known
+        if isinstance(load := view.loads.get(name), CNLoad)
+    }

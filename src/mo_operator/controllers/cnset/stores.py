@@ -21,11 +21,12 @@ answers "not yet", the gates wait, as upstream's do.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.meta.objects import annotations_of
+from mo_operator.kube.meta.objects import annotations_of, namespace_of
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.admin import (
     AdminError,
@@ -36,12 +37,15 @@ from mo_operator.matrixone.admin import (
 )
 
 from ..framework import resources as r
+from ..framework.decision import SetCondition
 from ..framework.meta import is_deleting, name_of
-from ..framework.writes import Step
+from ..framework.writes import Call, Patch, Step
 from ..specs import pods as podutil
 from ..steps.rpchealth import Patience, Trouble, judge
 from . import pods as cnpods
-from .observed import Observed
+from .observed import CNSetView, Draft
+
+log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 HAKEEPER = "HAKeeper"
@@ -65,15 +69,15 @@ async def hakeeper_state(
     return state, None
 
 
-def report_hakeeper(ctx: Context, trouble: Trouble | None) -> None:
+def report_hakeeper(view: CNSetView, out: Draft) -> None:
     """The ``HAKeeper`` condition: added once a call fails, kept up to date after."""
-    if trouble is not None:
-        ctx.set_condition(HAKEEPER, False, trouble.reason, trouble.message)
-    elif any(c.get("type") == HAKEEPER for c in ctx.status.get("conditions") or ()):
-        ctx.set_condition(HAKEEPER, True, "Answering", "HAKeeper answers")
+    if view.trouble is not None:
+        out.conditions.append(SetCondition(HAKEEPER, False, view.trouble.reason, view.trouble.message))
+    elif HAKEEPER in view.conditions:
+        out.conditions.append(SetCondition(HAKEEPER, True, "Answering", "HAKeeper answers"))
 
 
-def best_effort(ctx: Context, what: str, call: Callable[[], Awaitable[object]]) -> Step:
+def best_effort(what: str, call: Callable[[], Awaitable[object]]) -> Step:
     """A MatrixOne call the next round makes again if it did not take (it decides from
     what HAKeeper then says): its failure is logged in one line, not raised, so the rest
     of the plan goes on and the set's conditions, not a retry loop, tell the story."""
@@ -82,10 +86,15 @@ def best_effort(ctx: Context, what: str, call: Callable[[], Awaitable[object]]) 
         try:
             await call()
         except AdminError as e:
-            ctx.log.info("%s: not done, the next round tries again: %s", what, e)
+            log.info("%s: not done, the next round tries again: %s", what, e)
         return None
 
     return step
+
+
+def store_call(what: str, call: Callable[[], Awaitable[object]]) -> Call:
+    """``best_effort`` as the intent of a decision."""
+    return Call(best_effort(what, call), what)
 
 
 def store_of(state: HAKeeperState | None, pod: Mapping[str, Any]) -> CNStore | None:
@@ -108,40 +117,49 @@ def store_condition(pod: Mapping[str, Any], status: bool, reason: str, message: 
     }
 
 
+def gate_patch(pod: Mapping[str, Any], condition: Obj, what: str) -> Patch:
+    """Write the pod's readiness gate ``condition``."""
+    return Patch(
+        r.PODS,
+        namespace_of(pod),
+        name_of(pod),
+        {"status": {"conditions": [condition]}},
+        subresource="status",
+        patch_type="strategic",
+        what=what,
+    )
+
+
+def annotate(pod: Mapping[str, Any], annotations: Mapping[str, Any], what: str) -> Patch:
+    """Merge ``annotations`` into the pod's (a None one removed)."""
+    return Patch(
+        r.PODS, namespace_of(pod), name_of(pod), {"metadata": {"annotations": annotations}}, what=what
+    )
+
+
 def cordoned(pod: Mapping[str, Any]) -> bool:
     """The pod carries ``matrixorigin.io/store-cordon``: its CN takes no new session."""
     return labels.STORE_CORDON in annotations_of(pod)
 
 
-def sync_stores(seen: Observed, retiring: set[str]) -> bool:
+def sync_stores(view: CNSetView, retiring: set[str], out: Draft) -> bool:
     """Put registered CNs to work (cordoned ones to Draining), sync their labels and
     their readiness gate. True while some CN is not yet registered and Working."""
-    if seen.state is None and not seen.client_fault:
-        return bool(seen.pods)
+    if view.state is None and not view.client_fault:
+        return bool(view.pods)
     unsettled = False
-    for pod in seen.pods:
+    for pod in view.pods:
         if is_deleting(pod) or cnpods.draining_since(pod) is not None or name_of(pod) in retiring:
             continue
-        condition, settled = _sync_store(seen, pod) if seen.state is not None else _fallback(pod)
+        condition, settled = _sync_store(view, pod, out) if view.state is not None else _fallback(pod)
         unsettled |= not settled
         if gate_changes(pod, *condition[:2]):
-            seen.plan.patch(
-                r.PODS,
-                pod["metadata"]["namespace"],
-                name_of(pod),
-                {"status": {"conditions": [store_condition(pod, *condition, seen.now)]}},
-                subresource="status",
-                patch_type="strategic",
-                what=f"mark CN {name_of(pod)} {condition[1]}",
-            )
-        annotation = seen.cn_labels_annotation
+            gate = store_condition(pod, *condition, view.now)
+            out.intents.append(gate_patch(pod, gate, f"mark CN {name_of(pod)} {condition[1]}"))
+        annotation = view.cn_labels_annotation
         if annotations_of(pod).get(labels.CN_LABEL) != annotation:
-            seen.plan.patch(
-                r.PODS,
-                pod["metadata"]["namespace"],
-                name_of(pod),
-                {"metadata": {"annotations": {labels.CN_LABEL: annotation}}},
-                what=f"record the labels of CN {name_of(pod)}",
+            out.intents.append(
+                annotate(pod, {labels.CN_LABEL: annotation}, f"record the labels of CN {name_of(pod)}")
             )
     return unsettled
 
@@ -174,31 +192,29 @@ def _fallback(pod: Mapping[str, Any]) -> tuple[tuple[bool, str, str], bool]:
     return (containers.get("status") == "True", FALLBACK, message), True
 
 
-def _sync_store(seen: Observed, pod: Mapping[str, Any]) -> tuple[tuple[bool, str, str], bool]:
+def _sync_store(view: CNSetView, pod: Mapping[str, Any], out: Draft) -> tuple[tuple[bool, str, str], bool]:
     """The readiness the pod's store warrants, after asking HAKeeper for the work
     state it should have; and whether the store is settled."""
-    store = store_of(seen.state, pod)
+    store = store_of(view.state, pod)
     uuid = cnpods.store_uuid(pod)
-    want_labels = seen.store_labels
+    want_labels = view.store_labels
+    admin = view.admin
     if store is None:
         return (False, "NotRegistered", "the CN has not registered in HAKeeper yet"), False
     if cordoned(pod):
         if store.work_state is not WorkState.DRAINING:
-            what = f"cordon CN {name_of(pod)}"
-            call = functools.partial(seen.admin.set_cn_work_state, uuid, WorkState.DRAINING)
-            seen.plan.call(what, best_effort(seen.ctx, what, call))
+            call = functools.partial(admin.set_cn_work_state, uuid, WorkState.DRAINING)
+            out.intents.append(store_call(f"cordon CN {name_of(pod)}", call))
         return (
             False,
             "Cordoned",
             f"the CN is cordoned ({labels.STORE_CORDON}): it takes no new session",
         ), True
     if store.work_state is not WorkState.WORKING:
-        what = f"put CN {name_of(pod)} to work"
-        call = functools.partial(seen.admin.set_cn_work_state, uuid, WorkState.WORKING, want_labels)
-        seen.plan.call(what, best_effort(seen.ctx, what, call))
+        call = functools.partial(admin.set_cn_work_state, uuid, WorkState.WORKING, want_labels)
+        out.intents.append(store_call(f"put CN {name_of(pod)} to work", call))
         return (False, store.work_state.mo_name, f"the CN is {store.work_state.mo_name} in HAKeeper"), False
     if dict(store.labels) != want_labels:
-        what = f"set the labels of CN {name_of(pod)}"
-        call = functools.partial(seen.admin.set_cn_labels, uuid, want_labels)
-        seen.plan.call(what, best_effort(seen.ctx, what, call))
+        call = functools.partial(admin.set_cn_labels, uuid, want_labels)
+        out.intents.append(store_call(f"set the labels of CN {name_of(pod)}", call))
     return (True, "Working", "the CN is registered and Working"), True

@@ -21,13 +21,15 @@ the operator's ``--no-failover``), and only while the losses are a minority of
 the shard replicas: acting on a lost majority could split the Raft group, so
 then it says so in a condition and an Event and waits.
 
-Modules: ``actor`` (observe/finalize), ``desired`` (the objects), ``bootstrap``
+Modules: ``actor`` (observe/finalize), ``finalizer`` (the finalizer's read and
+pure decision), ``desired`` (the objects), ``bootstrap``
 (the HAKeeper bootstrap decision), ``failover`` (the pure failover decision),
 ``stranded`` (volumes pinned to nodes that are gone), ``repair`` (failover's
 facts and writes).
 """
 
-from .actor import LogSetActor, _wrote
+from .actor import LogSetActor
 from .failover import CONDITION as FAILOVER
+from .finalizer import wrote
 
-__all__ = ["FAILOVER", "LogSetActor", "_wrote"]
+__all__ = ["FAILOVER", "LogSetActor", "wrote"]

@@ -16,9 +16,9 @@ from mo_operator.api.base import dump
 from mo_operator.api.logset import LogSet, LogSetSpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
-from mo_operator.kube.meta.objects import annotations_of, mapping_at, spec_of, status_of
+from mo_operator.kube.meta.objects import annotations_of, status_of
 from mo_operator.matrixone import labels, names, ports, reserved
-from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState
+from mo_operator.matrixone.admin import AdminError, HAKeeperState
 from mo_operator.matrixone.reserved import Numbering
 
 from ..framework import resources as r
@@ -36,6 +36,7 @@ from ..steps.status import NOT_STARTED, Readiness, first_status, report_rollout,
 from . import detached
 from .bootstrap import bootstrap_members
 from .desired import COMPONENT, desired
+from .finalizer import HAKEEPER, RUNNING, decide_deletion, ran_before, read_deletion, wrote
 from .planned import Evictions
 from .repair import failover
 
@@ -45,9 +46,6 @@ STOPPED = "Stopped"
 READINESS = Readiness(
     members="log stores ready", not_ready="StoresNotReady", all_ready="AllStoresReady", noun="log stores"
 )
-HAKEEPER = "HAKeeper"
-"""The condition that says whether HAKeeper answers, and how it fails when it does not."""
-RUNNING = HAKeeperPhase.RUNNING.mo_name
 WAITING_FOR_STORES = ("WaitingForLogStores", "HAKeeper is asked once the log stores are ready")
 
 
@@ -93,36 +91,9 @@ class LogSetActor:
         return plan or None
 
     async def finalize(self, ctx: Context) -> bool:
-        """Release the claim of the S3 path (``s3RetentionPolicy: Retain``: the data
-        stays and the claim is Released) or delete it (``Delete``: its controller
-        deletes the data once the cluster's pods are gone). Owned objects go by owner
-        reference; the volumes follow the StatefulSet's retention policy
-        (``pvcRetentionPolicy``)."""
+        """Release the claim of the S3 path (``finalizer.py``): read, decide, act."""
         self._evictions.forget((ctx.namespace, ctx.name))
-        spec = spec_of(ctx.obj)
-        s3 = bucketclaims.s3_of(spec)
-        if s3 is None:
-            return True
-        policy = bucketclaims.retention_policy(spec)
-        claims = bucketclaims.claims_to_release(self.env.caches, ctx.obj, s3, policy)
-        restored = mapping_at(spec_of(ctx.obj), "initialConfig").get("restoreFrom")
-        written = bool(claims) and (_wrote(ctx.obj, restored) or await self._hakeeper_bootstrapped(ctx))
-        for claim in claims:
-            await bucketclaims.release(self.env.client, claim, policy, written=written)
-            verb = "released (data kept)" if policy == "Retain" else "deleted (its data is deleted next)"
-            ctx.event("Normal", "BucketReleased", f"BucketClaim {name_of(claim)} {verb}")
-        return True
-
-    async def _hakeeper_bootstrapped(self, ctx: Context) -> bool:
-        """Whether HAKeeper answers as bootstrapped: the log service wrote to its path even
-        if the LogSet never recorded it (the operator died between the two)."""
-        try:
-            state = await self.env.admin.admin(
-                names.discovery_address(ctx.name, ctx.namespace)
-            ).hakeeper_state()
-        except AdminError:
-            return False
-        return state.bootstrapped
+        return await decide_deletion(await read_deletion(ctx, self.env)).finalize(ctx, self.env.client)
 
     # ------------------------------------------------------------ bucket claim
     def _holds_path(
@@ -145,7 +116,7 @@ class LogSetActor:
             s3,
             bucketclaims.claims_of_path(self.env.caches, s3),
             bucketclaims.scheduling_template(template),
-            written=_wrote(obj, _restored_from(spec)),
+            written=wrote(obj, _restored_from(spec)),
         )
         if decision.refused is not None:
             raise TerminalError(*decision.refused)
@@ -267,29 +238,12 @@ class LogSetActor:
 def _ran(ctx: Context) -> bool:
     """HAKeeper has answered that it runs: failover may act, and HAKeeper is asked even
     while a log store is not ready."""
-    return ctx.status.get("hakeeperState") == RUNNING or _ran_before(status_of(ctx.obj))
-
-
-def _ran_before(status: Mapping[str, Any]) -> bool:
-    """A LogSet an earlier version of the operator ran published its discovery address
-    only once its HAKeeper ran, and reported no HAKeeper condition."""
-    conditions = status.get("conditions")
-    reported = isinstance(conditions, Sequence) and any(
-        isinstance(c, Mapping) and c.get("type") == HAKEEPER for c in conditions
-    )
-    return bool(status.get("discovery")) and not reported
+    return ctx.status.get("hakeeperState") == RUNNING or ran_before(status_of(ctx.obj))
 
 
 def _restored_from(spec: LogSetSpec) -> str | None:
     """The backup the LogSet's path was restored from before it started, if any."""
     return spec.initial_config.restore_from if spec.initial_config is not None else None
-
-
-def _wrote(logset: Mapping[str, Any], restored: object) -> bool:
-    """MatrixOne data is on the LogSet's path: its HAKeeper answered that it runs, or the
-    path was ``restored`` from a backup before it started."""
-    status = status_of(logset)
-    return bool(status.get("hakeeperState") == RUNNING or _ran_before(status) or restored)
 
 
 def _numbering(obj: Mapping[str, Any], spec: LogSetSpec) -> Numbering:

@@ -178,11 +178,11 @@ def test_releasing_marks_a_path_the_logset_wrote_to() -> None:
 
 
 def test_a_restored_or_bootstrapped_logset_wrote_to_its_path() -> None:
-    from mo_operator.controllers.logset import _wrote
+    from mo_operator.controllers.logset import wrote
 
-    assert not _wrote({"spec": {}, "status": {}}, None)
-    assert _wrote({"spec": {}, "status": {"discovery": {"address": "mo-log-discovery.ns.svc"}}}, None)
-    assert _wrote({"spec": {}}, "hk_data")
+    assert not wrote({"spec": {}, "status": {}}, None)
+    assert wrote({"spec": {}, "status": {"discovery": {"address": "mo-log-discovery.ns.svc"}}}, None)
+    assert wrote({"spec": {}}, "hk_data")
 
 
 def test_a_deleted_logset_releases_its_claim_and_finishes_an_interrupted_delete(world: World) -> None:

@@ -12,8 +12,10 @@ import pytest
 
 from mo_operator.api.base import parse
 from mo_operator.api.logset import LogSetSpec
-from mo_operator.controllers.logset import FAILOVER
-from mo_operator.controllers.logset.repair import failover as run_failover
+from mo_operator.controllers.framework.draft import StatusDraft
+from mo_operator.controllers.framework.env import Env
+from mo_operator.controllers.framework.writes import Writes
+from mo_operator.controllers.logset import FAILOVER, repair
 from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.client.client import ListPage
 from mo_operator.kube.controller.actor import Context
@@ -28,6 +30,29 @@ TIMEOUT = 600.0  # the default storeFailureTimeout
 
 LOG_REQUIRED = {"volume": {"size": "10Gi"}, "sharedStorage": {"fileSystem": {"path": "/data"}}}
 """What a LogSet's spec requires besides what these tests vary."""
+
+
+async def run_failover(
+    env: Env,
+    ctx: Context,
+    spec: LogSetSpec,
+    pods: list[Obj],
+    state: HAKeeperState | None,
+    plan: Writes,
+    live: tuple[int, ...] | None = None,
+) -> None:
+    """The failover as the LogSet's reconcile runs it: its facts read (``repair.gather``),
+    judged purely (``repair.judge``), the judgement acted on into ``plan`` and ``ctx``."""
+    stores = await repair.gather(env, ctx.namespace, ctx.name, spec, pods, state, live)
+    draft = StatusDraft(ctx.status, generation=2, namespace=ctx.namespace)
+    events: list[Any] = []
+    rules = repair.policy(spec, ctx.namespace, enabled=env.settings.failover)
+    intents = repair.judge(
+        draft, ctx.name, stores, rules, env.clock(), quorum=state is not None, events=events
+    )
+    acted = draft.decision(intents, events=events).act(ctx, env.client)
+    for intent in acted.intents if acted is not None else ():
+        plan.intend(intent)
 
 
 def typed(obj: Obj) -> LogSetSpec:

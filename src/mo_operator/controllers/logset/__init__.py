@@ -12,7 +12,7 @@ a HAKeeper cannot be re-bootstrapped with another membership. Once the
 HAKeeper answers, the LogSet publishes its discovery address in status;
 that is what TN, CN and proxy sets wait for.
 
-Failover (failover.py decides, repair.py acts): a log store that HAKeeper
+Failover (failover.py decides, repair.py reads its facts and writes its judgement): a log store that HAKeeper
 reports down and whose pod has not been ready for ``storeFailureTimeout`` is
 lost; the controller replaces exactly the lost pods (``failedPodStrategy:
 Delete``; the StatefulSet recreates them, with a fresh volume when the old one
@@ -21,13 +21,16 @@ the operator's ``--no-failover``), and only while the losses are a minority of
 the shard replicas: acting on a lost majority could split the Raft group, so
 then it says so in a condition and an Event and waits.
 
-Modules: ``actor`` (observe/finalize), ``desired`` (the objects), ``bootstrap``
-(the HAKeeper bootstrap decision), ``failover`` (the pure failover decision),
-``stranded`` (volumes pinned to nodes that are gone), ``repair`` (failover's
-facts and writes).
+Modules: ``actor`` (read: the cache, the references, HAKeeper and the failover's
+facts, once), ``decide`` (the pure decision over that view), ``finalizer`` (the
+finalizer's read and pure decision), ``desired`` (the objects), ``bootstrap`` (the
+HAKeeper bootstrap decision), ``detached`` (the stores a taken-over LogSet keeps
+itself), ``failover`` (the pure failover decision), ``stranded`` (volumes pinned to
+nodes that are gone), ``repair`` (failover's facts and writes).
 """
 
-from .actor import LogSetActor, _wrote
+from .actor import LogSetActor
 from .failover import CONDITION as FAILOVER
+from .finalizer import wrote
 
-__all__ = ["FAILOVER", "LogSetActor", "_wrote"]
+__all__ = ["FAILOVER", "LogSetActor", "wrote"]

@@ -1,5 +1,6 @@
-"""The LogSet actor: observe once, then sync the desired objects, HAKeeper's view,
-status and failover; finalize releases the S3 path's claim.
+"""The LogSet actor: read once (``read``: the cache, the references, HAKeeper and the
+failover's facts), decide purely (``decide.py``), act; finalize releases the S3 path's
+claim the same way (``finalizer.py``).
 
 Bring-up is upstream's (matrixone-operator ``pkg/controllers/logset/controller.go``
 ``Observe``): the discovery address is published once the discovery Service and the
@@ -9,46 +10,32 @@ report it, failover acts on it, and the calls failing are told apart (``rpchealt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from mo_operator.api.base import dump
-from mo_operator.api.logset import LogSet, LogSetSpec
+from mo_operator.api.logset import LogSet
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.controller.outcome import TerminalError
-from mo_operator.kube.meta.objects import annotations_of, mapping_at, spec_of, status_of
-from mo_operator.matrixone import labels, names, ports, reserved
-from mo_operator.matrixone.admin import AdminError, HAKeeperPhase, HAKeeperState
-from mo_operator.matrixone.reserved import Numbering
+from mo_operator.matrixone import labels, names
+from mo_operator.matrixone.admin import AdminError, HAKeeperState
 
 from ..framework import resources as r
 from ..framework.admission import admit
-from ..framework.desired import matches
 from ..framework.env import Env
-from ..framework.meta import name_of, owner_reference
-from ..framework.references import report_references
+from ..framework.meta import uid_of
 from ..framework.writes import Writes
-from ..specs.statefulsets import Rollout, rollout
+from ..specs import statefulsets
 from ..steps import bucketclaims
-from ..steps.podset import STATEFUL, Desired, collect_configs, pod_set_references, sync_workload
-from ..steps.rpchealth import Patience, judge
-from ..steps.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
-from . import detached
-from .bootstrap import bootstrap_members
-from .desired import COMPONENT, desired
+from ..steps.expansion import replace_step, storage_classes
+from ..steps.podset import Cached, pod_set_references
+from ..steps.rpchealth import Patience
+from .decide import LogSetView, asks_hakeeper, decide, numbering_of, ran, store_roll
+from .desired import COMPONENT
+from .finalizer import decide_deletion, read_deletion
 from .planned import Evictions
-from .repair import failover
-
-Obj = dict[str, Any]
-STOPPED = "Stopped"
-"""Ready's reason while ``replicas`` is 0 (the admission warning says what that means)."""
-READINESS = Readiness(
-    members="log stores ready", not_ready="StoresNotReady", all_ready="AllStoresReady", noun="log stores"
-)
-HAKEEPER = "HAKeeper"
-"""The condition that says whether HAKeeper answers, and how it fails when it does not."""
-RUNNING = HAKeeperPhase.RUNNING.mo_name
-WAITING_FOR_STORES = ("WaitingForLogStores", "HAKeeper is asked once the log stores are ready")
+from .repair import gather
 
 
 class LogSetActor:
@@ -59,283 +46,95 @@ class LogSetActor:
         self._evictions = Evictions()
         """The log pods of each LogSet a drain evicted, until they are back."""
 
-    # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
-        obj = ctx.obj
+        return decide(await self.read(ctx)).act(ctx, self.env.client, self.env.unseen)
+
+    async def read(self, ctx: Context) -> LogSetView:
+        """Everything the decision needs, once: the LogSet as admitted, the claims of its
+        S3 path, the references its pods miss, its objects, pods and claims from the
+        cache; HAKeeper only when some store is ready for it to answer, and the
+        failover's facts only once HAKeeper runs."""
+        env, obj = self.env, ctx.obj
         spec = admit(LogSet, obj).spec
-        plan = Writes(self.env.client)
-        self._first_status(ctx, spec)
-        members = bootstrap_members(obj, spec, plan)
-        selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
-        numbering = _numbering(obj, spec)
-        wanted = desired(obj, spec, members, selector, numbering)
-        await report_references(ctx, self.env.references, pod_set_references(spec, spec.shared_storage))
-        if not self._holds_path(ctx, obj, spec, wanted, plan):
-            return plan or None  # nothing runs before the LogSet holds its S3 path
-        kept = self._detached(ctx, wanted, numbering, selector)
-        if kept.adopt or kept.foreign:
-            _adopt(ctx, kept, plan)  # before the StatefulSet, which would delete them
-            ctx.wait(self.env.settings.busy_poll_seconds, "the stores it keeps itself to be adopted")
-            return plan or None
-        if kept.hold:
-            wanted = desired(obj, spec, members, selector, numbering, hold=True)
-        runs = _run_by_statefulset(numbering) if numbering.detached else None
-        pods, roll = sync_workload(ctx, self.env, STATEFUL, COMPONENT, spec, wanted, plan, runs=runs)
-        _keep_detached(ctx, kept, plan)
-        roll = detached.combined(roll, kept, numbering)
-        evicted = self._evictions.note((ctx.namespace, ctx.name), pods)
-        keep = [name_of(d) for _, d in wanted]
-        collect_configs(self.env, obj, COMPONENT, pods, keep, plan, rolled=roll.complete)
-        state = await self._hakeeper(ctx, roll)
-        self._status(ctx, spec, roll, pods, pending=plan.writes_workload)
-        if _ran(ctx) and not plan:
-            await failover(self.env, ctx, spec, pods, state, plan, numbering.live, evicted)
-        return plan or None
-
-    async def finalize(self, ctx: Context) -> bool:
-        """Release the claim of the S3 path (``s3RetentionPolicy: Retain``: the data
-        stays and the claim is Released) or delete it (``Delete``: its controller
-        deletes the data once the cluster's pods are gone). Owned objects go by owner
-        reference; the volumes follow the StatefulSet's retention policy
-        (``pvcRetentionPolicy``)."""
-        self._evictions.forget((ctx.namespace, ctx.name))
-        spec = spec_of(ctx.obj)
-        s3 = bucketclaims.s3_of(spec)
-        if s3 is None:
-            return True
-        policy = bucketclaims.retention_policy(spec)
-        claims = bucketclaims.claims_to_release(self.env.caches, ctx.obj, s3, policy)
-        restored = mapping_at(spec_of(ctx.obj), "initialConfig").get("restoreFrom")
-        written = bool(claims) and (_wrote(ctx.obj, restored) or await self._hakeeper_bootstrapped(ctx))
-        for claim in claims:
-            await bucketclaims.release(self.env.client, claim, policy, written=written)
-            verb = "released (data kept)" if policy == "Retain" else "deleted (its data is deleted next)"
-            ctx.event("Normal", "BucketReleased", f"BucketClaim {name_of(claim)} {verb}")
-        return True
-
-    async def _hakeeper_bootstrapped(self, ctx: Context) -> bool:
-        """Whether HAKeeper answers as bootstrapped: the log service wrote to its path even
-        if the LogSet never recorded it (the operator died between the two)."""
-        try:
-            state = await self.env.admin.admin(
-                names.discovery_address(ctx.name, ctx.namespace)
-            ).hakeeper_state()
-        except AdminError:
-            return False
-        return state.bootstrapped
-
-    # ------------------------------------------------------------ bucket claim
-    def _holds_path(
-        self,
-        ctx: Context,
-        obj: Mapping[str, Any],
-        spec: LogSetSpec,
-        desired: Desired,
-        plan: Writes,
-    ) -> bool:
-        """Claim the S3 path (BucketClaim) and keep the claim in step; True once the
-        LogSet holds it. A path another LogSet holds, or whose claim is being deleted,
-        is refused with a condition and an Event until that changes."""
-        if spec.shared_storage.s3 is None:
-            return True
-        s3 = dump(spec.shared_storage.s3)
-        template = next(d for res, d in desired if res is r.STATEFULSETS)["spec"]["template"]
-        decision = bucketclaims.claim_decision(
+        caches, namespace, name = env.caches, ctx.namespace, ctx.name
+        lookup = env.references
+        missing = None
+        if lookup is not None:
+            refs = pod_set_references(spec, spec.shared_storage)
+            missing = tuple(await lookup.missing(namespace, refs))
+        s3 = dump(spec.shared_storage.s3) if spec.shared_storage.s3 is not None else None
+        path_claims = tuple(bucketclaims.claims_of_path(caches, s3)) if s3 is not None else ()
+        selector = labels.sub_resource_labels(COMPONENT, name, namespace)
+        workload = names.workload_name(COMPONENT, name)
+        objects: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for res, owned in (
+            (r.STATEFULSETS, workload),
+            (r.PDBS, workload),
+            (r.SERVICES, names.metric_service_name(COMPONENT, name)),
+            (r.SERVICES, names.headless_service_name(COMPONENT, name)),
+            (r.SERVICES, names.discovery_service_name(name)),
+            (r.CONFIGMAPS, names.log_bootstrap_config_map_name(name)),
+            (r.CONFIGMAPS, names.log_gossip_config_map_name(name)),
+        ):
+            found = caches.get(res, namespace, owned)
+            if found is not None:
+                objects[(res.kind, owned)] = found
+        configs = tuple(caches.list(r.CONFIGMAPS, namespace, selector))
+        objects.update((("ConfigMap", c["metadata"]["name"]), c) for c in configs)
+        pods = tuple(caches.list(r.PODS, namespace, selector))
+        cached = Cached(
+            objects,
+            env.unseen.of_owner(uid_of(obj)),
+            tuple(caches.list(r.PVCS, namespace, selector)),
+            storage_classes(env),
+        )
+        known = dict(ctx.status)
+        view = LogSetView(
             obj,
+            spec,
+            known,
+            env.clock(),
+            env.settings,
             s3,
-            bucketclaims.claims_of_path(self.env.caches, s3),
-            bucketclaims.scheduling_template(template),
-            written=_wrote(obj, _restored_from(spec)),
-        )
-        if decision.refused is not None:
-            raise TerminalError(*decision.refused)
-        if decision.create is not None:
-            plan.create(decision.create, r.BUCKETCLAIMS)
-        if decision.patch is not None and decision.claim is not None:
-            plan.patch(
-                r.BUCKETCLAIMS,
-                str(decision.claim["metadata"].get("namespace") or ""),
-                name_of(decision.claim),
-                decision.patch,
-                what=f"{'update' if decision.holds else 'bind'} BucketClaim {name_of(decision.claim)}",
-            )
-        return decision.holds
-
-    # ---------------------------------------------------------- detached stores
-    def _detached(
-        self, ctx: Context, wanted: Desired, numbering: Numbering, selector: Mapping[str, str]
-    ) -> detached.Plan:
-        """What the LogSet does for the stores it keeps itself (none without a reserved
-        ordinal between live stores)."""
-        if not numbering.detached:
-            return detached.Plan()
-        caches, namespace = self.env.caches, ctx.namespace
-        sts = next(d for res, d in wanted if res is r.STATEFULSETS)
-        cached = caches.get(r.STATEFULSETS, namespace, name_of(sts))
-        pods = caches.list(r.PODS, namespace, selector)
-        runs = _run_by_statefulset(numbering)
-        sts_roll = rollout(
+            path_claims,
+            missing,
+            lookup.ttl if lookup is not None else 0.0,
             cached,
-            [p for p in pods if runs(p)],
-            now=self.env.clock(),
-            stall_seconds=self.env.settings.rollout_stall_seconds,
-        )
-        current = cached is not None and matches(sts["spec"]["template"], cached["spec"]["template"])
-        return detached.decide(
-            ctx.obj,
-            sts,
-            numbering,
+            configs,
             pods,
-            lambda claim: caches.get(r.PVCS, namespace, claim),
-            statefulset_rolled=current and sts_roll.complete,
+            claim_named=lambda claim: caches.get(r.PVCS, namespace, claim),
+            replace_pod=functools.partial(statefulsets.rollback_step, ctx, env.client),
+            replace_statefulset=functools.partial(replace_step, ctx, env.client),
         )
+        evicted = self._evictions.note((namespace, name), pods)
+        answer, unanswered = await self._hakeeper(ctx, view)
+        state = answer if isinstance(answer, HAKeeperState) else None
+        drafted = {**known, "hakeeperState": state.phase.mo_name} if state is not None else known
+        stores = None
+        if ran(drafted, obj):
+            live = numbering_of(obj, spec).live
+            stores = await gather(env, namespace, name, spec, pods, state, live, evicted)
+        return replace(view, hakeeper=answer, unanswered=unanswered, stores=stores)
 
-    # --------------------------------------------------------------- HAKeeper
-    async def _hakeeper(self, ctx: Context, roll: Rollout) -> HAKeeperState | None:
-        """HAKeeper's view, when there is any chance it answers (some store is ready), and
-        the ``HAKeeper`` condition and ``hakeeperState`` that report it."""
-        key, now = (ctx.namespace, ctx.name), self.env.clock()
-        if roll.ready == 0 or (not _ran(ctx) and roll.ready < roll.replicas):
-            # HAKeeper bootstraps once every initial member runs: not before all are ready
+    async def _hakeeper(
+        self, ctx: Context, view: LogSetView
+    ) -> tuple[HAKeeperState | AdminError | None, float]:
+        """HAKeeper's view, when there is any chance it answers (some store is ready), or
+        how asking failed; and how long it has gone unanswered."""
+        key = (ctx.namespace, ctx.name)
+        if not asks_hakeeper(store_roll(view), view.known, view.obj):
             self._patience.answered(key)
-            ctx.set_condition(HAKEEPER, False, *WAITING_FOR_STORES)
-            return None
+            return None, 0.0
         address = names.discovery_address(ctx.name, ctx.namespace)
         try:
             state = await self.env.admin.admin(address).hakeeper_state()
         except AdminError as e:
-            trouble = judge(
-                e,
-                f"HAKeeper at {address}",
-                not_yet="NotReady" if ctx.status.get("hakeeperState") == RUNNING else "Bootstrapping",
-                waited=self._patience.unanswered(key, now),
-                patience=self.env.settings.rpc_patience_seconds,
-            )
             ctx.log.debug("HAKeeper does not answer: %s", e)
-            ctx.set_condition(HAKEEPER, False, trouble.reason, trouble.message)
-            return None
+            return e, self._patience.unanswered(key, view.now)
         self._patience.answered(key)
-        ctx.status["hakeeperState"] = state.phase.mo_name
-        if state.bootstrapped:
-            up = len(state.up_log_uuids())
-            ctx.set_condition(
-                HAKEEPER, True, RUNNING, f"HAKeeper is running; {up}/{len(state.log_stores)} log stores up"
-            )
-        else:
-            ctx.set_condition(HAKEEPER, False, "Bootstrapping", f"HAKeeper is {state.phase.mo_name}")
-        return state
+        return state, 0.0
 
-    # ----------------------------------------------------------------- status
-    def _first_status(self, ctx: Context, spec: LogSetSpec) -> None:
-        """Every field and condition a LogSet reports, before it runs anything (a field
-        or condition appearing is written at once, so they appear together)."""
-        if ctx.status.get("conditions"):
-            return
-        first_status(ctx, {"availableStores": [], "failedStores": []}, *NOT_STARTED, replicas=spec.replicas)
-        ctx.set_condition("Ready", False, READINESS.not_ready, f"0/{spec.replicas} log stores ready")
-        ctx.set_condition(HAKEEPER, False, *WAITING_FOR_STORES)
-
-    def _status(
-        self,
-        ctx: Context,
-        spec: LogSetSpec,
-        roll: Rollout,
-        pods: Sequence[Mapping[str, Any]],
-        *,
-        pending: bool,
-    ) -> None:
-        """``discovery`` (this round's plan made the discovery Service and the
-        StatefulSet, or they exist: a status is written only after its plan ran), and
-        ``Ready`` from the log stores' pods, as upstream's."""
-        status = ctx.status
-        status["discovery"] = {
-            "address": names.discovery_host(ctx.name, ctx.namespace),
-            "port": ports.LOG_SERVICE,
-        }
-        store_status(status, pods, self.env.clock())
-        replicas = spec.replicas
-        report_rollout(ctx, roll, replicas, READINESS, pending=pending, pods=pods)
-        if replicas == 0:
-            # Upstream's way to stop a cluster: no store, so no log service and no MatrixOne.
-            ctx.set_condition("Ready", False, STOPPED, "replicas is 0: the log service is stopped")
-        answers = any(c.get("type") == HAKEEPER and c.get("status") == "True" for c in status["conditions"])
-        if not answers and roll.ready > 0:
-            ctx.wait(self.env.settings.busy_poll_seconds, "HAKeeper to answer")  # any moment now
-        ctx.requeue(self.env.settings.poll_seconds, "HAKeeper's view of the log stores")
-
-
-def _ran(ctx: Context) -> bool:
-    """HAKeeper has answered that it runs: failover may act, and HAKeeper is asked even
-    while a log store is not ready."""
-    return ctx.status.get("hakeeperState") == RUNNING or _ran_before(status_of(ctx.obj))
-
-
-def _ran_before(status: Mapping[str, Any]) -> bool:
-    """A LogSet an earlier version of the operator ran published its discovery address
-    only once its HAKeeper ran, and reported no HAKeeper condition."""
-    conditions = status.get("conditions")
-    reported = isinstance(conditions, Sequence) and any(
-        isinstance(c, Mapping) and c.get("type") == HAKEEPER for c in conditions
-    )
-    return bool(status.get("discovery")) and not reported
-
-
-def _restored_from(spec: LogSetSpec) -> str | None:
-    """The backup the LogSet's path was restored from before it started, if any."""
-    return spec.initial_config.restore_from if spec.initial_config is not None else None
-
-
-def _wrote(logset: Mapping[str, Any], restored: object) -> bool:
-    """MatrixOne data is on the LogSet's path: its HAKeeper answered that it runs, or the
-    path was ``restored`` from a backup before it started."""
-    status = status_of(logset)
-    return bool(status.get("hakeeperState") == RUNNING or _ran_before(status) or restored)
-
-
-def _numbering(obj: Mapping[str, Any], spec: LogSetSpec) -> Numbering:
-    """Where the stores run: past or around the reserved ordinals a taken-over LogSet records."""
-    try:
-        return reserved.recorded(annotations_of(obj), spec.replicas)
-    except reserved.ReservedOrdinalsError as e:
-        raise TerminalError(
-            "InvalidReservedOrdinals", f"annotation {labels.LOGSET_RESERVED_ORDINALS}: {e}"
-        ) from e
-
-
-def _run_by_statefulset(numbering: Numbering) -> Callable[[Mapping[str, Any]], bool]:
-    """Whether a log pod is one the StatefulSet runs (at or past its start), not a detached one."""
-
-    def runs(pod: Mapping[str, Any]) -> bool:
-        ordinal = names.pod_ordinal(name_of(pod))
-        return ordinal is not None and ordinal >= numbering.start
-
-    return runs
-
-
-def _adopt(ctx: Context, kept: detached.Plan, plan: Writes) -> None:
-    """Pods at detached ordinals made the LogSet's, each only as it was judged (its resourceVersion)."""
-    for pod in kept.adopt:
-        plan.patch(
-            r.PODS,
-            ctx.namespace,
-            pod.name,
-            {
-                "metadata": {
-                    "resourceVersion": pod.resource_version,
-                    "ownerReferences": [owner_reference(ctx.obj)],
-                }
-            },
-            what=f"adopt log store pod {pod.name}, below the StatefulSet's first ordinal",
-        )
-
-
-def _keep_detached(ctx: Context, kept: detached.Plan, plan: Writes) -> None:
-    """Claims before their pod; a stale or unwanted pod deleted only as it was judged (uid)."""
-    for claim in kept.create_claims:
-        plan.create(claim, r.PVCS)
-    for pod in kept.create_pods:
-        plan.create(pod, r.PODS)
-    for name, uid in kept.delete_pods:
-        plan.delete(r.PODS, ctx.namespace, name, uid=uid)
-    for name, uid in kept.delete_claims:
-        plan.delete(r.PVCS, ctx.namespace, name, uid=uid)
+    async def finalize(self, ctx: Context) -> bool:
+        """Release the claim of the S3 path (``finalizer.py``): read, decide, act."""
+        self._evictions.forget((ctx.namespace, ctx.name))
+        return await decide_deletion(await read_deletion(ctx, self.env)).finalize(ctx, self.env.client)

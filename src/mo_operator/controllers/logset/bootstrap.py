@@ -27,7 +27,7 @@ from mo_operator.matrixone.bootstrap import (
 )
 
 from ..framework import resources as r
-from ..framework.writes import Writes
+from ..framework.writes import Patch
 
 
 def log_shard_replicas(spec: LogSetSpec) -> int:
@@ -37,21 +37,23 @@ def log_shard_replicas(spec: LogSetSpec) -> int:
     return int(given or default_log_shard_replicas(spec.replicas))
 
 
-def bootstrap_members(obj: Mapping[str, Any], spec: LogSetSpec, plan: Writes) -> tuple[BootstrapReplica, ...]:
+def bootstrap_members(
+    obj: Mapping[str, Any], spec: LogSetSpec
+) -> tuple[tuple[BootstrapReplica, ...], Patch | None]:
     """The recorded bootstrap decision; on first sight, the decision made now and the
-    conditional write that records it, planned before anything that may use it (a
-    conflict stops the plan there: another reconcile recorded one first)."""
+    conditional write that records it, to be planned before anything that may use it
+    (a conflict stops the plan there: another reconcile recorded one first)."""
     recorded = annotations_of(obj).get(labels.LOGSET_BOOTSTRAP)
     if recorded is not None:
         try:
-            return decode_annotation(recorded)
+            return decode_annotation(recorded), None
         except BootstrapError as e:
             raise TerminalError("InvalidBootstrapAnnotation", str(e)) from e
     try:
         members = plan_bootstrap(log_shard_replicas(spec))
     except BootstrapError as e:
         raise TerminalError("InvalidSpec", f"spec.initialConfig.logShardReplicas: {e}") from e
-    plan.patch(
+    record = Patch(
         r.LOGSETS,
         namespace_of(obj),
         name_of(obj),
@@ -63,4 +65,4 @@ def bootstrap_members(obj: Mapping[str, Any], spec: LogSetSpec, plan: Writes) ->
         },
         what="record the HAKeeper bootstrap decision",
     )
-    return members
+    return members, record

@@ -1,5 +1,5 @@
-"""Failover in the reconcile: the facts for the decision (failover.py), and its writes,
-condition and Event."""
+"""Failover in the reconcile: the facts for the decision (failover.py), read once
+(``gather``), and its writes, condition and Event as data (``judge``, pure)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 
 from mo_operator.api.fields import parse_duration
 from mo_operator.api.logset import LogSetSpec
-from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.errors import ApiError
 from mo_operator.kube.meta.objects import labels_of
 from mo_operator.matrixone import identity, labels, names
@@ -17,12 +16,14 @@ from mo_operator.matrixone.admin import HAKeeperState
 from mo_operator.matrixone.component import Component
 
 from ..framework import resources as r
+from ..framework.decision import Emit
+from ..framework.draft import Drafting
 from ..framework.env import Env
 from ..framework.meta import name_of, uid_of
-from ..framework.writes import Writes
+from ..framework.writes import Delete, Intent, Patch
 from ..specs import pods as podutil
 from .bootstrap import log_shard_replicas
-from .failover import CONDITION, Decision, Policy, Store, decide
+from .failover import CONDITION, Policy, Store, decide
 from .planned import planned
 from .stranded import LookupFailed, has_node, label_selector, stranded_claims
 
@@ -31,39 +32,38 @@ NODE_PAGE = 100
 """Nodes read per page while looking for one that can host a lost store's volume."""
 
 
-def policy(env: Env, spec: LogSetSpec, namespace: str) -> Policy:
+def policy(spec: LogSetSpec, namespace: str, *, enabled: bool) -> Policy:
+    """The failover's rules from the spec; ``enabled``: the operator's ``--failover``."""
     timeout = spec.store_failure_timeout
     return Policy(
         timeout=parse_duration(str(timeout)) if timeout else DEFAULT_STORE_FAILURE_TIMEOUT,
         shard_replicas=log_shard_replicas(spec),
         strategy=spec.failed_pod_strategy or "Delete",
-        enabled=env.settings.failover,
+        enabled=enabled,
         namespace=namespace,
     )
 
 
-async def failover(
+async def gather(
     env: Env,
-    ctx: Context,
+    namespace: str,
+    name: str,
     spec: LogSetSpec,
     pods: Sequence[Mapping[str, Any]],
     state: HAKeeperState | None,
-    plan: Writes,
     live: Sequence[int] | None = None,
     evicted: Collection[str] = (),
-) -> None:
-    """Judge the log stores and act on the decision. ``state`` is None when HAKeeper
-    does not answer; ``live``: the ordinals of its stores (0.. when None; a
-    taken-over LogSet keeps some reserved); ``evicted`` names the pods seen
-    evicted and not back yet."""
-    rules = policy(env, spec, ctx.namespace)
+) -> tuple[Store, ...]:
+    """The facts of each log store the failover judges. ``state`` is None when HAKeeper
+    does not answer; ``live``: the ordinals of its stores (0.. when None; a taken-over
+    LogSet keeps some reserved); ``evicted`` names the pods seen evicted and not back yet."""
     now = env.clock()
-    sts = env.caches.get(r.STATEFULSETS, ctx.namespace, names.workload_name(Component.LOG, ctx.name))
-    roll_to = rolling_to(sts)
-    stores = await store_facts(env, ctx.namespace, pods, state, now, rules.timeout, roll_to, evicted)
+    timeout = policy(spec, namespace, enabled=env.settings.failover).timeout
+    roll_to = rolling_to(env.caches.get(r.STATEFULSETS, namespace, names.workload_name(Component.LOG, name)))
+    stores = await store_facts(env, namespace, pods, state, now, timeout, roll_to, evicted)
     ordinals = range(spec.replicas) if live is None else live
-    stores += missing_stores(ctx.name, ordinals, pods, state, now, roll_to, evicted)
-    act(ctx, decide(stores, now, rules, quorum=state is not None), plan)
+    stores += missing_stores(name, ordinals, pods, state, now, roll_to, evicted)
+    return tuple(stores)
 
 
 def rolling_to(sts: Mapping[str, Any] | None) -> str | None:
@@ -183,34 +183,38 @@ async def _any_node(env: Env, term: Mapping[str, Any]) -> bool:
         raise LookupFailed(f"nodes {label_selector(term)}: {e}") from e
 
 
-def act(ctx: Context, decision: Decision, plan: Writes) -> None:
-    """The decision's writes (claims before their pod, so the StatefulSet waits for them
-    to go instead of giving the new pod the old volume), condition and Event."""
+def judge(
+    draft: Drafting,
+    name: str,
+    stores: Sequence[Store],
+    rules: Policy,
+    now: float,
+    *,
+    quorum: bool,
+    events: list[Emit],
+) -> list[Intent]:
+    """Judge the log stores of LogSet ``name`` and write the judgement: claims before
+    their pod (so the StatefulSet waits for them to go instead of giving the new pod the
+    old volume), the condition into ``draft``, and a Warning Event into ``events`` once
+    per change, not per resync. ``quorum``: HAKeeper answers. Pure."""
+    namespace = draft.namespace
+    decision = decide(stores, now, rules, quorum=quorum)
+    intents: list[Intent] = []
     for replace in decision.replace:
-        for claim in replace.claims:
-            plan.delete(r.PVCS, ctx.namespace, claim.name, uid=claim.uid)
-        plan.delete(r.PODS, ctx.namespace, replace.pod, uid=replace.uid, grace_period_seconds=0)
+        intents += [Delete(r.PVCS, namespace, claim.name, claim.uid) for claim in replace.claims]
+        intents.append(Delete(r.PODS, namespace, replace.pod, replace.uid, grace_period_seconds=0))
     for pod in decision.orphan:
-        plan.patch(
-            r.PODS,
-            ctx.namespace,
-            pod,
-            {
-                "metadata": {
-                    "labels": {
-                        labels.ACTION_REQUIRED: labels.ACTION_REQUIRED_VALUE,
-                        labels.LOGSET_OWNER: ctx.name,
-                    }
-                }
-            },
-            what=f"mark lost log store {pod} for a human",
-        )
-    before: Mapping[str, Any] = next(
-        (c for c in ctx.status.get("conditions") or () if c.get("type") == CONDITION), {}
-    )
+        body = {
+            "metadata": {
+                "labels": {labels.ACTION_REQUIRED: labels.ACTION_REQUIRED_VALUE, labels.LOGSET_OWNER: name}
+            }
+        }
+        intents.append(Patch(r.PODS, namespace, pod, body, what=f"mark lost log store {pod} for a human"))
+    before: Mapping[str, Any] = draft.condition(CONDITION) or {}
     news = (before.get("reason"), before.get("message")) != (decision.reason, decision.message)
-    ctx.set_condition(CONDITION, decision.status, decision.reason, decision.message)
+    draft.set_condition(CONDITION, decision.status, decision.reason, decision.message)
     if decision.warning is not None and (news or decision.replace or decision.orphan):
-        ctx.event("Warning", decision.warning, decision.message)  # once per change, not per resync
+        events.append(Emit("Warning", decision.warning, decision.message))
     if decision.recheck_after is not None:
-        ctx.requeue(decision.recheck_after, f"the failover of the log stores ({decision.reason})")
+        draft.requeue(decision.recheck_after, f"the failover of the log stores ({decision.reason})")
+    return intents

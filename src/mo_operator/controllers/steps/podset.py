@@ -34,13 +34,14 @@ the LogSet and the CNSet call, wrap those variants.
 
 A set with more to do calls the steps from its own ``observe``:
 
-- the LogSet (logset/actor.py) records its HAKeeper bootstrap decision before
-  step 2 (it is the log service, so it waits for none) and holds its S3 path
-  (BucketClaim) before step 4; its ``desired`` builds a ``SetInput`` on
-  ``hashed_config`` (with the log service's own renderer), beside its own
-  bootstrap and gossip ConfigMaps; it runs steps 4 and 5 as they are, and
-  reports with ``waiting`` until HAKeeper bootstraps and ``unavailable`` while
-  it does not answer, then judges failover;
+- the LogSet (logset/decide.py, over what logset/actor.py reads) records its
+  HAKeeper bootstrap decision before step 2 (it is the log service, so it waits
+  for none) and holds its S3 path (BucketClaim) before step 4; its ``desired``
+  builds a ``SetInput`` on ``hashed_config`` (with the log service's own
+  renderer), beside its own bootstrap and gossip ConfigMaps; it takes steps 4 and
+  5 as their pure variants (``desired_intents``, ``rollbacks``,
+  ``unused_deletions``), reports HAKeeper's answer and its roll, then judges
+  failover;
 - the CNSet (cnset/actor.py) makes its pods itself (no workload): it uses
   steps 2, 3 (``served_input``, its pod template with its readiness gate),
   ``sync_desired`` for its ConfigMap and Services, and 5 with

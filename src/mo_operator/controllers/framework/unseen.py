@@ -70,7 +70,7 @@ class Unseen:
         if applied is None:
             return False
         obj, before, at, _ = applied
-        if obj == want and version(cached) == before and self._clock() - at <= self.ttl:
+        if self._clock() - at <= self.ttl and awaits(Applied(obj, before), want, cached):
             return True
         self.forget(key)
         return False

@@ -15,7 +15,7 @@ from mo_operator.api.cluster import MatrixOneCluster, MatrixOneClusterSpec
 from mo_operator.controllers.cluster.actor import MatrixOneClusterActor, settled
 from mo_operator.controllers.cluster.children import Child, desired_children
 from mo_operator.controllers.framework.admission import admit
-from mo_operator.controllers.framework.desired import stamped
+from mo_operator.controllers.framework.desired import stamped, up_to_date
 from mo_operator.controllers.steps.status import UP_TO_DATE
 from mo_operator.kube.client.resource import Resource
 from mo_operator.matrixone import labels
@@ -96,22 +96,26 @@ def settled_world(obj: Obj) -> list[Obj]:
 
 
 # ------------------------------------------------------------------ settled
+def _settled(cached: Obj | None, want: Obj) -> bool:
+    return settled(cached, up_to_date(cached, want))
+
+
 def test_a_child_settles_once_it_took_the_spec_rolled_and_is_ready() -> None:
     child = kids(cluster())[0].obj
     want = stamped(child)
-    assert settled(stored(child), want)
-    assert not settled(None, want)
-    assert not settled(stored(child, ready=False), want)
-    assert not settled(stored(child, current=False), want)  # still rolling
-    assert not settled(stored(child, observed=False), want)  # its controller has not seen it yet
+    assert _settled(stored(child), want)
+    assert not _settled(None, want)
+    assert not _settled(stored(child, ready=False), want)
+    assert not _settled(stored(child, current=False), want)  # still rolling
+    assert not _settled(stored(child, observed=False), want)  # its controller has not seen it yet
     no_conditions = stored(child)
     no_conditions["status"]["conditions"] = []
-    assert not settled(no_conditions, want)
+    assert not _settled(no_conditions, want)
     drifted = stored(child)
     drifted["spec"]["replicas"] = 1
-    assert not settled(drifted, want)
+    assert not _settled(drifted, want)
     upgraded = kids(cluster(version="1.2.4"))[0].obj
-    assert not settled(stored(child), stamped(upgraded))  # took an older spec
+    assert not _settled(stored(child), stamped(upgraded))  # took an older spec
 
 
 # ------------------------------------------------------------------ observe

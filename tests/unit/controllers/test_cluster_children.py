@@ -20,6 +20,7 @@ from mo_operator.controllers.cluster.children import (
     ROLE_TN,
     Child,
     Defaulted,
+    Renderings,
     cn_groups,
     desired_children,
     held,
@@ -447,3 +448,73 @@ def test_remembered_defaulting_keeps_only_the_latest_children() -> None:
     for replicas in (1, 2, 3):
         memo.default("DNSet", {**cluster(), "kind": "DNSet", "spec": {"replicas": replicas}}, None)
     assert len(memo._found) == 2
+
+
+# ------------------------------------------------------------------ renderings
+def _rendered(memo: Renderings, obj: Obj, stored: dict[tuple[str, str], Obj] | None = None) -> Any:
+    return memo.of(obj, admit(MatrixOneCluster, obj).spec, stored or {})
+
+
+def test_a_rendering_is_what_the_children_are_and_is_kept_while_nothing_it_reads_changed() -> None:
+    memo, obj = Renderings(), cluster()
+    first = _rendered(memo, obj)
+    assert [c.obj for c in first.children] == [c.obj for c in children(obj)]
+    assert set(first.wants) == {c.label for c in first.children}
+    status_written = {**copy.deepcopy(obj), "status": {"phase": "Ready"}}
+    assert _rendered(memo, status_written) is first, "a status write renders nothing anew"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "spec",
+        "restart stamp",
+        "stored child's generation",
+        "stored child made",
+    ],
+)
+def test_a_rendering_is_made_anew_when_what_it_reads_changed(change: str) -> None:
+    memo, obj = Renderings(), cluster()
+    made = children(obj)
+    log = stored_child(by_label(made)["LogSet mo"])
+    stored = {("LogSet", "mo"): log}
+    first = _rendered(memo, obj, stored)
+    again = copy.deepcopy(obj)
+    if change == "spec":
+        again["spec"]["cnGroups"][0]["replicas"] = 3
+    elif change == "restart stamp":
+        again["metadata"]["annotations"] = {labels.RESTART_AT: "2026-11-28T00:00:00Z"}
+    elif change == "stored child's generation":
+        stored = {("LogSet", "mo"): {**log, "metadata": {**log["metadata"], "generation": 5}}}
+    else:
+        dn = stored_child(by_label(made)["DNSet mo"])
+        stored = {**stored, ("DNSet", "mo"): dn}
+    second = _rendered(memo, again, stored)
+    assert second is not first
+    assert [c.obj for c in second.children] == [c.obj for c in children(again, stored)]
+    if change == "spec":
+        assert by_label(list(second.children))["CNSet mo-tp"]["spec"]["replicas"] == 3
+    if change == "restart stamp":
+        log_overlay = by_label(list(second.children))["LogSet mo"]["spec"]["overlay"]
+        assert log_overlay["podAnnotations"][labels.RESTART_AT] == "2026-11-28T00:00:00Z"
+
+
+def test_a_cluster_or_stored_child_without_identity_is_rendered_every_time() -> None:
+    memo, obj = Renderings(), cluster()
+    anonymous = copy.deepcopy(obj)
+    anonymous["metadata"]["uid"] = ""
+    assert _rendered(memo, anonymous) is not _rendered(memo, anonymous)
+    log = stored_child(by_label(children(obj))["LogSet mo"])
+    del log["metadata"]["generation"]
+    stored = {("LogSet", "mo"): log}
+    assert _rendered(memo, obj, stored) is not _rendered(memo, obj, stored)
+
+
+def test_renderings_keep_only_the_clusters_reconciled_last() -> None:
+    memo = Renderings(size=2)
+    objs = [copy.deepcopy(cluster()) for _ in range(3)]
+    for i, obj in enumerate(objs):
+        obj["metadata"].update(uid=f"uid-{i}", name=f"mo{i}")
+    kept = [_rendered(memo, obj) for obj in objs]
+    assert _rendered(memo, objs[2]) is kept[2] and _rendered(memo, objs[1]) is kept[1]
+    assert _rendered(memo, objs[0]) is not kept[0], "the least recently reconciled went first"

@@ -4,6 +4,7 @@ data (intents, status, conditions, Events), with no client and no event loop."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from mo_operator.api.cluster import MatrixOneCluster
 from mo_operator.controllers.cluster.actor import ClusterView, decide
-from mo_operator.controllers.cluster.children import child_keys, desired_children
+from mo_operator.controllers.cluster.children import RENDERINGS, child_keys, desired_children
 from mo_operator.controllers.cluster.restore import restore_job
 from mo_operator.controllers.framework.admission import admit
 from mo_operator.controllers.framework.writes import Apply, Create, Delete, Intent, Patch, Then
@@ -244,6 +245,16 @@ def view(case: Case, **given: Any) -> ClusterView:
         },
     }
     return ClusterView(**{**fields, **given})
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_decide_leaves_the_shared_rendering_of_the_children_as_it_found_it(case: Case) -> None:
+    given = view(case)
+    rendering = RENDERINGS.of(given.cluster, given.spec, given.labelled)
+    before = copy.deepcopy(([c.obj for c in rendering.children], dict(rendering.wants)))
+    decide(given)
+    assert RENDERINGS.of(given.cluster, given.spec, given.labelled) is rendering
+    assert ([c.obj for c in rendering.children], dict(rendering.wants)) == before
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())

@@ -49,6 +49,7 @@ from ..framework.writes import Apply, Create, Delete, Intent, Then, Writes
 from ..steps import progress, volumes
 from ..steps.status import UP_TO_DATE, not_fine
 from .children import (
+    RENDERINGS,
     ROLE_CN,
     ROLE_LOG,
     ROLE_PROXY,
@@ -57,7 +58,6 @@ from .children import (
     Child,
     child_keys,
     cn_groups,
-    desired_children,
     held,
     with_finalizer,
 )
@@ -93,11 +93,12 @@ def child_status(kind: str, cached: Mapping[str, Any] | None) -> ChildStatus:
     return typed.status_of(STATUS_MODELS[kind], cached)
 
 
-def settled(cached: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> bool:
-    """The child took the whole desired spec, rolled every pod to it, and is Ready."""
-    if cached is None or not up_to_date(cached, desired):
+def settled(cached: Mapping[str, Any] | None, took: bool) -> bool:
+    """The child took the whole desired spec (``took``: ``up_to_date`` of it), rolled
+    every pod to it, and is Ready."""
+    if cached is None or not took:
         return False
-    status = child_status(str(desired["kind"]), cached)
+    status = child_status(str(cached["kind"]), cached)
     if (status.observed_generation or 0) < meta_of(cached).generation:
         return False
     return status.is_true("Ready") and status.is_true(UP_TO_DATE)
@@ -159,33 +160,35 @@ def decide(view: ClusterView) -> Decision:
     if not gate.open:  # restoreFrom: no child before the restore completed
         return Decision(tuple(intents), gate.decision.status, gate.decision.conditions, tuple(events))
     name, spec = name_of(view.cluster), view.spec
-    children = desired_children(view.cluster, spec, view.labelled)
-    wants = {child.label: stamped(child.obj) for child in children}
+    rendering = RENDERINGS.of(view.cluster, spec, view.labelled)
+    children, wants = rendering.children, rendering.wants
     unsettled_roles: list[str] = []
     held_children: list[Child] = []
     cached_children: dict[str, Mapping[str, Any] | None] = {}
+    took: dict[str, bool] = {}
     for role in ROLE_ORDER:
         group = [c for c in children if c.role == role]
         for child in group:
             cached = view.named.get((child.resource.kind, child.name))
             cached_children[child.label] = cached
             want = wants[child.label]
+            fresh = took[child.label] = up_to_date(cached, want)
             if cached is not None and unsettled_roles:
                 applied = stamped(held(child.obj, cached))
                 if applied != want:
                     held_children.append(child)
-                want = applied
-            if not up_to_date(cached, want):
+                    want, fresh = applied, up_to_date(cached, applied)
+            if not fresh:
                 drift = drifted_fields(want, cached)
                 if drift:
                     events.append(Emit("Normal", REVERTED, reverted_message(child, name, spec, drift)))
                 intents.append(Apply(child.resource, with_finalizer(want, cached)))
-        if any(not settled(cached_children[c.label], wants[c.label]) for c in group):
+        if any(not settled(cached_children[c.label], took[c.label]) for c in group):
             unsettled_roles.append(role)
         if role == ROLE_LOG:
             intents.append(Then())  # the sets report waiting for their LogSet until they see it
     leaving = _delete_orphans(view, children, intents)
-    status, conditions = _status(view, children, wants, cached_children, held_children, leaving)
+    status, conditions = _status(view, children, took, cached_children, held_children, leaving)
     return Decision(tuple(intents), status, conditions, tuple(events))
 
 
@@ -269,7 +272,7 @@ def _delete_orphans(view: ClusterView, children: Sequence[Child], intents: list[
 def _status(
     view: ClusterView,
     children: Sequence[Child],
-    wants: Mapping[str, Mapping[str, Any]],
+    took: Mapping[str, bool],
     cached: Mapping[str, Mapping[str, Any] | None],
     held_children: Sequence[Child],
     leaving: Sequence[str],
@@ -322,7 +325,7 @@ def _status(
     ready_sets = sum(_is_ready(cached[c.label]) for c in children)
     status["readiness"] = f"{ready_sets}/{len(children)}"
     status["version"] = ",".join(_versions(children, cached))
-    current = _up_to_date(children, wants, cached, held_children, leaving)
+    current = _up_to_date(children, took, cached, held_children, leaving)
     conditions = [_ready(by_role, cached), current]
     expansion = _volume_expansion(children, cached)
     if expansion is not None:
@@ -373,14 +376,14 @@ def _ready(
 
 def _up_to_date(
     children: Sequence[Child],
-    wants: Mapping[str, Mapping[str, Any]],
+    took: Mapping[str, bool],
     cached: Mapping[str, Mapping[str, Any] | None],
     held_children: Sequence[Child],
     leaving: Sequence[str],
 ) -> SetCondition:
     for child in children:
         found = cached[child.label]
-        if settled(found, wants[child.label]):
+        if settled(found, took[child.label]):
             continue
         waiting = f"; waiting: {', '.join(c.label for c in held_children)}" if held_children else ""
         condition = condition_of(found, UP_TO_DATE)

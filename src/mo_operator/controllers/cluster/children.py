@@ -35,6 +35,7 @@ from mo_operator.matrixone.config import cn as cn_config
 from mo_operator.matrixone.version import default_image
 
 from ..framework import resources as r
+from ..framework.desired import stamped
 from ..framework.meta import owner_reference
 from ..specs.podtemplate import restart_stamp
 from .restore import restored_log_spec
@@ -258,6 +259,87 @@ def desired_children(
         )
         children.append(Child(ROLE_WEBUI, r.WEBUIS, webui))
     return children
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """A cluster's children (``desired_children``) and each one's desired object stamped
+    with its applied hash, by label."""
+
+    children: tuple[Child, ...]
+    wants: Mapping[str, Obj]
+
+
+class Renderings:
+    """Each cluster's rendering, remembered while nothing it is made of changed.
+
+    A cluster reconciles on every status change of any child, and its children change
+    far more seldom: rendering, defaulting and hashing them was the larger part of its
+    decision. A rendering is a function of the cluster's admitted spec (``admit``
+    answers with the same model while the spec is unchanged), its identity and restart
+    stamp, and the stored children's specs (their ``uid`` and ``generation``); a
+    cluster or stored child without them renders afresh. Renderings are shared: no
+    caller changes one. One per cluster, for the clusters reconciled last (``size``)."""
+
+    def __init__(self, size: int = 128) -> None:
+        self.size = size
+        self._found: OrderedDict[str, tuple[MatrixOneClusterSpec, tuple[Any, ...], Rendering]] = OrderedDict()
+
+    def of(
+        self,
+        cluster: Mapping[str, Any],
+        spec: MatrixOneClusterSpec,
+        stored: Mapping[tuple[str, str], Mapping[str, Any]],
+    ) -> Rendering:
+        uid = meta_of(cluster).uid
+        facts = self._facts(cluster, spec, stored)
+        if not uid or facts is None:
+            return self._render(cluster, spec, stored)
+        found = self._found.get(uid)
+        if found is not None and found[0] is spec and found[1] == facts:
+            self._found.move_to_end(uid)
+            return found[2]
+        rendering = self._render(cluster, spec, stored)
+        self._found[uid] = (spec, facts, rendering)
+        self._found.move_to_end(uid)
+        while len(self._found) > self.size:
+            self._found.popitem(last=False)
+        return rendering
+
+    @staticmethod
+    def _render(
+        cluster: Mapping[str, Any],
+        spec: MatrixOneClusterSpec,
+        stored: Mapping[tuple[str, str], Mapping[str, Any]],
+    ) -> Rendering:
+        children = tuple(desired_children(cluster, spec, stored))
+        return Rendering(children, {child.label: stamped(child.obj) for child in children})
+
+    @staticmethod
+    def _facts(
+        cluster: Mapping[str, Any],
+        spec: MatrixOneClusterSpec,
+        stored: Mapping[tuple[str, str], Mapping[str, Any]],
+    ) -> tuple[Any, ...] | None:
+        """What a rendering reads besides the spec: the cluster's name, kind and restart
+        stamp, each stored child's uid and generation (None: a child to render afresh)."""
+        meta = meta_of(cluster)
+        children: list[tuple[str, str, str, int] | tuple[str, str]] = []
+        for resource, name in child_keys(meta.name, spec):
+            old = stored.get((resource.kind, name))
+            if old is None:
+                children.append((resource.kind, name))
+                continue
+            old_meta = meta_of(old)
+            if not old_meta.uid or not old_meta.generation:
+                return None
+            children.append((resource.kind, name, old_meta.uid, old_meta.generation))
+        head = (cluster.get("apiVersion"), meta.namespace, meta.name, restart_stamp(cluster))
+        return (*head, tuple(children))
+
+
+RENDERINGS = Renderings()
+"""The operator's: one process, one cluster controller."""
 
 
 def child_keys(cluster_name: str, spec: MatrixOneClusterSpec) -> list[tuple[Resource, str]]:

@@ -70,7 +70,8 @@ from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_refer
 from ..framework.unseen import Applied, Key
 from ..framework.writes import Call, Delete, Intent, Patch, Step, Writes, applies
 from ..steps.status import UP_TO_DATE
-from .cnclaim import EMPTY_SPEC, claim_spec, reclaim_patch
+from .cnclaim import reclaim_patch
+from .cnclaim_reads import EMPTY_SPEC, claim_spec
 from .decisions import pool_replicas
 
 Obj = dict[str, Any]

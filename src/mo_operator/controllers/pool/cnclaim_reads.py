@@ -177,6 +177,8 @@ async def read_claim(env: Env, ctx: Context, calls: ClaimCalls) -> ClaimView:
 
 
 async def _store(env: Env, ctx: Context, pod: Mapping[str, Any]) -> CNStore | None:
+    """HAKeeper's record of ``pod``'s store; None when the pod does not say where
+    HAKeeper is yet, or HAKeeper does not answer (the claim looks again soon)."""
     address = annotations_of(pod).get(cnpods.HAKEEPER_ANNOTATION)
     if not address:
         return None
@@ -216,5 +218,4 @@ async def read_release(env: Env, ctx: Context, calls: ClaimCalls) -> ReleaseView
     spec = claim_spec(typed.read(CNClaim, ctx.obj))
     others = taken_by_others(env, ctx.namespace, ctx.name)
     held = [p for p in held_by(pool_pods(env, ctx.namespace), ctx.name) if name_of(p) not in others]
-    settings = env.settings
-    return ReleaseView(ctx.obj, spec, tuple(held), env.clock(), settings.busy_poll_seconds, calls)
+    return ReleaseView(ctx.obj, spec, tuple(held), env.clock(), env.settings.busy_poll_seconds, calls)

@@ -6,8 +6,11 @@ Reasons are read where they are given: the reason argument of ``set_condition``
 message)``, ``recorder.event(obj, type, reason, message)``, a decision's
 ``Emit``), a ``(reason, message)`` pair spread into one, keyword
 arguments named for a reason (``reason=``, ``not_ready=``, ``all_ready=``,
-``warning=``), and the values of ``*_REASONS`` tables; a name is followed to the
-string constant it was assigned, in its module or the one it was imported from.
+``warning=``), the values of ``*_REASONS`` tables, and the argument a helper of
+ours takes as its ``reason`` (or ``*_reason``) parameter or field, with the
+condition and Event the helper gives it (a field: the helper named in ``CARRIED``);
+a name is followed to the string constant it was assigned, and a helper to its
+definition, in its module or the one it was imported from.
 Every condition transition is also announced as an Event with the condition's
 reason, so the catalogue says per reason which conditions carry it and whether
 an Event of its own says it.
@@ -44,7 +47,10 @@ MODULE_CONDITIONS = {
     "controllers.steps.bucketclaims": "Synced",
     "controllers.cnset.stores": "matrixorigin.io/cn-store (on CN pods)",
 }
-"""Modules whose decisions are written into one condition by their caller."""
+"""Modules whose decisions (and helpers taking a reason) are written into one
+condition by their caller."""
+CARRIED = {("controllers.backup.jobs", "Refusal"): "fail", ("controllers.backup.jobs", "Rules"): "fail"}
+"""Classes holding a reason another helper of their module gives later: that helper."""
 READ_NOT_EMITTED = frozenset({"Complete", "Succeeded", "Failed", "Running"})
 """Words compared with what other controllers report (a Job's condition, a pod's
 phase) that the harvest would otherwise take for reasons; ``Running`` is also
@@ -70,6 +76,7 @@ class Module:
         self.tree = ast.parse(path.read_text())
         self.constants: dict[str, ast.expr] = {}
         self.imports: dict[str, tuple[str, str]] = {}
+        self.helpers: dict[str, ast.FunctionDef | ast.ClassDef] = {}
         package = self.name if path.name == "__init__.py" else self.name.rpartition(".")[0]
         for node in self.tree.body:
             if (
@@ -84,6 +91,8 @@ class Module:
                 and node.value is not None
             ):
                 self.constants[node.target.id] = node.value
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                self.helpers[node.name] = node
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
@@ -129,6 +138,64 @@ class Harvest:
             if other is not None:
                 return self.resolve(other, original, depth + 1)
         return []
+
+    def helper(
+        self, module: Module, name: str, depth: int = 0
+    ) -> tuple[Module, ast.FunctionDef | ast.ClassDef] | None:
+        """The function or class ``name`` is in ``module``, followed through imports."""
+        if name in module.helpers:
+            return module, module.helpers[name]
+        if name in module.imports and depth < 5:
+            base, original = module.imports[name]
+            other = self.modules.get(base)
+            if other is not None:
+                return self.helper(other, original, depth + 1)
+        return None
+
+    def gives(
+        self, module: Module, helper: ast.FunctionDef | ast.ClassDef, depth: int = 0
+    ) -> dict[str, tuple[list[str], str]]:
+        """A helper's reason parameters (a class in ``CARRIED``: its reason fields), each
+        with the conditions and the Event type the helper gives it, itself or through
+        the helpers it passes it on to."""
+        if isinstance(helper, ast.ClassDef):
+            carrier = module.helpers.get(CARRIED.get((_short(module.name), helper.name), ""))
+            if not isinstance(carrier, ast.FunctionDef):
+                return {}
+            given = self.gives(module, carrier, depth + 1).get("reason", ([], ""))
+            return {f: given for f in _parameters(helper) if _is_reason(f)}
+        out: dict[str, tuple[list[str], str]] = {}
+        for param in filter(_is_reason, _parameters(helper)):
+            conditions: list[str] = []
+            event = ""
+            for node in ast.walk(helper):
+                if isinstance(node, ast.Call):
+                    more, emitted = self.given_by(module, node, param, depth)
+                    conditions += more
+                    event = event or emitted
+            if not conditions and _short(module.name) in MODULE_CONDITIONS:
+                conditions = [MODULE_CONDITIONS[_short(module.name)]]
+            out[param] = (conditions, event)
+        return out
+
+    def given_by(self, module: Module, node: ast.Call, param: str, depth: int) -> tuple[list[str], str]:
+        """The conditions and Event type the call ``node`` gives the name ``param``."""
+        called, args = _called(node), node.args
+        if called in ("set_condition", "SetCondition") and len(args) >= 3 and _names(args[2], param):
+            return self.strings(module, args[0]), ""
+        if called == "Emit" and len(args) == 3 and _names(args[1], param):
+            return [], (self.strings(module, args[0]) or ["Normal"])[0]
+        found = self.helper(module, called) if isinstance(node.func, ast.Name) and depth < 3 else None
+        if found is None or isinstance(found[1], ast.ClassDef):
+            return [], ""
+        passed = _passed(found[1], node)
+        conditions: list[str] = []
+        event = ""
+        for inner, (more, emitted) in self.gives(found[0], found[1], depth + 1).items():
+            if _names(passed.get(inner), param):
+                conditions += more
+                event = event or emitted
+        return conditions, event
 
     def add(
         self, module: Module, names: list[str], *, condition: Sequence[str] = (), event: str = ""
@@ -196,6 +263,8 @@ class Harvest:
             self.add(module, self.strings(module, args[0]), condition=["Synced"], event="Warning")
         elif len(args) >= 2 and isinstance(args[0], ast.Constant) and isinstance(args[0].value, bool):
             self.add(module, self.strings(module, args[1]))  # a decision: (status, reason, message, ...)
+        if isinstance(func, ast.Name):
+            self.helper_call(module, node, func.id)
         for keyword in node.keywords:
             if keyword.arg in KEYWORDS:
                 condition = KEYWORDS[keyword.arg]
@@ -206,6 +275,52 @@ class Harvest:
                     condition=[condition] if condition else [],
                     event=event,
                 )
+
+    def helper_call(self, module: Module, node: ast.Call, name: str) -> None:
+        """A call of a helper of ours that takes a reason (``gives``)."""
+        found = self.helper(module, name)
+        if found is None:
+            return
+        passed = _passed(found[1], node)
+        for param, (conditions, event) in self.gives(*found).items():
+            if param in passed:
+                self.add(module, self.strings(module, passed[param]), condition=conditions, event=event)
+
+
+def _parameters(helper: ast.FunctionDef | ast.ClassDef) -> list[str]:
+    """A function's parameters, or a (data)class's fields, in order."""
+    if isinstance(helper, ast.ClassDef):
+        return [
+            n.target.id
+            for n in helper.body
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+        ]
+    args = helper.args
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+
+
+def _passed(helper: ast.FunctionDef | ast.ClassDef, node: ast.Call) -> dict[str, ast.expr]:
+    """What the call ``node`` of ``helper`` passes, by parameter name."""
+    passed = dict(zip(_parameters(helper), node.args, strict=False))
+    passed.update((k.arg, k.value) for k in node.keywords if k.arg is not None)
+    return passed
+
+
+def _short(module: str) -> str:
+    return module.removeprefix("mo_operator.")
+
+
+def _is_reason(name: str) -> bool:
+    return name == "reason" or name.endswith("_reason")
+
+
+def _called(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _names(node: ast.expr | None, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def catalogue() -> str:

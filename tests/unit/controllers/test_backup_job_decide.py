@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from mo_operator.api.backup import BackupJobStatus, RestoreJobStatus
+from mo_operator.api.backup import BackupJob, BackupJobStatus, RestoreJob, RestoreJobStatus
+from mo_operator.api.common import SharedStorageProvider
 from mo_operator.controllers.backup import backupjob, restorejob
-from mo_operator.controllers.backup.jobs import JobView, Outcome, decide_finalize
+from mo_operator.controllers.backup.jobs import JobView, Outcome, Refusal, admitted, decide_finalize
 from mo_operator.controllers.framework.decision import Decision
 from mo_operator.controllers.framework.typed import parse_status
 from mo_operator.controllers.framework.writes import Call, Create, Delete, Intent
@@ -102,14 +103,14 @@ def _no_step(backup: Any) -> Any:
 
 
 def decide_backup(case: Case) -> Decision:
-    view = job_view(case, backupjob.admitted(freeze(case.obj)), BackupJobStatus)
+    view = job_view(case, admitted(BackupJob, freeze(case.obj), backupjob.target_of), BackupJobStatus)
     source = freeze(case.source) if case.source is not None else None
     recorded = freeze(case.recorded) if case.recorded is not None else None
     return backupjob.decide(backupjob.BackupJobView(view, _no_step, source, recorded))
 
 
 def decide_restore(case: Case) -> Decision:
-    view = job_view(case, restorejob.admitted(freeze(case.obj)), RestoreJobStatus)
+    view = job_view(case, admitted(RestoreJob, freeze(case.obj), restorejob.target_of), RestoreJobStatus)
     backup = freeze(case.source) if case.source is not None else None
     return restorejob.decide(restorejob.RestoreJobView(view, backup))
 
@@ -344,7 +345,7 @@ def test_the_backup_recorded_carries_the_tools_metadata_and_the_jobs_labels() ->
         return _never
 
     case = BACKUP_CASES["a succeeded tool is recorded as a Backup, then the job completes"]
-    view = job_view(case, backupjob.admitted(freeze(case.obj)), BackupJobStatus)
+    view = job_view(case, admitted(BackupJob, freeze(case.obj), backupjob.target_of), BackupJobStatus)
     decision = backupjob.decide(backupjob.BackupJobView(view, record))
     assert decision.status == BackupJobStatus(phase="Completed", backup="nightly-4d21b")
     (backup,) = recorded
@@ -368,3 +369,76 @@ def test_a_deleted_job_stops_only_its_own_job_still_there(run: str | None, left:
             found["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:30Z"
     decision = decide_finalize(freeze(owner), freeze(found) if found is not None else None)
     assert decision.finalized and [_describe(i) for i in decision.intents] == left
+
+
+FILE_SYSTEM = {"fileSystem": {"path": "/mnt"}}
+EXTERNAL = {"s3": {"path": "b/p"}}
+ADMITTED_CASES: dict[str, tuple[Any, Obj, Any, str | None, Refusal | None]] = {
+    "a backup job admitted runs against its S3 target": (
+        BackupJob,
+        a_backupjob(),
+        backupjob.target_of,
+        "backups/daily",
+        None,
+    ),
+    "a restore job admitted runs against its S3 target": (
+        RestoreJob,
+        a_restorejob(),
+        restorejob.target_of,
+        "bucket/copy",
+        None,
+    ),
+    "a spec admission refuses is refused as admission words it, with no job": (
+        BackupJob,
+        a_backupjob(ttl="bogus"),
+        backupjob.target_of,
+        None,
+        Refusal("InvalidSpec", 'spec.ttl: time: invalid duration "bogus"'),
+    ),
+    "a restore to storage other than S3 is refused, saying restores go to s3 only": (
+        RestoreJob,
+        a_restorejob(target=FILE_SYSTEM),
+        restorejob.target_of,
+        None,
+        Refusal(
+            "InvalidSpec", "spec.target: restores can only be written to s3 (only s3 storage is supported)"
+        ),
+    ),
+    "an external source is refused before the target is looked at": (
+        RestoreJob,
+        a_restorejob(externalSource=EXTERNAL, target=FILE_SYSTEM, backupName=None),
+        restorejob.target_of,
+        None,
+        Refusal(
+            "Unsupported",
+            "spec.externalSource: restoring from storage that no Backup records is not supported; "
+            "name a Backup in spec.backupName",
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("model", "obj", "target_of", "path", "refused"), ADMITTED_CASES.values(), ids=ADMITTED_CASES.keys()
+)
+def test_a_job_is_admitted_with_its_target_or_refused_saying_why(
+    model: Any, obj: Obj, target_of: Any, path: str | None, refused: Refusal | None
+) -> None:
+    job, target, refusal = admitted(model, freeze(obj), target_of)
+    assert refusal == refused
+    assert (f"{target.bucket}/{target.path}" if target is not None else None) == path
+    assert (job is None) == (refused is not None and refused.message.startswith("spec.ttl")), (
+        "a job admission refused has no spec; one whose target is refused keeps it"
+    )
+
+
+def test_a_backup_targets_storage_it_cannot_write_to_is_refused_naming_spec_target() -> None:
+    """Admission refuses such a target first; the job's own check says the same if one gets past it."""
+    job, _, _ = admitted(BackupJob, freeze(a_backupjob()), backupjob.target_of)
+    assert job is not None
+    unwritable = job.model_copy(
+        update={"spec": job.spec.model_copy(update={"target": SharedStorageProvider()})}
+    )
+    assert backupjob.target_of(unwritable) == Refusal(
+        "InvalidSpec", "spec.target: only s3 storage is supported"
+    )

@@ -17,14 +17,8 @@ from mo_operator.controllers.framework.admission import admit
 from mo_operator.controllers.framework.decision import Emit
 from mo_operator.controllers.framework.typed import parse_status
 from mo_operator.controllers.framework.writes import Call, Patch
-from mo_operator.controllers.pool.cnclaim import (
-    ClaimCalls,
-    ClaimView,
-    ReleaseView,
-    claim_spec,
-    decide,
-    decide_release,
-)
+from mo_operator.controllers.pool.cnclaim import ClaimCalls, decide, decide_release
+from mo_operator.controllers.pool.cnclaim_reads import ClaimView, ReleaseView, claim_spec
 from mo_operator.controllers.specs.pods import format_time
 from mo_operator.kube.controller.outcome import Requeue, Wait
 from mo_operator.kube.meta.frozen import freeze

@@ -4,6 +4,7 @@ data, with no client and no event loop."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,8 @@ from mo_operator.api.cnpool import CNPool
 from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.framework.admission import admit
 from mo_operator.controllers.framework.decision import Decision, SetCondition
-from mo_operator.controllers.framework.writes import Apply, Call, Delete, Patch, Step
+from mo_operator.controllers.framework.unseen import Applied
+from mo_operator.controllers.framework.writes import Apply, Call, Delete, Patch, Seen, Step
 from mo_operator.controllers.pool.cnpool import (
     PoolView,
     cnset_of,
@@ -268,3 +270,35 @@ def test_a_deleted_pool_deletes_its_sets_first_and_goes_once_none_is_left() -> N
     )
     assert decision.later == Wait(2.0, "CNSets of pool to go first") and not decision.finalized
     assert decide_removal(pool(), [], 2.0) == Decision(finalized=True)
+
+
+GROWN = view_of(pool(max_idle=1), current=1, current_pods=pods_of(NAME, IDLE), claims=(WAITING,))
+"""A pool whose set, cached at version 4 with one pod, a waiting claim grows to two."""
+KEY = ("CNSet", "ns", NAME)
+UNSEEN_CASES = {
+    "an apply of ours the cache has not shown yet is not sent again": (
+        {KEY: Applied(cnset_of(GROWN, 2), "4")},
+        [],
+    ),
+    "an apply the cache has caught up with is decided again": ({KEY: Applied(cnset_of(GROWN, 2), "3")}, [2]),
+    "an apply of other replicas than wanted now is no reason to wait": (
+        {KEY: Applied(cnset_of(GROWN, 3), "4")},
+        [2],
+    ),
+    "an apply of another object leaves this one to be applied": (
+        {("CNSet", "ns", "pool-other"): Applied(cnset_of(GROWN, 2), "4")},
+        [2],
+    ),
+    "with no apply of ours on its way the set is applied": ({}, [2]),
+}
+
+
+@pytest.mark.parametrize("applied, replicas", UNSEEN_CASES.values(), ids=UNSEEN_CASES.keys())
+def test_an_apply_on_its_way_to_the_cache_is_left_out(
+    applied: Mapping[Any, Applied], replicas: list[int]
+) -> None:
+    decision = decide(dataclasses.replace(GROWN, applied=applied))
+    applies = [i for i in decision.intents if isinstance(i, Apply)]
+    assert [a.obj["spec"]["replicas"] for a in applies] == replicas
+    assert [a.seen for a in applies] == [Seen("4")] * len(replicas), "noted against the version decided on"
+    assert decision.conditions[0].reason == "PoolReady", "the status is the same either way"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mo_operator.api.base import parse
 from mo_operator.api.cnclaim import CNClaimSpec
-from mo_operator.controllers.pool.cnclaim import EMPTY_SPEC
+from mo_operator.controllers.pool.cnclaim_reads import EMPTY_SPEC
 from mo_operator.controllers.pool.decisions import (
     BOUND,
     DONE,

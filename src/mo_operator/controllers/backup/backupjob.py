@@ -31,7 +31,6 @@ from mo_operator.api.cluster import MatrixOneClusterStatus
 from mo_operator.api.cnset import CNSetStatus
 from mo_operator.api.kinds import API_VERSION
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.errors import AlreadyExists
 from mo_operator.kube.meta.objects import labels_of
 from mo_operator.kube.meta.times import format_time
@@ -40,7 +39,6 @@ from mo_operator.matrixone import labels, ports
 
 from ..framework import resources as r
 from ..framework import typed
-from ..framework.admission import admit
 from ..framework.decision import Decision
 from ..framework.writes import Call, Create, Intent, Step, Writes
 from .jobs import (
@@ -50,6 +48,7 @@ from .jobs import (
     Outcome,
     Refusal,
     Rules,
+    admitted,
     build_job,
     complete,
     decide_job,
@@ -101,16 +100,12 @@ class BackupJobView:
     recorded: Mapping[str, Any] | None = None
 
 
-def admitted(obj: Mapping[str, Any]) -> tuple[BackupJob | None, br.S3Target | None, Refusal | None]:
-    """The BackupJob as admitted, the storage it writes to, or why it cannot run."""
+def target_of(job: BackupJob) -> br.S3Target | Refusal:
+    """The storage the backup is written to, or why it cannot be."""
     try:
-        job = admit(BackupJob, obj)
-    except TerminalError as e:
-        return None, None, Refusal(e.reason, e.message)
-    try:
-        return job, br.S3Target.of(dump(job.spec.target)), None
+        return br.S3Target.of(dump(job.spec.target))
     except ValueError as e:
-        return job, None, Refusal("InvalidSpec", f"spec.target: {e}")
+        return Refusal("InvalidSpec", f"spec.target: {e}")
 
 
 def decide(view: BackupJobView) -> Decision:
@@ -243,7 +238,7 @@ class BackupJobActor(JobActor):
     async def read(self, ctx: Context) -> BackupJobView:
         """Every read ``decide`` needs, once: the source only when the Job is to start,
         the Backup of the run only once the tool succeeded."""
-        job, target, refused = admitted(ctx.obj)
+        job, target, refused = admitted(BackupJob, ctx.obj, target_of)
         view = self.job_view(ctx, job, target, refused)
         caches = self.env.caches
         source = None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from mo_operator.api.backup import BackupJob, BackupJobStatus, RestoreJob, RestoreJobStatus
 from mo_operator.api.base import dump
@@ -32,13 +32,14 @@ from mo_operator.api.common import POD_OVERLAY_FIELDS, JobOverlay
 from mo_operator.api.fields import parse_duration
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.controller.outcome import Requeue, Wait
+from mo_operator.kube.controller.outcome import Requeue, TerminalError, Wait
 from mo_operator.kube.meta.conditions import get_condition
 from mo_operator.kube.meta.objects import mapping_at, meta_of, namespace_of, status_of, view
 from mo_operator.matrixone import backup as br
 from mo_operator.matrixone import labels
 
 from ..framework import resources as r
+from ..framework.admission import admit
 from ..framework.decision import Decision, Emit, SetCondition
 from ..framework.env import Caches, Env
 from ..framework.meta import child_metadata, cluster_of, is_controlled_by, is_deleting, name_of, uid_of
@@ -189,6 +190,7 @@ def job_outcome(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> Ou
 
 JobKind = BackupJob | RestoreJob
 JobStatus = BackupJobStatus | RestoreJobStatus
+J = TypeVar("J", BackupJob, RestoreJob)
 
 
 def ttl_seconds(job: JobKind | None) -> float:
@@ -219,6 +221,21 @@ class Refusal:
 
     reason: str
     message: str
+
+
+def admitted(
+    model: type[J], obj: Mapping[str, Any], target_of: Callable[[J], br.S3Target | Refusal]
+) -> tuple[J | None, br.S3Target | None, Refusal | None]:
+    """The job as admitted, the storage its tool works on (``target_of``, the kind's),
+    or why it cannot run: the refusal of its admission, else of its target."""
+    try:
+        job = admit(model, obj)
+    except TerminalError as e:
+        return None, None, Refusal(e.reason, e.message)
+    target = target_of(job)
+    if isinstance(target, Refusal):
+        return job, None, target
+    return job, target, None
 
 
 @dataclass(frozen=True)

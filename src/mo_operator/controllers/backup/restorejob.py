@@ -21,14 +21,12 @@ from typing import Any, Final
 from mo_operator.api.backup import Backup, RestoreJob, RestoreJobStatus
 from mo_operator.api.base import dump
 from mo_operator.kube.controller.actor import Context
-from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import meta_of
 from mo_operator.kube.meta.times import parse_time
 from mo_operator.matrixone import backup as br
 
 from ..framework import resources as r
 from ..framework import typed
-from ..framework.admission import admit
 from ..framework.decision import Decision
 from ..framework.writes import Create, Writes
 from .jobs import (
@@ -37,6 +35,7 @@ from .jobs import (
     JobView,
     Refusal,
     Rules,
+    admitted,
     build_job,
     complete,
     decide_job,
@@ -60,26 +59,18 @@ class RestoreJobView:
     backup: Mapping[str, Any] | None = None
 
 
-def admitted(obj: Mapping[str, Any]) -> tuple[RestoreJob | None, br.S3Target | None, Refusal | None]:
-    """The RestoreJob as admitted, the storage it restores to, or why it cannot run."""
-    try:
-        job = admit(RestoreJob, obj)
-    except TerminalError as e:
-        return None, None, Refusal(e.reason, e.message)
+def target_of(job: RestoreJob) -> br.S3Target | Refusal:
+    """The storage the backup is restored to, or why the job cannot run."""
     if job.spec.external_source is not None:
-        return (
-            job,
-            None,
-            Refusal(
-                "Unsupported",
-                "spec.externalSource: restoring from storage that no Backup records is not supported; "
-                "name a Backup in spec.backupName",
-            ),
+        return Refusal(
+            "Unsupported",
+            "spec.externalSource: restoring from storage that no Backup records is not supported; "
+            "name a Backup in spec.backupName",
         )
     try:
-        return job, br.S3Target.of(dump(job.spec.target)), None
+        return br.S3Target.of(dump(job.spec.target))
     except ValueError as e:
-        return job, None, Refusal("InvalidSpec", f"spec.target: restores can only be written to s3 ({e})")
+        return Refusal("InvalidSpec", f"spec.target: restores can only be written to s3 ({e})")
 
 
 def decide(view: RestoreJobView) -> Decision:
@@ -133,7 +124,7 @@ class RestoreJobActor(JobActor):
 
     async def read(self, ctx: Context) -> RestoreJobView:
         """Every read ``decide`` needs, once."""
-        job, target, refused = admitted(ctx.obj)
+        job, target, refused = admitted(RestoreJob, ctx.obj, target_of)
         view = self.job_view(ctx, job, target, refused)
         starts = job is not None and refused is None and view.run is None
         backup = self.env.caches.get(r.BACKUPS, "", str(job.spec.backup_name)) if starts and job else None

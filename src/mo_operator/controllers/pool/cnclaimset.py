@@ -52,7 +52,7 @@ from ..framework.env import Env
 from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
 from ..framework.writes import CREATE_LIMIT, Create, Delete, Intent, Writes, delete_dependents_first
 from ..specs import pods as podutil
-from .cnclaim import claim_spec
+from .cnclaim_reads import claim_spec
 from .decisions import (
     BOUND,
     LOST,

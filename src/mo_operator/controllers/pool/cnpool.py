@@ -34,17 +34,16 @@ upstream, not enforced: a claimed pod of an older template stays until its
 claim goes (a CNClaimSet rolls its claims to the new template itself).
 
 A reconcile reads (``CNPoolActor.read``) the pool as admitted, its CNSets, their
-pods and the namespace's claims into a ``PoolView``; ``decide`` is a pure function
-of it.
+pods, the namespace's claims and our applies the cache may not show yet into a
+``PoolView``; ``decide`` is a pure function of it.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mo_operator.api.base import dump
@@ -65,13 +64,14 @@ from ..framework import resources as r
 from ..framework import typed
 from ..framework.admission import admit
 from ..framework.decision import Decision, SetCondition
-from ..framework.desired import content_hash, stamped, up_to_date
+from ..framework.desired import content_hash, stamped
 from ..framework.env import Env
 from ..framework.meta import is_controlled_by, is_deleting, name_of, owner_reference, uid_of
-from ..framework.unseen import version
-from ..framework.writes import Apply, Call, Delete, Intent, Patch, Step, Writes
+from ..framework.unseen import Applied, Key
+from ..framework.writes import Call, Delete, Intent, Patch, Step, Writes, applies
 from ..steps.status import UP_TO_DATE
-from .cnclaim import EMPTY_SPEC, claim_spec, reclaim_patch
+from .cnclaim import reclaim_patch
+from .cnclaim_reads import EMPTY_SPEC, claim_spec
 from .decisions import pool_replicas
 
 Obj = dict[str, Any]
@@ -179,6 +179,9 @@ class PoolView:
     claims: tuple[Mapping[str, Any], ...]
     now: float
     give_back: GiveBack
+    applied: Mapping[Key, Applied] = field(default_factory=dict)
+    """This process's applies of the pool's objects the cache may not show yet
+    (``Unseen.of_owner``): an apply still on its way is not sent again."""
 
 
 def current_name(view: PoolView) -> str:
@@ -222,8 +225,9 @@ def label(pod: Mapping[str, Any], values: Mapping[str, str | None]) -> Patch:
 
 
 def decide(view: PoolView) -> Decision:
-    """Size the current template's CNSet, give back the pods of vanished claims, retire
-    the older templates' sets, and say how the pool fares. Pure: a function of ``view``."""
+    """Size the current template's CNSet (unless the cache has yet to show our last
+    apply of it), give back the pods of vanished claims, retire the older templates'
+    sets, and say how the pool fares. Pure: a function of ``view``."""
     spec, current = view.spec, view.current
     all_pods = [*view.current_pods, *(p for pods in view.old_pods.values() for p in pods)]
     pending = nominated_claims(view.pool, view.claims, all_pods)
@@ -235,10 +239,8 @@ def decide(view: PoolView) -> Decision:
         old_in_use=sum(in_use(p) for p in view.old_pods.values()),
         current_replicas=replicas_of(current),
     )
-    intents: list[Intent] = []
     desired = cnset_of(view, size.replicas)
-    if not up_to_date(current, desired):
-        intents.append(Apply(r.CNSETS, desired))
+    intents: list[Intent] = list(applies([(r.CNSETS, desired)], lambda _res, _name: current, view.applied))
     orphans = _orphans(all_pods, {name_of(c) for c in view.claims})
     for pod, holder in orphans:
         patch = reclaim_patch(pod, EMPTY_SPEC, view.now)
@@ -362,29 +364,11 @@ class CNPoolActor:
             claims=tuple(self.env.caches.list(r.CNCLAIMS, namespace)),
             now=self.env.clock(),
             give_back=functools.partial(self._give_back, ctx),
+            applied=self.env.unseen.of_owner(uid_of(pool)),
         )
 
     async def observe(self, ctx: Context) -> Writes | None:
-        view = await self.read(ctx)
-        return self._unless_awaited(view, decide(view)).act(ctx, self.env.client)
-
-    def _unless_awaited(self, view: PoolView, decision: Decision) -> Decision:
-        """The decision without the applies this process just sent that the cache has not
-        shown yet (``framework/unseen.py``), each other apply noted as it goes out; a set
-        the decision does not apply is up to date, its note done with."""
-        unseen, intents = self.env.unseen, []
-        if not any(isinstance(i, Apply) for i in decision.intents):
-            unseen.forget(("CNSet", namespace_of(view.pool), current_name(view)))
-        for intent in decision.intents:
-            if isinstance(intent, Apply):
-                meta = intent.obj["metadata"]
-                key = (intent.resource.kind, str(meta["namespace"]), str(meta["name"]))
-                cached = self.env.caches.get(intent.resource, key[1], key[2])
-                if unseen.awaited(key, intent.obj, cached):
-                    continue
-                intent = Apply(intent.resource, intent.obj, (unseen, key, version(cached)))
-            intents.append(intent)
-        return dataclasses.replace(decision, intents=tuple(intents))
+        return decide(await self.read(ctx)).act(ctx, self.env.client, self.env.unseen)
 
     async def finalize(self, ctx: Context) -> bool:
         """The pool's CNSets go first (their pods with them; the claims of those pods

@@ -14,7 +14,7 @@ connection before the answer's status line and headers arrived. The connection
 that failed is closed, so each retry takes another pooled connection or a new
 one; as in Go, retrying stops at the first failure on a new connection, which
 is the caller's to judge, as are timeouts and anything after the headers.
-``_MAX_ATTEMPTS`` only bounds a pool of many stale connections.
+``MAX_ATTEMPTS`` only bounds a pool of many stale connections.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from lightkube.core.exceptions import ConfigError
 
 # ----------------------------------------------------------------- httpx
 
-_MAX_ATTEMPTS = 8
+MAX_ATTEMPTS = 8
 _HTTPX_STALE = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
 
 
@@ -62,12 +62,12 @@ class StaleConnectionRetry(httpx2.AsyncBaseTransport):
                 await outer_trace(event, info)
 
         request.extensions = {**request.extensions, "trace": trace}
-        for attempt in range(1, _MAX_ATTEMPTS + 1):
+        for attempt in range(1, MAX_ATTEMPTS + 1):
             fresh = False
             try:
                 return await self.inner.handle_async_request(request)
             except _HTTPX_STALE:
-                if fresh or not replayable or attempt == _MAX_ATTEMPTS:
+                if fresh or not replayable or attempt == MAX_ATTEMPTS:
                     raise
         raise AssertionError("unreachable")
 
@@ -101,20 +101,20 @@ def lightkube_client(config: KubeConfig | SingleConfig, **kwargs: Any) -> lightk
 
 # --------------------------------------------------------------- aiohttp
 
-_AIOHTTP_STALE = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
+AIOHTTP_STALE = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
 
 
 async def _on_reuse(_session: Any, ctx: SimpleNamespace, _params: Any) -> None:
-    if isinstance(ctx.trace_request_ctx, _Attempt):
+    if isinstance(ctx.trace_request_ctx, Attempt):
         ctx.trace_request_ctx.reused = True
 
 
 async def _on_create(_session: Any, ctx: SimpleNamespace, _params: Any) -> None:
-    if isinstance(ctx.trace_request_ctx, _Attempt):
+    if isinstance(ctx.trace_request_ctx, Attempt):
         ctx.trace_request_ctx.reused = False
 
 
-class _Attempt:
+class Attempt:
     """What one request learnt of its connection: the last one it was given."""
 
     __slots__ = ("reused",)
@@ -123,7 +123,7 @@ class _Attempt:
         self.reused = False
 
 
-def _reuse_trace() -> aiohttp.TraceConfig:
+def reuse_trace() -> aiohttp.TraceConfig:
     config: aiohttp.TraceConfig = aiohttp.TraceConfig()
     config.on_connection_reuseconn.append(_on_reuse)
     config.on_connection_create_start.append(_on_create)
@@ -133,7 +133,7 @@ def _reuse_trace() -> aiohttp.TraceConfig:
 def keepalive_session(**kwargs: Any) -> aiohttp.ClientSession:
     """An ``aiohttp.ClientSession`` whose requests made through :func:`request` know
     whether their connection came from the pool."""
-    kwargs["trace_configs"] = [*kwargs.get("trace_configs", ()), _reuse_trace()]
+    kwargs["trace_configs"] = [*kwargs.get("trace_configs", ()), reuse_trace()]
     return aiohttp.ClientSession(**kwargs)
 
 
@@ -144,12 +144,12 @@ async def request(
     """``session.request`` under the rule; ``session`` from :func:`keepalive_session`.
 
     ``data`` must be bytes or a string (a body that can be sent twice)."""
-    for attempt in range(1, _MAX_ATTEMPTS + 1):
-        connection = _Attempt()
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        connection = Attempt()
         try:
             response = await session.request(method, url, trace_request_ctx=connection, **kwargs)
-        except _AIOHTTP_STALE:
-            if not connection.reused or attempt == _MAX_ATTEMPTS:
+        except AIOHTTP_STALE:
+            if not connection.reused or attempt == MAX_ATTEMPTS:
                 raise
             continue
         async with response:

@@ -109,16 +109,15 @@ def stateful_intents(
     return intents + applies([(r.STATEFULSETS, sts)], cached, applied)
 
 
-def expand_claims(
-    ctx: Context, env: Env, size: str, claims: Sequence[Mapping[str, Any]], plan: Writes
-) -> None:
+def claim_growth(
+    draft: Drafting, size: str, claims: Sequence[Mapping[str, Any]], classes: Mapping[str, Mapping[str, Any]]
+) -> list[Intent]:
     """Grow claims made directly (a CN pod's cache volume) to ``size``: patches and the
     condition only, since no workload template holds a size."""
     template = "cache"
-    expansion = volumes.plan_expansion({template: size}, {}, {template: claims}, storage_classes(env))
-    for patch in _claim_patches(ctx.namespace, expansion):
-        plan.intend(patch)
-    report(ctx, expansion)
+    expansion = volumes.plan_expansion({template: size}, {}, {template: claims}, classes)
+    report(draft, expansion)
+    return _claim_patches(draft.namespace, expansion)
 
 
 def report(draft: Drafting, expansion: volumes.Expansion) -> None:

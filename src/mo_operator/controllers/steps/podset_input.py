@@ -41,8 +41,8 @@ S = TypeVar("S", bound=PodSet)
 class Cached:
     """What a set's decision compares its desired objects with: the set's objects as
     cached, by kind and name (its ConfigMaps, workload, Services and budget), this
-    process's applies the cache may not show yet, and, for a stateful set, its claims
-    and the StorageClasses by name."""
+    process's applies the cache may not show yet, and, for a stateful set (or a CNSet
+    with cache volumes), its claims and the StorageClasses by name."""
 
     objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     applied: Mapping[Key, Applied] = field(default_factory=dict)

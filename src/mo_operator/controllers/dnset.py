@@ -38,7 +38,8 @@ from .sets import STATEFUL_OWNS, guarded_set
 from .specs.podtemplate import canonical_size
 from .specs.services import headless_service
 from .specs.statefulsets import Rollout, overlay_claims, statefulset, volume_claim_template
-from .steps.podset import STATEFUL, Desired, PodSetActor, SetInput, SetView
+from .steps.podset import STATEFUL, Desired, PodSetActor
+from .steps.podset_input import SetInput, SetView
 from .steps.status import Readiness, store_status
 from .wiring import Wiring
 

@@ -27,7 +27,8 @@ from .sets import guarded_set
 from .specs.deployments import deployment
 from .specs.services import client_service
 from .specs.statefulsets import Rollout
-from .steps.podset import STATELESS, Desired, PodSetActor, SetInput, SetView
+from .steps.podset import STATELESS, Desired, PodSetActor
+from .steps.podset_input import SetInput, SetView
 from .steps.status import Readiness
 from .wiring import Wiring
 

@@ -47,7 +47,8 @@ from .specs.configmaps import invalid_config_is_terminal
 from .specs.deployments import deployment
 from .specs.podtemplate import canonical_resources, overlay_pod
 from .specs.services import client_service
-from .steps.podset import STATELESS, Cached
+from .steps.podset import STATELESS
+from .steps.podset_input import Cached
 from .steps.status import Readiness, report_rollout
 from .wiring import Wiring
 

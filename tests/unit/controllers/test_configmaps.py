@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from mo_operator.controllers.framework import resources as r
+from mo_operator.controllers.framework.writes import Delete
 from mo_operator.controllers.specs.configmaps import (
     CONFIG_HASH_LABEL,
-    collect_unused,
     config_maps_in_use,
     hashed_config_map,
     unused_config_maps,
+    unused_deletions,
 )
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
-
-from .controller_fakes import FakeCaches, make_env, run, writes
 
 Obj = dict[str, Any]
 BASE = "mo-dn-config"
@@ -90,34 +90,22 @@ def test_unused_picks_only_that_owners_config_maps_of_that_base_that_nothing_nam
     assert unused_config_maps(owner(), BASE, existing, keep | {old["metadata"]["name"]}) == []
 
 
-async def test_collect_unused_deletes_what_no_pod_mounts_and_nothing_desired_names() -> None:
+def test_unused_deletions_delete_what_no_pod_mounts_and_nothing_desired_names() -> None:
     old = config({"config.toml": "a = 1"})
     mounted = config({"config.toml": "a = 2"})
     desired = config({"config.toml": "a = 3"})
-    elsewhere = config({"config.toml": "a = 9"})
-    elsewhere["metadata"]["namespace"] = "other"
-    env = make_env(FakeCaches(old, mounted, desired, elsewhere))
-    plan = writes(env)
-    collect_unused(
-        env.caches,
+    deletions = unused_deletions(
         owner(),
-        Component.TN,
         BASE,
+        [old, mounted, desired],
         [pod(mounted["metadata"]["name"])],
         [desired["metadata"]["name"], "mo-dn-headless"],
-        plan,
     )
-    calls = await run(plan)
-    assert calls == [
-        ("delete", "ConfigMap", old["metadata"]["name"], calls[0][3]),
-    ]
     # conditional on still being the object judged unused
-    assert calls[0][3]["uid"] == old["metadata"]["uid"]
+    assert deletions == [Delete(r.CONFIGMAPS, "ns", old["metadata"]["name"], uid=old["metadata"]["uid"])]
 
 
-async def test_nothing_to_collect_plans_nothing() -> None:
+def test_nothing_to_collect_plans_nothing() -> None:
     current = config({"config.toml": "a = 1"})
-    env = make_env(FakeCaches(current))
-    plan = writes(env)
-    collect_unused(env.caches, owner(), Component.TN, BASE, [], [current["metadata"]["name"]], plan)
-    assert not plan
+    assert unused_deletions(owner(), BASE, [current], [], [current["metadata"]["name"]]) == []
+    assert unused_deletions(owner(), BASE, [current], [], []) != []

@@ -1,18 +1,23 @@
-"""Growing a stateful set's volumes through its plan (controllers/steps/expansion.py):
+"""Growing a stateful set's volumes through its plan (controllers/steps/expansion.py's
+``stateful_intents``, planned as the set skeleton plans it):
 claims first, the StatefulSet replaced (never updated) when its claim templates
 change, and every step converging whatever the cache shows and wherever the
 operator was killed."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any, cast
 
 import pytest
 
 from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.framework.desired import stamped
+from mo_operator.controllers.framework.env import Env
+from mo_operator.controllers.framework.writes import Writes
 from mo_operator.controllers.steps import volumes
-from mo_operator.controllers.steps.expansion import sync_stateful
+from mo_operator.controllers.steps.expansion import replace_step, stateful_intents, storage_classes
+from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.errors import ApiError
 
 from .controller_fakes import FakeCaches, RecordingClient, condition, context, make_env, run, writes
@@ -60,10 +65,27 @@ def desired() -> list[tuple[Any, Obj]]:
 DN = {"metadata": {"name": "mo", "namespace": "ns"}}
 
 
+def sync_stateful(ctx: Context, env: Env, plan: Writes) -> None:
+    """Plan ``desired()`` as the set skeleton decides it: ``stateful_intents`` over the
+    cache (the claims of its selector, the StorageClasses), replacing through ``replace_step``."""
+    caches = env.caches
+    intents = stateful_intents(
+        ctx,
+        desired(),
+        lambda res, name: caches.get(res, "ns", name),
+        caches.list(r.PVCS, "ns", SELECTOR),
+        storage_classes(env),
+        {},
+        functools.partial(replace_step, ctx, plan.client),
+    )
+    for intent in intents:
+        plan.intend(intent)
+
+
 async def test_claims_grow_then_the_statefulset_is_replaced_orphaning_its_pods() -> None:
     env = make_env(FakeCaches(sts("1Gi"), claim(), CLASS))
     plan, ctx = writes(env), context(DN)
-    sync_stateful(ctx, env, desired(), plan)
+    sync_stateful(ctx, env, plan)
     calls = await run(plan)
     assert [(c[0], c[1], c[2]) for c in calls] == [
         ("patch", "PersistentVolumeClaim", "mo-data-mo-dn-0"),
@@ -78,7 +100,7 @@ async def test_claims_grow_then_the_statefulset_is_replaced_orphaning_its_pods()
 async def test_a_statefulset_being_deleted_is_left_alone() -> None:
     env = make_env(FakeCaches(sts("1Gi", deleting=True), claim("2Gi"), CLASS))
     plan = writes(env)
-    sync_stateful(context(DN), env, desired(), plan)
+    sync_stateful(context(DN), env, plan)
     assert await run(plan) == []
 
 
@@ -99,7 +121,7 @@ async def test_a_replacement_asked_again_from_a_stale_cache_converges() -> None:
     env = make_env(FakeCaches(sts("1Gi"), claim("2Gi"), CLASS))
     env.client = cast(Any, Refusing())
     plan = writes(env)
-    sync_stateful(context(DN), env, desired(), plan)
+    sync_stateful(context(DN), env, plan)
     calls = await run(plan)  # neither answer is an error
     assert [c[0] for c in calls] == ["delete", "create"]
 
@@ -112,7 +134,7 @@ async def test_another_error_of_the_delete_is_raised() -> None:
     env = make_env(FakeCaches(sts("1Gi"), claim("2Gi"), CLASS))
     env.client = cast(Any, Failing())
     plan = writes(env)
-    sync_stateful(context(DN), env, desired(), plan)
+    sync_stateful(context(DN), env, plan)
     with pytest.raises(ApiError):
         await run(plan)
 
@@ -120,7 +142,7 @@ async def test_another_error_of_the_delete_is_raised() -> None:
 async def test_a_class_that_cannot_expand_keeps_the_statefulset_as_it_is() -> None:
     env = make_env(FakeCaches(sts("1Gi"), claim(), {**CLASS, "allowVolumeExpansion": False}))
     plan, ctx = writes(env), context(DN)
-    sync_stateful(ctx, env, desired(), plan)
+    sync_stateful(ctx, env, plan)
     calls = await run(plan)
     assert [c[0] for c in calls] == ["apply"]  # the rest of the spec still applies
     assert calls[0][3]["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] == "1Gi"

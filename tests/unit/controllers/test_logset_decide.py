@@ -17,7 +17,7 @@ from mo_operator.controllers.framework.writes import Apply, Create, Delete, Patc
 from mo_operator.controllers.logset import FAILOVER
 from mo_operator.controllers.logset.decide import LogSetView, decide
 from mo_operator.controllers.logset.failover import Store
-from mo_operator.controllers.steps.podset import Cached
+from mo_operator.controllers.steps.podset_input import Cached
 from mo_operator.kube.controller.outcome import TerminalError, Wait
 from mo_operator.matrixone import buckets, identity
 from mo_operator.matrixone.admin import (

@@ -19,7 +19,8 @@ from mo_operator.controllers.framework.unseen import Applied
 from mo_operator.controllers.framework.writes import Apply, Call, Delete, Intent, Patch, key_of
 from mo_operator.controllers.proxyset import ProxySetActor
 from mo_operator.controllers.steps.deps import LogService, Waiting, resolve
-from mo_operator.controllers.steps.podset import Cached, PodSetActor, SetView, shared_storage_of
+from mo_operator.controllers.steps.podset import PodSetActor
+from mo_operator.controllers.steps.podset_input import Cached, SetView, shared_storage_of
 from mo_operator.controllers.tnset import TNSetActor
 from mo_operator.kube.controller.outcome import Requeue
 from mo_operator.kube.meta.objects import name_of

@@ -9,19 +9,20 @@ import pytest
 
 from mo_operator.api.base import parse
 from mo_operator.api.common import PodSet
+from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.framework.desired import stamped
 from mo_operator.controllers.framework.meta import set_labels
+from mo_operator.controllers.framework.writes import Delete, applies
 from mo_operator.controllers.specs.prometheus import (
+    desired_metric_service,
     discovered_by_pod,
     discovered_by_service,
     scrape_annotations,
-    sync_metric_service,
+    unwanted_metric_service,
 )
 from mo_operator.controllers.specs.services import metric_service
 from mo_operator.matrixone import labels
 from mo_operator.matrixone.component import Component
-
-from .controller_fakes import FakeCaches, make_env, run, writes
 
 Obj = dict[str, Any]
 
@@ -65,21 +66,19 @@ def test_the_scheme_defaults_to_service_and_needs_export_on() -> None:
         (Component.PROXY, "mo-proxy-metric"),
     ],
 )
-async def test_every_component_gets_a_metric_service_under_the_service_scheme(
+def test_every_component_gets_a_metric_service_under_the_service_scheme(
     component: Component, name: str
 ) -> None:
-    env = make_env(FakeCaches())
-    plan = writes(env)
-    sync_metric_service(env, owner(component.kind), component, SERVICE, plan)
-    [(verb, kind, written, svc)] = await run(plan)
-    assert (verb, kind, written) == ("apply", "Service", name)
+    svc = desired_metric_service(owner(component.kind), component, SERVICE)
+    assert svc is not None
+    assert (svc["kind"], svc["metadata"]["name"]) == ("Service", name)
     assert ANNOTATIONS.items() <= svc["metadata"]["annotations"].items()
     assert svc["metadata"]["labels"] == set_labels(component, owner(component.kind))
     assert svc["spec"]["selector"] == labels.sub_resource_labels(component, "mo", "ns")
     assert [(p["name"], p["port"]) for p in svc["spec"]["ports"]] == [("metric", 7001)]
 
 
-async def test_an_up_to_date_metric_service_is_not_written() -> None:
+def test_an_up_to_date_metric_service_is_not_written() -> None:
     cn = owner("CNSet")
     existing = stamped(
         metric_service(
@@ -90,14 +89,14 @@ async def test_an_up_to_date_metric_service_is_not_written() -> None:
             ANNOTATIONS,
         )
     )
-    env = make_env(FakeCaches(existing))
-    plan = writes(env)
-    sync_metric_service(env, cn, Component.CN, SERVICE, plan)
-    assert not plan
+    svc = desired_metric_service(cn, Component.CN, SERVICE)
+    assert svc is not None
+    assert applies([(r.SERVICES, svc)], lambda res, name: existing, {}) == []
+    assert applies([(r.SERVICES, svc)], lambda res, name: None, {}) != []
 
 
 @pytest.mark.parametrize("spec", [pod_set(), pod_set(exportToPrometheus=False), POD])
-async def test_an_owned_metric_service_is_deleted_when_not_wanted(spec: Obj) -> None:
+def test_an_owned_metric_service_is_deleted_when_not_wanted(spec: PodSet) -> None:
     cn = owner("CNSet")
     existing = {
         "apiVersion": "v1",
@@ -109,20 +108,14 @@ async def test_an_owned_metric_service_is_deleted_when_not_wanted(spec: Obj) -> 
             "ownerReferences": [{"uid": "uid-1", "controller": True}],
         },
     }
-    env = make_env(FakeCaches(existing))
-    plan = writes(env)
-    sync_metric_service(env, cn, Component.CN, spec, plan)
-    [(verb, kind, name, kw)] = await run(plan)
-    assert (verb, kind, name, kw["uid"]) == ("delete", "Service", "mo-cn-metric", "svc-uid")
+    assert desired_metric_service(cn, Component.CN, spec) is None
+    assert unwanted_metric_service(cn, existing) == Delete(r.SERVICES, "ns", "mo-cn-metric", uid="svc-uid")
 
 
-async def test_a_metric_service_of_someone_else_is_left_alone() -> None:
+def test_a_metric_service_of_someone_else_is_left_alone() -> None:
     foreign = {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {"name": "mo-cn-metric", "namespace": "ns", "uid": "svc-uid"},
     }
-    env = make_env(FakeCaches(foreign))
-    plan = writes(env)
-    sync_metric_service(env, owner("CNSet"), Component.CN, pod_set(), plan)
-    assert not plan
+    assert unwanted_metric_service(owner("CNSet"), foreign) is None

@@ -5,18 +5,22 @@ ready (by its pods or by the controller's counts); ``stall`` names the first pod
 
 from __future__ import annotations
 
+import functools
 from typing import Any, cast
 
+from mo_operator.controllers.framework.writes import Writes
 from mo_operator.controllers.specs.pods import format_time
 from mo_operator.controllers.specs.statefulsets import (
     REVISION_LABEL,
     Rollout,
-    force_rollback,
+    rollback_step,
+    rollbacks,
     rollout,
     stall,
     statefulset,
     volume_claim_template,
 )
+from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.errors import ApiError
 
 from .controller_fakes import FakeCaches, RecordingClient, context, events, make_env, writes
@@ -272,13 +276,19 @@ def test_no_forced_rollback_while_waiting_is_normal_or_the_controller_lags() -> 
     assert roll(_reverted(), [pod(0), pod(1), going]).stuck_outdated == ()  # already deleted
 
 
-async def test_force_rollback_deletes_by_uid_and_tells_once_deleted() -> None:
+def rollback(ctx: Context, roll: Rollout, plan: Writes) -> None:
+    """Plan the replacement of the pods ``roll`` found stuck, as the set skeleton plans it."""
+    for intent in rollbacks(roll, functools.partial(rollback_step, ctx, plan.client)):
+        plan.intend(intent)
+
+
+async def test_a_forced_rollback_deletes_by_uid_and_tells_once_deleted() -> None:
     caches = FakeCaches()
     env = make_env(caches)
     ctx = context(OWNER)
     stuck = Rollout(3, 2, 2, False, stuck_outdated=(("mo-log-2", "uid-2"),))
     plan = writes(env)
-    force_rollback(ctx, stuck, plan)
+    rollback(ctx, stuck, plan)
     assert plan.description == "replace pod mo-log-2, stuck on an outdated revision"
     client = cast(RecordingClient, plan.client)
     client.delete = _returning(client, {"kind": "Pod"})  # type: ignore[method-assign]
@@ -287,11 +297,11 @@ async def test_force_rollback_deletes_by_uid_and_tells_once_deleted() -> None:
     assert [(t, reason) for t, reason, _ in events(ctx)] == [("Normal", "ForcedRollback")]
 
 
-async def test_force_rollback_of_a_pod_already_replaced_is_quiet() -> None:
+async def test_a_forced_rollback_of_a_pod_already_replaced_is_quiet() -> None:
     env = make_env(FakeCaches())
     ctx = context(OWNER)
     plan = writes(env)
-    force_rollback(ctx, Rollout(3, 2, 2, False, stuck_outdated=(("mo-log-2", "uid-2"),)), plan)
+    rollback(ctx, Rollout(3, 2, 2, False, stuck_outdated=(("mo-log-2", "uid-2"),)), plan)
     client = cast(RecordingClient, plan.client)
 
     async def conflict(*args: Any, **kw: Any) -> None:

@@ -13,7 +13,7 @@ from mo_operator.api.webui import WebUI
 from mo_operator.controllers.framework.admission import admit
 from mo_operator.controllers.framework.decision import Decision
 from mo_operator.controllers.framework.writes import Apply, Delete
-from mo_operator.controllers.steps.podset import Cached
+from mo_operator.controllers.steps.podset_input import Cached
 from mo_operator.controllers.webui import ConsoleView, decide
 from mo_operator.kube.meta.objects import name_of
 

@@ -7,14 +7,14 @@ Service ``<cn>-cn`` (SQL 6001, of ``serviceType``), the metric Service
 ``<cn>-cn-metric`` (when Prometheus discovers it by Service) and the
 immutable hashed ConfigMap.
 
-Each round reads once (``read``: the set as admitted, its pods, HAKeeper, the
-loads of the CNs the decision may need, what the TN lock service says of
-drained CNs, the clock) into a ``CNSetView`` (``observed.py``), decides purely
-what its pods and MatrixOne need (``decide.py``), and merges that decision with
-the set skeleton's steps (steps/podset.py: the log service, the config, the pod
-template's input, the sync of its shared objects and the collection of unused
-configs) into one plan; then it reports (``report.py``). It makes its pods
-itself, so its roll is read from them.
+Each round reads once (``read``: the set as admitted, its log service, the
+references its pods miss, its shared objects, configs and claims as cached with
+our applies the cache may not show yet, its pods, HAKeeper, the loads of the CNs
+the decision may need, what the TN lock service says of drained CNs, the clock)
+into a ``CNSetView`` (``observed.py``), and decides purely one plan and its status
+(``decide.py``: the set skeleton's shared objects, what its pods and MatrixOne
+need, the claims' growth and the collection of unused configs; the report,
+``report.py``). It makes its pods itself, so its roll is read from them.
 
 MatrixOne's own state decides as much as the pods do. Each reconcile asks
 HAKeeper which CN stores are registered and in which work state, then:
@@ -50,44 +50,32 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from mo_operator.api.cnset import CNSet, CNSetSpec
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
-from mo_operator.kube.meta.objects import is_deleting, name_of
-from mo_operator.matrixone import labels, layout, names, ports
-from mo_operator.matrixone.component import Component
+from mo_operator.kube.meta.objects import is_deleting, name_of, uid_of
+from mo_operator.matrixone import labels, layout, names
 
 from ..framework import resources as r
 from ..framework.admission import admit
 from ..framework.decision import Decision
-from ..framework.desired import stamped
 from ..framework.env import Env
-from ..framework.references import report_references
 from ..framework.writes import Writes
-from ..specs.services import client_service, headless_service
-from ..steps.deps import LogService, Waiting, logset_ref, resolve
-from ..steps.podset import (
-    SetInput,
-    collect_configs,
-    served_input,
-    set_references,
-    sync_desired,
-    wait_for_log_service,
-)
+from ..steps.deps import Waiting, logset_ref, resolve
+from ..steps.expansion import storage_classes
+from ..steps.podset_input import Cached, SetInput, has_started, served_input, set_references
 from ..steps.rpchealth import Patience
-from ..steps.status import NOT_STARTED, first_status
 from . import pods as cnpods
 from . import pooling
-from .claims import claims_to_mount, grow_claims
-from .decide import CNSetDecision, Settings, decide, decide_finalize
+from .claims import claims_to_mount
+from .decide import decide, decide_finalize
 from .drain import DRAINING, asks_load, drain_limits, with_drain_default
-from .observed import CNSetView, Desired
+from .observed import CNSetView, Desired, Unserved
 from .reads import ask, drain_asks_locks
 from .registration import Registration, unregistered
-from .report import Serving, first_fields
+from .shared import COMPONENT
 from .stats import due_loads, refreshed
 from .stores import HAKEEPER, hakeeper_state
 from .udf import python_udf_sidecar
@@ -95,9 +83,6 @@ from .udf import python_udf_sidecar
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-
-COMPONENT = Component.CN
-HEADLESS_PORTS = (("service", ports.CN_SQL), ("rpc", ports.CN_RPC), ("lock-service", ports.CN_LOCK_SERVICE))
 
 
 class CNSetActor:
@@ -110,61 +95,27 @@ class CNSetActor:
         self._patience = Patience()
         """Since when each set's calls to HAKeeper have gone unanswered."""
 
-    @property
-    def _settings(self) -> Settings:
-        settings = self.env.settings
-        return Settings(settings.rollout_stall_seconds, settings.busy_poll_seconds)
-
     # ---------------------------------------------------------------- observe
     async def observe(self, ctx: Context) -> Writes | None:
-        """Read, decide the pods' and MatrixOne's part, and plan it between the set
-        skeleton's shared objects (first) and the collection of unused configs (last)."""
-        obj = ctx.obj
+        return decide(await self.read(ctx), self.env.settings).act(ctx, self.env.client, self.env.unseen)
+
+    async def read(self, ctx: Context) -> CNSetView | Unserved:
+        """Every read the round decides from, once: the set as admitted and its log
+        service; once it has one, the references its pods miss, its shared objects,
+        configs and claims as cached, its pods, HAKeeper, and what MatrixOne says of
+        the CNs the decision may need (the loads due for a refresh or, on scale-in,
+        every one; draining CNs whose drain may be over, and their lock tables), the
+        clock."""
+        env, obj = self.env, ctx.obj
         spec = admit(CNSet, obj).spec
-        service = wait_for_log_service(ctx, self.env, obj, spec)
-        if service is None:
-            selector = labels.sub_resource_labels(COMPONENT, ctx.name, ctx.namespace)
-            first_status(ctx, first_fields(ctx, selector), *NOT_STARTED, replicas=spec.replicas)
-            return None
+        known = dict(ctx.status)
+        service = resolve(env.caches, obj, spec, started=has_started(ctx))
+        if isinstance(service, Waiting):
+            return Unserved(obj, spec, known, service)
         given = served_input(obj, COMPONENT, spec, service, config_spec=with_drain_default(spec))
-        await report_references(ctx, self.env.references, set_references(given))
-        view = await self.read(ctx, spec, service, given)
-        want = view.want
-        assert want is not None
-        made = decide(view, self._settings)
-        shared, tail = Writes(self.env.client), Writes(self.env.client)
-        self._services(ctx, want, shared)
-        grow_claims(ctx, self.env, view, want, tail)
-        keep = [name_of(want.config)]
-        collect_configs(self.env, obj, COMPONENT, view.pods, keep, tail, rolled=not made.created)
-        intents = (*shared.intents, *made.decision.intents, *tail.intents)
-        plan = replace(made.decision, intents=intents).act(ctx, self.env.client)
-        self._report(ctx, view, made, plan)
-        return plan
-
-    def _report(self, ctx: Context, view: CNSetView, made: CNSetDecision, plan: Writes | None) -> None:
-        """Status, and when to look again: soon while work is under way, else at the poll."""
-        report = made.report
-        if isinstance(report, Serving):
-            report.report(ctx, view, pending=plan is not None and plan.writes_workload)
-        else:
-            report.report(ctx, view)
-        settings = self.env.settings
-        if plan or report.busy:
-            ctx.wait(settings.busy_poll_seconds, "the CNs' work under way (drains, registrations, labels)")
-        else:
-            ctx.requeue(settings.poll_seconds, "the CN stores as HAKeeper sees them")
-        if report.recheck is not None:
-            ctx.requeue(report.recheck, "whether a starting CN is stalled")
-
-    async def read(
-        self, ctx: Context, spec: CNSetSpec, service: LogService, given: SetInput[CNSetSpec]
-    ) -> CNSetView:
-        """Every read the round decides from, once: its pods, HAKeeper, and what
-        MatrixOne says of the CNs the decision may need (the loads due for a refresh or,
-        on scale-in, every one; draining CNs whose drain may be over, and their lock
-        tables), the cache claims, the clock."""
-        obj = ctx.obj
+        missing, lookup = None, env.references
+        if lookup is not None:
+            missing = tuple(await lookup.missing(ctx.namespace, set_references(given)))
         template = self._template(given)
         ref = logset_ref(obj)
         want = Desired(
@@ -178,9 +129,11 @@ class CNSetActor:
             cnpods.template_hash(template),
             f"{ref[0]}/{ref[1]}" if ref else None,
         )
-        pods = tuple(self.env.caches.list(r.PODS, ctx.namespace, given.selector))
-        admin = self.env.admin.admin(service.discovery_address)
-        now, settings = self.env.clock(), self.env.settings
+        caches, namespace = env.caches, ctx.namespace
+        pods = tuple(caches.list(r.PODS, namespace, given.selector))
+        configs = tuple(caches.list(r.CONFIGMAPS, namespace, given.selector))
+        admin = env.admin.admin(service.discovery_address)
+        now, settings = env.clock(), env.settings
         state, trouble = None, None
         if pods:
             state, trouble = await hakeeper_state(
@@ -197,7 +150,6 @@ class CNSetActor:
             trouble,
             want,
             conditions=_condition_types(ctx),
-            cache_claims=self._cache_claims(pods) if spec.cache_volume else frozenset(),
         )
         look = None
         if pooling.pooled(spec):
@@ -213,13 +165,56 @@ class CNSetActor:
             loads, locks = await ask(admin, spec, stats, draining, drain_asks_locks)
             waiting = unregistered(pods, state)
             look = self._registration.next_look(
-                (ctx.namespace, ctx.name), waiting, now, settings.busy_poll_seconds
+                (namespace, ctx.name), waiting, now, settings.busy_poll_seconds
             )
         refreshed(pods, refresh, loads, self._stats_due, now)
-        known = frozenset(name_of(p) for p in stats)
-        return replace(
-            view, loads=loads, locks=locks, refresh=refresh, sessions_known=known, registration_look=look
+        return CNSetView(
+            obj,
+            spec,
+            pods,
+            state,
+            admin,
+            now,
+            settings.drain_timeout_seconds,
+            trouble,
+            want,
+            loads=loads,
+            sessions_known=frozenset(name_of(p) for p in stats),
+            refresh=refresh,
+            locks=locks,
+            cache_claims=self._cache_claims(pods) if spec.cache_volume else frozenset(),
+            registration_look=look,
+            conditions=view.conditions,
+            known=known,
+            missing=missing,
+            recheck_refs=lookup.ttl if lookup is not None else 0.0,
+            cached=self._cached(ctx, spec, given.selector, configs),
+            configs=configs,
         )
+
+    def _cached(
+        self, ctx: Context, spec: CNSetSpec, selector: Mapping[str, str], configs: Sequence[Mapping[str, Any]]
+    ) -> Cached:
+        """The shared objects as cached, our applies of them the cache may not show yet,
+        and the cache volume claims with their StorageClasses."""
+        caches, namespace, name = self.env.caches, ctx.namespace, ctx.name
+        objects: dict[tuple[str, str], Mapping[str, Any]] = {
+            (r.CONFIGMAPS.kind, name_of(c)): c for c in configs
+        }
+        for res, owned in (
+            (r.PDBS, names.workload_name(COMPONENT, name)),
+            (r.SERVICES, names.metric_service_name(COMPONENT, name)),
+            (r.SERVICES, names.headless_service_name(COMPONENT, name)),
+            (r.SERVICES, names.client_service_name(COMPONENT, name)),
+        ):
+            found = caches.get(res, namespace, owned)
+            if found is not None:
+                objects[(res.kind, owned)] = found
+        applied = self.env.unseen.of_owner(uid_of(ctx.obj))
+        if not spec.cache_volume:
+            return Cached(objects, applied)
+        claims = tuple(caches.list(r.PVCS, namespace, selector))
+        return Cached(objects, applied, claims, storage_classes(self.env))
 
     def _cache_claims(self, pods: Sequence[Mapping[str, Any]]) -> frozenset[str]:
         caches = self.env.caches
@@ -229,37 +224,13 @@ class CNSetActor:
             if caches.get(r.PVCS, namespace, name) is not None
         )
 
-    def _services(self, ctx: Context, want: Desired, plan: Writes) -> None:
-        """The config and the Services every pod shares."""
-        name, obj = ctx.name, want.obj
-        headless = headless_service(
-            obj, names.headless_service_name(COMPONENT, name), want.obj_labels, want.selector, HEADLESS_PORTS
-        )
-        client = client_service(
-            obj,
-            names.client_service_name(COMPONENT, name),
-            want.obj_labels,
-            want.selector,
-            ports.CN_SERVICE_PORT_NAME,
-            ports.CN_SQL,
-            service_type=want.spec.service_type,
-            node_port=want.spec.node_port,
-            annotations=want.spec.service_annotations,
-        )
-        desired = [
-            (r.CONFIGMAPS, stamped(want.config)),
-            (r.SERVICES, stamped(headless)),
-            (r.SERVICES, stamped(client)),
-        ]
-        sync_desired(ctx, self.env, COMPONENT, want.spec, desired, plan)
-
     # --------------------------------------------------------------- finalize
     async def finalize(self, ctx: Context) -> bool:
         """With ``terminationPolicy: Drain``, every CN is drained before the set
         goes (its pods then go by owner reference, and each pod's finalizer
         removes its store from HAKeeper)."""
         view = await self._read_finalize(ctx)
-        decision = Decision(finalized=True) if view is None else decide_finalize(view, self._settings)
+        decision = Decision(finalized=True) if view is None else decide_finalize(view, self.env.settings)
         return await decision.finalize(ctx, self.env.client)
 
     async def _read_finalize(self, ctx: Context) -> CNSetView | None:

@@ -11,15 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.objects import is_deleting, mapping_at, name_of, namespace_of, spec_of
 from mo_operator.matrixone import layout
 
 from ..framework import resources as r
-from ..framework.env import Env
-from ..framework.writes import Create, Writes
+from ..framework.draft import Drafting
+from ..framework.writes import Create, Intent
 from ..specs.podtemplate import canonical_size
-from ..steps.expansion import expand_claims
+from ..steps.expansion import claim_growth
 from . import pods as cnpods
 from .observed import CNSetView, Desired
 
@@ -61,14 +60,13 @@ def _mounts(pod: Mapping[str, Any], claim_name: str) -> bool:
     )
 
 
-def grow_claims(ctx: Context, env: Env, view: CNSetView, want: Desired, plan: Writes) -> None:
-    """Grow the existing claims to ``cacheVolume.size`` (new pods get claims of that
-    size anyway): the shared expansion step, with its ``VolumeExpansion`` condition."""
+def grown_claims(draft: Drafting, view: CNSetView) -> list[Intent]:
+    """The patches growing the existing claims to ``cacheVolume.size`` (new pods get
+    claims of that size anyway): the shared expansion step, with its ``VolumeExpansion``
+    condition."""
     volume = view.spec.cache_volume
     if not volume:
-        return
+        return []
     prefix = f"{layout.DATA_VOLUME}-"
-    claims = [
-        c for c in env.caches.list(r.PVCS, ctx.namespace, want.selector) if name_of(c).startswith(prefix)
-    ]
-    expand_claims(ctx, env, str(volume.size), claims, plan)
+    claims = [c for c in view.cached.pvcs if name_of(c).startswith(prefix)]
+    return claim_growth(draft, str(volume.size), claims, view.cached.classes)

@@ -1,11 +1,15 @@
-"""What a CNSet round does to its pods and to MatrixOne, decided purely from its view.
+"""What a CNSet round does, decided purely from what it read: one plan.
 
-``decide(view)`` returns the pod-level ``Decision`` (pod creates and deletes with
-their uid, pod patches, cache volume claims, MatrixOne calls as ``Call`` intents,
-the ``HAKeeper`` and ``Draining`` conditions, Events, when to look again and why)
-and what the round reports (its roll or its pool). The set's shared objects (its
-ConfigMap and Services, the collection of unused ConfigMaps, the growth of cache
-claims) are the set skeleton's steps, which the actor runs around it.
+``decide(view, settings)`` returns the round's one ``Decision``: its intents in the
+order they are written (the shared objects first: the budget, the config, the
+Services, the metric Service, each where the cache does not hold it; then the pods'
+and MatrixOne's part; then the growth of cache volume claims, and the deletion of
+the configs no pod needs once no pod is left to create), the status drafted (the
+references, the claims' growth, MatrixOne's and the drains' conditions, then the
+roll or the pool), and when to look again, with why. ``decide_members`` is the pods'
+and MatrixOne's part alone (pod creates and deletes with their uid, pod patches,
+cache volume claims, MatrixOne calls as ``Call`` intents, the ``HAKeeper`` and
+``Draining`` conditions, Events) and what the round reports from.
 ``decide_finalize(view)`` is the finalizer's: every CN drained before the set goes.
 """
 
@@ -15,22 +19,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.controller.outcome import Wait
-from mo_operator.kube.meta.objects import is_deleting, labels_of, name_of, uid_of
-from mo_operator.matrixone import labels
+from mo_operator.api.base import dump
+from mo_operator.kube.controller.outcome import Wait, sooner
+from mo_operator.kube.meta.objects import is_deleting, labels_of, meta_of, name_of, uid_of
+from mo_operator.matrixone import labels, names
+from mo_operator.settings import Settings
 
 from ..framework import resources as r
 from ..framework.decision import Decision
-from ..framework.writes import CREATE_LIMIT, Create, Delete
+from ..framework.draft import StatusDraft
+from ..framework.references import report_missing
+from ..framework.writes import CREATE_LIMIT, Create, Delete, Intent, writes_workload
 from ..specs import pods as podutil
+from ..specs.configmaps import unused_deletions
 from ..specs.statefulsets import stall
+from ..steps.podset import shared_intents
+from ..steps.status import NOT_STARTED, first_status
 from . import pods as cnpods
 from . import pooling
-from .claims import missing_claims
+from .claims import grown_claims, missing_claims
 from .drain import drain_enabled, progress_drains, start_drain, undrain
-from .observed import CNSetView, Desired, Draft
-from .report import Pooling, Serving, serving_rollout
+from .observed import CNSetView, Desired, Draft, Unserved
+from .report import Pooling, Serving, first_fields, serving_rollout
 from .scaling import CNPod, decide_pods, strategy_of
+from .shared import COMPONENT, shared_objects
 from .stats import sessions, stats_patches
 from .stores import cordoned, report_hakeeper, store_of, sync_stores
 
@@ -38,16 +50,8 @@ Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The operator settings a CNSet's decision takes."""
-
-    rollout_stall_seconds: float
-    busy_poll_seconds: float
-
-
-@dataclass(frozen=True)
 class CNSetDecision:
-    """The pod-level decision and what the round reports."""
+    """The pods' and MatrixOne's part of a round, and what the round reports."""
 
     decision: Decision
     """Its intents, the status fields, the conditions of MatrixOne, drains and a pool."""
@@ -57,7 +61,56 @@ class CNSetDecision:
     """Pods are made this round (the ConfigMaps no pod uses yet are kept)."""
 
 
-def decide(view: CNSetView, settings: Settings) -> CNSetDecision:
+def decide(view: CNSetView | Unserved, settings: Settings) -> Decision:
+    """The round's one plan and status (see the module doc). A set with no log service
+    yet reports every field it will and writes nothing. Pure: a function of ``view``."""
+    meta = meta_of(view.obj)
+    draft = StatusDraft(view.known, generation=meta.generation, namespace=meta.namespace)
+    if isinstance(view, Unserved):
+        waiting = view.waiting
+        draft.set_condition("Ready", False, waiting.reason, waiting.message)
+        selector = labels.sub_resource_labels(COMPONENT, meta.name, meta.namespace)
+        first = first_fields(meta.name, meta.namespace, selector)
+        first_status(draft, first, *NOT_STARTED, replicas=view.spec.replicas)
+        return draft.decision()
+    want = view.want
+    assert want is not None, "a set's round decides from what its spec asks"
+    if view.missing is not None:
+        report_missing(draft, view.missing, view.recheck_refs)
+    shared = shared_intents(view.obj, COMPONENT, view.spec, shared_objects(want), view.cached)
+    grown = grown_claims(draft, view)
+    made = decide_members(view, settings)
+    members = made.decision
+    status = draft.status
+    fields = members.status if isinstance(members.status, Mapping) else dump(members.status)
+    for key, value in fields.items():
+        if value is None:
+            status.pop(key, None)
+        else:
+            status[key] = value
+    for condition in members.conditions:
+        draft.set_condition(condition.type, condition.status, condition.reason, condition.message)
+    if members.later is not None:
+        draft.later = sooner(draft.later, members.later)
+    intents: list[Intent] = [*shared, *members.intents, *grown]
+    if not made.created and not grown:  # a pod restarting mid-roll must still find its config
+        base = names.config_map_base_name(COMPONENT, view.name)
+        intents += unused_deletions(view.obj, base, view.configs, view.pods, [name_of(want.config)])
+    report = made.report
+    if isinstance(report, Serving):
+        report.report(draft, view, pending=writes_workload(intents))
+    else:
+        report.report(draft, view)
+    if intents or report.busy:
+        draft.wait(settings.busy_poll_seconds, "the CNs' work under way (drains, registrations, labels)")
+    else:
+        draft.requeue(settings.poll_seconds, "the CN stores as HAKeeper sees them")
+    if report.recheck is not None:
+        draft.requeue(report.recheck, "whether a starting CN is stalled")
+    return draft.decision(intents, events=members.events, log=members.log)
+
+
+def decide_members(view: CNSetView, settings: Settings) -> CNSetDecision:
     """A serving set's pods toward ``replicas`` on the current template, drained before
     they leave; a pooling set's toward what its pool asks. Pure: a function of ``view``."""
     assert view.want is not None, "a set's round decides from what its spec asks"

@@ -10,7 +10,8 @@ different pod list than another) and lets a table test build one by hand.
 
 ``CNSetView`` is what is (the cache, MatrixOne, the time); ``Desired`` is what the
 spec asks for (the config, the pod template and its hash), which the finalizer,
-having no pod to make, goes without.
+having no pod to make, goes without. A set with no log service yet reads no more
+than ``Unserved`` holds.
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from typing import Any
 
 from mo_operator.api.cnset import CNSetSpec
 from mo_operator.kube.controller.outcome import Later, sooner
-from mo_operator.kube.meta.objects import meta_of
+from mo_operator.kube.meta.objects import is_deleting, meta_of
 from mo_operator.matrixone.admin import AdminError, CNLoad, HAKeeperState, MOAdmin
 
 from ..framework.decision import Decision, Emit, SetCondition
 from ..framework.meta import name_of
+from ..framework.references import Ref
 from ..framework.writes import Intent
-from ..steps.deps import LogService
+from ..steps.deps import LogService, Waiting
+from ..steps.podset_input import Cached
 from ..steps.rpchealth import Trouble
 from .pods import cn_labels_json
 
@@ -50,6 +53,21 @@ class Desired:
     """The template's hash: a pod labelled with another one is outdated."""
     logset: str | None
     """``namespace/name`` of the LogSet the pods' HAKeeper belongs to (none: an external one)."""
+
+    @property
+    def name(self) -> str:
+        return name_of(self.obj)
+
+
+@dataclass(frozen=True)
+class Unserved:
+    """A set whose log service is not there yet: what its status says while it waits."""
+
+    obj: Mapping[str, Any]
+    spec: CNSetSpec
+    known: Mapping[str, Any]
+    """The status as the reconcile found it."""
+    waiting: Waiting
 
 
 @dataclass(frozen=True)
@@ -96,6 +114,18 @@ class CNSetView:
     """When to look again for CNs that run but have not registered (``registration.py``)."""
     conditions: frozenset[str] = frozenset()
     """The condition types the set's status carries."""
+    known: Mapping[str, Any] = field(default_factory=dict)
+    """The status as the reconcile found it (what the decision's status draft starts from)."""
+    missing: tuple[Ref, ...] | None = None
+    """The Secrets and ConfigMaps the pods need that do not exist (None: not looked up)."""
+    recheck_refs: float = 0.0
+    """When a missing reference is looked up again."""
+    cached: Cached = field(default_factory=Cached)
+    """The shared objects as cached (the set's ConfigMaps, Services, budget), this process's
+    applies of them the cache may not show yet, and the cache volume claims with their
+    StorageClasses (when ``cacheVolume`` is set)."""
+    configs: tuple[Mapping[str, Any], ...] = ()
+    """The set's hashed ConfigMaps as cached."""
 
     @property
     def namespace(self) -> str:
@@ -125,6 +155,11 @@ class CNSetView:
     def cn_labels_annotation(self) -> str:
         """The ``matrixone.cloud/cn-label`` annotation of the set's pods."""
         return cn_labels_json(self.spec)
+
+    @cached_property
+    def live(self) -> list[Mapping[str, Any]]:
+        """The pods not being deleted, by name (what the status lists and counts)."""
+        return sorted((p for p in self.pods if not is_deleting(p)), key=name_of)
 
     def by_name(self) -> dict[str, Mapping[str, Any]]:
         return {name_of(p): p for p in self.pods}

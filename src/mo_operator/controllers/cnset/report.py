@@ -2,9 +2,9 @@
 and ``UpToDate``, for a serving set (its roll read from its pods and template
 hash, since no workload reports one) or a pooling one (its pool phases).
 
-The status fields and a pooling set's conditions are part of the decision
+The status fields and a pooling set's conditions are part of the pods' decision
 (``status_fields``, ``Pooling.conditions``); the roll's conditions and the summary
-are the shared status steps', which ``report`` runs on the status draft."""
+are the shared status steps', which ``report`` runs on the round's status draft."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.meta.objects import is_deleting, labels_of, name_of
 from mo_operator.kube.meta.selectors import selector_from_labels
 from mo_operator.matrixone import labels, names, ports
@@ -20,6 +19,7 @@ from mo_operator.matrixone.admin import WorkState
 from mo_operator.matrixone.component import Component
 
 from ..framework.decision import SetCondition
+from ..framework.draft import Drafting
 from ..specs import pods as podutil
 from ..specs.statefulsets import Rollout, stall
 from ..steps.status import UP_TO_DATE, Readiness, not_fine, report_rollout, running_versions, summarise
@@ -71,18 +71,18 @@ class Serving:
         return self.roll.recheck_after
 
     def status(self, seen: CNSetView, selector: Mapping[str, str]) -> Obj:
-        live = _live(seen)
+        live = seen.live
         stores = [_store(p, _serving_phase(seen, p)) for p in live]
         return {**status_fields(seen, selector, live, stores), "readyReplicas": self.roll.ready}
 
-    def report(self, ctx: Context, seen: CNSetView, *, pending: bool) -> None:
+    def report(self, draft: Drafting, seen: CNSetView, *, pending: bool) -> None:
         """The roll's conditions; ``pending``: the round writes what runs the pods."""
-        live = _live(seen)
+        live = seen.live
         fenced = [name_of(p) for p in live if cordoned(p)]
         detail = "; ".join(filter(None, [self.waiting, f"cordoned: {', '.join(fenced)}" if fenced else None]))
         waiting = seen.state is None and live and not seen.client_fault
         report_rollout(
-            ctx,
+            draft,
             self.roll,
             seen.replicas,
             READINESS,
@@ -112,7 +112,7 @@ class Pooling:
     """Work under way on the pods or in MatrixOne (the round's writes aside)."""
 
     def status(self, seen: CNSetView, selector: Mapping[str, str]) -> Obj:
-        live = _live(seen)
+        live = seen.live
         stores = [_store(p, _pooled_phase(seen, p)) for p in live]
         ready = sum(1 for p in live if podutil.is_ready(p))
         return {**status_fields(seen, selector, live, stores), "readyReplicas": ready}
@@ -120,7 +120,7 @@ class Pooling:
     def conditions(self, seen: CNSetView) -> tuple[SetCondition, ...]:
         """``Ready`` by the pool phases of the set's pods; ``UpToDate`` always."""
         replicas = seen.replicas
-        live = _live(seen)
+        live = seen.live
         counts = pooling.pool_counts(live)
         serving = len(live) - counts[labels.POOL_PHASE_TERMINATING]
         if self.stalled:
@@ -143,13 +143,13 @@ class Pooling:
         )
         return ready, up_to_date
 
-    def report(self, ctx: Context, seen: CNSetView) -> None:
+    def report(self, draft: Drafting, seen: CNSetView) -> None:
         """The summary of the status the decision set."""
-        live = _live(seen)
-        ready = int(ctx.status["readyReplicas"])
+        live = seen.live
+        ready = int(draft.status["readyReplicas"])
         replicas = seen.replicas
-        summarise(ctx, f"{min(ready, replicas)}/{replicas}", running_versions(live), updated=len(live))
-        ctx.status["message"] = not_fine(ctx.status)
+        summarise(draft, f"{min(ready, replicas)}/{replicas}", running_versions(live), updated=len(live))
+        draft.status["message"] = not_fine(draft.status)
 
 
 def _unavailable(seen: CNSetView) -> str:
@@ -161,10 +161,6 @@ def _pooled_phase(seen: CNSetView, pod: Mapping[str, Any]) -> str:
     store = store_of(seen.state, pod)
     work = store.work_state if store is not None else None
     return {WorkState.WORKING: "Up", WorkState.DRAINING: "Draining"}.get(work, "Unknown")  # type: ignore[arg-type]
-
-
-def _live(seen: CNSetView) -> list[Mapping[str, Any]]:
-    return sorted((p for p in seen.pods if not is_deleting(p)), key=name_of)
 
 
 def _store(pod: Mapping[str, Any], phase: str) -> Obj:
@@ -184,13 +180,13 @@ def status_fields(
     }
 
 
-def first_fields(ctx: Context, selector: Mapping[str, str]) -> Obj:
-    """What a set reports with no pod yet: ``status_fields`` and ``readyReplicas``."""
+def first_fields(name: str, namespace: str, selector: Mapping[str, str]) -> Obj:
+    """What set ``name`` reports with no pod yet: ``status_fields`` and ``readyReplicas``."""
     return {
         "stores": [],
         "replicas": 0,
         "readyReplicas": 0,
         "labelSelector": str(selector_from_labels(selector)),
-        "host": names.service_host(COMPONENT, ctx.name, ctx.namespace),
+        "host": names.service_host(COMPONENT, name, namespace),
         "port": ports.CN_SQL,
     }

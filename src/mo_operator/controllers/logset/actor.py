@@ -29,7 +29,7 @@ from ..framework.writes import Writes
 from ..specs import statefulsets
 from ..steps import bucketclaims
 from ..steps.expansion import replace_step, storage_classes
-from ..steps.podset import Cached, pod_set_references
+from ..steps.podset_input import Cached, pod_set_references
 from ..steps.rpchealth import Patience
 from .decide import LogSetView, asks_hakeeper, decide, numbering_of, ran, store_roll
 from .desired import COMPONENT

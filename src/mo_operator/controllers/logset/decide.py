@@ -33,7 +33,8 @@ from ..specs import statefulsets
 from ..specs.configmaps import unused_deletions
 from ..specs.statefulsets import Rollout
 from ..steps import bucketclaims
-from ..steps.podset import STATEFUL, Cached, Desired, desired_intents
+from ..steps.podset import STATEFUL, Desired, desired_intents
+from ..steps.podset_input import Cached
 from ..steps.rpchealth import judge
 from ..steps.status import NOT_STARTED, Readiness, first_status, report_rollout, store_status
 from . import detached

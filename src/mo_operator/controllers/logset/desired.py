@@ -21,7 +21,8 @@ from ..framework.meta import child_metadata, name_of, namespace_of, set_labels
 from ..specs.podtemplate import canonical_size
 from ..specs.services import discovery_service, headless_service
 from ..specs.statefulsets import overlay_claims, statefulset, volume_claim_template
-from ..steps.podset import Desired, SetInput, hashed_config
+from ..steps.podset import Desired
+from ..steps.podset_input import SetInput, hashed_config
 
 Obj = dict[str, Any]
 

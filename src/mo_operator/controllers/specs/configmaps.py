@@ -16,15 +16,12 @@ from typing import Any
 
 from mo_operator.kube.controller.outcome import TerminalError
 from mo_operator.kube.meta.objects import labels_of, mapping_at, spec_of
-from mo_operator.matrixone import labels
-from mo_operator.matrixone.component import Component
 from mo_operator.matrixone.config.configmap import hashed_name
 from mo_operator.matrixone.config.tomlconfig import ConfigError
 
 from ..framework import resources as r
-from ..framework.env import Caches
 from ..framework.meta import child_metadata, is_controlled_by, is_deleting, name_of, namespace_of
-from ..framework.writes import Delete, Writes
+from ..framework.writes import Delete
 
 Obj = dict[str, Any]
 
@@ -90,24 +87,6 @@ def unused_deletions(
         Delete(r.CONFIGMAPS, namespace, name_of(cm), uid=cm["metadata"]["uid"])
         for cm in unused_config_maps(owner, base, existing, config_maps_in_use(pods) | set(keep))
     ]
-
-
-def collect_unused(
-    caches: Caches,
-    owner: Mapping[str, Any],
-    component: Component,
-    base: str,
-    pods: Iterable[Mapping[str, Any]],
-    keep: Iterable[str],
-    plan: Writes,
-) -> None:
-    """Plan ``unused_deletions`` of the set's ConfigMaps as cached."""
-    namespace = namespace_of(owner)
-    existing = caches.list(
-        r.CONFIGMAPS, namespace, labels.sub_resource_labels(component, name_of(owner), namespace)
-    )
-    for deletion in unused_deletions(owner, base, existing, pods, keep):
-        plan.intend(deletion)
 
 
 @contextmanager

@@ -36,7 +36,6 @@ from mo_operator.matrixone.component import Component
 
 from ..framework import resources as r
 from ..framework.desired import stamped
-from ..framework.env import Env
 from ..framework.meta import (
     child_metadata,
     is_controlled_by,
@@ -46,7 +45,7 @@ from ..framework.meta import (
     set_labels,
     uid_of,
 )
-from ..framework.writes import Delete, Writes
+from ..framework.writes import Delete
 
 Obj = dict[str, Any]
 
@@ -130,25 +129,6 @@ def unwanted_budget(
     if not is_controlled_by(cached, owner) or is_deleting(cached):
         return None
     return Delete(r.PDBS, namespace_of(cached), name_of(cached), uid=uid_of(cached))
-
-
-def sync_disruption_budget(
-    env: Env,
-    owner: Mapping[str, Any],
-    component: Component,
-    spec: PodSet,
-    plan: Writes,
-) -> None:
-    """Plan the set's PodDisruptionBudget when it should have one, its deletion when not."""
-    pdb = desired_budget(owner, component, spec)
-    if pdb is not None:
-        plan.sync(env, [(r.PDBS, pdb)])
-        return
-    meta = owner["metadata"]
-    name = names.workload_name(component, meta["name"])
-    unwanted = unwanted_budget(owner, component, env.caches.get(r.PDBS, meta.get("namespace") or "", name))
-    if unwanted is not None:
-        plan.intend(unwanted)
 
 
 def _has_detached(component: Component, owner: Mapping[str, Any], spec: PodSet) -> bool:

@@ -19,9 +19,8 @@ from mo_operator.matrixone.component import Component
 
 from ..framework import resources as r
 from ..framework.desired import stamped
-from ..framework.env import Env
 from ..framework.meta import is_controlled_by, is_deleting, name_of, namespace_of, set_labels, uid_of
-from ..framework.writes import Delete, Writes
+from ..framework.writes import Delete
 from .services import metric_service
 
 SERVICE_SCHEME = "Service"
@@ -68,18 +67,3 @@ def unwanted_metric_service(owner: Mapping[str, Any], cached: Mapping[str, Any] 
     if cached is None or not is_controlled_by(cached, owner) or is_deleting(cached):
         return None
     return Delete(r.SERVICES, namespace_of(cached), name_of(cached), uid=uid_of(cached))
-
-
-def sync_metric_service(
-    env: Env, owner: Mapping[str, Any], component: Component, spec: PodSet, plan: Writes
-) -> None:
-    """Plan the metric Service of ``owner`` when wanted, its deletion when not."""
-    svc = desired_metric_service(owner, component, spec)
-    if svc is not None:
-        plan.sync(env, [(r.SERVICES, svc)])
-        return
-    meta = owner["metadata"]
-    name = names.metric_service_name(component, meta["name"])
-    unwanted = unwanted_metric_service(owner, env.caches.get(r.SERVICES, meta.get("namespace") or "", name))
-    if unwanted is not None:
-        plan.intend(unwanted)

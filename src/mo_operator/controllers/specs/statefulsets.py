@@ -21,7 +21,6 @@ StatefulSet recreates them from the current template.
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +34,7 @@ from mo_operator.kube.meta.times import format_time
 
 from ..framework import resources as r
 from ..framework.meta import child_metadata, is_deleting, name_of, uid_of
-from ..framework.writes import Call, Step, Writes
+from ..framework.writes import Call, Step
 from . import pods as podutil
 
 Obj = dict[str, Any]
@@ -174,16 +173,10 @@ def stuck_outdated(
     return tuple(sorted(stuck))
 
 
-def force_rollback(ctx: Context, roll: Rollout, plan: Writes) -> None:
-    """Delete the pods ``roll`` found stuck on an older revision (each only while it
-    is still the pod judged, by uid), and say so in an Event once it is done."""
-    for intent in rollbacks(roll, functools.partial(rollback_step, ctx, plan.client)):
-        plan.intend(intent)
-
-
 def rollbacks(roll: Rollout, step: Callable[[str, str], Step]) -> list[Call]:
-    """``force_rollback`` as intents: ``step`` makes the replacement of a pod (its
-    name and uid)."""
+    """The replacement of each pod ``roll`` found stuck on an older revision: ``step``
+    makes it from the pod's name and uid (``rollback_step``: deleted only while it is
+    still the pod judged, and an Event once it is done)."""
     return [
         Call(step(name, uid), f"replace pod {name}, stuck on an outdated revision")
         for name, uid in roll.stuck_outdated

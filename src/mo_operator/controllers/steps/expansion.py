@@ -15,7 +15,6 @@ never written to.
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,7 +30,7 @@ from ..framework.draft import Drafting
 from ..framework.env import Env
 from ..framework.meta import is_deleting, name_of
 from ..framework.unseen import Applied, Key
-from ..framework.writes import Apply, Call, Intent, Patch, Step, Writes, applies
+from ..framework.writes import Call, Intent, Patch, Step, applies
 from . import volumes
 
 Obj = dict[str, Any]
@@ -39,30 +38,6 @@ Obj = dict[str, Any]
 
 def storage_classes(env: Env) -> dict[str, Mapping[str, Any]]:
     return {name_of(c): c for c in env.caches.list(r.STORAGECLASSES)}
-
-
-def sync_stateful(ctx: Context, env: Env, desired: Sequence[tuple[Resource, Obj]], plan: Writes) -> None:
-    """``plan.sync`` of a stateful set's objects, growing its volumes: the claim
-    patches first, the StatefulSet (asking the sizes its claims can reach) last, so
-    that what its pods mount exists before it; replaced rather than updated when
-    its claim templates change, and left alone while it is being deleted."""
-    sts = next(d for res, d in desired if res is r.STATEFULSETS)
-    namespace = ctx.namespace
-    caches = env.caches
-    intents = stateful_intents(
-        ctx,
-        desired,
-        lambda res, name: caches.get(res, namespace, name),
-        caches.list(r.PVCS, namespace, sts["spec"]["selector"]["matchLabels"]),
-        storage_classes(env),
-        {},
-        functools.partial(replace_step, ctx, plan.client),
-    )
-    for intent in intents:
-        if isinstance(intent, Apply):
-            plan.sync(env, [(intent.resource, intent.obj)])
-        else:
-            plan.intend(intent)
 
 
 def stateful_intents(
@@ -74,8 +49,11 @@ def stateful_intents(
     applied: Mapping[Key, Applied],
     replace: Callable[[Obj, str], Step],
 ) -> list[Intent]:
-    """The writes of a stateful set's ``desired`` objects, growing its volumes (see
-    ``sync_stateful``), decided from what is ``cached`` (by resource and name), the
+    """The writes of a stateful set's ``desired`` objects, growing its volumes: the
+    claim patches first, the StatefulSet (asking the sizes its claims can reach) last,
+    so that what its pods mount exists before it; replaced rather than updated when its
+    claim templates change, left alone while it is being deleted. Decided from what is
+    ``cached`` (by resource and name), the
     set's claims ``pvcs``, the StorageClasses by name and our applies not seen yet;
     the ``VolumeExpansion`` condition goes into ``draft``; ``replace`` makes the step
     replacing the StatefulSet (the desired one, the uid of the one it replaces)."""
@@ -109,16 +87,15 @@ def stateful_intents(
     return intents + applies([(r.STATEFULSETS, sts)], cached, applied)
 
 
-def expand_claims(
-    ctx: Context, env: Env, size: str, claims: Sequence[Mapping[str, Any]], plan: Writes
-) -> None:
+def claim_growth(
+    draft: Drafting, size: str, claims: Sequence[Mapping[str, Any]], classes: Mapping[str, Mapping[str, Any]]
+) -> list[Intent]:
     """Grow claims made directly (a CN pod's cache volume) to ``size``: patches and the
     condition only, since no workload template holds a size."""
     template = "cache"
-    expansion = volumes.plan_expansion({template: size}, {}, {template: claims}, storage_classes(env))
-    for patch in _claim_patches(ctx.namespace, expansion):
-        plan.intend(patch)
-    report(ctx, expansion)
+    expansion = volumes.plan_expansion({template: size}, {}, {template: claims}, classes)
+    report(draft, expansion)
+    return _claim_patches(draft.namespace, expansion)
 
 
 def report(draft: Drafting, expansion: volumes.Expansion) -> None:

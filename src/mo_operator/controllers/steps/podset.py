@@ -1,24 +1,22 @@
 """The skeleton every component set's controller shares: one reconcile of a set
-of MatrixOne pods, in steps.
+of MatrixOne pods, in steps, each a pure function of what the round read.
 
 1. admit the spec (the webhooks' rules: a bad spec becomes a condition);
-2. find the log service, or say in ``Ready`` what the set waits for
-   (``wait_for_log_service``);
+2. find the log service, or say in ``Ready`` what the set waits for;
 3. compute the desired objects: the one part each kind writes itself, from
-   a ``SetInput`` (its labels, selector and immutable ConfigMap, and
-   ``SetInput.pod_template``, which every kind's pods start from), which
-   ``served_input`` makes for a set that runs against the log service
-   (``service_config`` renders its config; ``hashed_config`` takes another
-   renderer);
-4. sync them (``sync_desired``: server-side apply of what differs and the
-   metric Service) and read the roll (``sync_workload``: the workload's roll
-   from it and its pods, ``read_roll``, and for a StatefulSet its volume growth
-   and the forced rollback of pods stuck on an outdated revision);
+   a ``SetInput`` (podset_input.py: its labels, selector and immutable
+   ConfigMap, and ``SetInput.pod_template``, which every kind's pods start
+   from);
+4. write what differs of them (``desired_intents``: the budget, the objects as
+   the kind's ``Workload`` writes them, the metric Service; ``shared_intents``
+   for a set with no workload) and read the roll (``Workload.rollout``; for a
+   StatefulSet its volume growth and the forced rollback of pods stuck on an
+   outdated revision, ``rollbacks``);
 5. delete the hashed ConfigMaps no pod needs once the roll is complete and
-   nothing else is planned (``collect_configs``);
+   nothing else is planned (``unused_deletions``);
 6. report: the kind's own status fields (``PodSetActor.report``), then
    ``Ready`` and ``UpToDate`` in the kind's words (``Readiness``,
-   ``report_rollout``).
+   ``report_rollout``), into a ``StatusDraft``.
 
 As CloudNativePG composes its controllers from reusable sub-reconcilers, each
 step is a function a controller can call alone, and ``PodSetActor`` runs them
@@ -27,27 +25,23 @@ in order for a set that needs nothing else (TN, proxy): such a kind names its
 ``STATELESS``), the ``services`` it makes and writes ``desired`` (its objects
 besides the config). ``PodSetActor.read`` does every read once (a ``SetView``:
 the log service, the references missing, the set's objects as ``Cached``, its
-pods and claims), and ``decide`` runs the steps' pure variants over it
-(``desired_intents``, ``Workload.intents``, ``rollbacks``, ``unused_deletions``,
-the reports into a ``StatusDraft``); the steps' plan-taking entry points, which
-the LogSet and the CNSet call, wrap those variants.
+pods and claims), and ``decide`` runs the steps over it.
 
-A set with more to do calls the steps from its own ``observe``:
+A set with more to do calls the steps from its own decision:
 
 - the LogSet (logset/decide.py, over what logset/actor.py reads) records its
   HAKeeper bootstrap decision before step 2 (it is the log service, so it waits
   for none) and holds its S3 path (BucketClaim) before step 4; its ``desired``
   builds a ``SetInput`` on ``hashed_config`` (with the log service's own
   renderer), beside its own bootstrap and gossip ConfigMaps; it takes steps 4 and
-  5 as their pure variants (``desired_intents``, ``rollbacks``,
-  ``unused_deletions``), reports HAKeeper's answer and its roll, then judges
-  failover;
-- the CNSet (cnset/actor.py) makes its pods itself (no workload): it uses
-  steps 2, 3 (``served_input``, its pod template with its readiness gate),
-  ``sync_desired`` for its ConfigMap and Services, and 5 with
-  ``rolled`` meaning "no pod left to create"; it reads its roll from its
-  pods and template hash and reports it with ``report_rollout`` beside its
-  stores (a pooling set, which never rolls, words its own conditions).
+  5 (``desired_intents``, ``rollbacks``, ``unused_deletions``), reports
+  HAKeeper's answer and its roll, then judges failover;
+- the CNSet (cnset/decide.py, over what cnset/actor.py reads) makes its pods
+  itself (no workload): it takes steps 2, 3 (``served_input``, its pod template
+  with its readiness gate), ``shared_intents`` for its ConfigMap and Services,
+  and 5 once no pod is left to create; it reads its roll from its pods and
+  template hash and reports it with ``report_rollout`` beside its stores (a
+  pooling set, which never rolls, words its own conditions).
 
 The WebUI (webui.py) is no set of MatrixOne pods (no log service, its config a
 Secret holding a credential, no disruption budget or metric Service): it applies
@@ -60,21 +54,16 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from pydantic import ValidationError
-
-from mo_operator.api.base import dump, parse
 from mo_operator.api.common import PodSet, SharedStorageProvider
 from mo_operator.kube.client.resource import Resource
 from mo_operator.kube.controller.actor import Context
 from mo_operator.kube.controller.outcome import TerminalError
-from mo_operator.kube.meta.frozen import thaw
 from mo_operator.kube.meta.objects import meta_of
 from mo_operator.matrixone import labels, names
 from mo_operator.matrixone.component import Component
-from mo_operator.matrixone.config import config_map_data
 
 from ..framework import resources as r
 from ..framework.admission import admit
@@ -82,19 +71,26 @@ from ..framework.decision import Decision
 from ..framework.desired import stamped
 from ..framework.draft import Drafting, StatusDraft
 from ..framework.env import Env
-from ..framework.meta import name_of, namespace_of, set_labels, uid_of
-from ..framework.references import Ref, report_missing, spec_references
-from ..framework.unseen import Applied, Key
+from ..framework.meta import name_of, namespace_of, uid_of
+from ..framework.references import report_missing
 from ..framework.writes import Intent, Step, Writes, applies, writes_workload
 from ..specs import deployments, statefulsets
-from ..specs.configmaps import collect_unused, hashed_config_map, invalid_config_is_terminal, unused_deletions
-from ..specs.disruption import desired_budget, sync_disruption_budget, unwanted_budget
-from ..specs.podtemplate import PodTemplateInput, pod_template, restart_stamp
-from ..specs.prometheus import desired_metric_service, sync_metric_service, unwanted_metric_service
+from ..specs.configmaps import unused_deletions
+from ..specs.disruption import desired_budget, unwanted_budget
+from ..specs.prometheus import desired_metric_service, unwanted_metric_service
 from ..specs.statefulsets import Rollout
-from .deps import LogService, Waiting, resolve
-from .expansion import replace_step, stateful_intents, storage_classes, sync_stateful
-from .status import NOT_STARTED, UP_TO_DATE, Readiness, first_status, report_rollout
+from .deps import Waiting, resolve
+from .expansion import replace_step, stateful_intents, storage_classes
+from .podset_input import (
+    Cached,
+    SetInput,
+    SetView,
+    has_started,
+    input_of,
+    pod_set_references,
+    shared_storage_of,
+)
+from .status import NOT_STARTED, Readiness, first_status, report_rollout
 
 Obj = dict[str, Any]
 S = TypeVar("S", bound=PodSet)
@@ -114,26 +110,6 @@ class RolloutOf(Protocol):
         now: float,
         stall_seconds: float,
     ) -> Rollout: ...
-
-
-def _sync_plain(ctx: Context, env: Env, desired: Sequence[tuple[Resource, Obj]], plan: Writes) -> None:
-    plan.sync(env, desired)
-
-
-@dataclass(frozen=True)
-class Cached:
-    """What a set's decision compares its desired objects with: the set's objects as
-    cached, by kind and name (its ConfigMaps, workload, Services and budget), this
-    process's applies the cache may not show yet, and, for a stateful set, its claims
-    and the StorageClasses by name."""
-
-    objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
-    applied: Mapping[Key, Applied] = field(default_factory=dict)
-    pvcs: tuple[Mapping[str, Any], ...] = ()
-    classes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    def get(self, resource: Resource, name: str) -> Mapping[str, Any] | None:
-        return self.objects.get((resource.kind, name))
 
 
 class SyncOf(Protocol):
@@ -173,176 +149,16 @@ class Workload:
     as intents), how its roll is read."""
 
     resource: Resource
-    sync: Callable[[Context, Env, Sequence[tuple[Resource, Obj]], Writes], None]
     intents: SyncOf
     rollout: RolloutOf
     forces_rollback: bool
     """Whether pods stuck on an outdated revision are deleted (a StatefulSet may wait on them forever)."""
 
 
-STATEFUL = Workload(
-    r.STATEFULSETS, sync_stateful, _stateful_intents, statefulsets.rollout, forces_rollback=True
-)
+STATEFUL = Workload(r.STATEFULSETS, _stateful_intents, statefulsets.rollout, forces_rollback=True)
 """A StatefulSet (log service, TN): volumes grow, stuck pods are replaced."""
-STATELESS = Workload(r.DEPLOYMENTS, _sync_plain, _plain_intents, deployments.rollout, forces_rollback=False)
+STATELESS = Workload(r.DEPLOYMENTS, _plain_intents, deployments.rollout, forces_rollback=False)
 """A Deployment (proxy): applied as it is; the Deployment controller replaces pods itself."""
-
-
-def has_started(ctx: Drafting) -> bool:
-    """The set has left ``NotStarted``: it made its workload once (a set reports
-    ``UpToDate`` from its first round, ``NotStarted`` until then)."""
-    condition = ctx.condition(UP_TO_DATE)
-    return condition is not None and condition.get("reason") != NOT_STARTED[0]
-
-
-def wait_for_log_service(ctx: Context, env: Env, obj: Mapping[str, Any], spec: PodSet) -> LogService | None:
-    """The set's log service; None, with ``Ready`` saying what it waits for, until it has one.
-    Waiting is no error: the LogSet's own progress wakes the set. A set that has not
-    started waits for its dependencies as upstream's does (``deps.py``)."""
-    service = resolve(env.caches, obj, spec, started=has_started(ctx))
-    if isinstance(service, Waiting):
-        ctx.set_condition("Ready", False, service.reason, service.message)
-        return None
-    return service
-
-
-def hashed_config(
-    obj: Mapping[str, Any],
-    component: Component,
-    obj_labels: Mapping[str, str],
-    data: Callable[[], Mapping[str, str]],
-) -> Obj:
-    """The set's immutable ConfigMap of what ``data`` renders; a config that cannot
-    render is the user's to fix (a terminal condition, not a retry)."""
-    with invalid_config_is_terminal():
-        rendered = data()
-    return hashed_config_map(obj, names.config_map_base_name(component, name_of(obj)), obj_labels, rendered)
-
-
-def service_config(
-    obj: Mapping[str, Any],
-    component: Component,
-    spec: Mapping[str, Any],
-    service: LogService,
-    obj_labels: Mapping[str, str],
-) -> Obj:
-    """``hashed_config`` of a set that runs against a log service (TN, CN, proxy)."""
-    return hashed_config(
-        obj,
-        component,
-        obj_labels,
-        lambda: config_map_data(
-            component,
-            name=name_of(obj),
-            namespace=namespace_of(obj),
-            spec=spec,
-            shared_storage=service.shared_storage,
-            hakeeper=service.endpoint,
-        ),
-    )
-
-
-@dataclass(frozen=True)
-class SetInput(Generic[S]):
-    """What a set's desired objects are built from, once per round: the set and its
-    admitted spec (the kind's typed spec), its labels, the selector of its pods, its
-    hashed config and the shared storage its pods reach."""
-
-    obj: Mapping[str, Any]
-    component: Component
-    spec: S
-    labels: Mapping[str, str]
-    selector: Mapping[str, str]
-    config: Obj
-    shared_storage: SharedStorageProvider | None
-
-    @property
-    def name(self) -> str:
-        return name_of(self.obj)
-
-    def pod_template(self, **extras: Any) -> Obj:
-        """The set's pod template, running its config (image, selector, pull policy,
-        restart stamp); ``extras`` are the kind's own (volumes, mounts, gates)."""
-        spec = self.spec
-        return pod_template(
-            PodTemplateInput(
-                component=self.component,
-                set_name=self.name,
-                namespace=namespace_of(self.obj),
-                spec=spec,
-                image=spec.image or "",
-                config_map=name_of(self.config),
-                selector_labels=self.selector,
-                shared_storage=self.shared_storage,
-                extra_labels=self.labels,
-                image_pull_policy=spec.overlay.image_pull_policy if spec.overlay is not None else None,
-                restart_at=restart_stamp(self.obj),
-                **extras,
-            )
-        )
-
-
-def served_input(
-    obj: Mapping[str, Any],
-    component: Component,
-    spec: S,
-    service: LogService,
-    *,
-    config_spec: Mapping[str, Any] | None = None,
-) -> SetInput[S]:
-    """The input of a set that runs against a log service (TN, CN, proxy), its config
-    rendered from ``config_spec`` (the spec's JSON unless the kind defaults more)."""
-    return input_of(
-        obj, component, spec, service, lambda: shared_storage_of(service), config_spec=config_spec
-    )
-
-
-def input_of(
-    obj: Mapping[str, Any],
-    component: Component,
-    spec: S,
-    service: LogService,
-    storage: Callable[[], SharedStorageProvider | None],
-    *,
-    config_spec: Mapping[str, Any] | None = None,
-) -> SetInput[S]:
-    """``served_input`` with the log service's shared storage read already (``storage``
-    gives it, or raises what is wrong with it, once the config rendered)."""
-    obj_labels = set_labels(component, obj)
-    selector = labels.sub_resource_labels(component, name_of(obj), namespace_of(obj))
-    rendered = dump(spec) if config_spec is None else config_spec
-    config = service_config(obj, component, rendered, service, obj_labels)
-    return SetInput(obj, component, spec, obj_labels, selector, config, storage())
-
-
-def shared_storage_of(service: LogService) -> SharedStorageProvider | None:
-    """The shared storage a log service's pods reach, typed (None for an external log
-    service, whose sets' own config says where the data lives)."""
-    if not service.shared_storage:
-        return None
-    try:
-        return parse(SharedStorageProvider, thaw(service.shared_storage))
-    except ValidationError as e:  # the LogSet's own admission refuses it too
-        raise TerminalError(
-            "InvalidConfig", f"the log service's sharedStorage: {e.errors()[0]['msg']}"
-        ) from e
-
-
-def sync_desired(
-    ctx: Context,
-    env: Env,
-    component: Component,
-    spec: PodSet,
-    desired: Sequence[tuple[Resource, Obj]],
-    plan: Writes,
-    sync: Callable[[Context, Env, Sequence[tuple[Resource, Obj]], Writes], None] = _sync_plain,
-) -> None:
-    """Plan the writes that make the cluster hold the set's PodDisruptionBudget (before
-    its pods, so none is ever unguarded), ``desired`` (through ``sync``, a workload's own
-    when it has one) and the metric Service the spec asks for."""
-    sync_disruption_budget(env, ctx.obj, component, spec, plan)
-    sync(ctx, env, desired, plan)
-    sync_metric_service(env, ctx.obj, component, spec, plan)
 
 
 def desired_intents(
@@ -355,9 +171,28 @@ def desired_intents(
     cached: Cached,
     replace: Callable[[Obj, str], Step],
 ) -> list[Intent]:
-    """``sync_desired`` as intents, decided from what is ``cached``: the set's
-    PodDisruptionBudget, ``desired`` (as its ``workload`` writes them) and its metric
-    Service, each written only where the cache does not hold it as desired."""
+    """The writes that make the cluster hold the set's PodDisruptionBudget (before its
+    pods, so none is ever unguarded), ``desired`` (as its ``workload`` writes them) and
+    its metric Service, each only where the cache does not hold it as desired."""
+    return _guarded(obj, component, spec, cached, workload.intents(draft, desired, cached, replace))
+
+
+def shared_intents(
+    obj: Mapping[str, Any],
+    component: Component,
+    spec: PodSet,
+    desired: Sequence[tuple[Resource, Obj]],
+    cached: Cached,
+) -> list[Intent]:
+    """``desired_intents`` of a set with no workload (its pods are its own): the applies
+    of ``desired`` the cache does not hold, between the budget and the metric Service."""
+    return _guarded(obj, component, spec, cached, applies(desired, cached.get, cached.applied))
+
+
+def _guarded(
+    obj: Mapping[str, Any], component: Component, spec: PodSet, cached: Cached, writes: Sequence[Intent]
+) -> list[Intent]:
+    """``writes`` after the budget's and before the metric Service's."""
     intents: list[Intent] = []
     set_name = name_of(obj)
     budget = desired_budget(obj, component, spec)
@@ -367,7 +202,7 @@ def desired_intents(
         obj, component, cached.get(r.PDBS, names.workload_name(component, set_name))
     ):
         intents.append(gone)
-    intents += workload.intents(draft, desired, cached, replace)
+    intents += writes
     metric = desired_metric_service(obj, component, spec)
     if metric is not None:
         intents += applies([(r.SERVICES, metric)], cached.get, cached.applied)
@@ -376,121 +211,6 @@ def desired_intents(
     ):
         intents.append(gone)
     return intents
-
-
-def set_references(given: SetInput[Any]) -> list[Ref]:
-    """The Secrets and ConfigMaps a set's pods need: its own overlay's, and its log
-    service's S3 credentials and certificates (its pods reach the shared storage too)."""
-    return pod_set_references(given.spec, given.shared_storage, "the log service's sharedStorage")
-
-
-def pod_set_references(
-    spec: PodSet, storage: SharedStorageProvider | None, storage_field: str = "spec.sharedStorage"
-) -> list[Ref]:
-    """The Secrets and ConfigMaps the pods of a set with ``spec`` need: its overlay's, and
-    the S3 credentials and certificates of the shared ``storage`` (named at ``storage_field``)."""
-    overlay = spec.overlay
-    return spec_references(
-        {"overlay": dump(overlay)} if overlay is not None else {},
-        "spec",
-        dump(storage) if storage is not None else None,
-        storage_field,
-    )
-
-
-def sync_workload(
-    ctx: Context,
-    env: Env,
-    workload: Workload,
-    component: Component,
-    spec: PodSet,
-    desired: Sequence[tuple[Resource, Obj]],
-    plan: Writes,
-    runs: Callable[[Mapping[str, Any]], bool] | None = None,
-) -> tuple[list[Mapping[str, Any]], Rollout]:
-    """``sync_desired`` for a set run by a workload; the set's pods and how far its
-    roll got, from the cache (over the pods ``runs`` says the workload runs, when the
-    set keeps others itself)."""
-    sync_desired(ctx, env, component, spec, desired, plan, workload.sync)
-    pods, roll = read_roll(ctx, env, workload, component, runs)
-    if workload.forces_rollback:
-        statefulsets.force_rollback(ctx, roll, plan)
-    return pods, roll
-
-
-def read_roll(
-    ctx: Context,
-    env: Env,
-    workload: Workload,
-    component: Component,
-    runs: Callable[[Mapping[str, Any]], bool] | None = None,
-) -> tuple[list[Mapping[str, Any]], Rollout]:
-    """The set's pods and how far its workload's roll got (over the pods ``runs``
-    says it runs), from the cache."""
-    namespace, name = ctx.namespace, ctx.name
-    pods = env.caches.list(r.PODS, namespace, labels.sub_resource_labels(component, name, namespace))
-    cached = env.caches.get(workload.resource, namespace, names.workload_name(component, name))
-    members = pods if runs is None else [p for p in pods if runs(p)]
-    roll = workload.rollout(
-        cached, members, now=env.clock(), stall_seconds=env.settings.rollout_stall_seconds
-    )
-    return list(pods), roll
-
-
-def collect_configs(
-    env: Env,
-    obj: Mapping[str, Any],
-    component: Component,
-    pods: Iterable[Mapping[str, Any]],
-    keep: Iterable[str],
-    plan: Writes,
-    *,
-    rolled: bool,
-) -> None:
-    """Plan the deletion of the set's hashed ConfigMaps that no pod mounts and ``keep``
-    does not name, only once ``rolled`` and nothing else is planned: a pod restarting
-    mid-roll must still find its config."""
-    if rolled and not plan:
-        base = names.config_map_base_name(component, name_of(obj))
-        collect_unused(env.caches, obj, component, base, pods, keep, plan)
-
-
-def _unbound(*args: Any) -> Step:
-    """A step of a view built without one (a table test's): it fails if ever run."""
-
-    async def step() -> None:
-        raise RuntimeError(f"no step bound for {args!r}: the view was not read by an actor")
-
-    return step
-
-
-@dataclass(frozen=True)
-class SetView:
-    """What a set's decision reads, once: the set and its admitted spec, its status as
-    known, its log service (or why it waits), and, once it has one, the references its
-    pods miss, its objects, pods and claims as cached, and the clock."""
-
-    obj: Mapping[str, Any]
-    spec: PodSet
-    known: Mapping[str, Any]
-    """The status as last written (or as the reconcile found it)."""
-    service: LogService | Waiting
-    now: float
-    stall_seconds: float = 0.0
-    storage: SharedStorageProvider | TerminalError | None = None
-    """The log service's shared storage, typed; the error its shape is, when it is refused."""
-    missing: tuple[Ref, ...] | None = None
-    """The Secrets and ConfigMaps the pods need that do not exist (None: not looked up)."""
-    recheck_refs: float = 0.0
-    """When a missing reference is looked up again."""
-    cached: Cached = field(default_factory=Cached)
-    configs: tuple[Mapping[str, Any], ...] = ()
-    """The set's hashed ConfigMaps as cached."""
-    pods: tuple[Mapping[str, Any], ...] = ()
-    replace_pod: Callable[[str, str], Step] = field(default=_unbound, compare=False)
-    """The step replacing a pod stuck on an outdated revision (name, uid)."""
-    replace_statefulset: Callable[[Obj, str], Step] = field(default=_unbound, compare=False)
-    """The step replacing the StatefulSet (the desired one, the uid of the cached one)."""
 
 
 class PodSetActor(ABC):

@@ -10,14 +10,15 @@ import pytest
 
 from mo_operator.controllers.framework import resources as r
 from mo_operator.controllers.framework.decision import Decision, Emit
-from mo_operator.controllers.framework.unseen import Unseen
-from mo_operator.controllers.framework.writes import Apply, Call, Delete, Patch, Then
+from mo_operator.controllers.framework.unseen import Unseen, awaits
+from mo_operator.controllers.framework.writes import Apply, Call, Delete, Patch, Seen, Then
 from mo_operator.kube.meta.errors import Conflict
 
 from .controller_fakes import RecordingClient, context, events
 
 OBJ = {"metadata": {"name": "x", "namespace": "ns", "uid": "u"}}
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"}}
+OWNED_CM = {**CM, "metadata": {**CM["metadata"], "ownerReferences": [{"uid": "u", "controller": True}]}}
 
 
 async def _nothing() -> None:
@@ -32,14 +33,15 @@ def test_a_call_keeps_its_description_in_the_plan() -> None:
     assert plan.description == "drain CN cn-1"
 
 
-async def test_an_apply_with_its_unseen_note_is_noted_once_sent() -> None:
+async def test_an_apply_decided_against_a_version_is_noted_once_sent() -> None:
     book = Unseen(clock=lambda: 0.0)
     key = ("ConfigMap", "ns", "c")
-    intent = Apply(r.CONFIGMAPS, CM, (book, key, None))
-    plan = Decision((intent,)).act(context(OBJ), cast(Any, RecordingClient()))
+    intent = Apply(r.CONFIGMAPS, OWNED_CM, seen=Seen(None))
+    plan = Decision((intent,)).act(context(OBJ), cast(Any, RecordingClient()), book)
     assert plan is not None
+    assert book.of_owner("u") == {}, "noted once sent, not when planned"
     await plan(context(OBJ))
-    assert book.awaited(key, CM, None), "the sent apply is awaited, not made again"
+    assert awaits(book.of_owner("u").get(key), OWNED_CM, None), "the sent apply is awaited, not made again"
 
 
 async def test_an_event_announcing_the_writes_goes_out_only_after_them() -> None:

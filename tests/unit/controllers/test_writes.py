@@ -27,7 +27,7 @@ from mo_operator.controllers.framework.writes import (
 )
 from mo_operator.kube.meta.errors import Conflict
 
-from .controller_fakes import FakeCaches, RecordingClient, run
+from .controller_fakes import RecordingClient, run
 
 
 def _obj(kind: str) -> dict[str, Any]:
@@ -66,50 +66,22 @@ async def _nothing() -> None:
     return None
 
 
-def _workload(replicas: int) -> dict[str, Any]:
-    return {**_obj("StatefulSet"), "spec": {"replicas": replicas}}
-
-
 async def _execute(plan: Writes) -> None:
     await plan(cast(Any, SimpleNamespace(log=logging.getLogger("test"))))
-
-
-async def _run(plan: Writes) -> list[Any]:
-    await _execute(plan)
-    return cast(RecordingClient, plan.client).calls
-
-
-def _env(caches: FakeCaches) -> Any:
-    return SimpleNamespace(caches=caches, unseen=Unseen())
-
-
-async def test_an_apply_the_cache_has_not_shown_yet_is_not_made_again() -> None:
-    caches = FakeCaches()
-    env = _env(caches)
-    first = _plan()
-    first.sync(env, [(r.STATEFULSETS, _workload(1))])
-    assert len(await _run(first)) == 1
-    again = _plan()
-    again.sync(env, [(r.STATEFULSETS, _workload(1))])
-    assert not again, "its event is on its way"
-    other = _plan()
-    other.sync(_env(caches), [(r.STATEFULSETS, _workload(1))])
-    assert other, "another operator's record is its own"
-    changed = _plan()
-    changed.sync(env, [(r.STATEFULSETS, _workload(2))])
-    assert changed and changed.writes_workload, "a different desired state is applied at once"
 
 
 def test_an_apply_whose_event_never_came_is_made_again_after_the_ttl() -> None:
     now = [0.0]
     unseen = Unseen(ttl=5.0, clock=lambda: now[0])
-    key = ("StatefulSet", "ns", "x")
-    unseen.note(key, _workload(1), None)
-    assert unseen.awaited(key, _workload(1), None)
-    assert not unseen.awaited(key, _workload(1), {"metadata": {"resourceVersion": "7"}}), "the cache moved on"
-    unseen.note(key, _workload(1), None)
+    key, want = ("StatefulSet", "ns", "x"), {**_owned_by("a"), "spec": {"replicas": 2}}
+    unseen.note(key, want, None)
+    assert applies([(r.STATEFULSETS, want)], lambda _res, _name: None, unseen.of_owner("a")) == []
+    moved_on = {**want, "metadata": {**want["metadata"], "resourceVersion": "7"}, "spec": {"replicas": 1}}
+    assert applies([(r.STATEFULSETS, want)], lambda _res, _name: moved_on, unseen.of_owner("a")), (
+        "the cache moved on"
+    )
     now[0] = 6.0
-    assert not unseen.awaited(key, _workload(1), None)
+    assert applies([(r.STATEFULSETS, want)], lambda _res, _name: None, unseen.of_owner("a")), "past its ttl"
 
 
 def _owned_by(uid: str, name: str = "x") -> dict[str, Any]:
@@ -128,7 +100,6 @@ def test_the_book_answers_per_owner_and_drops_what_is_older_than_its_ttl() -> No
     now[0] = 6.0
     assert unseen.of_owner("a") == {}, "past its ttl an apply says nothing"
     unseen.note(("Service", "ns", "z"), _owned_by("c", "z"), None)
-    assert unseen.awaited(mine, _owned_by("a"), None) is False
     assert unseen.of_owner("b") == {} and unseen.of_owner("c") != {}, "the stale ones were dropped"
 
 

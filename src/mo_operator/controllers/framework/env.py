@@ -184,7 +184,7 @@ class Env:
     settings: Settings = field(default_factory=Settings)
     clock: Callable[[], float] = time.time
     unseen: Unseen = field(default_factory=Unseen)
-    """The applies this operator made that its caches have not shown yet (``Writes.sync``)."""
+    """The applies this operator made that its caches have not shown yet (``writes.applies``)."""
     references: ReferenceLookup | None = None
     """Whether the Secrets and ConfigMaps a spec names exist (``references.py``); None
     looks up nothing (tests of a controller's other concerns)."""

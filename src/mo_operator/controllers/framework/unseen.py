@@ -2,7 +2,7 @@
 
 A reconcile queued by the events of a plan's first writes (its ConfigMaps) may
 start before the cache holds the plan's last (its workload), and would apply that
-again. ``Writes.sync`` (and a pure decision, given ``of_owner``'s snapshot) leaves
+again. A pure decision, given ``of_owner``'s snapshot (``writes.applies``), leaves
 alone an object whose cache still holds the version from before our apply and
 whose desired state is what we applied: its own event is on its way and queues
 the owner again. The record lives as long as the caches it speaks of: one per
@@ -63,17 +63,6 @@ class Unseen:
                 keys.discard(key)
                 if not keys:
                     del self._owned[entry[3]]
-
-    def awaited(self, key: Key, want: Mapping[str, Any], cached: Mapping[str, Any] | None) -> bool:
-        """We applied ``want`` and the cache still shows what it showed before."""
-        applied = self._applied.get(key)
-        if applied is None:
-            return False
-        obj, before, at, _ = applied
-        if self._clock() - at <= self.ttl and awaits(Applied(obj, before), want, cached):
-            return True
-        self.forget(key)
-        return False
 
     def of_owner(self, uid: str) -> dict[Key, Applied]:
         """The applies of objects ``uid`` controls that the cache may not show yet

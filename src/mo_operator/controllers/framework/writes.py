@@ -42,7 +42,6 @@ from mo_operator.kube.manager.adapters import Client
 from mo_operator.kube.meta.errors import AlreadyExists, NotFound
 
 from .desired import up_to_date
-from .env import Env
 from .meta import is_deleting, name_of, uid_of
 from .unseen import Applied, Key, Unseen, awaits, version
 
@@ -152,7 +151,7 @@ def applies(
     cached: Callable[[Resource, str], Mapping[str, Any] | None],
     applied: Mapping[Key, Applied],
 ) -> list[Apply]:
-    """``Writes.sync`` as a pure function: an ``Apply`` of each desired object that
+    """An ``Apply`` of each desired object that
     ``cached`` (by resource and name) does not already hold as desired, unless it is
     an apply of ours still on its way to the cache (``applied``: ``Unseen.of_owner``)."""
     out = []
@@ -270,20 +269,6 @@ class Writes:
             self.member_creates += 1
             self.add(f"create {_describe(obj)}", Create(res, obj), res.kind, slow_start=True)
 
-    def sync(self, env: Env, desired: Iterable[tuple[Resource, Mapping[str, Any]]]) -> None:
-        """Apply each (stamped) desired object the cache does not already hold as desired,
-        unless this process just applied exactly that and the cache has not caught up
-        (``env.unseen``)."""
-        caches, unseen = env.caches, env.unseen
-        for res, want in desired:
-            meta = want.get("metadata") or {}
-            key = (res.kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-            cached = caches.get(res, key[1], key[2])
-            if up_to_date(cached, want):
-                unseen.forget(key)
-            elif not unseen.awaited(key, want, cached):
-                self._apply_noted(want, res, unseen, key, version(cached))
-
     def _apply_noted(
         self, obj: Mapping[str, Any], res: Resource, unseen: Unseen, key: Key, before: str | None
     ) -> None:
@@ -333,8 +318,6 @@ class Writes:
                     self.apply(obj, resource)
                 else:
                     self._apply_noted(obj, resource, unseen, key_of(resource, obj), before)
-            case Apply(resource, obj, (book, key, before), _):
-                self._apply_noted(obj, resource, book, key, before)
             case Create(resource, obj):
                 self.create(obj, resource)
             case Delete(resource, namespace, name, uid, grace, propagation):

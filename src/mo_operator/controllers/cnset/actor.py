@@ -48,6 +48,7 @@ wants by default (upstream drains only when asked).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -168,23 +169,14 @@ class CNSetActor:
                 (namespace, ctx.name), waiting, now, settings.busy_poll_seconds
             )
         refreshed(pods, refresh, loads, self._stats_due, now)
-        return CNSetView(
-            obj,
-            spec,
-            pods,
-            state,
-            admin,
-            now,
-            settings.drain_timeout_seconds,
-            trouble,
-            want,
+        return dataclasses.replace(
+            view,
             loads=loads,
             sessions_known=frozenset(name_of(p) for p in stats),
             refresh=refresh,
             locks=locks,
             cache_claims=self._cache_claims(pods) if spec.cache_volume else frozenset(),
             registration_look=look,
-            conditions=view.conditions,
             known=known,
             missing=missing,
             recheck_refs=lookup.ttl if lookup is not None else 0.0,

@@ -15,19 +15,7 @@ from aiohttp import web
 
 from mo_operator.kube.client.aiohttp_transport import AiohttpTransport
 
-from .test_keepalive import BODY, ClosingServer, serve
-
-
-@pytest.fixture
-async def closing() -> AsyncIterator[ClosingServer]:
-    async for s in serve(ClosingServer()):
-        yield s
-
-
-@pytest.fixture
-async def silent() -> AsyncIterator[ClosingServer]:
-    async for s in serve(ClosingServer(answer_none=True)):
-        yield s
+from .closing_server import BODY, ClosingServer
 
 
 class Server:
